@@ -1,0 +1,305 @@
+//! The TorchScript compiler: turns one `def` (a free function or a method) into an SSA graph
+//! in the shape PyTorch's `ir_emitter` + `ConvertToSSA` + cleanup passes produce.
+//!
+//! Variables live in a stack of frames (one per block being emitted). `if` branches that
+//! assign variables become `prim::If` outputs (sorted by name, as PyTorch's `std::set`);
+//! loops carry every variable that the body assigns and that exists before the loop. Early
+//! returns are handled by emitting the code that follows an `if` into the branch that does
+//! not return, which is the structure PyTorch's exit transform leaves after its cleanups.
+
+mod calls;
+mod cleanup;
+mod expressions;
+mod statements;
+pub(crate) mod types;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use ferrojit_ir::{
+    AttributeValue, BlockId, ClassType, Graph, InsertPoint, NodeId, SourceLocation, Type, ValueDefinition,
+    ValueId,
+};
+
+use crate::ast::Def;
+use crate::compilation_unit::CompilationUnit;
+use crate::error::FrontendError;
+use crate::source::SourceRange;
+
+/// What the compiler needs to know about where a function lives.
+pub(crate) struct CompileContext<'a> {
+    pub unit: &'a CompilationUnit,
+    /// Qualifier of the defining file, e.g. `__torch__.torch.nn.modules.linear`.
+    pub qualifier: &'a str,
+    /// The class owning a method (its `self` type).
+    pub class: Option<Arc<ClassType>>,
+    /// Name shown in "while compiling" notes.
+    pub function_name: &'a str,
+}
+
+/// One formal parameter of the function being compiled.
+pub(crate) struct Parameter {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// Compiles `def` into a verified graph. `declared_return` is `None` when the return type
+/// is to be inferred from the body.
+pub(crate) fn compile_function(
+    context: CompileContext<'_>,
+    def: &Def,
+    parameters: &[Parameter],
+    declared_return: Option<Type>,
+) -> Result<Graph, FrontendError> {
+    let mut emitter = Emitter::new(context, declared_return);
+    for parameter in parameters {
+        let value = emitter.graph.add_input(parameter.ty.clone(), Some(&parameter.name));
+        emitter.frames[0].vars.insert(parameter.name.clone(), value);
+    }
+    let exit = emitter.emit_statements(&def.body, &[], true)?;
+    let output = match exit {
+        Exit::Returns(value) => value,
+        Exit::FallsThrough => {
+            emitter.location = None;
+            let none = emitter.none_constant();
+            emitter.check_return_type(none, &def.name.range)?;
+            none
+        }
+        Exit::Raises => {
+            let ty = emitter.declared_return.clone().unwrap_or(Type::NoneType);
+            emitter.uninitialized(ty)
+        }
+    };
+    emitter.graph.register_output(output);
+    cleanup::eliminate_dead_code(&mut emitter.graph);
+    cleanup::pool_constants(&mut emitter.graph);
+    ferrojit_ir::verifier::verify(&emitter.graph).map_err(|error| {
+        FrontendError::new(
+            format!("internal compiler error: the graph built for this function is invalid ({error})"),
+            def.name.range.clone(),
+        )
+    })?;
+    Ok(emitter.graph)
+}
+
+/// How control leaves a statement list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Exit {
+    FallsThrough,
+    Returns(ValueId),
+    Raises,
+}
+
+/// Variables assigned in one block. Sorted, because PyTorch orders block outputs by name.
+pub(crate) struct Frame {
+    pub block: BlockId,
+    pub vars: BTreeMap<String, ValueId>,
+}
+
+pub(crate) struct Emitter<'a> {
+    pub context: CompileContext<'a>,
+    pub graph: Graph,
+    pub frames: Vec<Frame>,
+    pub declared_return: Option<Type>,
+    /// `[]` literals without a type: retyped by schema matching like PyTorch's
+    /// `prim::EmptyListLiteral`.
+    pub empty_list_literals: HashSet<ValueId>,
+    /// Source range of the construct being emitted; recorded on new nodes.
+    pub location: Option<SourceRange>,
+    pub loop_depth: usize,
+}
+
+/// PyTorch's `meaningfulName`: `_0`, `_12` are printer temporaries and do not name values.
+pub(crate) fn meaningful_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        None | Some('$') => false,
+        Some('_') => !chars.all(|c| c.is_ascii_digit()),
+        Some(_) => true,
+    }
+}
+
+impl<'a> Emitter<'a> {
+    fn new(context: CompileContext<'a>, declared_return: Option<Type>) -> Emitter<'a> {
+        let graph = Graph::new();
+        let top = graph.top_block();
+        Emitter {
+            context,
+            graph,
+            frames: vec![Frame {
+                block: top,
+                vars: BTreeMap::new(),
+            }],
+            declared_return,
+            empty_list_literals: HashSet::new(),
+            location: None,
+            loop_depth: 0,
+        }
+    }
+
+    pub fn error(&self, message: impl Into<String>, range: &SourceRange) -> FrontendError {
+        FrontendError::new(message, range.clone())
+    }
+
+    // ----- blocks and insertion --------------------------------------------------------
+
+    pub fn current_block(&self) -> BlockId {
+        self.frames.last().map(|f| f.block).unwrap_or_else(|| self.graph.top_block())
+    }
+
+    pub fn push_frame(&mut self, block: BlockId) {
+        self.frames.push(Frame {
+            block,
+            vars: BTreeMap::new(),
+        });
+        self.graph.set_insert_point(InsertPoint::EndOf(block));
+    }
+
+    pub fn pop_frame(&mut self) -> Frame {
+        let frame = self.frames.pop().unwrap_or(Frame {
+            block: self.graph.top_block(),
+            vars: BTreeMap::new(),
+        });
+        let block = self.current_block();
+        self.graph.set_insert_point(InsertPoint::EndOf(block));
+        frame
+    }
+
+    fn source_location(&self) -> Option<SourceLocation> {
+        self.location.as_ref().map(|range| {
+            let (line, column) = range.line_col();
+            SourceLocation {
+                file: Arc::from(range.file.name()),
+                line: line as u32,
+                column: column.saturating_sub(1) as u32,
+            }
+        })
+    }
+
+    /// Inserts a node at the end of the current block, recording the current location.
+    pub fn insert(&mut self, kind: &str, inputs: &[ValueId], output_types: &[Type]) -> NodeId {
+        let node = self.graph.insert(kind, inputs, output_types);
+        self.graph.node_mut(node).source_location = self.source_location();
+        node
+    }
+
+    pub fn insert_one(&mut self, kind: &str, inputs: &[ValueId], output_type: Type) -> ValueId {
+        let node = self.insert(kind, inputs, &[output_type]);
+        self.graph.node_output(node, 0)
+    }
+
+    pub fn constant(&mut self, value: Option<AttributeValue>, ty: Type) -> ValueId {
+        let value = self.graph.insert_constant(value, ty);
+        if let Some(node) = self.graph.producer(value) {
+            self.graph.node_mut(node).source_location = self.source_location();
+        }
+        value
+    }
+
+    pub fn int_constant(&mut self, value: i64) -> ValueId {
+        self.constant(Some(AttributeValue::Int(value)), Type::Int)
+    }
+
+    pub fn float_constant(&mut self, value: f64) -> ValueId {
+        self.constant(Some(AttributeValue::Float(value)), Type::Float)
+    }
+
+    pub fn bool_constant(&mut self, value: bool) -> ValueId {
+        self.constant(Some(AttributeValue::Int(value as i64)), Type::Bool)
+    }
+
+    pub fn str_constant(&mut self, value: &str) -> ValueId {
+        self.constant(Some(AttributeValue::Str(value.to_string())), Type::Str)
+    }
+
+    pub fn none_constant(&mut self) -> ValueId {
+        self.constant(None, Type::NoneType)
+    }
+
+    /// `prim::Uninitialized` of `ty`, placed at the top of the graph as PyTorch does.
+    pub fn uninitialized(&mut self, ty: Type) -> ValueId {
+        let saved = self.graph.insert_point();
+        let top = self.graph.top_block();
+        match self.graph.block_nodes(top).first() {
+            Some(&first) => self.graph.set_insert_point(InsertPoint::Before(first)),
+            None => self.graph.set_insert_point(InsertPoint::EndOf(top)),
+        }
+        let node = self.graph.insert("prim::Uninitialized", &[], &[ty]);
+        self.graph.set_insert_point(saved);
+        self.graph.node_output(node, 0)
+    }
+
+    // ----- variables ----------------------------------------------------------------------
+
+    pub fn lookup(&self, name: &str) -> Option<ValueId> {
+        self.frames.iter().rev().find_map(|frame| frame.vars.get(name).copied())
+    }
+
+    fn lookup_outer(&self, name: &str) -> Option<ValueId> {
+        let count = self.frames.len().saturating_sub(1);
+        self.frames[..count]
+            .iter()
+            .rev()
+            .find_map(|frame| frame.vars.get(name).copied())
+    }
+
+    fn defined_in_block(&self, value: ValueId, block: BlockId) -> bool {
+        match self.graph.value_definition(value) {
+            ValueDefinition::NodeOutput { node, .. } => self.graph.node(node).owning_block == Some(block),
+            ValueDefinition::BlockParameter { block: owner, .. } => owner == block,
+        }
+    }
+
+    /// Binds `name` to `value` in the current frame, naming the value as PyTorch does.
+    pub fn set_var(&mut self, name: &str, value: ValueId, range: &SourceRange) -> Result<(), FrontendError> {
+        if let Some(outer) = self.lookup_outer(name) {
+            {
+                let outer_type = self.graph.value_type(outer).clone();
+                let new_type = self.graph.value_type(value).clone();
+                if !new_type.is_subtype_of(&outer_type) {
+                    return Err(self.error(
+                        format!(
+                            "Variable '{name}' previously had type {} but is now being assigned to a value of type {}",
+                            outer_type.annotation_str(),
+                            new_type.annotation_str()
+                        ),
+                        range,
+                    ));
+                }
+            }
+        }
+        let block = self.current_block();
+        if self.graph.debug_name(value).is_none() && meaningful_name(name) && self.defined_in_block(value, block) {
+            self.graph.set_debug_name(value, name);
+        }
+        if let Some(frame) = self.frames.last_mut() {
+            frame.vars.insert(name.to_string(), value);
+        }
+        Ok(())
+    }
+
+    /// Checks a returned value against the declared return type.
+    pub fn check_return_type(&self, value: ValueId, range: &SourceRange) -> Result<(), FrontendError> {
+        if let Some(declared) = &self.declared_return {
+            let actual = self.graph.value_type(value);
+            if !actual.is_subtype_of(declared) {
+                return Err(self.error(
+                    format!(
+                        "Return value was annotated as having type {} but is actually of type {}",
+                        declared.annotation_str(),
+                        actual.annotation_str()
+                    ),
+                    range,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn type_resolver(&self) -> types::TypeResolver<'_> {
+        types::TypeResolver {
+            unit: self.context.unit,
+            qualifier: self.context.qualifier,
+        }
+    }
+}

@@ -1,0 +1,823 @@
+//! Statements: assignments, `if` (with early-return merging and raise handling), loops,
+//! `raise`, `assert` and `return`.
+
+use std::collections::BTreeSet;
+
+use ferrojit_ir::{AttributeValue, Type, ValueId};
+
+use super::types::unify_types;
+use super::{meaningful_name, Emitter, Exit};
+use crate::ast::{Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While};
+use crate::error::FrontendError;
+use crate::source::SourceRange;
+
+/// A variable whose type is narrowed on one side of a condition (`x is not None`).
+pub(crate) type Refinement = (String, Type);
+
+/// A branch condition: a bool value or a statically known answer, plus refinements.
+pub(crate) struct Condition {
+    pub value: Option<ValueId>,
+    pub static_value: Option<bool>,
+    pub true_refinements: Vec<Refinement>,
+    pub false_refinements: Vec<Refinement>,
+}
+
+/// Names assigned anywhere in `stmts` (not inside nested definitions).
+pub(crate) fn assigned_names(stmts: &[Stmt], names: &mut BTreeSet<String>) {
+    fn target_names(target: &Expr, names: &mut BTreeSet<String>) {
+        match &target.kind {
+            ExprKind::Name(name) => {
+                names.insert(name.clone());
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                for item in items {
+                    target_names(item, names);
+                }
+            }
+            ExprKind::Starred(inner) => target_names(inner, names),
+            _ => {}
+        }
+    }
+    for stmt in stmts {
+        match &stmt.kind {
+            StmtKind::Assign(assign) if assign.value.is_some() => {
+                for target in &assign.targets {
+                    target_names(target, names);
+                }
+            }
+            StmtKind::AugAssign(aug) => target_names(&aug.target, names),
+            StmtKind::If(stmt_if) => {
+                assigned_names(&stmt_if.body, names);
+                assigned_names(&stmt_if.orelse, names);
+            }
+            StmtKind::While(stmt_while) => assigned_names(&stmt_while.body, names),
+            StmtKind::For(stmt_for) => {
+                target_names(&stmt_for.target, names);
+                assigned_names(&stmt_for.body, names);
+            }
+            StmtKind::With(with) => assigned_names(&with.body, names),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a `return` appears anywhere in `stmts` (not inside nested definitions).
+pub(crate) fn contains_return(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|stmt| match &stmt.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If(stmt_if) => contains_return(&stmt_if.body) || contains_return(&stmt_if.orelse),
+        StmtKind::While(w) => contains_return(&w.body),
+        StmtKind::For(f) => contains_return(&f.body),
+        StmtKind::With(w) => contains_return(&w.body),
+        _ => false,
+    })
+}
+
+fn find_break_or_continue(stmts: &[Stmt]) -> Option<&Stmt> {
+    stmts.iter().find_map(|stmt| match &stmt.kind {
+        StmtKind::Break | StmtKind::Continue => Some(stmt),
+        StmtKind::If(stmt_if) => {
+            find_break_or_continue(&stmt_if.body).or_else(|| find_break_or_continue(&stmt_if.orelse))
+        }
+        StmtKind::With(w) => find_break_or_continue(&w.body),
+        _ => None,
+    })
+}
+
+/// Whether an expression statement is `ops.prim.RaiseException(...)` (printed raise).
+fn is_raise_call(expr: &Expr) -> bool {
+    if let ExprKind::Call { func, .. } = &expr.kind {
+        return matches!(
+            func.dotted_name().as_deref(),
+            Some("ops.prim.RaiseException") | Some("torch.ops.prim.RaiseException")
+        );
+    }
+    false
+}
+
+impl<'a> Emitter<'a> {
+    /// Emits `stmts` into the current block; when they fall through, goes on with the
+    /// `continuation` lists (code after enclosing `if`s merged because of early returns).
+    /// `reaches_end` says that falling through means leaving the function (no loop around).
+    pub fn emit_statements(
+        &mut self,
+        stmts: &[Stmt],
+        continuation: &[&[Stmt]],
+        reaches_end: bool,
+    ) -> Result<Exit, FrontendError> {
+        for (index, stmt) in stmts.iter().enumerate() {
+            self.location = Some(stmt.range.clone());
+            match &stmt.kind {
+                StmtKind::If(stmt_if) => {
+                    let rest = &stmts[index + 1..];
+                    let (exit, consumed) = self.emit_if(stmt_if, &stmt.range, rest, continuation, reaches_end)?;
+                    if consumed || !matches!(exit, Exit::FallsThrough) {
+                        return Ok(exit);
+                    }
+                }
+                StmtKind::Return(value) => {
+                    let result = match value {
+                        Some(expr) => {
+                            let hint = self.declared_return.clone();
+                            self.emit_expr(expr, hint.as_ref())?
+                        }
+                        None => self.none_constant(),
+                    };
+                    self.check_return_type(result, &stmt.range)?;
+                    return Ok(Exit::Returns(result));
+                }
+                StmtKind::Raise(raise) => {
+                    self.emit_raise(raise, &stmt.range)?;
+                    return Ok(Exit::Raises);
+                }
+                StmtKind::Expr(expr) => {
+                    if matches!(expr.kind, ExprKind::Str(_)) {
+                        continue; // docstring
+                    }
+                    self.emit_expr(expr, None)?;
+                    if is_raise_call(expr) {
+                        return Ok(Exit::Raises);
+                    }
+                }
+                StmtKind::Assign(assign) => self.emit_assign(assign, &stmt.range)?,
+                StmtKind::AugAssign(aug) => self.emit_aug_assign(aug, &stmt.range)?,
+                StmtKind::While(stmt_while) => self.emit_while(stmt_while, &stmt.range)?,
+                StmtKind::For(stmt_for) => self.emit_for(stmt_for, &stmt.range)?,
+                StmtKind::Assert(assert) => self.emit_assert(&assert.test, assert.msg.as_ref(), &stmt.range)?,
+                StmtKind::Pass => {}
+                StmtKind::Break | StmtKind::Continue => {
+                    return Err(self.error("break and continue are not supported yet", &stmt.range));
+                }
+                StmtKind::Def(_) => {
+                    return Err(self.error("nested function definitions are not supported", &stmt.range));
+                }
+                StmtKind::ClassDef(_) => {
+                    return Err(self.error("class definitions inside functions are not supported", &stmt.range));
+                }
+                StmtKind::With(_) => return Err(self.error("with statements are not supported yet", &stmt.range)),
+                StmtKind::Del(_) => return Err(self.error("del statements are not supported yet", &stmt.range)),
+                StmtKind::Global(_) | StmtKind::Nonlocal(_) => {
+                    return Err(self.error("global and nonlocal are not supported in TorchScript", &stmt.range));
+                }
+                StmtKind::Import(_) | StmtKind::ImportFrom(_) => {
+                    return Err(self.error("import statements are not supported inside functions", &stmt.range));
+                }
+            }
+        }
+        match continuation.split_first() {
+            Some((next, later)) => self.emit_statements(next, later, reaches_end),
+            None => Ok(Exit::FallsThrough),
+        }
+    }
+
+    // ----- if ------------------------------------------------------------------------------
+
+    fn apply_refinements(&mut self, refinements: &[(String, Type)], range: &SourceRange) -> Result<(), FrontendError> {
+        for (name, ty) in refinements {
+            if let Some(value) = self.lookup(name) {
+                let cast = self.insert_one("prim::unchecked_cast", &[value], ty.clone());
+                if let Some(node) = self.graph.producer(cast) {
+                    self.graph.node_mut(node).source_location = None;
+                }
+                self.set_var(name, cast, range)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the exit of the `if` and whether `rest` (and the continuation) were emitted
+    /// inside it.
+    fn emit_if(
+        &mut self,
+        stmt_if: &If,
+        range: &SourceRange,
+        rest: &[Stmt],
+        continuation: &[&[Stmt]],
+        reaches_end: bool,
+    ) -> Result<(Exit, bool), FrontendError> {
+        let condition = self.emit_condition(&stmt_if.test)?;
+        let has_return = contains_return(&stmt_if.body) || contains_return(&stmt_if.orelse);
+        if has_return && !reaches_end {
+            return Err(self.error("return statements inside loops are not supported yet", range));
+        }
+        let mut merged: Vec<&[Stmt]> = Vec::with_capacity(continuation.len() + 1);
+        merged.push(rest);
+        merged.extend_from_slice(continuation);
+
+        if let Some(taken) = condition.static_value {
+            let (branch, refinements) = if taken {
+                (&stmt_if.body, &condition.true_refinements)
+            } else {
+                (&stmt_if.orelse, &condition.false_refinements)
+            };
+            self.apply_refinements(refinements, range)?;
+            let exit = self.emit_statements(branch, &merged, reaches_end)?;
+            return Ok((exit, true));
+        }
+        let Some(condition_value) = condition.value else {
+            return Err(self.error("internal compiler error: condition without a value", range));
+        };
+        let branch_continuation: &[&[Stmt]] = if has_return { &merged } else { &[] };
+
+        self.location = Some(range.clone());
+        let node = self.insert("prim::If", &[condition_value], &[]);
+        let true_block = self.graph.add_node_block(node);
+        let false_block = self.graph.add_node_block(node);
+
+        self.push_frame(true_block);
+        self.apply_refinements(&condition.true_refinements, range)?;
+        let true_exit = self.emit_statements(&stmt_if.body, branch_continuation, has_return)?;
+        let true_frame = self.pop_frame();
+
+        self.push_frame(false_block);
+        self.apply_refinements(&condition.false_refinements, range)?;
+        let false_exit = self.emit_statements(&stmt_if.orelse, branch_continuation, has_return)?;
+        let false_frame = self.pop_frame();
+        self.location = Some(range.clone());
+
+        let mut true_exit = true_exit;
+        let mut false_exit = false_exit;
+        if has_return {
+            // Falling off the end of a merged branch means falling off the function.
+            for (exit, block) in [(&mut true_exit, true_block), (&mut false_exit, false_block)] {
+                if matches!(exit, Exit::FallsThrough) {
+                    self.push_frame(block);
+                    let none = self.none_constant();
+                    self.check_return_type(none, range)?;
+                    *exit = Exit::Returns(none);
+                    self.pop_frame();
+                }
+            }
+        }
+
+        match (true_exit, false_exit) {
+            (Exit::Raises, Exit::Raises) => Ok((Exit::Raises, has_return)),
+            (Exit::Returns(_), _) | (_, Exit::Returns(_)) => {
+                let true_value = match true_exit {
+                    Exit::Returns(v) => Some(v),
+                    _ => None,
+                };
+                let false_value = match false_exit {
+                    Exit::Returns(v) => Some(v),
+                    _ => None,
+                };
+                let ty = match (true_value, false_value) {
+                    (Some(t), Some(f)) => {
+                        let (tt, ft) = (self.graph.value_type(t).clone(), self.graph.value_type(f).clone());
+                        unify_types(&tt, &ft).ok_or_else(|| {
+                            self.error(
+                                format!(
+                                    "Previous return statement returned a value of type {} but this return statement returns a value of type {}",
+                                    tt.annotation_str(),
+                                    ft.annotation_str()
+                                ),
+                                range,
+                            )
+                        })?
+                    }
+                    (Some(v), None) | (None, Some(v)) => self.graph.value_type(v).clone(),
+                    (None, None) => return Err(self.error("internal compiler error: lost return value", range)),
+                };
+                let true_value = match true_value {
+                    Some(v) => v,
+                    None => self.uninitialized(ty.clone()),
+                };
+                let false_value = match false_value {
+                    Some(v) => v,
+                    None => self.uninitialized(ty.clone()),
+                };
+                self.graph.add_block_output(true_block, true_value);
+                self.graph.add_block_output(false_block, false_value);
+                let output = self.graph.add_node_output(node, ty);
+                self.check_return_type(output, range)?;
+                Ok((Exit::Returns(output), has_return))
+            }
+            (true_exit, false_exit) => {
+                let true_raises = matches!(true_exit, Exit::Raises);
+                let false_raises = matches!(false_exit, Exit::Raises);
+                let mut names: BTreeSet<String> = true_frame.vars.keys().cloned().collect();
+                names.extend(false_frame.vars.keys().cloned());
+                for name in names {
+                    let outer = self.lookup(&name);
+                    let true_value = true_frame.vars.get(&name).copied().or(outer);
+                    let false_value = false_frame.vars.get(&name).copied().or(outer);
+                    let (true_value, false_value, ty) = if true_raises {
+                        let Some(f) = false_value else { continue };
+                        let ty = self.graph.value_type(f).clone();
+                        (self.uninitialized(ty.clone()), f, ty)
+                    } else if false_raises {
+                        let Some(t) = true_value else { continue };
+                        let ty = self.graph.value_type(t).clone();
+                        (t, self.uninitialized(ty.clone()), ty)
+                    } else {
+                        let (Some(t), Some(f)) = (true_value, false_value) else { continue };
+                        let Some(ty) = unify_types(self.graph.value_type(t), self.graph.value_type(f)) else {
+                            continue;
+                        };
+                        (t, f, ty)
+                    };
+                    self.graph.add_block_output(true_block, true_value);
+                    self.graph.add_block_output(false_block, false_value);
+                    let output = self.graph.add_node_output(node, ty);
+                    if meaningful_name(&name) {
+                        self.graph.set_debug_name(output, &name);
+                    }
+                    self.set_var(&name, output, range)?;
+                }
+                Ok((Exit::FallsThrough, false))
+            }
+        }
+    }
+
+    // ----- loops ---------------------------------------------------------------------------
+
+    fn check_loop_body(&self, body: &[Stmt], orelse: &[Stmt], range: &SourceRange) -> Result<(), FrontendError> {
+        if !orelse.is_empty() {
+            return Err(self.error("else branches of loops are not supported in TorchScript", range));
+        }
+        if contains_return(body) {
+            return Err(self.error("return statements inside loops are not supported yet", range));
+        }
+        if let Some(stmt) = find_break_or_continue(body) {
+            return Err(self.error("break and continue are not supported yet", &stmt.range));
+        }
+        Ok(())
+    }
+
+    /// Emits a `prim::Loop`. `bind` runs first in the body with the iteration counter;
+    /// `next_condition` runs last and gives the continue condition (None: always true).
+    fn emit_loop(
+        &mut self,
+        trip_count: ValueId,
+        start_condition: ValueId,
+        extra_assigned: Option<&Expr>,
+        body: &[Stmt],
+        range: &SourceRange,
+        bind: &mut dyn FnMut(&mut Self, ValueId) -> Result<(), FrontendError>,
+        next_condition: &mut dyn FnMut(&mut Self) -> Result<Option<ValueId>, FrontendError>,
+    ) -> Result<(), FrontendError> {
+        let mut names = BTreeSet::new();
+        assigned_names(body, &mut names);
+        if let Some(target) = extra_assigned {
+            let fake = Stmt {
+                kind: StmtKind::Assign(Assign {
+                    targets: vec![target.clone()],
+                    annotation: None,
+                    value: Some(target.clone()),
+                    type_comment: None,
+                }),
+                range: target.range.clone(),
+            };
+            assigned_names(std::slice::from_ref(&fake), &mut names);
+        }
+        let carried: Vec<(String, ValueId)> = names
+            .into_iter()
+            .filter_map(|name| self.lookup(&name).map(|value| (name, value)))
+            .collect();
+        let mut inputs = vec![trip_count, start_condition];
+        inputs.extend(carried.iter().map(|(_, v)| *v));
+        let types: Vec<Type> = carried.iter().map(|(_, v)| self.graph.value_type(*v).clone()).collect();
+        self.location = Some(range.clone());
+        let node = self.insert("prim::Loop", &inputs, &types);
+        let body_block = self.graph.add_node_block(node);
+        let iteration = self.graph.add_block_parameter(body_block, Type::Int);
+        self.push_frame(body_block);
+        for ((name, _), ty) in carried.iter().zip(&types) {
+            let parameter = self.graph.add_block_parameter(body_block, ty.clone());
+            if meaningful_name(name) {
+                self.graph.set_debug_name(parameter, name);
+            }
+            if let Some(frame) = self.frames.last_mut() {
+                frame.vars.insert(name.clone(), parameter);
+            }
+        }
+        self.loop_depth += 1;
+        let result = (|| {
+            bind(self, iteration)?;
+            let exit = self.emit_statements(body, &[], false)?;
+            let condition = match exit {
+                Exit::FallsThrough => next_condition(self)?,
+                _ => None,
+            };
+            Ok::<_, FrontendError>(condition)
+        })();
+        self.loop_depth -= 1;
+        let condition = result?;
+        self.location = Some(range.clone());
+        let condition = match condition {
+            Some(value) => value,
+            None => self.bool_constant(true),
+        };
+        self.graph.add_block_output(body_block, condition);
+        for (name, _) in &carried {
+            let value = self
+                .lookup(name)
+                .ok_or_else(|| self.error(format!("internal compiler error: lost loop variable {name}"), range))?;
+            self.graph.add_block_output(body_block, value);
+        }
+        self.pop_frame();
+        for (index, (name, _)) in carried.iter().enumerate() {
+            let output = self.graph.node_output(node, index);
+            if meaningful_name(name) {
+                self.graph.set_debug_name(output, name);
+            }
+            self.set_var(name, output, range)?;
+        }
+        Ok(())
+    }
+
+    fn emit_while(&mut self, stmt_while: &While, range: &SourceRange) -> Result<(), FrontendError> {
+        self.check_loop_body(&stmt_while.body, &stmt_while.orelse, range)?;
+        let condition = self.emit_condition(&stmt_while.test)?;
+        let start = match (condition.value, condition.static_value) {
+            (Some(value), _) => value,
+            (None, Some(constant)) => self.bool_constant(constant),
+            (None, None) => return Err(self.error("internal compiler error: condition without a value", range)),
+        };
+        self.location = Some(range.clone());
+        let max_trip_count = self.int_constant(i64::MAX);
+        let test = &stmt_while.test;
+        self.emit_loop(
+            max_trip_count,
+            start,
+            None,
+            &stmt_while.body,
+            range,
+            &mut |_, _| Ok(()),
+            &mut |emitter| {
+                let condition = emitter.emit_condition(test)?;
+                Ok(Some(match (condition.value, condition.static_value) {
+                    (Some(value), _) => value,
+                    (_, Some(constant)) => emitter.bool_constant(constant),
+                    (None, None) => emitter.bool_constant(true),
+                }))
+            },
+        )
+    }
+
+    fn emit_for(&mut self, stmt_for: &For, range: &SourceRange) -> Result<(), FrontendError> {
+        self.check_loop_body(&stmt_for.body, &stmt_for.orelse, range)?;
+        let target = &stmt_for.target;
+        // `for i in range(...)`
+        if let ExprKind::Call { func, args, keywords } = &stmt_for.iter.kind {
+            if matches!(&func.kind, ExprKind::Name(n) if n == "range") && self.lookup("range").is_none() {
+                if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
+                    return Err(self.error("range expects 1 to 3 positional arguments", &stmt_for.iter.range));
+                }
+                let mut values = Vec::new();
+                for arg in args {
+                    let value = self.emit_expr(arg, None)?;
+                    if *self.graph.value_type(value) != Type::Int {
+                        return Err(self.error(
+                            format!(
+                                "range expected an int argument but found {}",
+                                self.graph.value_type(value).annotation_str()
+                            ),
+                            &arg.range,
+                        ));
+                    }
+                    values.push(value);
+                }
+                self.location = Some(range.clone());
+                let start_condition = self.bool_constant(true);
+                let (trip, start, step) = if values.len() == 1 {
+                    (values[0], None, None)
+                } else {
+                    let step = match values.get(2) {
+                        Some(&step) => step,
+                        None => self.int_constant(1),
+                    };
+                    let trip = self.emit_builtin("aten::__range_length", &[values[0], values[1], step], range)?;
+                    (trip, Some(values[0]), Some(step))
+                };
+                return self.emit_loop(
+                    trip,
+                    start_condition,
+                    Some(target),
+                    &stmt_for.body,
+                    range,
+                    &mut |emitter, iteration| {
+                        let index = match (start, step) {
+                            (Some(start), Some(step)) => {
+                                emitter.location = Some(range.clone());
+                                emitter.emit_builtin("aten::__derive_index", &[iteration, start, step], range)?
+                            }
+                            _ => iteration,
+                        };
+                        emitter.assign_to_target(target, index)
+                    },
+                    &mut |_| Ok(None),
+                );
+            }
+        }
+        let iterable = self.emit_expr(&stmt_for.iter, None)?;
+        let iterable_type = self.graph.value_type(iterable).clone();
+        self.location = Some(range.clone());
+        match iterable_type {
+            Type::List(_) | Type::Tensor | Type::Str | Type::Dict(..) => {
+                let iterable = if matches!(iterable_type, Type::Dict(..)) {
+                    self.emit_builtin("aten::keys", &[iterable], range)?
+                } else {
+                    iterable
+                };
+                let start_condition = self.bool_constant(true);
+                let trip = self.emit_builtin("aten::len", &[iterable], range)?;
+                let is_tensor = iterable_type == Type::Tensor;
+                self.emit_loop(
+                    trip,
+                    start_condition,
+                    Some(target),
+                    &stmt_for.body,
+                    range,
+                    &mut |emitter, iteration| {
+                        emitter.location = Some(range.clone());
+                        let element = if is_tensor {
+                            let zero = emitter.int_constant(0);
+                            emitter.emit_builtin("aten::select", &[iterable, zero, iteration], range)?
+                        } else {
+                            emitter.emit_builtin("aten::__getitem__", &[iterable, iteration], range)?
+                        };
+                        emitter.assign_to_target(target, element)
+                    },
+                    &mut |_| Ok(None),
+                )
+            }
+            other => Err(self.error(
+                format!("'{}' object is not iterable", other.annotation_str()),
+                &stmt_for.iter.range,
+            )),
+        }
+    }
+
+    // ----- raise / assert ------------------------------------------------------------------
+
+    fn emit_raise(&mut self, raise: &Raise, range: &SourceRange) -> Result<(), FrontendError> {
+        let Some(exception) = &raise.exc else {
+            return Err(self.error("bare raise is not supported", range));
+        };
+        let (class_name, message_expr) = match &exception.kind {
+            ExprKind::Call { func, args, .. } => (func.dotted_name(), args.first()),
+            _ => (exception.dotted_name(), None),
+        };
+        let class_name = class_name.unwrap_or_else(|| "Exception".to_string());
+        let qualified_class = match class_name.strip_prefix("builtins.") {
+            Some(_) => class_name.clone(),
+            None => format!("builtins.{class_name}"),
+        };
+        let message = match message_expr {
+            Some(expr) => {
+                let value = self.emit_expr(expr, None)?;
+                if *self.graph.value_type(value) == Type::Str {
+                    value
+                } else {
+                    self.emit_builtin("aten::str", &[value], &expr.range)?
+                }
+            }
+            None => self.str_constant(""),
+        };
+        self.location = Some(range.clone());
+        let class_value = self.str_constant(&qualified_class);
+        self.insert("prim::RaiseException", &[message, class_value], &[]);
+        Ok(())
+    }
+
+    fn emit_assert(&mut self, test: &Expr, message: Option<&Expr>, range: &SourceRange) -> Result<(), FrontendError> {
+        let condition = self.emit_condition(test)?;
+        if condition.static_value == Some(true) {
+            return self.apply_refinements(&condition.true_refinements, range);
+        }
+        self.location = Some(range.clone());
+        let condition_value = match condition.value {
+            Some(value) => value,
+            None => self.bool_constant(false),
+        };
+        let node = self.insert("prim::If", &[condition_value], &[]);
+        let _true_block = self.graph.add_node_block(node);
+        let false_block = self.graph.add_node_block(node);
+        self.push_frame(false_block);
+        let text = match message {
+            Some(expr) => match &expr.kind {
+                ExprKind::Str(text) => Ok(format!("AssertionError: {text}")),
+                _ => Err(expr),
+            },
+            None => Ok("AssertionError: ".to_string()),
+        };
+        let message_value = match text {
+            Ok(text) => {
+                self.location = None;
+                self.str_constant(&text)
+            }
+            Err(expr) => {
+                let value = self.emit_expr(expr, None)?;
+                let value = if *self.graph.value_type(value) == Type::Str {
+                    value
+                } else {
+                    self.emit_builtin("aten::str", &[value], &expr.range)?
+                };
+                let prefix = self.str_constant("AssertionError: ");
+                self.emit_builtin("aten::add", &[prefix, value], &expr.range)?
+            }
+        };
+        let none = self.none_constant();
+        self.location = Some(range.clone());
+        self.insert("prim::RaiseException", &[message_value, none], &[]);
+        self.pop_frame();
+        self.apply_refinements(&condition.true_refinements, range)
+    }
+
+    // ----- assignment ----------------------------------------------------------------------
+
+    fn emit_assign(&mut self, assign: &Assign, range: &SourceRange) -> Result<(), FrontendError> {
+        let Some(value_expr) = &assign.value else {
+            return Ok(()); // bare annotation `x : int`
+        };
+        if let Some(annotation) = &assign.annotation {
+            let ty = self.type_resolver().resolve(annotation)?;
+            let value = self.emit_expr(value_expr, Some(&ty))?;
+            let actual = self.graph.value_type(value).clone();
+            if !actual.is_subtype_of(&ty) {
+                let name = assign.targets.first().and_then(Expr::dotted_name).unwrap_or_default();
+                return Err(self.error(
+                    format!(
+                        "Variable '{name}' is annotated with type {} but is being assigned to a value of type {}",
+                        ty.annotation_str(),
+                        actual.annotation_str()
+                    ),
+                    range,
+                ));
+            }
+            for target in &assign.targets {
+                self.assign_to_target(target, value)?;
+            }
+            return Ok(());
+        }
+        // `a, b = x, y`: bind element-wise without building a tuple.
+        if let [target] = assign.targets.as_slice() {
+            if let (ExprKind::Tuple(targets) | ExprKind::List(targets), ExprKind::Tuple(values)) =
+                (&target.kind, &value_expr.kind)
+            {
+                if targets.len() == values.len() && !targets.iter().any(|t| matches!(t.kind, ExprKind::Starred(_))) {
+                    let mut emitted = Vec::new();
+                    for value in values {
+                        emitted.push(self.emit_expr(value, None)?);
+                    }
+                    for (target, value) in targets.iter().zip(emitted) {
+                        self.assign_to_target(target, value)?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        let value = self.emit_expr(value_expr, None)?;
+        for target in &assign.targets {
+            self.assign_to_target(target, value)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn assign_to_target(&mut self, target: &Expr, value: ValueId) -> Result<(), FrontendError> {
+        match &target.kind {
+            ExprKind::Name(name) => self.set_var(name, value, &target.range),
+            ExprKind::Tuple(targets) | ExprKind::List(targets) => {
+                let ty = self.graph.value_type(value).clone();
+                self.location = Some(target.range.clone());
+                let elements = match &ty {
+                    Type::Tuple(types) if types.len() == targets.len() => {
+                        let node = self.insert("prim::TupleUnpack", &[value], types);
+                        self.graph.node_outputs(node).to_vec()
+                    }
+                    Type::Tuple(types) => {
+                        return Err(self.error(
+                            format!("too many values to unpack: need {} but found {}", targets.len(), types.len()),
+                            &target.range,
+                        ))
+                    }
+                    Type::List(element) => {
+                        let types = vec![element.as_ref().clone(); targets.len()];
+                        let node = self.insert("prim::ListUnpack", &[value], &types);
+                        self.graph.node_outputs(node).to_vec()
+                    }
+                    other => {
+                        return Err(self.error(
+                            format!("cannot unpack a value of type {}", other.annotation_str()),
+                            &target.range,
+                        ))
+                    }
+                };
+                for (target, element) in targets.iter().zip(elements) {
+                    self.assign_to_target(target, element)?;
+                }
+                Ok(())
+            }
+            ExprKind::Attribute { value: object_expr, attr } => {
+                let object = self.emit_expr(object_expr, None)?;
+                let Some(class) = self.graph.value_type(object).class_type().cloned() else {
+                    return Err(self.error(
+                        format!(
+                            "cannot assign attribute '{}' of a value of type {}",
+                            attr.name,
+                            self.graph.value_type(object).annotation_str()
+                        ),
+                        &target.range,
+                    ));
+                };
+                let class = self.context.unit.resolve_class(class.qualified_name())?;
+                let Some(attribute) = class.attribute(&attr.name) else {
+                    return Err(self.error(
+                        format!("Tried to set nonexistent attribute: {}. Did you forget to initialize it in __init__()?", attr.name),
+                        &target.range,
+                    ));
+                };
+                let actual = self.graph.value_type(value).clone();
+                if !actual.is_subtype_of(&attribute.ty) {
+                    return Err(self.error(
+                        format!(
+                            "Wrong type for attribute assignment. Expected {} but got {}",
+                            attribute.ty.annotation_str(),
+                            actual.annotation_str()
+                        ),
+                        &target.range,
+                    ));
+                }
+                self.location = Some(target.range.clone());
+                let node = self.insert("prim::SetAttr", &[object, value], &[]);
+                self.graph
+                    .set_attribute(node, "name", AttributeValue::Str(attr.name.clone()));
+                Ok(())
+            }
+            ExprKind::Subscript { value: container, index } => self.emit_subscript_assign(container, index, value, target),
+            _ => Err(self.error("unsupported assignment target", &target.range)),
+        }
+    }
+
+    fn emit_subscript_assign(
+        &mut self,
+        container_expr: &Expr,
+        index: &Expr,
+        value: ValueId,
+        target: &Expr,
+    ) -> Result<(), FrontendError> {
+        let container = self.emit_expr(container_expr, None)?;
+        let container_type = self.graph.value_type(container).clone();
+        match container_type {
+            Type::List(_) | Type::Dict(..) => {
+                let index_value = self.emit_expr(index, None)?;
+                self.location = Some(target.range.clone());
+                self.emit_builtin("aten::_set_item", &[container, index_value, value], &target.range)?;
+                Ok(())
+            }
+            Type::Tensor => {
+                let view = self.emit_tensor_indexing(container, index, &target.range)?;
+                self.location = Some(target.range.clone());
+                if *self.graph.value_type(value) == Type::Tensor {
+                    self.emit_builtin("aten::copy_", &[view, value], &target.range)?;
+                } else {
+                    self.emit_builtin("aten::fill_", &[view, value], &target.range)?;
+                }
+                Ok(())
+            }
+            other => Err(self.error(
+                format!("'{}' object does not support item assignment", other.annotation_str()),
+                &target.range,
+            )),
+        }
+    }
+
+    fn emit_aug_assign(&mut self, aug: &AugAssign, range: &SourceRange) -> Result<(), FrontendError> {
+        let current = self.emit_expr(&aug.target, None)?;
+        let right = self.emit_expr(&aug.value, None)?;
+        let ty = self.graph.value_type(current).clone();
+        let base = binary_operator_name(aug.op);
+        self.location = Some(range.clone());
+        let in_place = matches!(ty, Type::Tensor | Type::List(_));
+        let result = if in_place {
+            let name = format!("{}_", base);
+            self.emit_builtin(&name, &[current, right], range)?
+        } else {
+            self.emit_builtin(base, &[current, right], range)?
+        };
+        match &aug.target.kind {
+            ExprKind::Subscript { .. } if in_place => Ok(()),
+            _ => self.assign_to_target(&aug.target, result),
+        }
+    }
+}
+
+/// The `aten::` operator for a binary Python operator.
+pub(crate) fn binary_operator_name(op: BinOpKind) -> &'static str {
+    match op {
+        BinOpKind::Add => "aten::add",
+        BinOpKind::Sub => "aten::sub",
+        BinOpKind::Mul => "aten::mul",
+        BinOpKind::Div => "aten::div",
+        BinOpKind::FloorDiv => "aten::floordiv",
+        BinOpKind::Mod => "aten::remainder",
+        BinOpKind::Pow => "aten::pow",
+        BinOpKind::MatMul => "aten::matmul",
+        BinOpKind::BitAnd => "aten::__and__",
+        BinOpKind::BitOr => "aten::__or__",
+        BinOpKind::BitXor => "aten::__xor__",
+        BinOpKind::LShift => "aten::__lshift__",
+        BinOpKind::RShift => "aten::__rshift__",
+    }
+}

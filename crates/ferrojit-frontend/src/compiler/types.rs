@@ -1,0 +1,174 @@
+//! Reading type annotations (`List[Tuple[int, Tensor]]`, `__torch__.foo.Bar`) into IR types,
+//! and PyTorch's type unification for values that meet at control-flow joins.
+
+use ferrojit_ir::Type;
+
+use crate::ast::{Expr, ExprKind};
+use crate::compilation_unit::CompilationUnit;
+use crate::error::FrontendError;
+
+/// Resolves annotation expressions; class names are looked up in the compilation unit.
+pub(crate) struct TypeResolver<'a> {
+    pub unit: &'a CompilationUnit,
+    /// The qualifier of the file the annotation appears in (`__torch__.foo`), used to find
+    /// classes named without qualification in hand-written source.
+    pub qualifier: &'a str,
+}
+
+fn strip_typing_prefix(name: &str) -> &str {
+    name.strip_prefix("typing.")
+        .or_else(|| name.strip_prefix("t."))
+        .unwrap_or(name)
+}
+
+/// Built-in type names that need no lookup.
+pub(crate) fn builtin_type(name: &str) -> Option<Type> {
+    Some(match name {
+        "int" => Type::Int,
+        "float" => Type::Float,
+        "bool" => Type::Bool,
+        "str" => Type::Str,
+        "Tensor" | "torch.Tensor" => Type::Tensor,
+        "Any" => Type::Any,
+        "NoneType" | "None" => Type::NoneType,
+        "Device" | "torch.device" | "device" => Type::Device,
+        "Generator" | "torch.Generator" => Type::Generator,
+        "number" | "Scalar" => Type::Number,
+        _ => return None,
+    })
+}
+
+impl<'a> TypeResolver<'a> {
+    pub fn resolve(&self, expr: &Expr) -> Result<Type, FrontendError> {
+        match &expr.kind {
+            ExprKind::None => Ok(Type::NoneType),
+            ExprKind::Str(text) => {
+                let parsed = crate::parser::parse_expression_str("<type annotation>", text)?;
+                self.resolve(&parsed)
+            }
+            ExprKind::Name(_) | ExprKind::Attribute { .. } => {
+                let Some(name) = expr.dotted_name() else {
+                    return Err(FrontendError::new("Expected a type annotation", expr.range.clone()));
+                };
+                let name = strip_typing_prefix(&name);
+                if let Some(ty) = builtin_type(name) {
+                    return Ok(ty);
+                }
+                self.resolve_class_name(name, expr)
+            }
+            ExprKind::Subscript { value, index } => {
+                let Some(base) = value.dotted_name() else {
+                    return Err(FrontendError::new("Expected a type annotation", expr.range.clone()));
+                };
+                let elements: Vec<&Expr> = match &index.kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![index.as_ref()],
+                };
+                let expect_count = |count: usize| -> Result<(), FrontendError> {
+                    if elements.len() == count {
+                        Ok(())
+                    } else {
+                        Err(FrontendError::new(
+                            format!("{base}[...] expects {count} type argument(s) but got {}", elements.len()),
+                            expr.range.clone(),
+                        ))
+                    }
+                };
+                match strip_typing_prefix(&base) {
+                    "List" | "list" => {
+                        expect_count(1)?;
+                        Ok(Type::list(self.resolve(elements[0])?))
+                    }
+                    "Optional" => {
+                        expect_count(1)?;
+                        Ok(Type::optional(self.resolve(elements[0])?))
+                    }
+                    "Final" => {
+                        expect_count(1)?;
+                        self.resolve(elements[0])
+                    }
+                    "Tuple" | "tuple" => {
+                        // `Tuple[()]` is the empty tuple.
+                        if let [single] = elements.as_slice() {
+                            if let ExprKind::Tuple(items) = &single.kind {
+                                if items.is_empty() {
+                                    return Ok(Type::Tuple(Vec::new()));
+                                }
+                            }
+                        }
+                        let types = elements
+                            .iter()
+                            .map(|e| self.resolve(e))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Ok(Type::Tuple(types))
+                    }
+                    "Dict" | "dict" => {
+                        expect_count(2)?;
+                        Ok(Type::dict(self.resolve(elements[0])?, self.resolve(elements[1])?))
+                    }
+                    "Union" => {
+                        // Only Optional spelled as a union is supported (no Union type in the IR).
+                        let types = elements
+                            .iter()
+                            .map(|e| self.resolve(e))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let non_none: Vec<&Type> = types.iter().filter(|t| **t != Type::NoneType).collect();
+                        if non_none.len() == 1 && types.len() == 2 {
+                            Ok(Type::optional(non_none[0].clone()))
+                        } else {
+                            Err(FrontendError::new(
+                                "Union types other than Optional are not supported",
+                                expr.range.clone(),
+                            ))
+                        }
+                    }
+                    other => Err(FrontendError::new(
+                        format!("Unknown type constructor {other}"),
+                        value.range.clone(),
+                    )),
+                }
+            }
+            _ => Err(FrontendError::new("Expected a type annotation", expr.range.clone())),
+        }
+    }
+
+    fn resolve_class_name(&self, name: &str, expr: &Expr) -> Result<Type, FrontendError> {
+        let mut candidates = Vec::new();
+        if !name.starts_with("__torch__") {
+            candidates.push(format!("{}.{}", self.qualifier, name));
+        }
+        candidates.push(name.to_string());
+        for candidate in &candidates {
+            if let Some(class) = self.unit.try_resolve_class(candidate)? {
+                return Ok(Type::Class(class));
+            }
+        }
+        Err(FrontendError::new(format!("Unknown type name '{name}'"), expr.range.clone()))
+    }
+}
+
+/// PyTorch's `unifyTypes` without unions: the smallest common supertype, if there is one.
+pub(crate) fn unify_types(a: &Type, b: &Type) -> Option<Type> {
+    if a == b {
+        return Some(a.clone());
+    }
+    if a.is_subtype_of(b) {
+        return Some(b.clone());
+    }
+    if b.is_subtype_of(a) {
+        return Some(a.clone());
+    }
+    match (a, b) {
+        (Type::NoneType, other) | (other, Type::NoneType) => Some(Type::optional(other.clone())),
+        (Type::Optional(inner), other) | (other, Type::Optional(inner)) => {
+            unify_types(inner, other).map(Type::optional)
+        }
+        (Type::Tuple(left), Type::Tuple(right)) if left.len() == right.len() => left
+            .iter()
+            .zip(right)
+            .map(|(l, r)| unify_types(l, r))
+            .collect::<Option<Vec<_>>>()
+            .map(Type::Tuple),
+        _ => None,
+    }
+}

@@ -1,0 +1,272 @@
+//! The graph verifier. A verifier error always means a bug in whatever built or transformed
+//! the graph, never bad user input.
+//!
+//! Invariants checked:
+//! 1. **Linking**: every node in a block's list names that block as its owner, is not
+//!    destroyed, and every block's return node is `prim::Return` with no outputs.
+//! 2. **Uses**: for every node input `i` of node `n` reading value `v`, `v`'s uses contain
+//!    `(n, i)`; every recorded use points at a live node whose input slot holds that value.
+//! 3. **SSA scoping and dominance**: a value is used only after its definition, in the same
+//!    block or a block nested inside the defining one (block parameters are visible in their
+//!    block and nested blocks).
+//! 4. **Definitions**: each output / block parameter records the node or block and index
+//!    that defines it.
+//! 5. **Control flow arity and types**: `prim::If` has one `bool` input and two blocks
+//!    without parameters, each returning as many values as the node has outputs;
+//!    `prim::Loop` has inputs `(max_trip_count : int, start_condition : bool, carried...)`,
+//!    one block with parameters `(iteration : int, carried...)` and outputs
+//!    `(continue_condition : bool, carried...)`, and as many outputs as carried values.
+//! 6. **Block outputs type-check**: If/Loop block outputs are subtypes of the node's
+//!    output types (after unification by the compiler).
+
+use std::collections::HashSet;
+
+use crate::graph::{BlockId, Graph, NodeId, ValueDefinition, ValueId};
+use crate::types::Type;
+
+/// A violated invariant, with the offending node printed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("IR verification failed: {message}")]
+pub struct VerifyError {
+    pub message: String,
+}
+
+fn fail<T>(message: String) -> Result<T, VerifyError> {
+    Err(VerifyError { message })
+}
+
+/// Checks every invariant listed in the module documentation.
+pub fn verify(graph: &Graph) -> Result<(), VerifyError> {
+    let mut visible: Vec<HashSet<ValueId>> = Vec::new();
+    verify_block(graph, graph.top_block(), &mut visible)
+}
+
+fn describe(graph: &Graph, node: NodeId) -> String {
+    let outputs: Vec<String> = graph
+        .node_outputs(node)
+        .iter()
+        .map(|&v| format!("%{}", graph.value_display_name(v)))
+        .collect();
+    format!("{} = {}", outputs.join(", "), graph.kind(node))
+}
+
+fn is_visible(visible: &[HashSet<ValueId>], value: ValueId) -> bool {
+    visible.iter().any(|scope| scope.contains(&value))
+}
+
+// Blocks nest with the source program, which the parser bounds in depth, so recursion here
+// is bounded by the frontend's nesting limit.
+fn verify_block(graph: &Graph, block: BlockId, visible: &mut Vec<HashSet<ValueId>>) -> Result<(), VerifyError> {
+    let mut scope = HashSet::new();
+    for (index, &parameter) in graph.block_parameters(block).iter().enumerate() {
+        if graph.value_definition(parameter) != (ValueDefinition::BlockParameter { block, index }) {
+            return fail(format!("block parameter %{} has a wrong definition record", graph.value_display_name(parameter)));
+        }
+        scope.insert(parameter);
+    }
+    visible.push(scope);
+    for node in graph.block_nodes(block) {
+        verify_node(graph, node, block, visible)?;
+        let last = visible.len() - 1;
+        for &output in graph.node_outputs(node) {
+            visible[last].insert(output);
+        }
+    }
+    let return_node = graph.block_return_node(block);
+    if !graph.kind(return_node).is("prim::Return") || !graph.node_outputs(return_node).is_empty() {
+        return fail(format!("{block} does not end in a prim::Return without outputs"));
+    }
+    verify_inputs(graph, return_node, visible)?;
+    visible.pop();
+    Ok(())
+}
+
+fn verify_inputs(graph: &Graph, node: NodeId, visible: &[HashSet<ValueId>]) -> Result<(), VerifyError> {
+    for (input_index, &input) in graph.node_inputs(node).iter().enumerate() {
+        if !is_visible(visible, input) {
+            return fail(format!(
+                "input %{} of `{}` is used before its definition or outside its scope",
+                graph.value_display_name(input),
+                describe(graph, node)
+            ));
+        }
+        if !graph.value_uses(input).iter().any(|u| u.node == node && u.input_index == input_index) {
+            return fail(format!(
+                "uses of %{} do not record input {input_index} of `{}`",
+                graph.value_display_name(input),
+                describe(graph, node)
+            ));
+        }
+    }
+    for &output in graph.node_outputs(node) {
+        for use_site in graph.value_uses(output) {
+            if graph.is_destroyed(use_site.node)
+                || graph.node_inputs(use_site.node).get(use_site.input_index) != Some(&output)
+            {
+                return fail(format!("a recorded use of %{} is stale", graph.value_display_name(output)));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verify_node(graph: &Graph, node: NodeId, block: BlockId, visible: &mut Vec<HashSet<ValueId>>) -> Result<(), VerifyError> {
+    if graph.is_destroyed(node) {
+        return fail(format!("destroyed node `{}` is still linked", describe(graph, node)));
+    }
+    if graph.node(node).owning_block != Some(block) {
+        return fail(format!("`{}` is linked into {block} but records another owner", describe(graph, node)));
+    }
+    for (index, &output) in graph.node_outputs(node).iter().enumerate() {
+        if graph.value_definition(output) != (ValueDefinition::NodeOutput { node, index }) {
+            return fail(format!("output {index} of `{}` has a wrong definition record", describe(graph, node)));
+        }
+    }
+    verify_inputs(graph, node, visible)?;
+    let kind = graph.kind(node).clone();
+    if kind.is("prim::If") {
+        verify_if(graph, node)?;
+    } else if kind.is("prim::Loop") {
+        verify_loop(graph, node)?;
+    }
+    for &nested in graph.node_blocks(node) {
+        if graph.block_owning_node(nested) != Some(node) {
+            return fail(format!("a block of `{}` records another owner", describe(graph, node)));
+        }
+        verify_block(graph, nested, visible)?;
+    }
+    Ok(())
+}
+
+fn verify_block_outputs_match(graph: &Graph, node: NodeId, block: BlockId, skip: usize) -> Result<(), VerifyError> {
+    let outputs = graph.block_outputs(block);
+    let node_outputs = graph.node_outputs(node);
+    if outputs.len() != node_outputs.len() + skip {
+        return fail(format!(
+            "`{}` has {} outputs but its block returns {}",
+            describe(graph, node),
+            node_outputs.len(),
+            outputs.len().saturating_sub(skip)
+        ));
+    }
+    for (&block_output, &node_output) in outputs[skip..].iter().zip(node_outputs) {
+        if !graph.value_type(block_output).is_subtype_of(graph.value_type(node_output)) {
+            return fail(format!(
+                "`{}` outputs {} but its block returns {}",
+                describe(graph, node),
+                graph.value_type(node_output),
+                graph.value_type(block_output)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn verify_if(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
+    let inputs = graph.node_inputs(node);
+    if inputs.len() != 1 || *graph.value_type(inputs[0]) != Type::Bool {
+        return fail(format!("`{}` must have exactly one bool input", describe(graph, node)));
+    }
+    let blocks = graph.node_blocks(node);
+    if blocks.len() != 2 {
+        return fail(format!("`{}` must have two blocks", describe(graph, node)));
+    }
+    for &block in blocks {
+        if !graph.block_parameters(block).is_empty() {
+            return fail(format!("a block of `{}` has parameters", describe(graph, node)));
+        }
+        verify_block_outputs_match(graph, node, block, 0)?;
+    }
+    Ok(())
+}
+
+fn verify_loop(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
+    let inputs = graph.node_inputs(node);
+    if inputs.len() < 2 || *graph.value_type(inputs[0]) != Type::Int || *graph.value_type(inputs[1]) != Type::Bool {
+        return fail(format!("`{}` must start with (int max_trip_count, bool condition)", describe(graph, node)));
+    }
+    let carried = inputs.len() - 2;
+    if graph.node_outputs(node).len() != carried {
+        return fail(format!("`{}` must output its {carried} carried values", describe(graph, node)));
+    }
+    let blocks = graph.node_blocks(node);
+    if blocks.len() != 1 {
+        return fail(format!("`{}` must have one body block", describe(graph, node)));
+    }
+    let body = blocks[0];
+    let parameters = graph.block_parameters(body);
+    if parameters.len() != carried + 1 || *graph.value_type(parameters[0]) != Type::Int {
+        return fail(format!("the body of `{}` must take (int iteration, carried...)", describe(graph, node)));
+    }
+    let outputs = graph.block_outputs(body);
+    if outputs.is_empty() || *graph.value_type(outputs[0]) != Type::Bool {
+        return fail(format!("the body of `{}` must return (bool condition, carried...)", describe(graph, node)));
+    }
+    verify_block_outputs_match(graph, node, body, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attributes::AttributeValue;
+    use crate::graph::InsertPoint;
+
+    #[test]
+    fn accepts_well_formed_if() {
+        let mut graph = Graph::new();
+        let condition = graph.add_input(Type::Bool, Some("c"));
+        let x = graph.add_input(Type::Tensor, Some("x"));
+        let if_node = graph.insert("prim::If", &[condition], &[Type::Tensor]);
+        let then_block = graph.add_node_block(if_node);
+        let else_block = graph.add_node_block(if_node);
+        graph.add_block_output(then_block, x);
+        graph.set_insert_point(InsertPoint::EndOf(else_block));
+        let relu = graph.insert("aten::relu", &[x], &[Type::Tensor]);
+        let relu_out = graph.node_output(relu, 0);
+        graph.add_block_output(else_block, relu_out);
+        graph.set_insert_point(InsertPoint::EndOf(graph.top_block()));
+        let out = graph.node_output(if_node, 0);
+        graph.register_output(out);
+        verify(&graph).unwrap();
+    }
+
+    #[test]
+    fn rejects_use_outside_scope_and_bad_arity() {
+        let mut graph = Graph::new();
+        let condition = graph.add_input(Type::Bool, Some("c"));
+        let x = graph.add_input(Type::Tensor, Some("x"));
+        let if_node = graph.insert("prim::If", &[condition], &[Type::Tensor]);
+        let then_block = graph.add_node_block(if_node);
+        let else_block = graph.add_node_block(if_node);
+        graph.set_insert_point(InsertPoint::EndOf(then_block));
+        let relu = graph.insert("aten::relu", &[x], &[Type::Tensor]);
+        let inner = graph.node_output(relu, 0);
+        graph.add_block_output(then_block, inner);
+        graph.add_block_output(else_block, x);
+        graph.set_insert_point(InsertPoint::EndOf(graph.top_block()));
+        // Using a value defined inside the branch outside it breaks scoping.
+        graph.register_output(inner);
+        let error = verify(&graph).unwrap_err();
+        assert!(error.message.contains("outside its scope"), "{error}");
+
+        let mut graph = Graph::new();
+        let condition = graph.add_input(Type::Bool, None);
+        let if_node = graph.insert("prim::If", &[condition], &[Type::Int]);
+        graph.add_node_block(if_node);
+        graph.add_node_block(if_node);
+        let error = verify(&graph).unwrap_err();
+        assert!(error.message.contains("1 outputs but its block returns 0"), "{error}");
+    }
+
+    #[test]
+    fn rejects_loop_without_condition_output() {
+        let mut graph = Graph::new();
+        let n = graph.add_input(Type::Int, None);
+        let truth = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Bool);
+        let loop_node = graph.insert("prim::Loop", &[n, truth], &[]);
+        let body = graph.add_node_block(loop_node);
+        graph.add_block_parameter(body, Type::Int);
+        let error = verify(&graph).unwrap_err();
+        assert!(error.message.contains("(bool condition"), "{error}");
+    }
+}

@@ -1,0 +1,128 @@
+//! The runtime's error type: everything the interpreter, the operators and modules can report.
+
+use ferrojit_tensor::TensorError;
+
+/// Every failure of the runtime. Messages follow PyTorch's wording where one exists.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuntimeError {
+    /// `raise SomeException(msg)` in TorchScript (`prim::RaiseException`). Displayed as the
+    /// last line of PyTorch's traceback: `builtins.Exception: msg` (the class as given).
+    #[error("{class_name}: {message}")]
+    Exception { class_name: String, message: String },
+
+    /// A tensor kernel failed; `operator` is the schema name (`aten::add.Tensor`).
+    #[error("{source}")]
+    Tensor {
+        operator: String,
+        #[source]
+        source: TensorError,
+    },
+
+    /// A value had the wrong type for what was asked of it.
+    #[error("expected {expected} but got {actual}{}", context_suffix(.context))]
+    TypeMismatch {
+        expected: String,
+        actual: String,
+        context: String,
+    },
+
+    /// Python's IndexError (`list index out of range`, `tuple index out of range`).
+    #[error("{0}")]
+    IndexError(String),
+
+    /// Python's KeyError for dict lookups; the key is printed as Python would.
+    #[error("KeyError: {0}")]
+    KeyError(String),
+
+    /// Python's ValueError (`range() arg 3 must not be zero`, list unpack length mismatch).
+    #[error("{0}")]
+    ValueError(String),
+
+    /// Python's ZeroDivisionError for integer division or modulo by zero.
+    #[error("ZeroDivisionError: {0}")]
+    ZeroDivision(String),
+
+    /// A call received the wrong number or kind of arguments; the text is PyTorch's full message.
+    #[error("{0}")]
+    Argument(String),
+
+    /// No operator with this full name (or no overload matching these argument types).
+    #[error("Unknown builtin op: {0}")]
+    UnknownOperator(String),
+
+    /// An object has no attribute with this name.
+    #[error("Object of class '{class_name}' has no attribute '{attribute}'")]
+    UnknownAttribute { class_name: String, attribute: String },
+
+    /// An object's class has no method with this name (or the function does not exist).
+    #[error("'{owner}' has no method or function named '{name}'")]
+    UnknownMethod { owner: String, name: String },
+
+    /// A value marked `prim::Uninitialized` was read as a real value.
+    #[error("use of an uninitialized value{}", context_suffix(.0))]
+    Uninitialized(String),
+
+    /// The graph is not something the interpreter can run (bad constant, wrong block count...).
+    #[error("invalid graph: {0}")]
+    InvalidGraph(String),
+
+    /// `RunOptions::max_steps` instructions were executed without finishing.
+    #[error("step budget of {0} exceeded")]
+    StepBudgetExceeded(u64),
+
+    /// Calls nested deeper than `RunOptions::max_call_depth`.
+    #[error("maximum call depth of {0} exceeded (infinite recursion?)")]
+    CallDepthExceeded(usize),
+
+    /// Registering an operator failed (bad schema, duplicate name).
+    #[error("cannot register operator: {0}")]
+    Registration(String),
+
+    /// Any other failure with a PyTorch-style message (`RuntimeError` in Python).
+    #[error("{0}")]
+    Other(String),
+}
+
+fn context_suffix(context: &str) -> String {
+    if context.is_empty() {
+        String::new()
+    } else {
+        format!(" ({context})")
+    }
+}
+
+impl RuntimeError {
+    /// Wraps a tensor error with the operator it came from.
+    pub fn tensor(operator: impl Into<String>, source: TensorError) -> RuntimeError {
+        RuntimeError::Tensor {
+            operator: operator.into(),
+            source,
+        }
+    }
+
+    pub fn type_mismatch(
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+        context: impl Into<String>,
+    ) -> RuntimeError {
+        RuntimeError::TypeMismatch {
+            expected: expected.into(),
+            actual: actual.into(),
+            context: context.into(),
+        }
+    }
+}
+
+/// Lets `?` lift tensor errors inside kernels; the operator name is filled in by the
+/// interpreter when it is still empty.
+impl From<TensorError> for RuntimeError {
+    fn from(source: TensorError) -> RuntimeError {
+        RuntimeError::Tensor {
+            operator: String::new(),
+            source,
+        }
+    }
+}
+
+/// Shorthand result type of the runtime.
+pub type Result<T> = std::result::Result<T, RuntimeError>;

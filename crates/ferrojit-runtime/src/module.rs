@@ -1,0 +1,257 @@
+//! `Module`: a handle on a module object with `run_method`/`forward` (with PyTorch's argument
+//! checks and messages), attribute access and parameter/buffer/submodule iteration.
+
+use std::sync::Arc;
+
+use ferrojit_ir::{AttributeKind, ClassType, Graph, Type};
+use ferrojit_tensor::Tensor;
+
+use crate::error::{Result, RuntimeError};
+use crate::interpreter::{run_shared_graph, RunOptions};
+use crate::ivalue::IValue;
+use crate::object::Object;
+
+/// A module instance (an object of a module class type).
+#[derive(Debug, Clone)]
+pub struct Module(pub Arc<Object>);
+
+impl Module {
+    pub fn new(object: Arc<Object>) -> Module {
+        Module(object)
+    }
+
+    pub fn object(&self) -> &Arc<Object> {
+        &self.0
+    }
+
+    pub fn class(&self) -> &Arc<ClassType> {
+        self.0.class()
+    }
+
+    /// Calls method `name` with `args` (without `self`), returning its single result.
+    pub fn run_method(&self, name: &str, args: Vec<IValue>) -> Result<IValue> {
+        self.run_method_with_options(name, args, &RunOptions::default())
+    }
+
+    pub fn run_method_with_options(
+        &self,
+        name: &str,
+        args: Vec<IValue>,
+        options: &RunOptions,
+    ) -> Result<IValue> {
+        let graph = self.0.methods().method_graph(self.class(), name)?;
+        let mut inputs = Vec::with_capacity(args.len() + 1);
+        inputs.push(IValue::Object(self.0.clone()));
+        inputs.extend(args);
+        check_call_arguments(name, &graph, &inputs)?;
+        let methods = self.0.methods().clone();
+        let outputs = run_shared_graph(&graph, inputs, methods.as_ref(), options)?;
+        Ok(single_result(outputs))
+    }
+
+    pub fn forward(&self, args: Vec<IValue>) -> Result<IValue> {
+        self.run_method("forward", args)
+    }
+
+    pub fn attr(&self, name: &str) -> Result<IValue> {
+        self.0.get_attr(name)
+    }
+
+    pub fn set_attr(&self, name: &str, value: IValue) -> Result<()> {
+        self.0.set_attr(name, value)
+    }
+
+    /// Attributes of this object (not recursive) of the given kind, in class order.
+    pub fn attributes_of_kind(&self, kind: AttributeKind) -> Vec<(String, IValue)> {
+        let slots = self.0.slots();
+        self.class()
+            .attributes()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, attribute)| attribute.kind == kind)
+            .filter_map(|(index, attribute)| {
+                slots.get(index).map(|value| (attribute.name, value.clone()))
+            })
+            .collect()
+    }
+
+    /// Direct submodules: attributes holding objects of module class types.
+    pub fn named_children(&self) -> Vec<(String, Module)> {
+        let slots = self.0.slots();
+        self.class()
+            .attributes()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, attribute)| match slots.get(index) {
+                Some(IValue::Object(object)) if object.class().is_module() => {
+                    Some((attribute.name, Module(object.clone())))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// This module (named "") and all submodules, depth first, with dotted names.
+    pub fn named_modules(&self) -> Vec<(String, Module)> {
+        let mut result = vec![(String::new(), self.clone())];
+        let mut pending: Vec<(String, Module)> = self.named_children().into_iter().rev().collect();
+        while let Some((name, module)) = pending.pop() {
+            for (child_name, child) in module.named_children().into_iter().rev() {
+                pending.push((format!("{name}.{child_name}"), child));
+            }
+            result.push((name, module));
+        }
+        result
+    }
+
+    fn named_tensors(&self, kind: AttributeKind, recurse: bool) -> Vec<(String, Tensor)> {
+        let modules = if recurse {
+            self.named_modules()
+        } else {
+            vec![(String::new(), self.clone())]
+        };
+        let mut result = Vec::new();
+        for (prefix, module) in modules {
+            for (name, value) in module.attributes_of_kind(kind) {
+                if let IValue::Tensor(tensor) = value {
+                    let full = if prefix.is_empty() {
+                        name
+                    } else {
+                        format!("{prefix}.{name}")
+                    };
+                    result.push((full, tensor));
+                }
+            }
+        }
+        result
+    }
+
+    /// Parameters with dotted names (`linear.weight`), like `named_parameters()`.
+    pub fn named_parameters(&self, recurse: bool) -> Vec<(String, Tensor)> {
+        self.named_tensors(AttributeKind::Parameter, recurse)
+    }
+
+    /// Buffers with dotted names, like `named_buffers()`.
+    pub fn named_buffers(&self, recurse: bool) -> Vec<(String, Tensor)> {
+        self.named_tensors(AttributeKind::Buffer, recurse)
+    }
+}
+
+/// A method's result: its single output, or a tuple when a graph returns several.
+pub fn single_result(mut outputs: Vec<IValue>) -> IValue {
+    match outputs.len() {
+        0 => IValue::None,
+        1 => outputs.pop().unwrap_or_default(),
+        _ => IValue::tuple(outputs),
+    }
+}
+
+/// `x.1` → `x`: the compiler's uniquing suffix is not part of the argument's name.
+fn argument_name(graph: &Graph, index: usize) -> String {
+    let Some(&value) = graph.inputs().get(index) else {
+        return format!("argument_{index}");
+    };
+    match graph.debug_name(value) {
+        Some(name) => match name.rsplit_once('.') {
+            Some((base, suffix)) if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) => {
+                base.to_string()
+            }
+            _ => name.to_string(),
+        },
+        None => format!("argument_{index}"),
+    }
+}
+
+/// The schema-like declaration PyTorch prints in call errors:
+/// `forward(__torch__.M self, Tensor x, float scale) -> Tensor`.
+pub fn method_declaration(name: &str, graph: &Graph) -> String {
+    let arguments: Vec<String> = (0..graph.inputs().len())
+        .map(|index| {
+            let ty = graph.value_type(graph.inputs()[index]);
+            format!("{} {}", ty, argument_name(graph, index))
+        })
+        .collect();
+    let outputs = graph.outputs();
+    let returns = if outputs.len() == 1 {
+        graph.value_type(outputs[0]).to_string()
+    } else {
+        let types: Vec<String> = outputs
+            .iter()
+            .map(|&o| graph.value_type(o).to_string())
+            .collect();
+        format!("({})", types.join(", "))
+    };
+    format!("{name}({}) -> {returns}", arguments.join(", "))
+}
+
+/// Checks a call's inputs (including `self`) against the graph's inputs, with PyTorch's
+/// messages for too many, too few and mistyped arguments.
+pub fn check_call_arguments(name: &str, graph: &Graph, inputs: &[IValue]) -> Result<()> {
+    let expected = graph.inputs().len();
+    if inputs.len() > expected {
+        return Err(RuntimeError::Argument(format!(
+            "{name}() expected at most {expected} argument(s) but received {} argument(s). Declaration: {}",
+            inputs.len(),
+            method_declaration(name, graph)
+        )));
+    }
+    if inputs.len() < expected {
+        return Err(RuntimeError::Argument(format!(
+            "{name}() is missing value for argument '{}'. Declaration: {}",
+            argument_name(graph, inputs.len()),
+            method_declaration(name, graph)
+        )));
+    }
+    for (index, value) in inputs.iter().enumerate() {
+        let ty = graph.value_type(graph.inputs()[index]);
+        if !value_matches_type(value, ty) {
+            return Err(RuntimeError::Argument(format!(
+                "{name}() Expected a value of type '{}' for argument '{}' but instead found type '{}'.\nPosition: {index}\nValue: {value}\nDeclaration: {}",
+                ty.annotation_str(),
+                argument_name(graph, index),
+                value.type_of().annotation_str(),
+                method_declaration(name, graph)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a value can be passed where `ty` is declared. Containers are checked by their
+/// declared element types, or element by element when those differ.
+pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
+    match (ty, value) {
+        (Type::Any | Type::Var(_), _) => true,
+        (Type::Optional(_), IValue::None) => true,
+        (Type::Optional(inner), other) => value_matches_type(other, inner),
+        (Type::NoneType, IValue::None) => true,
+        (Type::Tensor, IValue::Tensor(_)) => true,
+        (Type::Int, IValue::Int(_)) => true,
+        (Type::Float, IValue::Double(_)) => true,
+        (Type::Bool, IValue::Bool(_)) => true,
+        (Type::Str, IValue::Str(_)) => true,
+        (Type::Device, IValue::Device(_)) => true,
+        (Type::Number, IValue::Int(_) | IValue::Double(_) | IValue::Bool(_)) => true,
+        (Type::List(element), IValue::List(list)) => {
+            list.element_type() == element.as_ref()
+                || list.read().iter().all(|item| value_matches_type(item, element))
+        }
+        (Type::Tuple(elements), IValue::Tuple(tuple)) => {
+            elements.len() == tuple.items.len()
+                && elements
+                    .iter()
+                    .zip(&tuple.items)
+                    .all(|(ty, item)| value_matches_type(item, ty))
+        }
+        (Type::Dict(key, value_type), IValue::Dict(dict)) => {
+            (dict.key_type() == key.as_ref() && dict.value_type() == value_type.as_ref())
+                || dict.entries().iter().all(|(k, v)| {
+                    value_matches_type(k, key) && value_matches_type(v, value_type)
+                })
+        }
+        (Type::Class(class), IValue::Object(object)) => {
+            class.qualified_name() == object.class().qualified_name()
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,551 @@
+//! List and dict operators (generic over the element type `t`, PyTorch's register_prim_ops
+//! schemas). Lists and dicts are shared by reference, so mutating ops change every alias.
+
+use std::sync::Arc;
+
+use ferrojit_ir::Type;
+
+use super::{normalize_index, pop_array, push, slice_indices, KernelTableEntry};
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::{DictValue, IValue, ListValue};
+use crate::registry::Stack;
+
+fn index_error() -> RuntimeError {
+    RuntimeError::IndexError("list index out of range".to_string())
+}
+
+fn len(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    push(stack, list.to_list()?.len() as i64)
+}
+
+fn get_item(stack: &mut Stack) -> Result<()> {
+    let [list, index] = pop_array::<2>(stack)?;
+    let items = list.to_list()?.read();
+    let position = normalize_index(index.to_int()?, items.len()).ok_or_else(index_error)?;
+    let value = items.get(position).cloned().ok_or_else(index_error)?;
+    drop(items);
+    push(stack, value)
+}
+
+fn set_item(stack: &mut Stack) -> Result<()> {
+    let [list, index, value] = pop_array::<3>(stack)?;
+    {
+        let mut items = list.to_list()?.write();
+        let position = normalize_index(index.to_int()?, items.len()).ok_or_else(index_error)?;
+        if let Some(slot) = items.get_mut(position) {
+            *slot = value;
+        }
+    }
+    push(stack, list)
+}
+
+fn append(stack: &mut Stack) -> Result<()> {
+    let [list, value] = pop_array::<2>(stack)?;
+    list.to_list()?.push(value);
+    push(stack, list)
+}
+
+fn extend(stack: &mut Stack) -> Result<()> {
+    let [list, other] = pop_array::<2>(stack)?;
+    // Snapshot first: `l.extend(l)` must not read while writing.
+    let extra = other.to_list()?.to_vec();
+    list.to_list()?.write().extend(extra);
+    Ok(())
+}
+
+fn insert(stack: &mut Stack) -> Result<()> {
+    let [list, index, value] = pop_array::<3>(stack)?;
+    let mut items = list.to_list()?.write();
+    let len = items.len() as i64;
+    let index = index.to_int()?;
+    // Python clamps insert positions instead of failing.
+    let position = if index < 0 { (index + len).max(0) } else { index.min(len) };
+    items.insert(position as usize, value);
+    Ok(())
+}
+
+fn pop(stack: &mut Stack) -> Result<()> {
+    let [list, index] = pop_array::<2>(stack)?;
+    let value = {
+        let mut items = list.to_list()?.write();
+        if items.is_empty() {
+            return Err(RuntimeError::IndexError("pop from empty list".to_string()));
+        }
+        let position = normalize_index(index.to_int()?, items.len())
+            .ok_or_else(|| RuntimeError::IndexError("pop index out of range".to_string()))?;
+        items.remove(position)
+    };
+    push(stack, value)
+}
+
+fn clear(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    list.to_list()?.write().clear();
+    Ok(())
+}
+
+fn delete(stack: &mut Stack) -> Result<()> {
+    let [list, index] = pop_array::<2>(stack)?;
+    let mut items = list.to_list()?.write();
+    let position = normalize_index(index.to_int()?, items.len()).ok_or_else(|| {
+        RuntimeError::IndexError("list assignment index out of range".to_string())
+    })?;
+    items.remove(position);
+    Ok(())
+}
+
+fn reverse(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    list.to_list()?.write().reverse();
+    Ok(())
+}
+
+/// `list.copy()`, `list(l)`: a new list with the same elements.
+fn copy(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let list = list.to_list()?;
+    push(
+        stack,
+        IValue::List(ListValue::new(list.element_type().clone(), list.to_vec())),
+    )
+}
+
+fn concat(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let a = a.to_list()?;
+    let mut items = a.to_vec();
+    items.extend(b.to_list()?.to_vec());
+    push(
+        stack,
+        IValue::List(ListValue::new(a.element_type().clone(), items)),
+    )
+}
+
+fn concat_in_place(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let extra = b.to_list()?.to_vec();
+    a.to_list()?.write().extend(extra);
+    push(stack, a)
+}
+
+fn slice(stack: &mut Stack) -> Result<()> {
+    let [list, start, end, step] = pop_array::<4>(stack)?;
+    let list = list.to_list()?;
+    let items = list.to_vec();
+    let (first, step, count) = slice_indices(
+        items.len(),
+        start.to_optional_int()?,
+        end.to_optional_int()?,
+        step.to_int()?,
+    )?;
+    let mut result = Vec::with_capacity(count);
+    let mut position = first;
+    for _ in 0..count {
+        if let Some(item) = usize::try_from(position).ok().and_then(|p| items.get(p)) {
+            result.push(item.clone());
+        }
+        position += step;
+    }
+    push(
+        stack,
+        IValue::List(ListValue::new(list.element_type().clone(), result)),
+    )
+}
+
+fn repeat(list: &ListValue, times: i64) -> IValue {
+    let items = list.to_vec();
+    let times = usize::try_from(times).unwrap_or(0);
+    let mut result = Vec::with_capacity(items.len().saturating_mul(times).min(1 << 20));
+    for _ in 0..times {
+        result.extend(items.iter().cloned());
+    }
+    IValue::List(ListValue::new(list.element_type().clone(), result))
+}
+
+fn mul_left(stack: &mut Stack) -> Result<()> {
+    let [list, times] = pop_array::<2>(stack)?;
+    let result = repeat(list.to_list()?, times.to_int()?);
+    push(stack, result)
+}
+
+fn mul_right(stack: &mut Stack) -> Result<()> {
+    let [times, list] = pop_array::<2>(stack)?;
+    let result = repeat(list.to_list()?, times.to_int()?);
+    push(stack, result)
+}
+
+fn mul_in_place(stack: &mut Stack) -> Result<()> {
+    let [list, times] = pop_array::<2>(stack)?;
+    let repeated = repeat(list.to_list()?, times.to_int()?);
+    let new_items = repeated.to_list()?.to_vec();
+    *list.to_list()?.write() = new_items;
+    push(stack, list)
+}
+
+fn list_eq(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    push(stack, a.equals(&b)?)
+}
+
+fn list_ne(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    push(stack, !a.equals(&b)?)
+}
+
+fn contains(stack: &mut Stack) -> Result<()> {
+    let [list, item] = pop_array::<2>(stack)?;
+    let items = list.to_list()?.to_vec();
+    for candidate in &items {
+        if candidate.equals(&item)? {
+            return push(stack, true);
+        }
+    }
+    push(stack, false)
+}
+
+fn sum_int(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let total = list
+        .to_int_vec()?
+        .into_iter()
+        .fold(0i64, |acc, v| acc.wrapping_add(v));
+    push(stack, total)
+}
+
+fn sum_float(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    push(stack, list.to_double_vec()?.into_iter().sum::<f64>())
+}
+
+fn extreme(stack: &mut Stack, want_max: bool) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let items = list.to_list()?.to_vec();
+    let mut best: Option<IValue> = None;
+    for item in items {
+        best = Some(match best {
+            None => item,
+            Some(current) => {
+                let better = match (&item, &current) {
+                    (IValue::Int(a), IValue::Int(b)) => (a > b) == want_max && a != b,
+                    (IValue::Double(a), IValue::Double(b)) => {
+                        if want_max {
+                            a > b
+                        } else {
+                            a < b
+                        }
+                    }
+                    (IValue::Bool(a), IValue::Bool(b)) => (a > b) == want_max && a != b,
+                    _ => {
+                        return Err(RuntimeError::type_mismatch(
+                            "int, float or bool elements",
+                            item.type_of().to_string(),
+                            "min()/max() of a list",
+                        ))
+                    }
+                };
+                if better {
+                    item
+                } else {
+                    current
+                }
+            }
+        });
+    }
+    let name = if want_max { "max" } else { "min" };
+    let value = best.ok_or_else(|| {
+        RuntimeError::ValueError(format!("{name}() arg is an empty sequence"))
+    })?;
+    push(stack, value)
+}
+
+fn list_max(stack: &mut Stack) -> Result<()> {
+    extreme(stack, true)
+}
+
+fn list_min(stack: &mut Stack) -> Result<()> {
+    extreme(stack, false)
+}
+
+fn sort(stack: &mut Stack) -> Result<()> {
+    let [list, reverse] = pop_array::<2>(stack)?;
+    let reverse = reverse.to_bool()?;
+    let mut items = list.to_list()?.write();
+    let mut failure = None;
+    items.sort_by(|a, b| {
+        let ordering = match (a, b) {
+            (IValue::Int(x), IValue::Int(y)) => x.cmp(y),
+            (IValue::Double(x), IValue::Double(y)) => {
+                x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal)
+            }
+            (IValue::Bool(x), IValue::Bool(y)) => x.cmp(y),
+            (IValue::Str(x), IValue::Str(y)) => x.cmp(y),
+            _ => {
+                failure = Some(RuntimeError::Other(format!(
+                    "IValues of type: {} are not comparable",
+                    a.tag_name()
+                )));
+                std::cmp::Ordering::Equal
+            }
+        };
+        if reverse {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    });
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+pub const TABLE: &[KernelTableEntry] = &[
+    ("aten::len.t(t[] a) -> int", len),
+    ("aten::select.t(t[](a) list, int idx) -> t(*)", get_item),
+    ("aten::__getitem__.t(t[](a) list, int idx) -> t(*)", get_item),
+    ("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)", append),
+    ("aten::reverse.t(t[](a!) self) -> ()", reverse),
+    ("aten::extend.t(t[](a!) self, t[] other) -> ()", extend),
+    ("aten::copy.t(t[](a) self) -> t[]", copy),
+    ("aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)", set_item),
+    ("aten::clear.t(t[](a!) self) -> ()", clear),
+    ("aten::Delete.t(t[](a!) self, int idx) -> ()", delete),
+    ("aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()", insert),
+    ("aten::pop.t(t[](a!) self, int idx=-1) -> t(*)", pop),
+    ("aten::add.t(t[] a, t[] b) -> t[]", concat),
+    ("aten::add_.t(t[](a!) self, t[] b) -> t[]", concat_in_place),
+    ("aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]", slice),
+    ("aten::list.t(t[] l) -> t[]", copy),
+    ("aten::mul.left_t(t[] l, int n) -> t[]", mul_left),
+    ("aten::mul.right_(int n, t[] l) -> t[]", mul_right),
+    ("aten::mul_.t(t[](a!) l, int n) -> t[](a!)", mul_in_place),
+    ("aten::eq.int_list(int[] a, int[] b) -> bool", list_eq),
+    ("aten::eq.float_list(float[] a, float[] b) -> bool", list_eq),
+    ("aten::eq.bool_list(bool[] a, bool[] b) -> bool", list_eq),
+    ("aten::eq.str_list(str[] a, str[] b) -> bool", list_eq),
+    ("aten::ne.int_list(int[] a, int[] b) -> bool", list_ne),
+    ("aten::ne.float_list(float[] a, float[] b) -> bool", list_ne),
+    ("aten::ne.bool_list(bool[] a, bool[] b) -> bool", list_ne),
+    ("aten::ne.str_list(str[] a, str[] b) -> bool", list_ne),
+    ("aten::__contains__.int_list(int[] l, int item) -> bool", contains),
+    ("aten::__contains__.str_list(str[] l, str item) -> bool", contains),
+    ("aten::__contains__.float_list(float[] l, float item) -> bool", contains),
+    ("aten::sum.int(int[] self) -> int", sum_int),
+    ("aten::sum.float(float[] self) -> float", sum_float),
+    ("prim::min.self_int(int[] self) -> int", list_min),
+    ("prim::max.self_int(int[] self) -> int", list_max),
+    ("prim::min.self_float(float[] self) -> float", list_min),
+    ("prim::max.self_float(float[] self) -> float", list_max),
+    ("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sort),
+    ("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sort),
+    ("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sort),
+    ("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sort),
+];
+
+// ----- dicts ---------------------------------------------------------------------------
+
+fn key_error(key: &IValue) -> RuntimeError {
+    RuntimeError::KeyError(key.to_string())
+}
+
+fn dict_len(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    push(stack, dict.to_dict()?.len() as i64)
+}
+
+fn dict_keys(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    let dict = dict.to_dict()?;
+    let keys = dict.entries().into_iter().map(|(k, _)| k).collect();
+    push(stack, IValue::list(dict.key_type().clone(), keys))
+}
+
+fn dict_values(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    let dict = dict.to_dict()?;
+    let values = dict.entries().into_iter().map(|(_, v)| v).collect();
+    push(stack, IValue::list(dict.value_type().clone(), values))
+}
+
+fn dict_items(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    let dict = dict.to_dict()?;
+    let element = Type::Tuple(vec![dict.key_type().clone(), dict.value_type().clone()]);
+    let items = dict
+        .entries()
+        .into_iter()
+        .map(|(k, v)| IValue::tuple(vec![k, v]))
+        .collect();
+    push(stack, IValue::list(element, items))
+}
+
+fn dict_get_item(stack: &mut Stack) -> Result<()> {
+    let [dict, key] = pop_array::<2>(stack)?;
+    let value = dict.to_dict()?.get(&key).ok_or_else(|| key_error(&key))?;
+    push(stack, value)
+}
+
+fn dict_get(stack: &mut Stack) -> Result<()> {
+    let [dict, key] = pop_array::<2>(stack)?;
+    let value = dict.to_dict()?.get(&key).unwrap_or(IValue::None);
+    push(stack, value)
+}
+
+fn dict_get_default(stack: &mut Stack) -> Result<()> {
+    let [dict, key, default] = pop_array::<3>(stack)?;
+    let value = dict.to_dict()?.get(&key).unwrap_or(default);
+    push(stack, value)
+}
+
+fn dict_set_default(stack: &mut Stack) -> Result<()> {
+    let [dict, key, default] = pop_array::<3>(stack)?;
+    let dict = dict.to_dict()?;
+    let value = match dict.get(&key) {
+        Some(existing) => existing,
+        None => {
+            dict.insert(key, default.clone());
+            default
+        }
+    };
+    push(stack, value)
+}
+
+fn dict_delete(stack: &mut Stack) -> Result<()> {
+    let [dict, key] = pop_array::<2>(stack)?;
+    dict.to_dict()?
+        .remove(&key)
+        .ok_or_else(|| key_error(&key))?;
+    Ok(())
+}
+
+fn dict_pop(stack: &mut Stack) -> Result<()> {
+    let [dict, key] = pop_array::<2>(stack)?;
+    let value = dict.to_dict()?.remove(&key).ok_or_else(|| key_error(&key))?;
+    push(stack, value)
+}
+
+fn dict_pop_default(stack: &mut Stack) -> Result<()> {
+    let [dict, key, default] = pop_array::<3>(stack)?;
+    let value = dict.to_dict()?.remove(&key).unwrap_or(default);
+    push(stack, value)
+}
+
+fn dict_pop_item(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    let dict = dict.to_dict()?;
+    let (key, value) = dict
+        .entries()
+        .into_iter()
+        .next()
+        .ok_or_else(|| RuntimeError::Other("popitem(): dictionary is empty".to_string()))?;
+    dict.remove(&key);
+    push(stack, IValue::tuple(vec![key, value]))
+}
+
+fn dict_clear(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    dict.to_dict()?.clear();
+    Ok(())
+}
+
+fn dict_update(stack: &mut Stack) -> Result<()> {
+    let [dict, other] = pop_array::<2>(stack)?;
+    let entries = other.to_dict()?.entries();
+    let dict = dict.to_dict()?;
+    for (key, value) in entries {
+        dict.insert(key, value);
+    }
+    Ok(())
+}
+
+fn copy_dict(dict: &DictValue) -> Arc<DictValue> {
+    let copy = DictValue::new(dict.key_type().clone(), dict.value_type().clone());
+    for (key, value) in dict.entries() {
+        copy.insert(key, value);
+    }
+    copy
+}
+
+fn dict_copy(stack: &mut Stack) -> Result<()> {
+    let [dict] = pop_array::<1>(stack)?;
+    let copy = copy_dict(dict.to_dict()?);
+    push(stack, IValue::Dict(copy))
+}
+
+fn dict_contains(stack: &mut Stack) -> Result<()> {
+    let [dict, key] = pop_array::<2>(stack)?;
+    push(stack, dict.to_dict()?.contains(&key))
+}
+
+fn dict_set_item(stack: &mut Stack) -> Result<()> {
+    let [dict, key, value] = pop_array::<3>(stack)?;
+    dict.to_dict()?.insert(key, value);
+    Ok(())
+}
+
+/// `dict(list_of_pairs)`.
+fn dict_from_list(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let list = list.to_list()?;
+    let (key_type, value_type) = match list.element_type() {
+        Type::Tuple(elements) if elements.len() == 2 => (elements[0].clone(), elements[1].clone()),
+        other => {
+            return Err(RuntimeError::type_mismatch(
+                "a list of 2-tuples",
+                format!("{other}[]"),
+                "dict()",
+            ))
+        }
+    };
+    let dict = DictValue::new(key_type, value_type);
+    for item in list.to_vec() {
+        let tuple = item.to_tuple()?;
+        match tuple.items.as_slice() {
+            [key, value] => dict.insert(key.clone(), value.clone()),
+            _ => {
+                return Err(RuntimeError::ValueError(
+                    "dictionary update sequence element has the wrong length".to_string(),
+                ))
+            }
+        }
+    }
+    push(stack, IValue::Dict(dict))
+}
+
+macro_rules! dict_ops_for_key {
+    ($table:ident, $key:literal) => {
+        $table.extend_from_slice(&[
+            (concat!("aten::len.Dict_", $key, "(Dict(", $key, ", t) self) -> int"), dict_len as crate::registry::KernelFn),
+            (concat!("aten::keys.", $key, "(Dict(", $key, ", t) self) -> ", $key, "[](*)"), dict_keys),
+            (concat!("aten::values.", $key, "(Dict(", $key, ", t) self) -> t[](*)"), dict_values),
+            (concat!("aten::__getitem__.Dict_", $key, "(Dict(", $key, ", t) self, ", $key, " key) -> t(*)"), dict_get_item),
+            (concat!("aten::get.", $key, "(Dict(", $key, ", t) self, ", $key, " key) -> t(*)?"), dict_get),
+            (concat!("aten::get.default_", $key, "(Dict(", $key, ", t) self, ", $key, " key, t default_value) -> t(*)"), dict_get_default),
+            (concat!("aten::setdefault.", $key, "(Dict(", $key, ", t)(a!) self, ", $key, "(b -> *) key, t(c -> *) default_value) -> t(*)"), dict_set_default),
+            (concat!("aten::Delete.Dict_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key) -> ()"), dict_delete),
+            (concat!("aten::pop.Dict_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key) -> t(*)"), dict_pop),
+            (concat!("aten::pop.Dict_default_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key, t default_value) -> t(*)"), dict_pop_default),
+            (concat!("aten::popitem.", $key, "(Dict(", $key, ", t)(a!) self) -> ((", $key, ", t))"), dict_pop_item),
+            (concat!("aten::clear.", $key, "(Dict(", $key, ", t)(a!) self) -> ()"), dict_clear),
+            (concat!("aten::update.", $key, "(Dict(", $key, ", t)(a!) self, Dict(", $key, ", t)(a!) to_add) -> ()"), dict_update),
+            (concat!("aten::items.", $key, "(Dict(", $key, ", t) self) -> ((", $key, ", t)[])"), dict_items),
+            (concat!("aten::copy.Dict_", $key, "(Dict(", $key, ", t)(a) self) -> Dict(", $key, ", t)"), dict_copy),
+            (concat!("aten::__contains__.", $key, "(Dict(", $key, ", t) dict, ", $key, " key) -> bool"), dict_contains),
+            (concat!("aten::_set_item.", $key, "(Dict(", $key, ", t)(a!) l, ", $key, "(b -> *) idx, t(c -> *) v) -> ()"), dict_set_item),
+            (concat!("aten::dict.", $key, "((", $key, ", tVal)[] inputs) -> Dict(", $key, ", tVal)"), dict_from_list),
+            (concat!("aten::dict.Dict_", $key, "(Dict(", $key, ", t)(a) self) -> Dict(", $key, ", t)"), dict_copy),
+        ]);
+    };
+}
+
+/// Dict operators for every key type PyTorch supports (complex keys excepted).
+pub fn dict_table() -> Vec<KernelTableEntry> {
+    let mut table: Vec<KernelTableEntry> = Vec::new();
+    dict_ops_for_key!(table, "str");
+    dict_ops_for_key!(table, "int");
+    dict_ops_for_key!(table, "bool");
+    dict_ops_for_key!(table, "float");
+    dict_ops_for_key!(table, "Tensor");
+    table
+}

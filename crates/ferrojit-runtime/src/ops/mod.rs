@@ -1,0 +1,187 @@
+//! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
+//! stack helpers the kernels share.
+
+pub mod list_ops;
+pub mod misc_ops;
+pub mod scalar_ops;
+pub mod tensor_ops;
+
+use std::sync::Arc;
+
+use ferrojit_tensor::{DType, Scalar, Tensor};
+
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::IValue;
+use crate::registry::{KernelFn, OperatorRegistry, Stack};
+
+/// One row of a builtin table: a PyTorch schema string and its kernel.
+pub type KernelTableEntry = (&'static str, KernelFn);
+
+/// Registers every builtin family. Tensor overloads go first so that, within one name,
+/// the compiler sees them in PyTorch's order (native functions before prim ops).
+pub fn register_builtins(registry: &mut OperatorRegistry) {
+    registry.register_table(tensor_ops::TABLE);
+    registry.register_table(scalar_ops::TABLE);
+    registry.register_table(list_ops::TABLE);
+    registry.register_table(&list_ops::dict_table());
+    registry.register_table(misc_ops::TABLE);
+}
+
+fn underflow() -> RuntimeError {
+    RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
+}
+
+/// Pops the top `N` values, returned in push order (first argument first).
+pub(crate) fn pop_array<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
+    if stack.len() < N {
+        return Err(underflow());
+    }
+    let tail = stack.split_off(stack.len() - N);
+    tail.try_into().map_err(|_| underflow())
+}
+
+/// Pops the top `count` values, returned in push order.
+pub(crate) fn pop_vec(stack: &mut Stack, count: usize) -> Result<Vec<IValue>> {
+    if stack.len() < count {
+        return Err(underflow());
+    }
+    Ok(stack.split_off(stack.len() - count))
+}
+
+/// For vararg schemas: pops the input count pushed by the interpreter, then the inputs.
+pub(crate) fn pop_varargs(stack: &mut Stack) -> Result<Vec<IValue>> {
+    let [count] = pop_array::<1>(stack)?;
+    let count = usize::try_from(count.to_int()?)
+        .map_err(|_| RuntimeError::InvalidGraph("negative vararg count".to_string()))?;
+    pop_vec(stack, count)
+}
+
+pub(crate) fn push(stack: &mut Stack, value: impl Into<IValue>) -> Result<()> {
+    stack.push(value.into());
+    Ok(())
+}
+
+/// `ScalarType?` argument: None or a c10::ScalarType index.
+pub(crate) fn optional_dtype(value: &IValue) -> Result<Option<DType>> {
+    match value {
+        IValue::None => Ok(None),
+        other => Ok(Some(DType::from_scalar_type_index(other.to_int()?)?)),
+    }
+}
+
+/// `Tensor?` argument.
+pub(crate) fn optional_tensor(value: &IValue) -> Result<Option<&Tensor>> {
+    match value {
+        IValue::None => Ok(None),
+        other => other.to_tensor().map(Some),
+    }
+}
+
+/// `str?` argument.
+pub(crate) fn optional_str(value: &IValue) -> Result<Option<&str>> {
+    match value {
+        IValue::None => Ok(None),
+        other => other.to_str().map(Some),
+    }
+}
+
+/// The scalar of a `Scalar` argument.
+pub(crate) fn scalar(value: &IValue) -> Result<Scalar> {
+    value.to_scalar()
+}
+
+/// A Python number used where a tensor is needed, as PyTorch's wrapped numbers.
+pub(crate) fn wrapped(value: &IValue) -> Result<Tensor> {
+    Ok(Tensor::wrapped_scalar(value.to_scalar()?))
+}
+
+/// Normalizes a Python index (negative counts from the end) into `0..len`.
+pub(crate) fn normalize_index(index: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let normalized = if index < 0 { index.checked_add(len)? } else { index };
+    if (0..len).contains(&normalized) {
+        usize::try_from(normalized).ok()
+    } else {
+        None
+    }
+}
+
+/// Python's slice index adjustment (`PySlice_AdjustIndices`): returns (start, step, count).
+pub(crate) fn slice_indices(
+    len: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<(i64, i64, usize)> {
+    if step == 0 {
+        return Err(RuntimeError::ValueError(
+            "slice step cannot be zero".to_string(),
+        ));
+    }
+    let len = i64::try_from(len).map_err(|_| RuntimeError::Other("list too long".to_string()))?;
+    let adjust = |value: Option<i64>, default: i64, low: i64, high: i64| -> i64 {
+        match value {
+            None => default,
+            Some(v) if v < 0 => {
+                let v = v.saturating_add(len);
+                if v < 0 {
+                    low
+                } else {
+                    v
+                }
+            }
+            Some(v) => {
+                if v >= len {
+                    high
+                } else {
+                    v
+                }
+            }
+        }
+    };
+    let (start, end) = if step > 0 {
+        (adjust(start, 0, 0, len), adjust(end, len, 0, len))
+    } else {
+        (adjust(start, len - 1, -1, len - 1), adjust(end, -1, -1, len - 1))
+    };
+    let count = if step > 0 {
+        if end > start {
+            (end - start - 1) / step + 1
+        } else {
+            0
+        }
+    } else if start > end {
+        (start - end - 1) / (-step) + 1
+    } else {
+        0
+    };
+    Ok((start, step, usize::try_from(count).unwrap_or(0)))
+}
+
+/// A list value of strings.
+pub(crate) fn str_value(text: impl Into<Arc<str>>) -> IValue {
+    IValue::Str(text.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_follow_python() {
+        // [0, 1, 2, 3, 4][1:4] -> 1, 2, 3
+        assert_eq!(slice_indices(5, Some(1), Some(4), 1).unwrap(), (1, 1, 3));
+        // [::-1] -> 4, 3, 2, 1, 0
+        assert_eq!(slice_indices(5, None, None, -1).unwrap(), (4, -1, 5));
+        // [-2:] -> 3, 4
+        assert_eq!(slice_indices(5, Some(-2), None, 1).unwrap(), (3, 1, 2));
+        // [10:] -> empty
+        assert_eq!(slice_indices(5, Some(10), None, 1).unwrap().2, 0);
+        // [::2] -> 0, 2, 4
+        assert_eq!(slice_indices(5, None, None, 2).unwrap(), (0, 2, 3));
+        assert!(slice_indices(5, None, None, 0).is_err());
+        assert_eq!(normalize_index(-1, 3), Some(2));
+        assert_eq!(normalize_index(3, 3), None);
+        assert_eq!(normalize_index(-4, 3), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! Loads a `torch.jit.save` archive into a runnable `Module`: classes come from `code/`
+//! (parsed on demand, compiled on first call), objects and tensors from `data.pkl`,
+//! `CONSTANTS.cN` from `constants.pkl`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ferrojit_frontend::compilation_unit::CompilationUnit;
+use ferrojit_frontend::operators::OperatorSchemas;
+use ferrojit_frontend::source::SourceFile;
+use ferrojit_ir::{AttributeValue, ClassType, FunctionSchema, Graph, Type};
+use ferrojit_runtime::error::RuntimeError;
+use ferrojit_runtime::ivalue::IValue;
+use ferrojit_runtime::module::Module;
+use ferrojit_runtime::object::MethodSource;
+use ferrojit_runtime::registry::OperatorRegistry;
+
+use crate::load_error::LoadError;
+use crate::unpickler::{unpickle, UnpicklerOptions};
+use crate::values::{ClassResolver, ValueReader};
+use crate::zip_archive::ArchiveReader;
+
+/// Archive format versions this loader reads. PyTorch writes 3 for plain models and up to
+/// 10 when operators with upgraders appear; the upgraders themselves are not applied yet.
+const SUPPORTED_VERSIONS: std::ops::RangeInclusive<u64> = 1..=10;
+
+/// The compiler's view of the runtime's operator registry.
+pub struct RegistrySchemas {
+    registry: &'static OperatorRegistry,
+}
+
+impl RegistrySchemas {
+    pub fn builtins() -> Arc<RegistrySchemas> {
+        Arc::new(RegistrySchemas {
+            registry: OperatorRegistry::global(),
+        })
+    }
+}
+
+impl OperatorSchemas for RegistrySchemas {
+    fn overloads(&self, qualified_name: &str) -> Vec<Arc<FunctionSchema>> {
+        self.registry.overloads(qualified_name)
+    }
+}
+
+/// Hands the runtime method and function graphs from a compilation unit, compiling them
+/// on first use.
+pub struct CompiledMethods {
+    unit: Arc<CompilationUnit>,
+}
+
+impl CompiledMethods {
+    pub fn new(unit: Arc<CompilationUnit>) -> Arc<CompiledMethods> {
+        Arc::new(CompiledMethods { unit })
+    }
+
+    pub fn unit(&self) -> &Arc<CompilationUnit> {
+        &self.unit
+    }
+}
+
+impl MethodSource for CompiledMethods {
+    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>, RuntimeError> {
+        let function = self
+            .unit
+            .method(class, name)
+            .map_err(|error| RuntimeError::Other(error.to_string()))?;
+        function
+            .graph(&self.unit)
+            .map_err(|error| RuntimeError::Other(error.to_string()))
+    }
+
+    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>, RuntimeError> {
+        let function = self
+            .unit
+            .function(qualified_name)
+            .map_err(|error| RuntimeError::Other(error.to_string()))?;
+        function
+            .graph(&self.unit)
+            .map_err(|error| RuntimeError::Other(error.to_string()))
+    }
+}
+
+struct ArchiveClasses {
+    methods: Arc<CompiledMethods>,
+}
+
+impl ClassResolver for ArchiveClasses {
+    fn resolve(&self, qualified_name: &str) -> Result<Arc<ClassType>, LoadError> {
+        if !qualified_name.starts_with("__torch__.") {
+            return Err(LoadError::format(
+                "data.pkl",
+                format!("class {qualified_name} is outside __torch__ and cannot be loaded"),
+            ));
+        }
+        Ok(self.methods.unit().resolve_class(qualified_name)?)
+    }
+
+    fn methods(&self) -> Arc<dyn MethodSource> {
+        self.methods.clone()
+    }
+}
+
+/// A loaded TorchScript archive.
+pub struct LoadedModule {
+    pub module: Module,
+    pub unit: Arc<CompilationUnit>,
+}
+
+/// Loads a `torch.jit.save` archive from a file.
+pub fn load_module(path: &Path) -> Result<LoadedModule, LoadError> {
+    let archive = ArchiveReader::open(path)?;
+    load_module_from_archive(Arc::new(archive))
+}
+
+/// Loads a `torch.jit.save` archive held in memory.
+pub fn load_module_from_bytes(bytes: Vec<u8>) -> Result<LoadedModule, LoadError> {
+    let archive = ArchiveReader::from_bytes(bytes)?;
+    load_module_from_archive(Arc::new(archive))
+}
+
+fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
+    // Old archives name the record `version` too; a missing one is refused rather than guessed.
+    let name = if archive.has_record("version") {
+        "version"
+    } else if archive.has_record(".data/version") {
+        ".data/version"
+    } else {
+        return Err(LoadError::format("version", "the archive has no version record"));
+    };
+    let bytes = archive.read_record(name)?;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(32)]).trim().to_string();
+    let version: u64 = text
+        .parse()
+        .map_err(|_| LoadError::format(name, format!("version '{text}' is not a number")))?;
+    if !SUPPORTED_VERSIONS.contains(&version) {
+        return Err(LoadError::format(
+            name,
+            format!(
+                "archive format version {version} is not supported (this build reads {} to {})",
+                SUPPORTED_VERSIONS.start(),
+                SUPPORTED_VERSIONS.end()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Maps a qualifier such as `__torch__.torch.nn.modules.linear` to its `code/` record.
+fn code_record_name(qualifier: &str) -> String {
+    format!("code/{}.py", qualifier.replace('.', "/"))
+}
+
+fn load_module_from_archive(archive: Arc<ArchiveReader>) -> Result<LoadedModule, LoadError> {
+    check_version(&archive)?;
+    if !archive.has_record("data.pkl") {
+        return Err(LoadError::format("data.pkl", "the archive has no data.pkl record (is it a TorchScript archive?)"));
+    }
+
+    let mut unit = CompilationUnit::new(RegistrySchemas::builtins());
+    let loader_archive = archive.clone();
+    unit.set_source_loader(Box::new(move |qualifier: &str| {
+        let record = code_record_name(qualifier);
+        if !loader_archive.has_record(&record) {
+            return None;
+        }
+        let bytes = loader_archive.read_record(&record).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        Some(SourceFile::new(record, text))
+    }));
+    unit.set_constants(load_constants(&archive)?);
+    let unit = Arc::new(unit);
+    let methods = CompiledMethods::new(unit.clone());
+    let classes = ArchiveClasses { methods: methods.clone() };
+
+    let bytes = archive.read_record("data.pkl")?;
+    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| LoadError::Pickle {
+        record: "data.pkl".to_string(),
+        source,
+    })?;
+    let mut reader = ValueReader::new(&archive, "data.pkl", "data", Some(&classes))?;
+    let root = reader.convert(&pickled)?;
+    // PyTorch runs __setstate__ after the object graph exists, innermost objects first.
+    for (object, state) in reader.take_pending_setstate().into_iter().rev() {
+        Module::new(object).run_method("__setstate__", vec![state])?;
+    }
+    let IValue::Object(object) = root else {
+        return Err(LoadError::format(
+            "data.pkl",
+            format!("the root value is a {}, not a module object", root.tag_name()),
+        ));
+    };
+    Ok(LoadedModule {
+        module: Module::new(object),
+        unit,
+    })
+}
+
+/// Reads `constants.pkl` (a tuple) into the compiler's constant table.
+fn load_constants(archive: &ArchiveReader) -> Result<Vec<(Option<AttributeValue>, Type)>, LoadError> {
+    if !archive.has_record("constants.pkl") {
+        return Ok(Vec::new());
+    }
+    let bytes = archive.read_record("constants.pkl")?;
+    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| LoadError::Pickle {
+        record: "constants.pkl".to_string(),
+        source,
+    })?;
+    let mut reader = ValueReader::new(archive, "constants.pkl", "constants", None)?;
+    let IValue::Tuple(tuple) = reader.convert(&pickled)? else {
+        return Err(LoadError::format("constants.pkl", "the constant table is not a tuple"));
+    };
+    tuple
+        .items
+        .iter()
+        .enumerate()
+        .map(|(index, value)| {
+            constant_attribute(value)
+                .ok_or_else(|| LoadError::format("constants.pkl", format!("constant c{index} is a {}, which is not supported yet", value.tag_name())))
+        })
+        .collect()
+}
+
+fn constant_attribute(value: &IValue) -> Option<(Option<AttributeValue>, Type)> {
+    Some(match value {
+        IValue::None => (None, Type::NoneType),
+        IValue::Bool(b) => (Some(AttributeValue::Int(i64::from(*b))), Type::Bool),
+        IValue::Int(i) => (Some(AttributeValue::Int(*i)), Type::Int),
+        IValue::Double(f) => (Some(AttributeValue::Float(*f)), Type::Float),
+        IValue::Str(s) => (Some(AttributeValue::Str(s.to_string())), Type::Str),
+        IValue::Tensor(t) => (Some(AttributeValue::Tensor(t.clone())), Type::Tensor),
+        _ => return None,
+    })
+}

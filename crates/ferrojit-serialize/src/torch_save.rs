@@ -1,0 +1,108 @@
+//! `torch.save` / `torch.load` files: a zip with `data.pkl` (protocol 2) and raw storages
+//! under `data/N`, read into `IValue`s and written so that PyTorch's `torch.load` (with its
+//! default `weights_only=True`) reads them back.
+//!
+//! Records PyTorch 2.15 writes, in order: `data.pkl`, `.format_version` (`1`),
+//! `.storage_alignment` (`64`), `byteorder` (`little`), `data/0`…, `version` (`3\n`),
+//! `.data/serialization_id`. The root folder is the file's stem.
+
+use std::path::Path;
+
+use ferrojit_runtime::ivalue::IValue;
+
+use crate::load_error::LoadError;
+use crate::unpickler::{unpickle, UnpicklerOptions};
+use crate::values::{ValueReader, ValueWriter};
+use crate::zip_archive::{ArchiveReader, ArchiveWriter};
+
+/// Reads a `torch.save` file.
+pub fn load_file(path: &Path) -> Result<IValue, LoadError> {
+    let archive = ArchiveReader::open(path)?;
+    load_archive(&archive)
+}
+
+/// Reads a `torch.save` file held in memory.
+pub fn load_bytes(bytes: Vec<u8>) -> Result<IValue, LoadError> {
+    let archive = ArchiveReader::from_bytes(bytes)?;
+    load_archive(&archive)
+}
+
+fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
+    if !archive.has_record("data.pkl") {
+        return Err(LoadError::format("data.pkl", "the archive has no data.pkl record"));
+    }
+    let bytes = archive.read_record("data.pkl")?;
+    let pickled = unpickle(&bytes, &UnpicklerOptions::torch_save()).map_err(|source| LoadError::Pickle {
+        record: "data.pkl".to_string(),
+        source,
+    })?;
+    let mut reader = ValueReader::new(archive, "data.pkl", "data", None)?;
+    reader.convert(&pickled)
+}
+
+/// Serializes `value` in the `torch.save` format with root folder `root_name`.
+pub fn save_to_bytes(value: &IValue, root_name: &str) -> Result<Vec<u8>, LoadError> {
+    let mut writer = ValueWriter::new();
+    let pickled = writer.convert(value, "data.pkl")?;
+    let data = crate::pickler::pickle(&pickled).map_err(|source| LoadError::Pickle {
+        record: "data.pkl".to_string(),
+        source,
+    })?;
+    let mut archive = ArchiveWriter::in_memory(root_name)?;
+    archive.write_record("data.pkl", &data)?;
+    archive.write_record(".format_version", b"1")?;
+    archive.write_record(".storage_alignment", b"64")?;
+    archive.write_record("byteorder", b"little")?;
+    let mut digest = Fnv64::new();
+    digest.update(&data);
+    for (index, storage) in writer.storages().iter().enumerate() {
+        let bytes = storage.to_le_bytes();
+        digest.update(&bytes);
+        archive.write_record(&format!("data/{index}"), &bytes)?;
+    }
+    archive.write_record("version", b"3\n")?;
+    archive.write_record(".data/serialization_id", serialization_id(digest.finish()).as_bytes())?;
+    Ok(archive.finish_into_bytes()?)
+}
+
+/// Writes `value` to `path` in the `torch.save` format (root folder: the file's stem).
+pub fn save_file(value: &IValue, path: &Path) -> Result<(), LoadError> {
+    let root_name = path
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or("archive");
+    let bytes = save_to_bytes(value, root_name)?;
+    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// PyTorch writes 40 decimal digits; ferrojit derives them from the content so the same
+/// values always give the same file.
+fn serialization_id(hash: u64) -> String {
+    let mut text = format!("{hash:020}");
+    text.push_str(&format!("{:020}", hash.rotate_left(32)));
+    text
+}
+
+/// FNV-1a: a tiny, stable content hash (not for security).
+struct Fnv64(u64);
+
+impl Fnv64 {
+    fn new() -> Fnv64 {
+        Fnv64(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}

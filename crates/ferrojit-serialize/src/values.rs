@@ -1,0 +1,469 @@
+//! Converts between pickled data (`PickleValue`) and runtime values (`IValue`), the part of
+//! loading and saving shared by TorchScript archives and `torch.save` files: tensors over
+//! `data/N` storages, containers, devices, type tags and script objects.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ferrojit_ir::{ClassType, Type};
+use ferrojit_runtime::ivalue::{DictValue, IValue, ListValue, TupleValue};
+use ferrojit_runtime::object::{MethodSource, Object};
+use ferrojit_runtime::Device;
+use ferrojit_tensor::{DType, Storage, Tensor};
+
+use crate::load_error::LoadError;
+use crate::pickle_value::PickleValue;
+use crate::zip_archive::ArchiveReader;
+
+/// Containers nested deeper than this are refused: the conversion recurses once per level.
+pub const MAX_VALUE_DEPTH: usize = 500;
+
+/// Resolves `__torch__.…` classes met in a pickle to class types.
+pub trait ClassResolver {
+    fn resolve(&self, qualified_name: &str) -> Result<Arc<ClassType>, LoadError>;
+    fn methods(&self) -> Arc<dyn MethodSource>;
+}
+
+/// Reads one pickle's values, loading storages from `<storage_folder>/<key>` records.
+pub struct ValueReader<'a> {
+    archive: &'a ArchiveReader,
+    pickle_record: String,
+    storage_folder: String,
+    little_endian: bool,
+    storages: HashMap<String, Storage>,
+    converted: HashMap<usize, IValue>,
+    classes: Option<&'a dyn ClassResolver>,
+    /// Objects whose `__setstate__` must run once the whole tree exists, in creation order.
+    pending_setstate: Vec<(Arc<Object>, IValue)>,
+}
+
+impl<'a> ValueReader<'a> {
+    pub fn new(
+        archive: &'a ArchiveReader,
+        pickle_record: &str,
+        storage_folder: &str,
+        classes: Option<&'a dyn ClassResolver>,
+    ) -> Result<ValueReader<'a>, LoadError> {
+        let little_endian = read_byte_order(archive)?;
+        Ok(ValueReader {
+            archive,
+            pickle_record: pickle_record.to_string(),
+            storage_folder: storage_folder.to_string(),
+            little_endian,
+            storages: HashMap::new(),
+            converted: HashMap::new(),
+            classes,
+            pending_setstate: Vec::new(),
+        })
+    }
+
+    fn error(&self, message: impl Into<String>) -> LoadError {
+        LoadError::format(&self.pickle_record, message)
+    }
+
+    /// Objects whose class defines `__setstate__`, with the state to pass, in load order.
+    pub fn take_pending_setstate(&mut self) -> Vec<(Arc<Object>, IValue)> {
+        std::mem::take(&mut self.pending_setstate)
+    }
+
+    /// Converts a whole pickled value.
+    pub fn convert(&mut self, value: &PickleValue) -> Result<IValue, LoadError> {
+        self.convert_at(value, 0)
+    }
+
+    fn convert_at(&mut self, value: &PickleValue, depth: usize) -> Result<IValue, LoadError> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(self.error(format!("values nested deeper than {MAX_VALUE_DEPTH} levels")));
+        }
+        if let Some(id) = value.ptr_id() {
+            if let Some(done) = self.converted.get(&id) {
+                return Ok(done.clone());
+            }
+        }
+        let result = match value {
+            PickleValue::None => IValue::None,
+            PickleValue::Bool(b) => IValue::Bool(*b),
+            PickleValue::Int(i) => IValue::Int(*i),
+            PickleValue::Float(f) => IValue::Double(*f),
+            PickleValue::Str(s) => IValue::Str(Arc::from(&**s)),
+            PickleValue::Bytes(_) => return Err(self.error("raw bytes values are not supported")),
+            PickleValue::Tuple(items) => {
+                let mut converted = Vec::with_capacity(items.len());
+                for item in items.iter() {
+                    converted.push(self.convert_at(item, depth + 1)?);
+                }
+                IValue::Tuple(TupleValue::new(converted))
+            }
+            PickleValue::List(items) => {
+                let items = items.borrow().clone();
+                let mut converted = Vec::with_capacity(items.len());
+                for item in &items {
+                    converted.push(self.convert_at(item, depth + 1)?);
+                }
+                let element_type = unify_types(converted.iter().map(IValue::type_of));
+                IValue::List(ListValue::new(element_type, converted))
+            }
+            PickleValue::Dict(entries) => {
+                let entries = entries.borrow().clone();
+                self.convert_dict(&entries, depth)?
+            }
+            PickleValue::Reduce(reduce) => {
+                let (callable, args) = {
+                    let data = reduce.borrow();
+                    (data.callable.clone(), data.args.clone())
+                };
+                self.convert_reduce(&callable, &args, depth)?
+            }
+            PickleValue::Object(object) => {
+                let (module, name, state, dict_items) = {
+                    let data = object.borrow();
+                    (
+                        data.module.clone(),
+                        data.name.clone(),
+                        data.state.clone(),
+                        data.dict_items.clone(),
+                    )
+                };
+                if !dict_items.is_empty() {
+                    return Err(self.error(format!("object of class {module}.{name} has dict items")));
+                }
+                self.convert_object(&module, &name, state.as_ref(), depth)?
+            }
+            PickleValue::Global { module, name } => {
+                return Err(self.error(format!("global {module}.{name} used as a value")));
+            }
+            PickleValue::PersistentId(_) => {
+                return Err(self.error("a persistent id outside a tensor rebuild"));
+            }
+        };
+        if let Some(id) = value.ptr_id() {
+            self.converted.insert(id, result.clone());
+        }
+        Ok(result)
+    }
+
+    fn convert_dict(&mut self, entries: &[(PickleValue, PickleValue)], depth: usize) -> Result<IValue, LoadError> {
+        let mut keys = Vec::with_capacity(entries.len());
+        let mut values = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            keys.push(self.convert_at(key, depth + 1)?);
+            values.push(self.convert_at(value, depth + 1)?);
+        }
+        let key_type = unify_types(keys.iter().map(IValue::type_of));
+        let value_type = unify_types(values.iter().map(IValue::type_of));
+        let dict = DictValue::new(key_type, value_type);
+        for (key, value) in keys.into_iter().zip(values) {
+            if !matches!(key, IValue::Str(_) | IValue::Int(_) | IValue::Double(_) | IValue::Bool(_) | IValue::Tensor(_)) {
+                return Err(self.error(format!("dict key of type {} is not supported", key.tag_name())));
+            }
+            dict.insert(key, value);
+        }
+        Ok(IValue::Dict(dict))
+    }
+
+    fn convert_reduce(&mut self, callable: &PickleValue, args: &PickleValue, depth: usize) -> Result<IValue, LoadError> {
+        let Some((module, name)) = callable.as_global() else {
+            return Err(self.error(format!("REDUCE on a {}", callable.kind_name())));
+        };
+        let args = args.as_tuple().ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
+        match (module, name) {
+            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args).map(IValue::Tensor),
+            ("torch._utils", "_rebuild_parameter") => {
+                let tensor = args.first().ok_or_else(|| self.error("_rebuild_parameter without a tensor"))?;
+                let mut tensor = self.convert_at(tensor, depth + 1)?.into_tensor()?;
+                if let Some(PickleValue::Bool(requires_grad)) = args.get(1) {
+                    tensor.set_requires_grad(*requires_grad);
+                }
+                Ok(IValue::Tensor(tensor))
+            }
+            ("torch.jit._pickle", "restore_type_tag") => {
+                let value = args.first().ok_or_else(|| self.error("restore_type_tag without a value"))?;
+                self.convert_at(value, depth + 1)
+            }
+            ("torch.jit._pickle", "build_intlist" | "build_tensorlist" | "build_doublelist" | "build_boollist") => {
+                let value = args.first().ok_or_else(|| self.error(format!("{name} without a list")))?;
+                self.convert_at(value, depth + 1)
+            }
+            ("torch", "device") => {
+                let text = args.first().and_then(PickleValue::as_str).ok_or_else(|| self.error("torch.device without a string"))?;
+                let mut device = Device::parse(text)?;
+                if let Some(index) = args.get(1).and_then(PickleValue::as_int) {
+                    device.index = Some(index);
+                }
+                Ok(IValue::Device(device))
+            }
+            ("collections", "OrderedDict") => {
+                // The unpickler turns OrderedDict() into a dict already; a call with items
+                // (a list of pairs) can still appear.
+                Ok(IValue::Dict(DictValue::new(Type::Str, Type::Any)))
+            }
+            _ => Err(self.error(format!("unsupported global {module}.{name}"))),
+        }
+    }
+
+    fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<Tensor, LoadError> {
+        if args.len() < 4 {
+            return Err(self.error(format!("_rebuild_tensor_v2 takes at least 4 arguments, got {}", args.len())));
+        }
+        let storage = match &args[0] {
+            PickleValue::PersistentId(pid) => self.load_storage(pid)?,
+            other => return Err(self.error(format!("tensor storage is a {}, not a persistent id", other.kind_name()))),
+        };
+        let offset = self.non_negative(&args[1], "storage offset")?;
+        let sizes = self.int_tuple(&args[2], "size")?;
+        let strides = self.int_tuple(&args[3], "stride")?;
+        let mut tensor = Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| LoadError::Tensor {
+            context: self.pickle_record.clone(),
+            source,
+        })?;
+        if let Some(PickleValue::Bool(requires_grad)) = args.get(4) {
+            tensor.set_requires_grad(*requires_grad);
+        }
+        Ok(tensor)
+    }
+
+    fn non_negative(&self, value: &PickleValue, what: &str) -> Result<usize, LoadError> {
+        match value {
+            PickleValue::Int(i) if *i >= 0 => usize::try_from(*i).map_err(|_| self.error(format!("{what} {i} is too large"))),
+            PickleValue::Int(i) => Err(self.error(format!("{what} {i} is negative"))),
+            other => Err(self.error(format!("{what} is a {}, not an int", other.kind_name()))),
+        }
+    }
+
+    fn int_tuple(&self, value: &PickleValue, what: &str) -> Result<Vec<usize>, LoadError> {
+        let items = value
+            .as_tuple()
+            .ok_or_else(|| self.error(format!("tensor {what} is a {}, not a tuple", value.kind_name())))?;
+        items.iter().map(|item| self.non_negative(item, what)).collect()
+    }
+
+    /// Reads `('storage', torch.FloatStorage, key, location, numel)` and its record.
+    fn load_storage(&mut self, pid: &PickleValue) -> Result<Storage, LoadError> {
+        let parts = pid.as_tuple().ok_or_else(|| self.error("persistent id is not a tuple"))?;
+        if parts.len() != 5 || parts[0].as_str() != Some("storage") {
+            return Err(self.error("persistent id is not ('storage', type, key, location, numel)"));
+        }
+        let (_, type_name) = parts[1]
+            .as_global()
+            .ok_or_else(|| self.error("storage type is not a global"))?;
+        let dtype = DType::from_torch_storage_name(type_name).map_err(|source| LoadError::Tensor {
+            context: self.pickle_record.clone(),
+            source,
+        })?;
+        let key = parts[2].as_str().ok_or_else(|| self.error("storage key is not a string"))?.to_string();
+        let numel = self.non_negative(&parts[4], "storage element count")?;
+        if let Some(existing) = self.storages.get(&key) {
+            if existing.dtype() != dtype {
+                return Err(self.error(format!("storage {key} is used with two dtypes")));
+            }
+            return Ok(existing.clone());
+        }
+        let record = format!("{}/{}", self.storage_folder, key);
+        let expected = numel
+            .checked_mul(dtype.item_size())
+            .ok_or_else(|| self.error(format!("storage {key}: {numel} elements overflow the byte size")))?;
+        let actual = self
+            .archive
+            .record_size(&record)
+            .ok_or_else(|| LoadError::format(&record, "storage record is missing"))?;
+        if actual != expected as u64 {
+            return Err(LoadError::format(
+                &record,
+                format!("storage holds {actual} bytes but {numel} {} elements need {expected}", dtype.name()),
+            ));
+        }
+        let bytes = self.archive.read_record(&record)?;
+        let storage = Storage::from_bytes(dtype, &bytes, self.little_endian).map_err(|source| LoadError::Tensor {
+            context: record.clone(),
+            source,
+        })?;
+        self.storages.insert(key, storage.clone());
+        Ok(storage)
+    }
+
+    fn convert_object(&mut self, module: &str, name: &str, state: Option<&PickleValue>, depth: usize) -> Result<IValue, LoadError> {
+        let qualified = format!("{module}.{name}");
+        let classes = self
+            .classes
+            .ok_or_else(|| self.error(format!("class {qualified} is not allowed here")))?;
+        let class = classes.resolve(&qualified)?;
+        let object = Object::new(class.clone(), classes.methods());
+        let Some(state) = state else {
+            return Err(self.error(format!("object of class {qualified} has no state")));
+        };
+        if class.has_method("__setstate__") {
+            let state = self.convert_at(state, depth + 1)?;
+            self.pending_setstate.push((object.clone(), state));
+            return Ok(IValue::Object(object));
+        }
+        let PickleValue::Dict(entries) = state else {
+            return Err(self.error(format!("state of {qualified} is a {}, not a dict", state.kind_name())));
+        };
+        let entries = entries.borrow().clone();
+        for (key, value) in &entries {
+            let attribute = key
+                .as_str()
+                .ok_or_else(|| self.error(format!("attribute name of {qualified} is not a string")))?;
+            let declared = class
+                .attribute(attribute)
+                .ok_or_else(|| self.error(format!("{qualified} has no attribute '{attribute}' declared in its code")))?;
+            let converted = self.convert_at(value, depth + 1)?;
+            let converted = retype_container(converted, &declared.ty);
+            object.set_attr(attribute, converted)?;
+        }
+        Ok(IValue::Object(object))
+    }
+}
+
+/// Gives a freshly unpickled list or dict the element types its declaration names, so that
+/// `List[int]` attributes are `int[]` lists even when empty.
+fn retype_container(value: IValue, declared: &Type) -> IValue {
+    match (&value, declared) {
+        (IValue::List(list), Type::List(element)) if list.element_type() != element.as_ref() => {
+            IValue::List(ListValue::new((**element).clone(), list.to_vec()))
+        }
+        (IValue::Dict(dict), Type::Dict(key, value_type))
+            if dict.key_type() != key.as_ref() || dict.value_type() != value_type.as_ref() =>
+        {
+            let retyped = DictValue::new((**key).clone(), (**value_type).clone());
+            for (k, v) in dict.entries() {
+                retyped.insert(k, v);
+            }
+            IValue::Dict(retyped)
+        }
+        _ => value,
+    }
+}
+
+/// The common type of a container's elements: their type if all agree, `Any` otherwise
+/// (and for empty containers, whose type a declaration or type tag supplies).
+pub fn unify_types(mut types: impl Iterator<Item = Type>) -> Type {
+    let Some(first) = types.next() else {
+        return Type::Any;
+    };
+    for ty in types {
+        if ty != first {
+            return Type::Any;
+        }
+    }
+    first
+}
+
+/// Reads the `byteorder` record: `little` (or absent, for old files) or `big`.
+pub fn read_byte_order(archive: &ArchiveReader) -> Result<bool, LoadError> {
+    if !archive.has_record("byteorder") {
+        return Ok(true);
+    }
+    let bytes = archive.read_record("byteorder")?;
+    match bytes.as_slice() {
+        b"little" => Ok(true),
+        b"big" => Ok(false),
+        other => Err(LoadError::format(
+            "byteorder",
+            format!("unsupported byte order '{}'", String::from_utf8_lossy(&other[..other.len().min(32)])),
+        )),
+    }
+}
+
+/// Writes values as pickles, collecting the storages their tensors reference.
+#[derive(Default)]
+pub struct ValueWriter {
+    storages: Vec<Storage>,
+    /// One persistent id per storage, shared so the pickler writes it once and memoizes it.
+    storage_ids: Vec<PickleValue>,
+}
+
+impl ValueWriter {
+    pub fn new() -> ValueWriter {
+        ValueWriter::default()
+    }
+
+    /// The storages referenced so far; storage `i` is written as record `data/i`.
+    pub fn storages(&self) -> &[Storage] {
+        &self.storages
+    }
+
+    /// The shared persistent id of `storage`, assigning it the next key on first sight.
+    fn storage_id(&mut self, storage: &Storage) -> PickleValue {
+        if let Some(index) = self.storages.iter().position(|s| Storage::ptr_eq(s, storage)) {
+            return self.storage_ids[index].clone();
+        }
+        let key = self.storages.len();
+        let pid = PickleValue::persistent_id(PickleValue::tuple(vec![
+            PickleValue::str("storage"),
+            PickleValue::global("torch", storage.dtype().to_torch_storage_name()),
+            PickleValue::str(&key.to_string()),
+            PickleValue::str("cpu"),
+            PickleValue::Int(storage.len_elements() as i64),
+        ]));
+        self.storages.push(storage.clone());
+        self.storage_ids.push(pid.clone());
+        pid
+    }
+
+    /// Converts a value to its pickled form. `what` names the file for error messages.
+    pub fn convert(&mut self, value: &IValue, what: &str) -> Result<PickleValue, LoadError> {
+        self.convert_at(value, what, 0)
+    }
+
+    fn convert_at(&mut self, value: &IValue, what: &str, depth: usize) -> Result<PickleValue, LoadError> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(LoadError::format(what, format!("values nested deeper than {MAX_VALUE_DEPTH} levels")));
+        }
+        Ok(match value {
+            IValue::None => PickleValue::None,
+            IValue::Bool(b) => PickleValue::Bool(*b),
+            IValue::Int(i) => PickleValue::Int(*i),
+            IValue::Double(f) => PickleValue::Float(*f),
+            IValue::Str(s) => PickleValue::str(s),
+            IValue::Tensor(tensor) => self.tensor(tensor),
+            IValue::Device(device) => {
+                PickleValue::reduce(PickleValue::global("torch", "device"), vec![PickleValue::str(&device.to_string())])
+            }
+            IValue::List(list) => {
+                let mut items = Vec::new();
+                for item in list.to_vec() {
+                    items.push(self.convert_at(&item, what, depth + 1)?);
+                }
+                PickleValue::list(items)
+            }
+            IValue::Tuple(tuple) => {
+                let mut items = Vec::new();
+                for item in tuple.items.iter() {
+                    items.push(self.convert_at(item, what, depth + 1)?);
+                }
+                PickleValue::tuple(items)
+            }
+            IValue::Dict(dict) => {
+                let mut items = Vec::new();
+                for (key, item) in dict.entries() {
+                    items.push((self.convert_at(&key, what, depth + 1)?, self.convert_at(&item, what, depth + 1)?));
+                }
+                PickleValue::dict(items)
+            }
+            IValue::Object(object) => {
+                return Err(LoadError::format(
+                    what,
+                    format!("cannot write an object of class {} to a torch.save file", object.class().qualified_name()),
+                ))
+            }
+            IValue::Uninitialized => return Err(LoadError::format(what, "cannot write an uninitialized value")),
+        })
+    }
+
+    fn tensor(&mut self, tensor: &Tensor) -> PickleValue {
+        let pid = self.storage_id(tensor.storage());
+        let ints = |values: &[usize]| PickleValue::tuple(values.iter().map(|&v| PickleValue::Int(v as i64)).collect());
+        PickleValue::reduce(
+            PickleValue::global("torch._utils", "_rebuild_tensor_v2"),
+            vec![
+                pid,
+                PickleValue::Int(tensor.storage_offset() as i64),
+                ints(tensor.sizes()),
+                ints(tensor.strides()),
+                PickleValue::Bool(tensor.requires_grad()),
+                PickleValue::reduce(PickleValue::global("collections", "OrderedDict"), vec![]),
+            ],
+        )
+    }
+}

@@ -1,0 +1,496 @@
+//! Reading and writing PyTorch's zip container (`torch.save` / `torch.jit.save` files).
+//!
+//! Every PyTorch archive has exactly one top-level folder with an arbitrary name
+//! (the file stem when saving to a path, e.g. `model` for `model.pt`; `archive`
+//! when `torch.save` writes to a buffer); records are addressed relative to it.
+//! PyTorch writes records STORED (except `torch.jit.save`'s code files) with the
+//! data 64-byte aligned (padding in an `FB` extra field) and all-zero DOS
+//! timestamps. [`ArchiveWriter`] pads with the zip crate's alignment extra field
+//! instead and stamps 1980-01-01 00:00; `torch.load` (also with `mmap=True`) and
+//! `torch.jit.load` accept its output.
+//!
+//! Records written by PyTorch 2.15 (checked with the real library):
+//!
+//! `torch.save(obj, "model.pt")`, root `model/` (`archive/` for a buffer):
+//! - `data.pkl`: the pickled object; tensors reference storages by persistent id
+//!   `("storage", torch.FloatStorage, "0", "cpu", numel)`
+//! - `.format_version`: `1`
+//! - `.storage_alignment`: `64`
+//! - `byteorder`: `little`
+//! - `data/0`, `data/1`, ...: raw storage bytes
+//! - `version`: `3\n`
+//! - `.data/serialization_id`: 40 decimal digits
+//!
+//! `torch.jit.save(module, "m.pt")`, root `m/`:
+//! - `data/0`, ...: raw storage bytes (written first)
+//! - `data.pkl`: the module object tree (`__torch__.*` classes)
+//! - `code/__torch__.py`, `code/__torch__/....py` (DEFLATE-compressed), and
+//!   `*.py.debug_pkl` source ranges (compressed)
+//! - `constants.pkl`: tuple of tensor constants
+//! - `version`: `3\n`
+//! - `byteorder`: `little`
+//! - `.data/serialization_id`
+//!
+//! The reader never uses entry names as filesystem paths; they are only map keys.
+//! It checks the entry count, duplicate and overlapping entries, and caps the bytes
+//! actually produced by decompression (per record and in total).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::io::{Cursor, Read, Seek, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+use zip::result::ZipError;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
+
+use crate::error::ArchiveError;
+
+/// Caps applied while reading an archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveLimits {
+    /// Maximum number of entries in the central directory.
+    pub max_entries: usize,
+    /// Maximum decompressed size of one record.
+    pub max_record_bytes: u64,
+    /// Maximum decompressed bytes produced over the reader's lifetime (all reads).
+    pub max_total_bytes: u64,
+}
+
+impl Default for ArchiveLimits {
+    fn default() -> Self {
+        ArchiveLimits {
+            max_entries: 1_000_000,
+            max_record_bytes: 16 << 30,
+            max_total_bytes: 16 << 30,
+        }
+    }
+}
+
+/// Data alignment PyTorch uses for records.
+pub const RECORD_ALIGNMENT: u16 = 64;
+
+/// The archive bytes, shared between the zip reader and (later) zero-copy users.
+#[derive(Clone)]
+struct SharedBytes(Rc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+struct RecordInfo {
+    /// Index in the zip crate's archive.
+    index: usize,
+    /// Declared uncompressed size.
+    size: u64,
+    /// Byte range of the data in the archive when the record is STORED.
+    stored_range: Option<(u64, u64)>,
+}
+
+/// A PyTorch zip archive held in memory.
+pub struct ArchiveReader {
+    archive: RefCell<ZipArchive<Cursor<SharedBytes>>>,
+    root: String,
+    /// Record names relative to the root, in archive order.
+    names: Vec<String>,
+    records: HashMap<String, RecordInfo>,
+    limits: ArchiveLimits,
+    produced: Cell<u64>,
+}
+
+impl std::fmt::Debug for ArchiveReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArchiveReader")
+            .field("root", &self.root)
+            .field("records", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+fn zip_error_text(error: &ZipError) -> String {
+    match error {
+        ZipError::Io(io) => format!("i/o error: {io}"),
+        ZipError::InvalidArchive(message) => message.to_string(),
+        ZipError::UnsupportedArchive(message) => message.to_string(),
+        ZipError::FileNotFound => "entry not found".to_string(),
+        ZipError::InvalidPassword => "encrypted entry".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads a little-endian u16/u32 at `offset` of `bytes`, if in bounds.
+fn le_u16(bytes: &[u8], offset: usize) -> Option<u16> {
+    let raw = bytes.get(offset..offset.checked_add(2)?)?;
+    Some(u16::from_le_bytes([raw[0], raw[1]]))
+}
+
+/// Counts central directory headers starting at `start`, to detect entries the zip
+/// crate silently merged because they share a name.
+fn count_central_headers(bytes: &[u8], start: u64) -> usize {
+    let Ok(mut position) = usize::try_from(start) else {
+        return 0;
+    };
+    let mut count = 0;
+    while bytes.get(position..position.saturating_add(4)) == Some(b"PK\x01\x02".as_slice()) {
+        let (Some(name_len), Some(extra_len), Some(comment_len)) = (
+            le_u16(bytes, position + 28),
+            le_u16(bytes, position + 30),
+            le_u16(bytes, position + 32),
+        ) else {
+            break;
+        };
+        count += 1;
+        position = position
+            .saturating_add(46)
+            .saturating_add(usize::from(name_len))
+            .saturating_add(usize::from(extra_len))
+            .saturating_add(usize::from(comment_len));
+    }
+    count
+}
+
+impl ArchiveReader {
+    /// Reads the whole file at `path` and opens it with default limits.
+    pub fn open(path: impl AsRef<Path>) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::open_with_limits(path, ArchiveLimits::default())
+    }
+
+    /// Reads the whole file at `path` and opens it with the given limits.
+    pub fn open_with_limits(
+        path: impl AsRef<Path>,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| ArchiveError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        ArchiveReader::from_bytes_with_limits(bytes, limits)
+    }
+
+    /// Opens an archive held in memory with default limits.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_bytes_with_limits(bytes, ArchiveLimits::default())
+    }
+
+    /// Opens an archive held in memory with the given limits.
+    pub fn from_bytes_with_limits(
+        bytes: Vec<u8>,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        let looks_like_zip = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06");
+        if !looks_like_zip {
+            let shown: Vec<u8> = bytes.iter().copied().take(8).collect();
+            return Err(ArchiveError::NotZip(format!(
+                "{} bytes starting with {:02x?} (expected 'PK\\x03\\x04')",
+                bytes.len(),
+                shown
+            )));
+        }
+        let file_length = bytes.len() as u64;
+        let bytes = SharedBytes(Rc::new(bytes));
+        let mut archive = ZipArchive::new(Cursor::new(bytes.clone()))
+            .map_err(|error| ArchiveError::Corrupt(zip_error_text(&error)))?;
+        if archive.offset() != 0 {
+            return Err(ArchiveError::Corrupt(format!(
+                "{} bytes of unknown data before the first entry",
+                archive.offset()
+            )));
+        }
+        let entry_count = archive.len();
+        if entry_count > limits.max_entries {
+            return Err(ArchiveError::LimitExceeded(format!(
+                "{entry_count} entries, at most {} allowed",
+                limits.max_entries
+            )));
+        }
+        let header_count = count_central_headers(&bytes.0, archive.central_directory_start());
+        if header_count != entry_count {
+            return Err(ArchiveError::DuplicateEntry(format!(
+                "{header_count} central directory entries but only {entry_count} distinct names"
+            )));
+        }
+
+        let mut full_names = Vec::with_capacity(entry_count);
+        let mut spans: Vec<(u64, u64, usize)> = Vec::with_capacity(entry_count);
+        let mut infos = Vec::with_capacity(entry_count);
+        for index in 0..entry_count {
+            let entry = archive
+                .by_index_raw(index)
+                .map_err(|error| ArchiveError::Corrupt(zip_error_text(&error)))?;
+            let name = entry.name().to_string();
+            if entry.encrypted() {
+                return Err(ArchiveError::Unsupported(format!(
+                    "entry '{name}' is encrypted"
+                )));
+            }
+            let method = entry.compression();
+            if !matches!(
+                method,
+                CompressionMethod::Stored | CompressionMethod::Deflated
+            ) {
+                return Err(ArchiveError::Unsupported(format!(
+                    "entry '{name}' uses compression {method:?}"
+                )));
+            }
+            let data_start = entry.data_start();
+            let data_end = data_start
+                .checked_add(entry.compressed_size())
+                .filter(|&end| end <= file_length)
+                .ok_or_else(|| {
+                    ArchiveError::Corrupt(format!(
+                        "entry '{name}' data runs past the end of the file"
+                    ))
+                })?;
+            if method == CompressionMethod::Stored && entry.compressed_size() != entry.size() {
+                return Err(ArchiveError::Corrupt(format!(
+                    "stored entry '{name}' has compressed size {} but size {}",
+                    entry.compressed_size(),
+                    entry.size()
+                )));
+            }
+            spans.push((entry.header_start(), data_end, index));
+            let stored_range =
+                (method == CompressionMethod::Stored).then_some((data_start, data_end));
+            infos.push((entry.size(), stored_range, entry.is_dir()));
+            full_names.push(name);
+        }
+        spans.sort_unstable();
+        for pair in spans.windows(2) {
+            if pair[1].0 < pair[0].1 {
+                return Err(ArchiveError::Corrupt(format!(
+                    "entries '{}' and '{}' overlap",
+                    full_names[pair[0].2], full_names[pair[1].2]
+                )));
+            }
+        }
+
+        let root = Self::find_root(&full_names)?;
+        let prefix = format!("{root}/");
+        let mut names = Vec::with_capacity(entry_count);
+        let mut records = HashMap::with_capacity(entry_count);
+        for (index, (full_name, (size, stored_range, is_dir))) in
+            full_names.iter().zip(infos).enumerate()
+        {
+            if is_dir {
+                continue;
+            }
+            let relative = full_name.strip_prefix(&prefix).unwrap_or_default();
+            if relative.is_empty() {
+                continue;
+            }
+            let info = RecordInfo {
+                index,
+                size,
+                stored_range,
+            };
+            if records.insert(relative.to_string(), info).is_some() {
+                return Err(ArchiveError::DuplicateEntry(full_name.clone()));
+            }
+            names.push(relative.to_string());
+        }
+        Ok(ArchiveReader {
+            archive: RefCell::new(archive),
+            root,
+            names,
+            records,
+            limits,
+            produced: Cell::new(0),
+        })
+    }
+
+    /// The single top-level folder every entry must live in.
+    fn find_root(full_names: &[String]) -> Result<String, ArchiveError> {
+        let mut root: Option<&str> = None;
+        for name in full_names {
+            let Some((first, _)) = name.split_once('/') else {
+                return Err(ArchiveError::Layout(format!(
+                    "entry '{name}' is not inside a top-level folder"
+                )));
+            };
+            if first.is_empty() {
+                return Err(ArchiveError::Layout(format!(
+                    "entry '{name}' has an empty top-level folder name"
+                )));
+            }
+            match root {
+                None => root = Some(first),
+                Some(existing) if existing == first => {}
+                Some(existing) => {
+                    return Err(ArchiveError::Layout(format!(
+                        "entries disagree on the top-level folder: '{existing}' and '{first}'"
+                    )))
+                }
+            }
+        }
+        root.map(str::to_string)
+            .ok_or_else(|| ArchiveError::Layout("archive has no entries".to_string()))
+    }
+
+    /// The top-level folder name (e.g. `archive`).
+    pub fn root_name(&self) -> &str {
+        &self.root
+    }
+
+    /// Record names relative to the root, in archive order (directories excluded).
+    pub fn record_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether a record with this relative name exists.
+    pub fn has_record(&self, name: &str) -> bool {
+        self.records.contains_key(name)
+    }
+
+    /// Declared uncompressed size of a record.
+    pub fn record_size(&self, name: &str) -> Option<u64> {
+        self.records.get(name).map(|info| info.size)
+    }
+
+    /// For a STORED record, the byte range `start..end` of its data within the
+    /// archive bytes (for later zero-copy use); `None` for compressed records.
+    pub fn stored_data_range(&self, name: &str) -> Result<Option<(u64, u64)>, ArchiveError> {
+        let info = self
+            .records
+            .get(name)
+            .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
+        Ok(info.stored_range)
+    }
+
+    /// Decompressed bytes produced by `read_record` so far.
+    pub fn bytes_produced(&self) -> u64 {
+        self.produced.get()
+    }
+
+    /// Reads and (if needed) decompresses a record, enforcing the size caps on the
+    /// bytes actually produced and checking the CRC.
+    pub fn read_record(&self, name: &str) -> Result<Vec<u8>, ArchiveError> {
+        let info = self
+            .records
+            .get(name)
+            .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
+        let total_left = self
+            .limits
+            .max_total_bytes
+            .saturating_sub(self.produced.get());
+        let cap = self.limits.max_record_bytes.min(total_left);
+        if info.size > cap {
+            return Err(ArchiveError::LimitExceeded(format!(
+                "record '{name}' declares {} bytes, over the cap of {cap}",
+                info.size
+            )));
+        }
+        let mut archive = self.archive.borrow_mut();
+        let mut entry = archive.by_index(info.index).map_err(|error| {
+            ArchiveError::Corrupt(format!("record '{name}': {}", zip_error_text(&error)))
+        })?;
+        // The declared size is untrusted for compressed records; grow as data arrives.
+        let initial = usize::try_from(info.size.min(64 << 20)).unwrap_or(0);
+        let mut data = Vec::with_capacity(initial);
+        let read = (&mut entry)
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(|error| ArchiveError::Corrupt(format!("record '{name}': {error}")))?;
+        self.produced
+            .set(self.produced.get().saturating_add(read as u64));
+        if read as u64 > cap {
+            return Err(ArchiveError::LimitExceeded(format!(
+                "record '{name}' decompresses to more than {cap} bytes"
+            )));
+        }
+        if read as u64 != info.size {
+            return Err(ArchiveError::Corrupt(format!(
+                "record '{name}' holds {read} bytes but declares {}",
+                info.size
+            )));
+        }
+        Ok(data)
+    }
+}
+
+fn check_name(name: &str, allow_slash: bool) -> Result<(), ArchiveError> {
+    let bad = name.is_empty()
+        || name.contains('\0')
+        || name.contains('\\')
+        || (!allow_slash && name.contains('/'))
+        || name.split('/').any(|part| part.is_empty() || part == "..");
+    if bad {
+        return Err(ArchiveError::InvalidName(name.to_string()));
+    }
+    Ok(())
+}
+
+/// Writes a PyTorch-style archive: one root folder, STORED records whose data is
+/// 64-byte aligned, fixed timestamps (1980-01-01), so equal input gives equal bytes.
+pub struct ArchiveWriter<W: Write + Seek> {
+    zip: ZipWriter<W>,
+    root: String,
+}
+
+impl ArchiveWriter<std::fs::File> {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: impl AsRef<Path>, root_name: &str) -> Result<Self, ArchiveError> {
+        check_name(root_name, false)?;
+        let path = path.as_ref();
+        let file = std::fs::File::create(path).map_err(|source| ArchiveError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(ArchiveWriter::new(file, root_name))
+    }
+}
+
+impl ArchiveWriter<Cursor<Vec<u8>>> {
+    /// Writes into memory; get the bytes with [`ArchiveWriter::finish_into_bytes`].
+    pub fn in_memory(root_name: &str) -> Result<Self, ArchiveError> {
+        check_name(root_name, false)?;
+        Ok(ArchiveWriter::new(Cursor::new(Vec::new()), root_name))
+    }
+
+    /// Finishes the archive and returns its bytes.
+    pub fn finish_into_bytes(self) -> Result<Vec<u8>, ArchiveError> {
+        Ok(self.finish()?.into_inner())
+    }
+}
+
+impl<W: Write + Seek> ArchiveWriter<W> {
+    fn new(sink: W, root_name: &str) -> Self {
+        ArchiveWriter {
+            zip: ZipWriter::new(sink),
+            root: root_name.to_string(),
+        }
+    }
+
+    /// Adds `root/name` with the given contents, uncompressed and 64-byte aligned.
+    /// `name` is relative (e.g. `data.pkl`, `data/0`); duplicates are rejected.
+    pub fn write_record(&mut self, name: &str, data: &[u8]) -> Result<(), ArchiveError> {
+        check_name(name, true)?;
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .last_modified_time(DateTime::default())
+            .with_alignment(RECORD_ALIGNMENT)
+            .large_file(data.len() as u64 >= u64::from(u32::MAX));
+        let full_name = format!("{}/{}", self.root, name);
+        self.zip
+            .start_file(full_name.as_str(), options)
+            .map_err(|error| match error {
+                ZipError::InvalidArchive(message) if message.contains("Duplicate") => {
+                    ArchiveError::DuplicateEntry(full_name.clone())
+                }
+                other => ArchiveError::Write(zip_error_text(&other)),
+            })?;
+        self.zip
+            .write_all(data)
+            .map_err(|error| ArchiveError::Write(error.to_string()))
+    }
+
+    /// Writes the central directory and returns the sink.
+    pub fn finish(self) -> Result<W, ArchiveError> {
+        self.zip
+            .finish()
+            .map_err(|error| ArchiveError::Write(zip_error_text(&error)))
+    }
+}

@@ -1,0 +1,380 @@
+//! Elementwise binary operations with broadcasting and type promotion, their in-place forms,
+//! comparisons, `copy_` and `fill_`.
+
+use crate::dtype::{can_cast, DType, Scalar};
+use crate::element::{Arith, Element};
+use crate::error::{Result, TensorError};
+use crate::macros::dispatch_dtype;
+use crate::promotion::result_type;
+use crate::shape::broadcast_shapes;
+use crate::tensor::Tensor;
+
+/// Rounding applied by `div`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundingMode {
+    Trunc,
+    Floor,
+}
+
+impl RoundingMode {
+    /// Parses PyTorch's `rounding_mode` argument (`None`, "trunc" or "floor").
+    pub fn parse(mode: Option<&str>) -> Result<Option<RoundingMode>> {
+        match mode {
+            None => Ok(None),
+            Some("trunc") => Ok(Some(RoundingMode::Trunc)),
+            Some("floor") => Ok(Some(RoundingMode::Floor)),
+            Some(other) => Err(TensorError::InvalidArgument(format!(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BinaryKind {
+    Add(Scalar),
+    Sub(Scalar),
+    Mul,
+    Div(Option<RoundingMode>),
+    Remainder,
+    Pow,
+    Maximum,
+    Minimum,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CompareKind {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// PyTorch's alpha_check for add/sub.
+fn check_alpha(dtype: DType, alpha: &Scalar) -> Result<()> {
+    if alpha.is_boolean() && dtype != DType::Bool {
+        return Err(TensorError::InvalidArgument(
+            "Boolean alpha only supported for Boolean results.".to_string(),
+        ));
+    }
+    if !dtype.is_floating_point() && !alpha.is_integral(true) {
+        return Err(TensorError::InvalidArgument(
+            "For integral input tensors, argument alpha must not be a floating point number."
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_sub(a: &Tensor, b: &Tensor) -> Result<()> {
+    let (ab, bb) = (a.dtype() == DType::Bool, b.dtype() == DType::Bool);
+    if ab && bb {
+        return Err(TensorError::InvalidArgument(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".to_string(),
+        ));
+    }
+    if ab || bb {
+        return Err(TensorError::InvalidArgument(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Applies `f` elementwise over the broadcast of `a` and `b`, both converted to `T`.
+fn map2<T: Arith, R: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    f: impl Fn(T, T) -> R,
+) -> Result<Tensor> {
+    let av = a.broadcast_to(shape)?.gather::<T>();
+    let bv = b.broadcast_to(shape)?.gather::<T>();
+    let out: Vec<R> = av.into_iter().zip(bv).map(|(x, y)| f(x, y)).collect();
+    Ok(Tensor::from_values(out, shape))
+}
+
+/// Rejects integer division (or remainder) by zero the way PyTorch's CPU kernels do.
+fn check_no_zero_divisor<T: Arith>(b: &Tensor) -> Result<()> {
+    if T::DTYPE.is_integral(false) && b.gather::<T>().iter().any(|&x| x == T::zero()) {
+        return Err(TensorError::ZeroDivision);
+    }
+    Ok(())
+}
+
+fn arith_kernel<T: Arith>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    kind: BinaryKind,
+) -> Result<Tensor> {
+    match kind {
+        BinaryKind::Add(alpha) => {
+            let alpha_t = T::from_scalar(&alpha);
+            if alpha_t == T::one() {
+                map2::<T, T>(a, b, shape, |x, y| x.add(y))
+            } else {
+                map2::<T, T>(a, b, shape, |x, y| x.add(alpha_t.mul(y)))
+            }
+        }
+        BinaryKind::Sub(alpha) => {
+            let alpha_t = T::from_scalar(&alpha);
+            if alpha_t == T::one() {
+                map2::<T, T>(a, b, shape, |x, y| x.sub(y))
+            } else {
+                map2::<T, T>(a, b, shape, |x, y| x.sub(alpha_t.mul(y)))
+            }
+        }
+        BinaryKind::Mul => map2::<T, T>(a, b, shape, |x, y| x.mul(y)),
+        BinaryKind::Div(None) => map2::<T, T>(a, b, shape, |x, y| x.div(y)),
+        BinaryKind::Div(Some(RoundingMode::Trunc)) => {
+            check_no_zero_divisor::<T>(b)?;
+            map2::<T, T>(a, b, shape, |x, y| x.div_trunc(y))
+        }
+        BinaryKind::Div(Some(RoundingMode::Floor)) => {
+            check_no_zero_divisor::<T>(b)?;
+            map2::<T, T>(a, b, shape, |x, y| x.div_floor(y))
+        }
+        BinaryKind::Remainder => {
+            check_no_zero_divisor::<T>(b)?;
+            map2::<T, T>(a, b, shape, |x, y| x.remainder(y))
+        }
+        BinaryKind::Pow => map2::<T, T>(a, b, shape, |x, y| x.pow(y)),
+        BinaryKind::Maximum => map2::<T, T>(a, b, shape, |x, y| x.nan_max(y)),
+        BinaryKind::Minimum => map2::<T, T>(a, b, shape, |x, y| x.nan_min(y)),
+    }
+}
+
+fn compare_kernel<T: Arith>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    kind: CompareKind,
+) -> Result<Tensor> {
+    match kind {
+        CompareKind::Eq => map2::<T, bool>(a, b, shape, |x, y| x == y),
+        CompareKind::Ne => map2::<T, bool>(a, b, shape, |x, y| x != y),
+        CompareKind::Lt => map2::<T, bool>(a, b, shape, |x, y| x < y),
+        CompareKind::Le => map2::<T, bool>(a, b, shape, |x, y| x <= y),
+        CompareKind::Gt => map2::<T, bool>(a, b, shape, |x, y| x > y),
+        CompareKind::Ge => map2::<T, bool>(a, b, shape, |x, y| x >= y),
+    }
+}
+
+impl Tensor {
+    /// Validates operands and returns the dtype the computation runs in (also the result dtype).
+    fn binary_compute_dtype(&self, other: &Tensor, kind: BinaryKind) -> Result<DType> {
+        let common = result_type(&[self, other]);
+        match kind {
+            BinaryKind::Add(alpha) => check_alpha(common, &alpha)?,
+            BinaryKind::Sub(alpha) => {
+                check_sub(self, other)?;
+                check_alpha(common, &alpha)?;
+            }
+            BinaryKind::Div(None) if !common.is_floating_point() => {
+                return Ok(DType::default_float());
+            }
+            BinaryKind::Remainder | BinaryKind::Div(Some(_)) if common == DType::Bool => {
+                return Err(TensorError::NotImplementedForDType {
+                    op: if kind == BinaryKind::Remainder {
+                        "remainder_cpu"
+                    } else {
+                        "div_cpu"
+                    },
+                    dtype: common,
+                });
+            }
+            BinaryKind::Pow => {
+                if common == DType::Bool {
+                    return Err(TensorError::NotImplementedForDType {
+                        op: "pow",
+                        dtype: common,
+                    });
+                }
+                if common.is_integral(false)
+                    && other.is_wrapped_number()
+                    && other.item().map(|s| s.to_i64() < 0).unwrap_or(false)
+                {
+                    return Err(TensorError::InvalidArgument(
+                        "Integers to negative integer powers are not allowed.".to_string(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(common)
+    }
+
+    fn binary_op(&self, other: &Tensor, kind: BinaryKind) -> Result<Tensor> {
+        let dtype = self.binary_compute_dtype(other, kind)?;
+        let shape = broadcast_shapes(self.sizes(), other.sizes())?;
+        dispatch_dtype!(dtype, T => arith_kernel::<T>(self, other, &shape, kind))
+    }
+
+    /// Computes `kind` and writes the result into `self` (PyTorch's in-place semantics).
+    fn binary_op_(&self, other: &Tensor, kind: BinaryKind) -> Result<Tensor> {
+        let dtype = self.binary_compute_dtype(other, kind)?;
+        if !can_cast(dtype, self.dtype()) {
+            return Err(TensorError::CannotCast {
+                from: dtype,
+                to: self.dtype(),
+            });
+        }
+        let shape = broadcast_shapes(self.sizes(), other.sizes())?;
+        if shape != self.sizes() {
+            return Err(TensorError::OutputShapeMismatch {
+                output: self.sizes().to_vec(),
+                broadcast: shape,
+            });
+        }
+        let result = dispatch_dtype!(dtype, T => arith_kernel::<T>(self, other, &shape, kind))?;
+        self.write_from(&result)?;
+        Ok(self.clone())
+    }
+
+    fn compare_op(&self, other: &Tensor, kind: CompareKind) -> Result<Tensor> {
+        let dtype = result_type(&[self, other]);
+        let shape = broadcast_shapes(self.sizes(), other.sizes())?;
+        dispatch_dtype!(dtype, T => compare_kernel::<T>(self, other, &shape, kind))
+    }
+
+    /// Rejects writes into views where several elements alias one memory location.
+    fn check_writable(&self) -> Result<()> {
+        let overlapping = self
+            .sizes()
+            .iter()
+            .zip(self.strides())
+            .any(|(&size, &stride)| size > 1 && stride == 0);
+        if overlapping {
+            return Err(TensorError::InvalidArgument(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes `src` (same shape) into this view, converting to this tensor's dtype.
+    fn write_from(&self, src: &Tensor) -> Result<()> {
+        self.check_writable()?;
+        dispatch_dtype!(self.dtype(), T => {
+            let v = src.gather::<T>();
+            // Values are fully read before the write lock is taken, so `src` may alias `self`.
+            self.scatter::<T>(&v);
+        });
+        Ok(())
+    }
+
+    /// `self + alpha * other`.
+    pub fn add(&self, other: &Tensor, alpha: &Scalar) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Add(*alpha))
+    }
+
+    /// `self - alpha * other`.
+    pub fn sub(&self, other: &Tensor, alpha: &Scalar) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Sub(*alpha))
+    }
+
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Mul)
+    }
+
+    /// Division; `rounding_mode` is `None` (true division), "trunc" or "floor".
+    pub fn div(&self, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        let mode = RoundingMode::parse(rounding_mode)?;
+        self.binary_op(other, BinaryKind::Div(mode))
+    }
+
+    /// Python-style modulus: the result takes the sign of the divisor.
+    pub fn remainder(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Remainder)
+    }
+
+    pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
+        self.binary_op(exponent, BinaryKind::Pow)
+    }
+
+    /// Elementwise maximum (NaN propagates).
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Maximum)
+    }
+
+    /// Elementwise minimum (NaN propagates).
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(other, BinaryKind::Minimum)
+    }
+
+    pub fn eq(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Eq)
+    }
+
+    pub fn ne(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Ne)
+    }
+
+    pub fn lt(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Lt)
+    }
+
+    pub fn le(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Le)
+    }
+
+    pub fn gt(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Gt)
+    }
+
+    pub fn ge(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(other, CompareKind::Ge)
+    }
+
+    /// In-place `self += alpha * other`; returns `self`.
+    pub fn add_(&self, other: &Tensor, alpha: &Scalar) -> Result<Tensor> {
+        self.binary_op_(other, BinaryKind::Add(*alpha))
+    }
+
+    pub fn sub_(&self, other: &Tensor, alpha: &Scalar) -> Result<Tensor> {
+        self.binary_op_(other, BinaryKind::Sub(*alpha))
+    }
+
+    pub fn mul_(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op_(other, BinaryKind::Mul)
+    }
+
+    pub fn div_(&self, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        let mode = RoundingMode::parse(rounding_mode)?;
+        self.binary_op_(other, BinaryKind::Div(mode))
+    }
+
+    /// Copies `src` into `self`, broadcasting it to `self`'s shape and converting the dtype.
+    pub fn copy_(&self, src: &Tensor) -> Result<Tensor> {
+        let expanded = src.broadcast_to(self.sizes())?;
+        self.write_from(&expanded)?;
+        Ok(self.clone())
+    }
+
+    /// Fills every element with `value` converted to this tensor's dtype.
+    pub fn fill_(&self, value: &Scalar) -> Result<Tensor> {
+        self.check_writable()?;
+        let numel = self.numel();
+        dispatch_dtype!(self.dtype(), T => self.scatter::<T>(&vec![T::from_scalar(value); numel]));
+        Ok(self.clone())
+    }
+
+    pub fn zero_(&self) -> Result<Tensor> {
+        self.fill_(&Scalar::Int(0))
+    }
+
+    /// Writes a computed result (same shape) into this tensor, checking the dtype is castable.
+    pub(crate) fn assign_result(&self, result: &Tensor) -> Result<Tensor> {
+        if !can_cast(result.dtype(), self.dtype()) {
+            return Err(TensorError::CannotCast {
+                from: result.dtype(),
+                to: self.dtype(),
+            });
+        }
+        self.write_from(result)?;
+        Ok(self.clone())
+    }
+}

@@ -1,0 +1,485 @@
+//! Matrix products: `mm`, `bmm`, `matmul`, `addmm` and `linear`. Float types use the
+//! matrixmultiply crate; integer types use a plain triple loop.
+
+use crate::dtype::{DType, Scalar};
+use crate::element::Arith;
+use crate::error::{format_shape, Result, TensorError};
+use crate::macros::dispatch_dtype;
+use crate::shape::broadcast_shapes;
+use crate::tensor::Tensor;
+
+/// Element types that can be multiplied as matrices.
+pub(crate) trait GemmElement: Arith {
+    /// `out[b] = a[b] (n x k) @ b[b] (k x m)` for `batch` row-major contiguous matrices.
+    fn batched_gemm(
+        a: &[Self],
+        b: &[Self],
+        batch: usize,
+        n: usize,
+        k: usize,
+        m: usize,
+    ) -> Vec<Self>;
+}
+
+fn naive_batched_gemm<T: Arith>(
+    a: &[T],
+    b: &[T],
+    batch: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+) -> Vec<T> {
+    let mut out = vec![T::zero(); batch * n * m];
+    for bi in 0..batch {
+        let a_mat = &a[bi * n * k..(bi + 1) * n * k];
+        let b_mat = &b[bi * k * m..(bi + 1) * k * m];
+        let out_mat = &mut out[bi * n * m..(bi + 1) * n * m];
+        for i in 0..n {
+            for p in 0..k {
+                let x = a_mat[i * k + p];
+                for j in 0..m {
+                    out_mat[i * m + j] = out_mat[i * m + j].add(x.mul(b_mat[p * m + j]));
+                }
+            }
+        }
+    }
+    out
+}
+
+macro_rules! impl_gemm_naive {
+    ($($t:ty),*) => {$(
+        impl GemmElement for $t {
+            fn batched_gemm(a: &[Self], b: &[Self], batch: usize, n: usize, k: usize, m: usize) -> Vec<Self> {
+                naive_batched_gemm(a, b, batch, n, k, m)
+            }
+        }
+    )*};
+}
+impl_gemm_naive!(bool, u8, i8, i16, i32, i64);
+
+macro_rules! impl_gemm_float {
+    ($t:ty, $gemm:path) => {
+        impl GemmElement for $t {
+            fn batched_gemm(
+                a: &[Self],
+                b: &[Self],
+                batch: usize,
+                n: usize,
+                k: usize,
+                m: usize,
+            ) -> Vec<Self> {
+                let mut out = vec![0.0; batch * n * m];
+                if n == 0 || m == 0 || k == 0 {
+                    return out;
+                }
+                let (sa, sb, so) = (n * k, k * m, n * m);
+                assert!(a.len() >= batch * sa && b.len() >= batch * sb);
+                for bi in 0..batch {
+                    let a_mat = &a[bi * sa..(bi + 1) * sa];
+                    let b_mat = &b[bi * sb..(bi + 1) * sb];
+                    let out_mat = &mut out[bi * so..(bi + 1) * so];
+                    // SAFETY: a_mat has exactly n*k, b_mat k*m and out_mat n*m elements, all
+                    // row-major with the strides given here, so every address the kernel forms
+                    // (row * row_stride + col for in-range row/col) lies inside its slice.
+                    // out_mat is a distinct exclusive borrow, so it does not alias the inputs.
+                    unsafe {
+                        $gemm(
+                            n,
+                            k,
+                            m,
+                            1.0,
+                            a_mat.as_ptr(),
+                            k as isize,
+                            1,
+                            b_mat.as_ptr(),
+                            m as isize,
+                            1,
+                            0.0,
+                            out_mat.as_mut_ptr(),
+                            m as isize,
+                            1,
+                        );
+                    }
+                }
+                out
+            }
+        }
+    };
+}
+impl_gemm_float!(f32, matrixmultiply::sgemm);
+impl_gemm_float!(f64, matrixmultiply::dgemm);
+
+/// Lower-case C++ type names PyTorch prints in dtype mismatch messages of matrix products.
+fn cpp_type_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::UInt8 => "unsigned char",
+        DType::Int8 => "signed char",
+        DType::Int16 => "short int",
+        DType::Int32 => "int",
+        DType::Int64 => "long int",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+    }
+}
+
+fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        return Err(TensorError::InvalidArgument(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            cpp_type_name(a.dtype()),
+            cpp_type_name(b.dtype())
+        )));
+    }
+    if a.dtype() == DType::Bool {
+        return Err(TensorError::NotImplementedForDType {
+            op: "addmm_impl_cpu_",
+            dtype: DType::Bool,
+        });
+    }
+    Ok(())
+}
+
+/// Multiplies `batch` stacked matrices; `a` and `b` must already have shapes
+/// `[batch, n, k]` and `[batch, k, m]` (any strides).
+fn batched_product(a: &Tensor, b: &Tensor, batch: usize, n: usize, k: usize, m: usize) -> Tensor {
+    dispatch_dtype!(a.dtype(), T => {
+        let av = a.gather::<T>();
+        let bv = b.gather::<T>();
+        let out = <T as GemmElement>::batched_gemm(&av, &bv, batch, n, k, m);
+        Tensor::from_values(out, &[batch, n, m])
+    })
+}
+
+impl Tensor {
+    fn mm_impl(&self, mat2: &Tensor, op: &'static str) -> Result<Tensor> {
+        if self.dim() != 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "{op}: self must be a matrix, got {}-D tensor",
+                self.dim()
+            )));
+        }
+        if mat2.dim() != 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "{op}: mat2 must be a matrix, got {}-D tensor",
+                mat2.dim()
+            )));
+        }
+        let (n, k) = (self.sizes()[0], self.sizes()[1]);
+        let (k2, m) = (mat2.sizes()[0], mat2.sizes()[1]);
+        if k != k2 {
+            return Err(TensorError::MatmulShape {
+                op,
+                rows_a: n,
+                cols_a: k,
+                rows_b: k2,
+                cols_b: m,
+            });
+        }
+        check_same_dtype(self, mat2)?;
+        batched_product(self, mat2, 1, n, k, m).reshape_usize(&[n, m])
+    }
+
+    /// Matrix product of two 2-D tensors of the same dtype.
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        self.mm_impl(mat2, "mm")
+    }
+
+    /// Batched matrix product of two 3-D tensors with equal batch size.
+    pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.dim() != 3 {
+            return Err(TensorError::InvalidArgument(format!(
+                "batch1 must be a 3D tensor, got {}-D tensor",
+                self.dim()
+            )));
+        }
+        if mat2.dim() != 3 {
+            return Err(TensorError::InvalidArgument(format!(
+                "batch2 must be a 3D tensor, got {}-D tensor",
+                mat2.dim()
+            )));
+        }
+        let (batch, n, k) = (self.sizes()[0], self.sizes()[1], self.sizes()[2]);
+        if mat2.sizes()[0] != batch || mat2.sizes()[1] != k {
+            return Err(TensorError::InvalidArgument(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                batch,
+                k,
+                mat2.sizes()[0],
+                mat2.sizes()[1]
+            )));
+        }
+        check_same_dtype(self, mat2)?;
+        let m = mat2.sizes()[2];
+        Ok(batched_product(self, mat2, batch, n, k, m))
+    }
+
+    /// Dot product of two 1-D tensors.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        if self.dim() != 1 || other.dim() != 1 {
+            return Err(TensorError::InvalidArgument(format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                self.dim(),
+                other.dim()
+            )));
+        }
+        if self.dtype() != other.dtype() {
+            return Err(TensorError::InvalidArgument(format!(
+                "dot : expected both vectors to have same dtype, but found {} and {}",
+                self.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
+            )));
+        }
+        let (k, k2) = (self.sizes()[0], other.sizes()[0]);
+        if k != k2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "inconsistent tensor size, expected tensor [{k}] and src [{k2}] to have the same number of elements, but got {k} and {k2} elements respectively"
+            )));
+        }
+        check_same_dtype(self, other)?;
+        batched_product(self, other, 1, 1, k, 1).reshape_usize(&[])
+    }
+
+    /// Matrix-vector product.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        if self.dim() != 2 || vec.dim() != 1 {
+            return Err(TensorError::InvalidArgument(format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                self.dim(),
+                vec.dim()
+            )));
+        }
+        let (n, k) = (self.sizes()[0], self.sizes()[1]);
+        if vec.sizes()[0] != k {
+            return Err(TensorError::InvalidArgument(format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                n,
+                n,
+                k,
+                vec.sizes()[0]
+            )));
+        }
+        check_same_dtype(self, vec)?;
+        batched_product(self, vec, 1, n, k, 1).reshape_usize(&[n])
+    }
+
+    /// `torch.matmul` with PyTorch's rules for 1-D, 2-D and batched (broadcast) operands.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (d1, d2) = (self.dim(), other.dim());
+        if d1 == 0 || d2 == 0 {
+            return Err(TensorError::InvalidArgument(format!(
+                "both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D"
+            )));
+        }
+        match (d1, d2) {
+            (1, 1) => self.dot(other),
+            (2, 1) => self.mv(other),
+            (1, 2) => self.unsqueeze(0)?.mm(other)?.squeeze_dim(0),
+            (2, 2) => self.mm(other),
+            (_, 1) => {
+                // Fold the batch dims of `self` into rows: one matrix-vector product.
+                let k = self.sizes()[d1 - 1];
+                let lead = &self.sizes()[..d1 - 1];
+                let rows: usize = lead.iter().product();
+                let folded = self.reshape_usize(&[rows, k])?;
+                folded.mv(other)?.reshape_usize(lead)
+            }
+            (_, 2) => {
+                let k = self.sizes()[d1 - 1];
+                let lead = &self.sizes()[..d1 - 1];
+                let rows: usize = lead.iter().product();
+                let folded = self.reshape_usize(&[rows, k])?;
+                let product = folded.mm(other)?;
+                let mut out_sizes = lead.to_vec();
+                out_sizes.push(other.sizes()[1]);
+                product.reshape_usize(&out_sizes)
+            }
+            _ => self.batched_matmul(other),
+        }
+    }
+
+    fn batched_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (d1, d2) = (self.dim(), other.dim());
+        let (s1, s2) = (self.sizes(), other.sizes());
+        let n = if d1 > 1 { s1[d1 - 2] } else { 1 };
+        let k = s1[d1 - 1];
+        let (k2, m) = if d2 > 1 {
+            (s2[d2 - 2], s2[d2 - 1])
+        } else {
+            (s2[0], 1)
+        };
+        let batch1 = &s1[..d1.saturating_sub(2)];
+        let batch2 = &s2[..d2.saturating_sub(2)];
+        let batch_shape = broadcast_shapes(batch1, batch2)?;
+        let batch: usize = batch_shape.iter().product();
+        if k != k2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: [{batch}, {k2}]."
+            )));
+        }
+        check_same_dtype(self, other)?;
+        let mut shape1 = batch_shape.clone();
+        shape1.extend([n, k]);
+        let mut shape2 = batch_shape.clone();
+        shape2.extend([k, m]);
+        let t1 = if d1 == 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let t2 = if d2 == 1 {
+            other.unsqueeze(1)?
+        } else {
+            other.clone()
+        };
+        let a = t1.broadcast_to(&shape1)?;
+        let b = t2.broadcast_to(&shape2)?;
+        let product = batched_product(&a, &b, batch, n, k, m);
+        let mut out_sizes = batch_shape;
+        if d1 > 1 {
+            out_sizes.push(n);
+        }
+        if d2 > 1 {
+            out_sizes.push(m);
+        }
+        product.reshape_usize(&out_sizes)
+    }
+
+    /// `beta * self + alpha * (mat1 @ mat2)` where `self` broadcasts to the product's shape.
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: &Scalar,
+        alpha: &Scalar,
+    ) -> Result<Tensor> {
+        if mat1.dim() != 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "addmm: mat1 must be a matrix, got {}-D tensor",
+                mat1.dim()
+            )));
+        }
+        if mat2.dim() != 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "addmm: mat2 must be a matrix, got {}-D tensor",
+                mat2.dim()
+            )));
+        }
+        let (n, m) = (mat1.sizes()[0], mat2.sizes()[1]);
+        if mat1.sizes()[1] != mat2.sizes()[0] {
+            return Err(TensorError::MatmulShape {
+                op: "addmm",
+                rows_a: n,
+                cols_a: mat1.sizes()[1],
+                rows_b: mat2.sizes()[0],
+                cols_b: m,
+            });
+        }
+        let bias = self.broadcast_to(&[n, m])?;
+        if self.dtype() != mat2.dtype() || mat1.dtype() != mat2.dtype() {
+            let other = if self.dtype() != mat2.dtype() {
+                self.dtype()
+            } else {
+                mat1.dtype()
+            };
+            return Err(TensorError::InvalidArgument(format!(
+                "self and mat2 must have the same dtype, but got {} and {}",
+                other.scalar_type_name(),
+                mat2.dtype().scalar_type_name()
+            )));
+        }
+        let product = mat1.mm_impl(mat2, "addmm")?;
+        dispatch_dtype!(self.dtype(), T => Ok(addmm_combine::<T>(&bias, &product, beta, alpha, &[n, m])))
+    }
+
+    /// `self @ weight.T + bias` for any number of leading dims of `self`.
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        linear(self, weight, bias)
+    }
+}
+
+fn addmm_combine<T: Arith>(
+    bias: &Tensor,
+    product: &Tensor,
+    beta: &Scalar,
+    alpha: &Scalar,
+    shape: &[usize],
+) -> Tensor {
+    let pv = product.gather::<T>();
+    let alpha_t = T::from_scalar(alpha);
+    let out: Vec<T> = if beta.is_zero() {
+        // beta == 0 ignores the bias entirely (NaN/inf in it must not propagate).
+        pv.into_iter().map(|p| alpha_t.mul(p)).collect()
+    } else {
+        let beta_t = T::from_scalar(beta);
+        let bv = bias.gather::<T>();
+        bv.into_iter()
+            .zip(pv)
+            .map(|(b, p)| beta_t.mul(b).add(alpha_t.mul(p)))
+            .collect()
+    };
+    Tensor::from_values(out, shape)
+}
+
+/// `torch.nn.functional.linear`: `input @ weight.T + bias`.
+pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    if weight.dim() != 2 {
+        return Err(TensorError::InvalidArgument(format!(
+            "linear(): weight must be 2-D, got shape {}",
+            format_shape(weight.sizes())
+        )));
+    }
+    let weight_t = weight.t()?;
+    match bias {
+        Some(b) if input.dim() >= 1 => {
+            let k = input.sizes()[input.dim() - 1];
+            let lead = &input.sizes()[..input.dim() - 1];
+            let rows: usize = lead.iter().product();
+            let folded = input.reshape_usize(&[rows, k])?;
+            let out = b.addmm(&folded, &weight_t, &Scalar::Int(1), &Scalar::Int(1))?;
+            let mut out_sizes = lead.to_vec();
+            out_sizes.push(weight.sizes()[0]);
+            out.reshape_usize(&out_sizes)
+        }
+        _ => {
+            let out = input.matmul(&weight_t)?;
+            match bias {
+                Some(b) => out.add(b, &Scalar::Int(1)),
+                None => Ok(out),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{naive_batched_gemm, GemmElement};
+
+    /// Exercises the unsafe matrixmultiply call on shapes around its block sizes,
+    /// degenerate dims and several batches, comparing with the plain loop.
+    #[test]
+    fn float_gemm_matches_naive_loop() {
+        let shapes = [
+            (1, 1, 1, 1),
+            (1, 0, 3, 2),
+            (2, 3, 0, 4),
+            (3, 1, 7, 1),
+            (2, 5, 4, 3),
+            (1, 70, 130, 50),
+        ];
+        for (batch, n, k, m) in shapes {
+            let a: Vec<f64> = (0..batch * n * k)
+                .map(|i| ((i * 13) % 17) as f64 - 8.0)
+                .collect();
+            let b: Vec<f64> = (0..batch * k * m)
+                .map(|i| ((i * 7) % 11) as f64 - 5.0)
+                .collect();
+            let fast = <f64 as GemmElement>::batched_gemm(&a, &b, batch, n, k, m);
+            assert_eq!(fast, naive_batched_gemm(&a, &b, batch, n, k, m));
+            let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+            let b32: Vec<f32> = b.iter().map(|&x| x as f32).collect();
+            let fast32 = <f32 as GemmElement>::batched_gemm(&a32, &b32, batch, n, k, m);
+            assert_eq!(fast32, naive_batched_gemm(&a32, &b32, batch, n, k, m));
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! View operations: new geometry over the same storage, never copying (except `reshape` fallback).
+
+use crate::error::{format_shape, format_shape_i64, Result, TensorError};
+use crate::shape::{checked_numel, contiguous_strides, infer_size, view_strides, wrap_dim};
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// `Tensor.view(shape)`: one `-1` is inferred; fails when the strides do not allow a view.
+    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        let sizes = infer_size(shape, self.numel())?;
+        let strides = view_strides(self.sizes(), self.strides(), &sizes)
+            .ok_or(TensorError::ViewNotCompatible)?;
+        Ok(self.with_geometry(sizes, strides, self.storage_offset()))
+    }
+
+    /// `Tensor.reshape(shape)`: a view when possible, otherwise a contiguous copy.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let sizes = infer_size(shape, self.numel())?;
+        match view_strides(self.sizes(), self.strides(), &sizes) {
+            Some(strides) => Ok(self.with_geometry(sizes, strides, self.storage_offset())),
+            None => {
+                let copy = self.clone_tensor();
+                let strides = contiguous_strides(&sizes);
+                Ok(copy.with_geometry(sizes, strides, 0))
+            }
+        }
+    }
+
+    /// Reshape to unsigned sizes (internal convenience).
+    pub(crate) fn reshape_usize(&self, sizes: &[usize]) -> Result<Tensor> {
+        let shape: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
+        self.reshape(&shape)
+    }
+
+    /// `Tensor.t()`: transpose of a tensor with at most 2 dims.
+    pub fn t(&self) -> Result<Tensor> {
+        if self.dim() > 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                self.dim()
+            )));
+        }
+        if self.dim() < 2 {
+            return Ok(self.with_geometry(
+                self.sizes().to_vec(),
+                self.strides().to_vec(),
+                self.storage_offset(),
+            ));
+        }
+        self.transpose(0, 1)
+    }
+
+    pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        let n = self.dim();
+        let a = wrap_dim(dim0, n)?;
+        let b = wrap_dim(dim1, n)?;
+        let mut sizes = self.sizes().to_vec();
+        let mut strides = self.strides().to_vec();
+        if n > 0 {
+            sizes.swap(a, b);
+            strides.swap(a, b);
+        }
+        Ok(self.with_geometry(sizes, strides, self.storage_offset()))
+    }
+
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        let n = self.dim();
+        if dims.len() != n {
+            return Err(TensorError::InvalidArgument(format!(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+                n,
+                dims.len()
+            )));
+        }
+        let mut seen = vec![false; n];
+        let mut sizes = Vec::with_capacity(n);
+        let mut strides = Vec::with_capacity(n);
+        for &d in dims {
+            let w = wrap_dim(d, n)?;
+            if seen[w] {
+                return Err(TensorError::InvalidArgument(
+                    "permute(): duplicate dims are not allowed.".to_string(),
+                ));
+            }
+            seen[w] = true;
+            sizes.push(self.sizes()[w]);
+            strides.push(self.strides()[w]);
+        }
+        Ok(self.with_geometry(sizes, strides, self.storage_offset()))
+    }
+
+    /// `Tensor.select(dim, index)`: removes `dim`, keeping slice `index` (negative wraps).
+    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "select() cannot be applied to a 0-dim tensor.".to_string(),
+            ));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes()[d] as i64;
+        if index < -size || index >= size {
+            return Err(TensorError::IndexOutOfRange {
+                op: "select",
+                index,
+                dim: d,
+                sizes: self.sizes().to_vec(),
+            });
+        }
+        let index = if index < 0 { index + size } else { index } as usize;
+        let mut sizes = self.sizes().to_vec();
+        let mut strides = self.strides().to_vec();
+        let offset = self.storage_offset() + index * strides[d];
+        sizes.remove(d);
+        strides.remove(d);
+        Ok(self.with_geometry(sizes, strides, offset))
+    }
+
+    /// `aten::slice`: Python slicing `[start:end:step]` along `dim`, with clamping; `step` must be positive.
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "slice() cannot be applied to a 0-dim tensor.".to_string(),
+            ));
+        }
+        if step <= 0 {
+            return Err(TensorError::InvalidArgument(
+                "slice step must be positive".to_string(),
+            ));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes()[d] as i64;
+        let mut start = start.unwrap_or(0);
+        let mut end = end.unwrap_or(i64::MAX);
+        if start < 0 {
+            start = start.saturating_add(size);
+        }
+        if end < 0 {
+            end = end.saturating_add(size);
+        }
+        let start = start.clamp(0, size);
+        let end = end.clamp(start, size);
+        // Written to avoid overflow for huge steps.
+        let len = if end <= start {
+            0
+        } else {
+            (end - start - 1) / step + 1
+        };
+        let mut sizes = self.sizes().to_vec();
+        let mut strides = self.strides().to_vec();
+        let offset = self.storage_offset() + start as usize * strides[d];
+        sizes[d] = len as usize;
+        // With at most one element the stride is irrelevant; otherwise step < size keeps it in range.
+        if len > 1 {
+            strides[d] *= step as usize;
+        }
+        Ok(self.with_geometry(sizes, strides, offset))
+    }
+
+    /// `Tensor.narrow(dim, start, length)`.
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "narrow() cannot be applied to a 0-dim tensor.".to_string(),
+            ));
+        }
+        if length < 0 {
+            return Err(TensorError::InvalidArgument(
+                "narrow(): length must be non-negative.".to_string(),
+            ));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes()[d] as i64;
+        if start < -size || start > size {
+            return Err(TensorError::InvalidArgument(format!(
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -size, size, start
+            )));
+        }
+        let start = if start < 0 { start + size } else { start };
+        if start.saturating_add(length) > size {
+            return Err(TensorError::InvalidArgument(format!(
+                "start ({start}) + length ({length}) exceeds dimension size ({size})."
+            )));
+        }
+        self.slice(d as i64, Some(start), Some(start + length), 1)
+    }
+
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.dim() + 1)?;
+        let mut sizes = self.sizes().to_vec();
+        let mut strides = self.strides().to_vec();
+        let stride = if d >= self.dim() {
+            1
+        } else {
+            sizes[d] * strides[d]
+        };
+        sizes.insert(d, 1);
+        strides.insert(d, stride);
+        Ok(self.with_geometry(sizes, strides, self.storage_offset()))
+    }
+
+    /// Removes `dim` when its size is 1; otherwise returns the same view.
+    pub fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.dim())?;
+        let mut sizes = self.sizes().to_vec();
+        let mut strides = self.strides().to_vec();
+        if self.dim() > 0 && sizes[d] == 1 {
+            sizes.remove(d);
+            strides.remove(d);
+        }
+        Ok(self.with_geometry(sizes, strides, self.storage_offset()))
+    }
+
+    /// Removes every size-1 dim.
+    pub fn squeeze(&self) -> Tensor {
+        let (sizes, strides): (Vec<usize>, Vec<usize>) = self
+            .sizes()
+            .iter()
+            .zip(self.strides())
+            .filter(|(&s, _)| s != 1)
+            .map(|(&s, &st)| (s, st))
+            .unzip();
+        self.with_geometry(sizes, strides, self.storage_offset())
+    }
+
+    /// `Tensor.expand(sizes)`: size-1 dims repeat with stride 0; `-1` keeps a size.
+    pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
+        let n = self.dim();
+        if sizes.len() < n {
+            return Err(TensorError::InvalidArgument(format!(
+                "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                legacy_type_name(self),
+                format_shape(self.sizes()),
+                format_shape_i64(sizes),
+                sizes.len(),
+                n
+            )));
+        }
+        let lead = sizes.len() - n;
+        let mut out_sizes = Vec::with_capacity(sizes.len());
+        let mut out_strides = Vec::with_capacity(sizes.len());
+        for (i, &target) in sizes.iter().enumerate() {
+            if i < lead {
+                if target < 0 {
+                    return Err(TensorError::InvalidArgument(format!(
+                        "The expanded size of the tensor ({target}) isn't allowed in a leading, non-existing dimension {i}"
+                    )));
+                }
+                out_sizes.push(target as usize);
+                out_strides.push(0);
+                continue;
+            }
+            let size = self.sizes()[i - lead];
+            let stride = self.strides()[i - lead];
+            if target == -1 || target == size as i64 {
+                out_sizes.push(size);
+                out_strides.push(stride);
+            } else if size == 1 && target >= 0 {
+                out_sizes.push(target as usize);
+                out_strides.push(0);
+            } else {
+                return Err(TensorError::InvalidArgument(format!(
+                    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}",
+                    target,
+                    size,
+                    i,
+                    format_shape_i64(sizes),
+                    format_shape(self.sizes())
+                )));
+            }
+        }
+        checked_numel(&out_sizes)?;
+        Ok(self.with_geometry(out_sizes, out_strides, self.storage_offset()))
+    }
+
+    /// Expands to a broadcast shape (sizes must be broadcast-compatible).
+    pub fn broadcast_to(&self, sizes: &[usize]) -> Result<Tensor> {
+        if self.sizes() == sizes {
+            return Ok(self.clone());
+        }
+        let shape: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
+        self.expand(&shape)
+    }
+
+    /// `torch.flatten(start_dim, end_dim)`; a 0-dim tensor becomes shape `[1]`.
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        let n = self.dim();
+        let s = wrap_dim(start_dim, n)?;
+        let e = wrap_dim(end_dim, n)?;
+        if s > e {
+            return Err(TensorError::InvalidArgument(
+                "flatten() has invalid args: start_dim cannot come after end_dim".to_string(),
+            ));
+        }
+        if n == 0 {
+            return self.reshape(&[1]);
+        }
+        if s == e {
+            return Ok(self.clone());
+        }
+        let mut shape: Vec<i64> = Vec::with_capacity(n - (e - s));
+        for (i, &size) in self.sizes().iter().enumerate() {
+            if i < s || i > e {
+                shape.push(size as i64);
+            } else if i == s {
+                let merged: usize = self.sizes()[s..=e].iter().product();
+                shape.push(merged as i64);
+            }
+        }
+        self.reshape(&shape)
+    }
+}
+
+/// PyTorch's legacy type string used in a few messages ("torch.FloatTensor").
+fn legacy_type_name(t: &Tensor) -> String {
+    let storage = t.dtype().to_torch_storage_name();
+    format!("torch.{}Tensor", storage.trim_end_matches("Storage"))
+}

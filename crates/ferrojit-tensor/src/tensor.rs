@@ -1,0 +1,456 @@
+//! The `Tensor` handle: a strided view onto a shared `Storage`, with constructors, accessors and
+//! the strided read/write helpers every kernel is built on.
+
+use crate::dtype::{DType, Scalar};
+use crate::element::Element;
+use crate::error::{Result, TensorError};
+use crate::macros::dispatch_dtype;
+use crate::shape::{check_allocation, checked_numel, contiguous_strides};
+use crate::storage::{with_buffer, Storage};
+
+/// A cheap-clone strided view of a shared storage. Cloning the handle never copies elements;
+/// use [`Tensor::clone_tensor`] for a deep copy.
+#[derive(Clone)]
+pub struct Tensor {
+    storage: Storage,
+    sizes: Vec<usize>,
+    strides: Vec<usize>,
+    storage_offset: usize,
+    is_wrapped_number: bool,
+    requires_grad: bool,
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor")
+            .field("dtype", &self.dtype())
+            .field("sizes", &self.sizes)
+            .field("strides", &self.strides)
+            .field("storage_offset", &self.storage_offset)
+            .field("is_wrapped_number", &self.is_wrapped_number)
+            .finish()
+    }
+}
+
+/// Iterates storage offsets of a strided tensor in logical (row-major) order.
+pub(crate) struct StridedOffsets<'a> {
+    sizes: &'a [usize],
+    strides: &'a [usize],
+    index: Vec<usize>,
+    current: usize,
+    remaining: usize,
+}
+
+impl<'a> StridedOffsets<'a> {
+    pub(crate) fn new(sizes: &'a [usize], strides: &'a [usize], offset: usize) -> Self {
+        let remaining = sizes.iter().product();
+        StridedOffsets {
+            sizes,
+            strides,
+            index: vec![0; sizes.len()],
+            current: offset,
+            remaining,
+        }
+    }
+}
+
+impl Iterator for StridedOffsets<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let out = self.current;
+        self.remaining -= 1;
+        if self.remaining > 0 {
+            for d in (0..self.sizes.len()).rev() {
+                self.index[d] += 1;
+                self.current += self.strides[d];
+                if self.index[d] < self.sizes[d] {
+                    break;
+                }
+                // This dim wrapped around: undo its whole extent and carry into the next one.
+                self.current -= self.strides[d] * self.sizes[d];
+                self.index[d] = 0;
+            }
+        }
+        Some(out)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for StridedOffsets<'_> {}
+
+impl Tensor {
+    /// A view of `storage` with the given geometry, checked to stay inside the storage.
+    pub fn from_storage(
+        storage: Storage,
+        storage_offset: usize,
+        sizes: Vec<usize>,
+        strides: Vec<usize>,
+    ) -> Result<Tensor> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::InvalidArgument(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let numel = checked_numel(&sizes)?;
+        if numel > 0 {
+            let mut max_offset = Some(storage_offset);
+            for (&size, &stride) in sizes.iter().zip(&strides) {
+                max_offset = max_offset.and_then(|m| {
+                    (size - 1)
+                        .checked_mul(stride)
+                        .and_then(|e| m.checked_add(e))
+                });
+            }
+            let item_size = storage.dtype().item_size();
+            let out_of_bounds = match max_offset {
+                Some(m) => m >= storage.len_elements(),
+                None => true,
+            };
+            if out_of_bounds {
+                let required_bytes = match max_offset {
+                    Some(m) => (m as u128 + 1) * item_size as u128,
+                    None => u128::MAX,
+                };
+                return Err(TensorError::StorageOutOfBounds {
+                    sizes,
+                    strides,
+                    offset: storage_offset,
+                    item_size,
+                    required_bytes,
+                    storage_bytes: storage.nbytes(),
+                });
+            }
+        }
+        Ok(Tensor {
+            storage,
+            sizes,
+            strides,
+            storage_offset,
+            is_wrapped_number: false,
+            requires_grad: false,
+        })
+    }
+
+    /// Internal constructor for geometry already known to be valid.
+    pub(crate) fn from_parts(
+        storage: Storage,
+        storage_offset: usize,
+        sizes: Vec<usize>,
+        strides: Vec<usize>,
+    ) -> Tensor {
+        Tensor {
+            storage,
+            sizes,
+            strides,
+            storage_offset,
+            is_wrapped_number: false,
+            requires_grad: false,
+        }
+    }
+
+    /// A contiguous tensor owning `values` (logical order) with the given shape.
+    pub fn from_vec<T: Element>(values: Vec<T>, sizes: &[usize]) -> Result<Tensor> {
+        let numel = checked_numel(sizes)?;
+        if numel != values.len() {
+            return Err(TensorError::ElementCountMismatch {
+                numel: values.len(),
+                sizes: sizes.to_vec(),
+            });
+        }
+        Ok(Tensor::from_parts(
+            Storage::from_vec(values),
+            0,
+            sizes.to_vec(),
+            contiguous_strides(sizes),
+        ))
+    }
+
+    pub fn from_slice<T: Element>(values: &[T], sizes: &[usize]) -> Result<Tensor> {
+        Tensor::from_vec(values.to_vec(), sizes)
+    }
+
+    pub fn zeros(sizes: &[usize], dtype: DType) -> Result<Tensor> {
+        let numel = checked_numel(sizes)?;
+        check_allocation(numel, dtype)?;
+        Ok(Tensor::from_parts(
+            Storage::zeros(dtype, numel),
+            0,
+            sizes.to_vec(),
+            contiguous_strides(sizes),
+        ))
+    }
+
+    pub fn ones(sizes: &[usize], dtype: DType) -> Result<Tensor> {
+        Tensor::full(sizes, Scalar::Int(1), dtype)
+    }
+
+    /// A tensor filled with `value` cast to `dtype`.
+    pub fn full(sizes: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        let numel = checked_numel(sizes)?;
+        check_allocation(numel, dtype)?;
+        dispatch_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(&value); numel], sizes))
+    }
+
+    /// A 0-dim tensor holding `value` cast to `dtype`.
+    pub fn scalar_tensor(value: Scalar, dtype: DType) -> Tensor {
+        dispatch_dtype!(dtype, T => Tensor::from_parts(
+            Storage::from_vec(vec![T::from_scalar(&value)]),
+            0,
+            Vec::new(),
+            Vec::new(),
+        ))
+    }
+
+    /// PyTorch's wrapped number: a 0-dim tensor made from a Python scalar that promotes like a scalar.
+    pub fn wrapped_scalar(value: Scalar) -> Tensor {
+        let mut t = Tensor::scalar_tensor(value, value.dtype());
+        t.is_wrapped_number = true;
+        t
+    }
+
+    /// `torch.arange(start, end, step)` with the given dtype (step must be non-zero).
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
+            return Err(TensorError::InvalidArgument(
+                "step must be nonzero".to_string(),
+            ));
+        }
+        if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+            return Err(TensorError::InvalidArgument(
+                "upper bound and larger bound inconsistent with step sign".to_string(),
+            ));
+        }
+        let count = ((end - start) / step).ceil().max(0.0);
+        if count > (isize::MAX as f64) {
+            return Err(TensorError::SizeOverflow);
+        }
+        let count = count as usize;
+        check_allocation(count, dtype)?;
+        dispatch_dtype!(dtype, T => {
+            let values: Vec<T> = if dtype.is_floating_point() {
+                (0..count).map(|i| T::from_f64(start + step * i as f64)).collect()
+            } else {
+                let (s, st) = (start as i64, step as i64);
+                (0..count).map(|i| T::from_i64(s.wrapping_add(st.wrapping_mul(i as i64)))).collect()
+            };
+            Tensor::from_vec(values, &[count])
+        })
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.storage.dtype()
+    }
+
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
+    pub fn storage_offset(&self) -> usize {
+        self.storage_offset
+    }
+
+    pub fn dim(&self) -> usize {
+        self.sizes.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.sizes.iter().product()
+    }
+
+    /// Size of a (possibly negative) dimension.
+    pub fn size(&self, dim: i64) -> Result<usize> {
+        let d = crate::shape::wrap_dim(dim, self.dim())?;
+        Ok(self.sizes.get(d).copied().unwrap_or(1))
+    }
+
+    /// Contiguity like PyTorch's `is_contiguous()`: size-1 dims may have any stride.
+    pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
+        let mut expected = 1usize;
+        for (&size, &stride) in self.sizes.iter().zip(&self.strides).rev() {
+            if size != 1 {
+                if stride != expected {
+                    return false;
+                }
+                expected *= size;
+            }
+        }
+        true
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    pub fn is_wrapped_number(&self) -> bool {
+        self.is_wrapped_number
+    }
+
+    pub fn set_wrapped_number(&mut self, value: bool) {
+        self.is_wrapped_number = value;
+    }
+
+    pub fn requires_grad(&self) -> bool {
+        self.requires_grad
+    }
+
+    pub fn set_requires_grad(&mut self, value: bool) {
+        self.requires_grad = value;
+    }
+
+    /// Whether both handles view the same storage.
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Storage::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// Whether both handles are the same view (same storage and geometry), like Python's `is` on tensors.
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        self.shares_storage(other)
+            && self.sizes == other.sizes
+            && self.strides == other.strides
+            && self.storage_offset == other.storage_offset
+    }
+
+    pub(crate) fn offsets(&self) -> StridedOffsets<'_> {
+        StridedOffsets::new(&self.sizes, &self.strides, self.storage_offset)
+    }
+
+    /// All elements in logical order, converted to `T`.
+    pub(crate) fn gather<T: Element>(&self) -> Vec<T> {
+        let numel = self.numel();
+        if numel == 0 {
+            // Zero-size views may carry any offset, so never index the buffer for them.
+            return Vec::new();
+        }
+        let guard = self.storage.read();
+        with_buffer!(&*guard, buf => {
+            if self.is_contiguous() {
+                buf[self.storage_offset..self.storage_offset + numel]
+                    .iter()
+                    .map(|x| x.cast::<T>())
+                    .collect()
+            } else {
+                self.offsets().map(|o| buf[o].cast::<T>()).collect()
+            }
+        })
+    }
+
+    /// Writes `values` (logical order, `numel` of them) into this view, converting to its dtype.
+    pub(crate) fn scatter<T: Element>(&self, values: &[T]) {
+        let numel = self.numel();
+        if numel == 0 {
+            return;
+        }
+        let mut guard = self.storage.write();
+        with_buffer!(&mut *guard, buf => {
+            if self.is_contiguous() {
+                for (dst, src) in buf[self.storage_offset..self.storage_offset + numel]
+                    .iter_mut()
+                    .zip(values)
+                {
+                    *dst = src.cast();
+                }
+            } else {
+                for (o, src) in self.offsets().zip(values) {
+                    buf[o] = src.cast();
+                }
+            }
+        })
+    }
+
+    /// Elements in logical order; the dtype must be exactly `T`'s.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if self.dtype() != T::DTYPE {
+            return Err(TensorError::TypeMismatch {
+                expected: T::DTYPE,
+                actual: self.dtype(),
+            });
+        }
+        Ok(self.gather::<T>())
+    }
+
+    /// Elements in logical order converted to f64 (any dtype).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        self.gather::<f64>()
+    }
+
+    /// Elements in logical order converted to i64 (floats truncate).
+    pub fn to_i64_vec(&self) -> Vec<i64> {
+        self.gather::<i64>()
+    }
+
+    /// The single element as a Python-like scalar.
+    pub fn item(&self) -> Result<Scalar> {
+        let numel = self.numel();
+        if numel != 1 {
+            return Err(TensorError::NotASingleElement { numel });
+        }
+        let guard = self.storage.read();
+        Ok(with_buffer!(&*guard, buf => buf[self.storage_offset].to_scalar()))
+    }
+
+    /// A contiguous tensor from logical-order values of the given dtype.
+    pub(crate) fn from_values<T: Element>(values: Vec<T>, sizes: &[usize]) -> Tensor {
+        Tensor::from_parts(
+            Storage::from_vec(values),
+            0,
+            sizes.to_vec(),
+            contiguous_strides(sizes),
+        )
+    }
+
+    /// Self when already contiguous, otherwise a contiguous copy.
+    pub fn contiguous(&self) -> Tensor {
+        if self.is_contiguous() {
+            self.clone()
+        } else {
+            self.clone_tensor()
+        }
+    }
+
+    /// Deep copy into fresh contiguous storage (keeps dtype; drops the wrapped-number flag).
+    pub fn clone_tensor(&self) -> Tensor {
+        self.cast_copy(self.dtype())
+    }
+
+    /// Converts to `dtype`; returns the same view when the dtype already matches.
+    pub fn to_dtype(&self, dtype: DType) -> Tensor {
+        if dtype == self.dtype() {
+            self.clone()
+        } else {
+            self.cast_copy(dtype)
+        }
+    }
+
+    /// A fresh contiguous copy converted to `dtype`.
+    pub(crate) fn cast_copy(&self, dtype: DType) -> Tensor {
+        dispatch_dtype!(dtype, T => Tensor::from_values(self.gather::<T>(), &self.sizes))
+    }
+
+    /// Same storage with new geometry (caller guarantees validity).
+    pub(crate) fn with_geometry(
+        &self,
+        sizes: Vec<usize>,
+        strides: Vec<usize>,
+        storage_offset: usize,
+    ) -> Tensor {
+        let mut t = Tensor::from_parts(self.storage.clone(), storage_offset, sizes, strides);
+        t.requires_grad = self.requires_grad;
+        t
+    }
+}
