@@ -12,7 +12,11 @@ use ferrojit_serialize::import::load_module;
 use ferrojit_serialize::torch_save;
 
 #[derive(Parser, Debug)]
-#[command(name = "ferrojit", version, about = "Run PyTorch TorchScript archives without libtorch")]
+#[command(
+    name = "ferrojit",
+    version,
+    about = "Run PyTorch TorchScript archives without libtorch"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,9 +46,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             use clap::error::ErrorKind;
-            if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+            if matches!(
+                error.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            ) {
                 print!("{error}");
                 return ExitCode::SUCCESS;
+            }
+            if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                eprintln!("error: no command given (see `ferrojit --help`)");
+                return ExitCode::from(2);
             }
             let rendered = error.render().to_string();
             let first_line = rendered.lines().next().unwrap_or("invalid arguments");
@@ -57,7 +68,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             // One line, whatever the underlying error printed.
-            let single_line = message.split('\n').map(str::trim_end).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ");
+            let single_line = message
+                .split('\n')
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" | ");
             eprintln!("error: {single_line}");
             ExitCode::FAILURE
         }
@@ -75,10 +91,16 @@ fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
-fn run_model(model: &Path, inputs: Option<&Path>, output: Option<&Path>, method: &str) -> Result<(), String> {
+fn run_model(
+    model: &Path,
+    inputs: Option<&Path>,
+    output: Option<&Path>,
+    method: &str,
+) -> Result<(), String> {
     let arguments = match inputs {
         Some(path) => {
-            let value = torch_save::load_file(path).map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
+            let value = torch_save::load_file(path)
+                .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
             match value {
                 IValue::Tuple(tuple) => tuple.items.to_vec(),
                 other => vec![other],
@@ -86,14 +108,26 @@ fn run_model(model: &Path, inputs: Option<&Path>, output: Option<&Path>, method:
         }
         None => Vec::new(),
     };
-    let loaded = load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let loaded =
+        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let class = loaded.module.object().class();
+    if !class.has_method(method) {
+        let mut methods = class.method_names();
+        methods.sort();
+        return Err(format!(
+            "the model ({}) has no method '{method}'; its methods are: {}",
+            class.qualified_name(),
+            methods.join(", ")
+        ));
+    }
     let result = loaded
         .module
         .run_method(method, arguments)
         .map_err(|e| format!("{method}() failed: {e}"))?;
     println!("{}", result.python_repr());
     if let Some(path) = output {
-        torch_save::save_file(&result, path).map_err(|e| format!("cannot write output {}: {e}", path.display()))?;
+        torch_save::save_file(&result, path)
+            .map_err(|e| format!("cannot write output {}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -736,8 +736,14 @@ mod tests {
         let second = graph.insert("prim::B", &[a], &[]);
         graph.set_insert_point(InsertPoint::Before(first));
         let zeroth = graph.insert("prim::C", &[a], &[]);
-        assert_eq!(graph.block_nodes(graph.top_block()), vec![zeroth, first, second]);
+        assert_eq!(
+            graph.block_nodes(graph.top_block()),
+            vec![zeroth, first, second]
+        );
         graph.move_before(second, zeroth);
-        assert_eq!(graph.block_nodes(graph.top_block()), vec![second, zeroth, first]);
+        assert_eq!(
+            graph.block_nodes(graph.top_block()),
+            vec![second, zeroth, first]
+        );
     }
 }

@@ -11,6 +11,10 @@ pub mod types;
 pub mod verifier;
 
 pub use attributes::AttributeValue;
-pub use graph::{BlockId, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition, ValueId};
-pub use schema::{parse_schema, AliasInfo, Argument, DefaultValue, FunctionSchema, SchemaParseError};
+pub use graph::{
+    BlockId, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition, ValueId,
+};
+pub use schema::{
+    parse_schema, AliasInfo, Argument, DefaultValue, FunctionSchema, SchemaParseError,
+};
 pub use types::{AttributeKind, ClassAttribute, ClassType, Type};

@@ -49,7 +49,11 @@ pub enum DefaultValue {
 
 impl fmt::Display for DefaultValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn list<T>(f: &mut fmt::Formatter<'_>, items: &[T], show: impl Fn(&T) -> String) -> fmt::Result {
+        fn list<T>(
+            f: &mut fmt::Formatter<'_>,
+            items: &[T],
+            show: impl Fn(&T) -> String,
+        ) -> fmt::Result {
             let parts: Vec<String> = items.iter().map(show).collect();
             write!(f, "[{}]", parts.join(", "))
         }
@@ -62,7 +66,11 @@ impl fmt::Display for DefaultValue {
             DefaultValue::IntList(values) => list(f, values, |v| v.to_string()),
             DefaultValue::FloatList(values) => list(f, values, |v| format_float(*v)),
             DefaultValue::BoolList(values) => {
-                list(f, values, |v| if *v { "True".into() } else { "False".into() })
+                list(
+                    f,
+                    values,
+                    |v| if *v { "True".into() } else { "False".into() },
+                )
             }
             DefaultValue::EmptyList => write!(f, "[]"),
             DefaultValue::Named(name) => write!(f, "{name}"),
@@ -179,7 +187,11 @@ impl fmt::Display for FunctionSchema {
         if self.returns.is_empty() && self.is_varret {
             return write!(f, "...");
         }
-        let single_unnamed = self.returns.len() == 1 && !self.is_varret && self.returns[0].name.is_empty();
+        // A lone tuple return keeps its own parentheses: `-> ((str, t))`.
+        let single_unnamed = self.returns.len() == 1
+            && !self.is_varret
+            && self.returns[0].name.is_empty()
+            && !matches!(self.returns[0].ty, Type::Tuple(_));
         if single_unnamed {
             write!(f, "{}", self.returns[0])
         } else {
@@ -358,7 +370,11 @@ impl<'a> SchemaParser<'a> {
         Ok((arguments, vararg))
     }
 
-    fn parse_argument(&mut self, is_argument: bool, kwarg_only: bool) -> Result<Argument, SchemaParseError> {
+    fn parse_argument(
+        &mut self,
+        is_argument: bool,
+        kwarg_only: bool,
+    ) -> Result<Argument, SchemaParseError> {
         let (ty, list_length, alias_info, spelling_without_alias) = self.parse_type()?;
         let mut name = String::new();
         let mut default = None;
@@ -382,7 +398,9 @@ impl<'a> SchemaParser<'a> {
     }
 
     /// Returns (type, fixed list length, alias info, spelling without the alias annotation).
-    fn parse_type(&mut self) -> Result<(Type, Option<usize>, Option<AliasInfo>, String), SchemaParseError> {
+    fn parse_type(
+        &mut self,
+    ) -> Result<(Type, Option<usize>, Option<AliasInfo>, String), SchemaParseError> {
         self.skip_whitespace();
         let mut spelling = String::new();
         let mut ty = if self.peek() == Some('(') {
@@ -425,7 +443,8 @@ impl<'a> SchemaParser<'a> {
                     let _ = inner;
                     Type::Any
                 }
-                other => base_type(other).ok_or_else(|| self.error(&format!("unknown type '{other}'")))?,
+                other => base_type(other)
+                    .ok_or_else(|| self.error(&format!("unknown type '{other}'")))?,
             }
         };
         let mut alias_info = None;
@@ -452,12 +471,18 @@ impl<'a> SchemaParser<'a> {
                 }
             } else if self.rest().starts_with('[') {
                 self.position += 1;
-                let digits: String = self.rest().chars().take_while(|c| c.is_ascii_digit()).collect();
+                let digits: String = self
+                    .rest()
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
                 if digits.is_empty() {
                     return Err(self.error("expected a list length or ']'"));
                 }
                 self.position += digits.len();
-                let length: usize = digits.parse().map_err(|_| self.error("list length too large"))?;
+                let length: usize = digits
+                    .parse()
+                    .map_err(|_| self.error("list length too large"))?;
                 if !self.rest().starts_with(']') {
                     return Err(self.error("expected ']'"));
                 }
@@ -506,7 +531,11 @@ impl<'a> SchemaParser<'a> {
         Ok(info)
     }
 
-    fn parse_default(&mut self, ty: &Type, list_length: Option<usize>) -> Result<DefaultValue, SchemaParseError> {
+    fn parse_default(
+        &mut self,
+        ty: &Type,
+        list_length: Option<usize>,
+    ) -> Result<DefaultValue, SchemaParseError> {
         self.skip_whitespace();
         let element_type = match ty {
             Type::Optional(inner) => inner.as_ref(),
@@ -527,7 +556,8 @@ impl<'a> SchemaParser<'a> {
                     self.expect(",")?;
                 }
             }
-            return list_default(items, element_type).ok_or_else(|| self.error("invalid list default"));
+            return list_default(items, element_type)
+                .ok_or_else(|| self.error("invalid list default"));
         }
         let literal = self.parse_scalar_literal()?;
         // `int[2] stride=1` means [1, 1].
@@ -670,15 +700,22 @@ mod tests {
     #[test]
     fn parses_and_prints_common_schemas() {
         round_trip("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-        round_trip("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
+        round_trip(
+            "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        );
         round_trip("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor");
         round_trip("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
         round_trip("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
-        round_trip("aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
-        round_trip("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
+        round_trip(
+            "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+        );
+        round_trip(
+            "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        );
         round_trip("prim::TupleUnpack(Any tup) -> ...");
         round_trip("aten::format(str self, ...) -> str");
         round_trip("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)");
+        round_trip("aten::popitem.str(Dict(str, t)(a!) self) -> ((str, t))");
     }
 
     #[test]
@@ -687,20 +724,37 @@ mod tests {
             "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
         )
         .unwrap();
-        assert_eq!(schema.arguments[3].default, Some(DefaultValue::IntList(vec![1, 1])));
+        assert_eq!(
+            schema.arguments[3].default,
+            Some(DefaultValue::IntList(vec![1, 1]))
+        );
         assert_eq!(schema.arguments[3].list_length, Some(2));
         assert_eq!(schema.arguments[2].ty, Type::optional(Type::Tensor));
-        let schema = parse_schema("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)").unwrap();
+        let schema = parse_schema(
+            "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        )
+        .unwrap();
         assert!(schema.is_mutable());
         assert!(schema.arguments[2].kwarg_only);
         let alias = schema.arguments[0].alias_info.as_ref().unwrap();
         assert_eq!(alias.before_sets, vec!["a".to_string()]);
         assert!(alias.is_write);
-        let schema = parse_schema("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]").unwrap();
+        let schema = parse_schema(
+            "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        )
+        .unwrap();
         let alias = schema.arguments[0].alias_info.as_ref().unwrap();
         assert_eq!(alias.after_sets, vec!["*".to_string()]);
         assert_eq!(schema.returns[0].ty, Type::list(Type::Tensor));
-        assert_eq!(schema.returns[0].alias_info.as_ref().unwrap().contained.len(), 1);
+        assert_eq!(
+            schema.returns[0]
+                .alias_info
+                .as_ref()
+                .unwrap()
+                .contained
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -235,11 +235,15 @@ impl ClassType {
     fn read_body(&self) -> std::sync::RwLockReadGuard<'_, ClassBody> {
         // A poisoned lock only means another thread panicked while holding it; the body
         // itself is plain data and still consistent.
-        self.body.read().unwrap_or_else(|poison| poison.into_inner())
+        self.body
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn write_body(&self) -> std::sync::RwLockWriteGuard<'_, ClassBody> {
-        self.body.write().unwrap_or_else(|poison| poison.into_inner())
+        self.body
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Adds an attribute, replacing the type and kind of an existing one of the same name.

@@ -56,11 +56,18 @@ fn is_visible(visible: &[HashSet<ValueId>], value: ValueId) -> bool {
 
 // Blocks nest with the source program, which the parser bounds in depth, so recursion here
 // is bounded by the frontend's nesting limit.
-fn verify_block(graph: &Graph, block: BlockId, visible: &mut Vec<HashSet<ValueId>>) -> Result<(), VerifyError> {
+fn verify_block(
+    graph: &Graph,
+    block: BlockId,
+    visible: &mut Vec<HashSet<ValueId>>,
+) -> Result<(), VerifyError> {
     let mut scope = HashSet::new();
     for (index, &parameter) in graph.block_parameters(block).iter().enumerate() {
         if graph.value_definition(parameter) != (ValueDefinition::BlockParameter { block, index }) {
-            return fail(format!("block parameter %{} has a wrong definition record", graph.value_display_name(parameter)));
+            return fail(format!(
+                "block parameter %{} has a wrong definition record",
+                graph.value_display_name(parameter)
+            ));
         }
         scope.insert(parameter);
     }
@@ -74,14 +81,20 @@ fn verify_block(graph: &Graph, block: BlockId, visible: &mut Vec<HashSet<ValueId
     }
     let return_node = graph.block_return_node(block);
     if !graph.kind(return_node).is("prim::Return") || !graph.node_outputs(return_node).is_empty() {
-        return fail(format!("{block} does not end in a prim::Return without outputs"));
+        return fail(format!(
+            "{block} does not end in a prim::Return without outputs"
+        ));
     }
     verify_inputs(graph, return_node, visible)?;
     visible.pop();
     Ok(())
 }
 
-fn verify_inputs(graph: &Graph, node: NodeId, visible: &[HashSet<ValueId>]) -> Result<(), VerifyError> {
+fn verify_inputs(
+    graph: &Graph,
+    node: NodeId,
+    visible: &[HashSet<ValueId>],
+) -> Result<(), VerifyError> {
     for (input_index, &input) in graph.node_inputs(node).iter().enumerate() {
         if !is_visible(visible, input) {
             return fail(format!(
@@ -90,7 +103,11 @@ fn verify_inputs(graph: &Graph, node: NodeId, visible: &[HashSet<ValueId>]) -> R
                 describe(graph, node)
             ));
         }
-        if !graph.value_uses(input).iter().any(|u| u.node == node && u.input_index == input_index) {
+        if !graph
+            .value_uses(input)
+            .iter()
+            .any(|u| u.node == node && u.input_index == input_index)
+        {
             return fail(format!(
                 "uses of %{} do not record input {input_index} of `{}`",
                 graph.value_display_name(input),
@@ -103,23 +120,40 @@ fn verify_inputs(graph: &Graph, node: NodeId, visible: &[HashSet<ValueId>]) -> R
             if graph.is_destroyed(use_site.node)
                 || graph.node_inputs(use_site.node).get(use_site.input_index) != Some(&output)
             {
-                return fail(format!("a recorded use of %{} is stale", graph.value_display_name(output)));
+                return fail(format!(
+                    "a recorded use of %{} is stale",
+                    graph.value_display_name(output)
+                ));
             }
         }
     }
     Ok(())
 }
 
-fn verify_node(graph: &Graph, node: NodeId, block: BlockId, visible: &mut Vec<HashSet<ValueId>>) -> Result<(), VerifyError> {
+fn verify_node(
+    graph: &Graph,
+    node: NodeId,
+    block: BlockId,
+    visible: &mut Vec<HashSet<ValueId>>,
+) -> Result<(), VerifyError> {
     if graph.is_destroyed(node) {
-        return fail(format!("destroyed node `{}` is still linked", describe(graph, node)));
+        return fail(format!(
+            "destroyed node `{}` is still linked",
+            describe(graph, node)
+        ));
     }
     if graph.node(node).owning_block != Some(block) {
-        return fail(format!("`{}` is linked into {block} but records another owner", describe(graph, node)));
+        return fail(format!(
+            "`{}` is linked into {block} but records another owner",
+            describe(graph, node)
+        ));
     }
     for (index, &output) in graph.node_outputs(node).iter().enumerate() {
         if graph.value_definition(output) != (ValueDefinition::NodeOutput { node, index }) {
-            return fail(format!("output {index} of `{}` has a wrong definition record", describe(graph, node)));
+            return fail(format!(
+                "output {index} of `{}` has a wrong definition record",
+                describe(graph, node)
+            ));
         }
     }
     verify_inputs(graph, node, visible)?;
@@ -131,14 +165,22 @@ fn verify_node(graph: &Graph, node: NodeId, block: BlockId, visible: &mut Vec<Ha
     }
     for &nested in graph.node_blocks(node) {
         if graph.block_owning_node(nested) != Some(node) {
-            return fail(format!("a block of `{}` records another owner", describe(graph, node)));
+            return fail(format!(
+                "a block of `{}` records another owner",
+                describe(graph, node)
+            ));
         }
         verify_block(graph, nested, visible)?;
     }
     Ok(())
 }
 
-fn verify_block_outputs_match(graph: &Graph, node: NodeId, block: BlockId, skip: usize) -> Result<(), VerifyError> {
+fn verify_block_outputs_match(
+    graph: &Graph,
+    node: NodeId,
+    block: BlockId,
+    skip: usize,
+) -> Result<(), VerifyError> {
     let outputs = graph.block_outputs(block);
     let node_outputs = graph.node_outputs(node);
     if outputs.len() != node_outputs.len() + skip {
@@ -150,7 +192,10 @@ fn verify_block_outputs_match(graph: &Graph, node: NodeId, block: BlockId, skip:
         ));
     }
     for (&block_output, &node_output) in outputs[skip..].iter().zip(node_outputs) {
-        if !graph.value_type(block_output).is_subtype_of(graph.value_type(node_output)) {
+        if !graph
+            .value_type(block_output)
+            .is_subtype_of(graph.value_type(node_output))
+        {
             return fail(format!(
                 "`{}` outputs {} but its block returns {}",
                 describe(graph, node),
@@ -165,7 +210,10 @@ fn verify_block_outputs_match(graph: &Graph, node: NodeId, block: BlockId, skip:
 fn verify_if(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     let inputs = graph.node_inputs(node);
     if inputs.len() != 1 || *graph.value_type(inputs[0]) != Type::Bool {
-        return fail(format!("`{}` must have exactly one bool input", describe(graph, node)));
+        return fail(format!(
+            "`{}` must have exactly one bool input",
+            describe(graph, node)
+        ));
     }
     let blocks = graph.node_blocks(node);
     if blocks.len() != 2 {
@@ -173,7 +221,10 @@ fn verify_if(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     }
     for &block in blocks {
         if !graph.block_parameters(block).is_empty() {
-            return fail(format!("a block of `{}` has parameters", describe(graph, node)));
+            return fail(format!(
+                "a block of `{}` has parameters",
+                describe(graph, node)
+            ));
         }
         verify_block_outputs_match(graph, node, block, 0)?;
     }
@@ -182,25 +233,43 @@ fn verify_if(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
 
 fn verify_loop(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     let inputs = graph.node_inputs(node);
-    if inputs.len() < 2 || *graph.value_type(inputs[0]) != Type::Int || *graph.value_type(inputs[1]) != Type::Bool {
-        return fail(format!("`{}` must start with (int max_trip_count, bool condition)", describe(graph, node)));
+    if inputs.len() < 2
+        || *graph.value_type(inputs[0]) != Type::Int
+        || *graph.value_type(inputs[1]) != Type::Bool
+    {
+        return fail(format!(
+            "`{}` must start with (int max_trip_count, bool condition)",
+            describe(graph, node)
+        ));
     }
     let carried = inputs.len() - 2;
     if graph.node_outputs(node).len() != carried {
-        return fail(format!("`{}` must output its {carried} carried values", describe(graph, node)));
+        return fail(format!(
+            "`{}` must output its {carried} carried values",
+            describe(graph, node)
+        ));
     }
     let blocks = graph.node_blocks(node);
     if blocks.len() != 1 {
-        return fail(format!("`{}` must have one body block", describe(graph, node)));
+        return fail(format!(
+            "`{}` must have one body block",
+            describe(graph, node)
+        ));
     }
     let body = blocks[0];
     let parameters = graph.block_parameters(body);
     if parameters.len() != carried + 1 || *graph.value_type(parameters[0]) != Type::Int {
-        return fail(format!("the body of `{}` must take (int iteration, carried...)", describe(graph, node)));
+        return fail(format!(
+            "the body of `{}` must take (int iteration, carried...)",
+            describe(graph, node)
+        ));
     }
     let outputs = graph.block_outputs(body);
     if outputs.is_empty() || *graph.value_type(outputs[0]) != Type::Bool {
-        return fail(format!("the body of `{}` must return (bool condition, carried...)", describe(graph, node)));
+        return fail(format!(
+            "the body of `{}` must return (bool condition, carried...)",
+            describe(graph, node)
+        ));
     }
     verify_block_outputs_match(graph, node, body, 1)
 }
@@ -255,7 +324,10 @@ mod tests {
         graph.add_node_block(if_node);
         graph.add_node_block(if_node);
         let error = verify(&graph).unwrap_err();
-        assert!(error.message.contains("1 outputs but its block returns 0"), "{error}");
+        assert!(
+            error.message.contains("1 outputs but its block returns 0"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -14,8 +14,9 @@ pub enum RuntimeError {
     #[error("{source}")]
     Tensor {
         operator: String,
+        /// Boxed: tensor errors are large and would bloat every `Result` in the interpreter.
         #[source]
-        source: TensorError,
+        source: Box<TensorError>,
     },
 
     /// A value had the wrong type for what was asked of it.
@@ -52,7 +53,10 @@ pub enum RuntimeError {
 
     /// An object has no attribute with this name.
     #[error("Object of class '{class_name}' has no attribute '{attribute}'")]
-    UnknownAttribute { class_name: String, attribute: String },
+    UnknownAttribute {
+        class_name: String,
+        attribute: String,
+    },
 
     /// An object's class has no method with this name (or the function does not exist).
     #[error("'{owner}' has no method or function named '{name}'")]
@@ -96,7 +100,7 @@ impl RuntimeError {
     pub fn tensor(operator: impl Into<String>, source: TensorError) -> RuntimeError {
         RuntimeError::Tensor {
             operator: operator.into(),
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -119,10 +123,21 @@ impl From<TensorError> for RuntimeError {
     fn from(source: TensorError) -> RuntimeError {
         RuntimeError::Tensor {
             operator: String::new(),
-            source,
+            source: Box::new(source),
         }
     }
 }
 
 /// Shorthand result type of the runtime.
 pub type Result<T> = std::result::Result<T, RuntimeError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_stay_small() {
+        // Results of this type are returned by every instruction; keep them cheap to move.
+        assert!(std::mem::size_of::<RuntimeError>() <= 80);
+    }
+}

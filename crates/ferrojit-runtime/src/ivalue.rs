@@ -32,9 +32,9 @@ impl Device {
     pub fn parse(text: &str) -> Result<Device> {
         let (kind, index) = match text.split_once(':') {
             Some((kind, index)) => {
-                let index: i64 = index.parse().map_err(|_| {
-                    RuntimeError::Other(format!("Invalid device string: '{text}'"))
-                })?;
+                let index: i64 = index
+                    .parse()
+                    .map_err(|_| RuntimeError::Other(format!("Invalid device string: '{text}'")))?;
                 if index < 0 {
                     return Err(RuntimeError::Other(format!(
                         "Device index must not be negative, got {index}"
@@ -456,7 +456,11 @@ impl IValue {
 
     /// `float[]` as a vector.
     pub fn to_double_vec(&self) -> Result<Vec<f64>> {
-        self.to_list()?.read().iter().map(IValue::to_double).collect()
+        self.to_list()?
+            .read()
+            .iter()
+            .map(IValue::to_double)
+            .collect()
     }
 
     /// `Tensor[]` as a vector of handles.

@@ -1,1 +1,22 @@
-//! ferrojit-runtime.
+//! ferrojit-runtime: runs TorchScript graphs. Values (`IValue`), script objects and modules,
+//! the operator registry with PyTorch schemas and kernels, and the interpreter.
+//!
+//! The runtime does not depend on the frontend: methods and functions are obtained through
+//! the `MethodSource` trait, which the frontend's compilation unit implements.
+
+pub mod error;
+pub mod interpreter;
+pub mod ivalue;
+pub mod module;
+pub mod object;
+pub mod ops;
+pub mod registry;
+
+pub use error::{Result, RuntimeError};
+pub use interpreter::{
+    code_for_graph, compile, run_graph, run_graph_with_options, run_shared_graph, Code, RunOptions,
+};
+pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TupleValue};
+pub use module::Module;
+pub use object::{MethodSource, NoMethods, Object};
+pub use registry::{Kernel, KernelFn, Operator, OperatorRegistry, Stack};

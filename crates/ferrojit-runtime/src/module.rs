@@ -43,6 +43,7 @@ impl Module {
         let mut inputs = Vec::with_capacity(args.len() + 1);
         inputs.push(IValue::Object(self.0.clone()));
         inputs.extend(args);
+        coerce_call_arguments(&graph, &mut inputs);
         check_call_arguments(name, &graph, &inputs)?;
         let methods = self.0.methods().clone();
         let outputs = run_shared_graph(&graph, inputs, methods.as_ref(), options)?;
@@ -70,7 +71,9 @@ impl Module {
             .enumerate()
             .filter(|(_, attribute)| attribute.kind == kind)
             .filter_map(|(index, attribute)| {
-                slots.get(index).map(|value| (attribute.name, value.clone()))
+                slots
+                    .get(index)
+                    .map(|value| (attribute.name, value.clone()))
             })
             .collect()
     }
@@ -153,7 +156,9 @@ fn argument_name(graph: &Graph, index: usize) -> String {
     };
     match graph.debug_name(value) {
         Some(name) => match name.rsplit_once('.') {
-            Some((base, suffix)) if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) => {
+            Some((base, suffix))
+                if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) =>
+            {
                 base.to_string()
             }
             _ => name.to_string(),
@@ -186,6 +191,24 @@ pub fn method_declaration(name: &str, graph: &Graph) -> String {
 
 /// Checks a call's inputs (including `self`) against the graph's inputs, with PyTorch's
 /// messages for too many, too few and mistyped arguments.
+/// Applies the conversions PyTorch's Python binding makes when a caller passes a Python
+/// value for a declared argument: an `int` where `float` (or `Optional[float]`) is declared
+/// becomes a float, so `forward(x, 1)` works for `scale: float` as it does in PyTorch.
+pub fn coerce_call_arguments(graph: &Graph, inputs: &mut [IValue]) {
+    for (value, &declared) in inputs.iter_mut().zip(graph.inputs()) {
+        let wants_float = match graph.value_type(declared) {
+            Type::Float => true,
+            Type::Optional(inner) => **inner == Type::Float,
+            _ => false,
+        };
+        if wants_float {
+            if let IValue::Int(integer) = value {
+                *value = IValue::Double(*integer as f64);
+            }
+        }
+    }
+}
+
 pub fn check_call_arguments(name: &str, graph: &Graph, inputs: &[IValue]) -> Result<()> {
     let expected = graph.inputs().len();
     if inputs.len() > expected {
@@ -234,7 +257,10 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         (Type::Number, IValue::Int(_) | IValue::Double(_) | IValue::Bool(_)) => true,
         (Type::List(element), IValue::List(list)) => {
             list.element_type() == element.as_ref()
-                || list.read().iter().all(|item| value_matches_type(item, element))
+                || list
+                    .read()
+                    .iter()
+                    .all(|item| value_matches_type(item, element))
         }
         (Type::Tuple(elements), IValue::Tuple(tuple)) => {
             elements.len() == tuple.items.len()
@@ -245,9 +271,10 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         }
         (Type::Dict(key, value_type), IValue::Dict(dict)) => {
             (dict.key_type() == key.as_ref() && dict.value_type() == value_type.as_ref())
-                || dict.entries().iter().all(|(k, v)| {
-                    value_matches_type(k, key) && value_matches_type(v, value_type)
-                })
+                || dict
+                    .entries()
+                    .iter()
+                    .all(|(k, v)| value_matches_type(k, key) && value_matches_type(v, value_type))
         }
         (Type::Class(class), IValue::Object(object)) => {
             class.qualified_name() == object.class().qualified_name()

@@ -77,8 +77,7 @@ impl OperatorRegistry {
 
     /// Registers a closure kernel under a schema string.
     pub fn register_boxed(&mut self, schema: &str, kernel: Kernel) -> Result<()> {
-        let parsed =
-            parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
+        let parsed = parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
         let full_name = parsed.full_name();
         if self.by_full_name.contains_key(&full_name) {
             return Err(RuntimeError::Registration(format!(
@@ -253,7 +252,10 @@ mod tests {
     fn type_variables_bind_once() {
         let mut registry = OperatorRegistry::new();
         registry
-            .register("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)", noop)
+            .register(
+                "aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
+                noop,
+            )
             .unwrap();
         assert!(registry
             .find_by_types("aten::append", &[Type::list(Type::Int), Type::Int])

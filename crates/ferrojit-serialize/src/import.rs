@@ -110,13 +110,13 @@ pub struct LoadedModule {
 /// Loads a `torch.jit.save` archive from a file.
 pub fn load_module(path: &Path) -> Result<LoadedModule, LoadError> {
     let archive = ArchiveReader::open(path)?;
-    load_module_from_archive(Arc::new(archive))
+    load_module_from_archive(&archive)
 }
 
 /// Loads a `torch.jit.save` archive held in memory.
 pub fn load_module_from_bytes(bytes: Vec<u8>) -> Result<LoadedModule, LoadError> {
     let archive = ArchiveReader::from_bytes(bytes)?;
-    load_module_from_archive(Arc::new(archive))
+    load_module_from_archive(&archive)
 }
 
 fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
@@ -126,10 +126,15 @@ fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
     } else if archive.has_record(".data/version") {
         ".data/version"
     } else {
-        return Err(LoadError::format("version", "the archive has no version record"));
+        return Err(LoadError::format(
+            "version",
+            "the archive has no version record",
+        ));
     };
     let bytes = archive.read_record(name)?;
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(32)]).trim().to_string();
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(32)])
+        .trim()
+        .to_string();
     let version: u64 = text
         .parse()
         .map_err(|_| LoadError::format(name, format!("version '{text}' is not a number")))?;
@@ -151,34 +156,47 @@ fn code_record_name(qualifier: &str) -> String {
     format!("code/{}.py", qualifier.replace('.', "/"))
 }
 
-fn load_module_from_archive(archive: Arc<ArchiveReader>) -> Result<LoadedModule, LoadError> {
-    check_version(&archive)?;
+fn load_module_from_archive(archive: &ArchiveReader) -> Result<LoadedModule, LoadError> {
+    check_version(archive)?;
     if !archive.has_record("data.pkl") {
-        return Err(LoadError::format("data.pkl", "the archive has no data.pkl record (is it a TorchScript archive?)"));
+        return Err(LoadError::format(
+            "data.pkl",
+            "the archive has no data.pkl record (is it a TorchScript archive?)",
+        ));
     }
 
     let mut unit = CompilationUnit::new(RegistrySchemas::builtins());
-    let loader_archive = archive.clone();
+    // The archive reader is single-threaded, while the compilation unit may compile from
+    // any thread, so the (small) code records are read up front; parsing stays on demand.
+    let mut sources = std::collections::HashMap::new();
+    for name in archive.record_names() {
+        if name.starts_with("code/") && name.ends_with(".py") {
+            let bytes = archive.read_record(name)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| LoadError::format(name, "source code is not valid UTF-8"))?;
+            sources.insert(name.clone(), text);
+        }
+    }
     unit.set_source_loader(Box::new(move |qualifier: &str| {
         let record = code_record_name(qualifier);
-        if !loader_archive.has_record(&record) {
-            return None;
-        }
-        let bytes = loader_archive.read_record(&record).ok()?;
-        let text = String::from_utf8(bytes).ok()?;
-        Some(SourceFile::new(record, text))
+        let text = sources.get(&record)?;
+        Some(SourceFile::new(record, text.clone()))
     }));
-    unit.set_constants(load_constants(&archive)?);
+    unit.set_constants(load_constants(archive)?);
     let unit = Arc::new(unit);
     let methods = CompiledMethods::new(unit.clone());
-    let classes = ArchiveClasses { methods: methods.clone() };
+    let classes = ArchiveClasses {
+        methods: methods.clone(),
+    };
 
     let bytes = archive.read_record("data.pkl")?;
-    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| LoadError::Pickle {
-        record: "data.pkl".to_string(),
-        source,
+    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| {
+        LoadError::Pickle {
+            record: "data.pkl".to_string(),
+            source,
+        }
     })?;
-    let mut reader = ValueReader::new(&archive, "data.pkl", "data", Some(&classes))?;
+    let mut reader = ValueReader::new(archive, "data.pkl", "data", Some(&classes))?;
     let root = reader.convert(&pickled)?;
     // PyTorch runs __setstate__ after the object graph exists, innermost objects first.
     for (object, state) in reader.take_pending_setstate().into_iter().rev() {
@@ -187,7 +205,10 @@ fn load_module_from_archive(archive: Arc<ArchiveReader>) -> Result<LoadedModule,
     let IValue::Object(object) = root else {
         return Err(LoadError::format(
             "data.pkl",
-            format!("the root value is a {}, not a module object", root.tag_name()),
+            format!(
+                "the root value is a {}, not a module object",
+                root.tag_name()
+            ),
         ));
     };
     Ok(LoadedModule {
@@ -197,26 +218,40 @@ fn load_module_from_archive(archive: Arc<ArchiveReader>) -> Result<LoadedModule,
 }
 
 /// Reads `constants.pkl` (a tuple) into the compiler's constant table.
-fn load_constants(archive: &ArchiveReader) -> Result<Vec<(Option<AttributeValue>, Type)>, LoadError> {
+fn load_constants(
+    archive: &ArchiveReader,
+) -> Result<Vec<(Option<AttributeValue>, Type)>, LoadError> {
     if !archive.has_record("constants.pkl") {
         return Ok(Vec::new());
     }
     let bytes = archive.read_record("constants.pkl")?;
-    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| LoadError::Pickle {
-        record: "constants.pkl".to_string(),
-        source,
+    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| {
+        LoadError::Pickle {
+            record: "constants.pkl".to_string(),
+            source,
+        }
     })?;
     let mut reader = ValueReader::new(archive, "constants.pkl", "constants", None)?;
     let IValue::Tuple(tuple) = reader.convert(&pickled)? else {
-        return Err(LoadError::format("constants.pkl", "the constant table is not a tuple"));
+        return Err(LoadError::format(
+            "constants.pkl",
+            "the constant table is not a tuple",
+        ));
     };
     tuple
         .items
         .iter()
         .enumerate()
         .map(|(index, value)| {
-            constant_attribute(value)
-                .ok_or_else(|| LoadError::format("constants.pkl", format!("constant c{index} is a {}, which is not supported yet", value.tag_name())))
+            constant_attribute(value).ok_or_else(|| {
+                LoadError::format(
+                    "constants.pkl",
+                    format!(
+                        "constant c{index} is a {}, which is not supported yet",
+                        value.tag_name()
+                    ),
+                )
+            })
         })
         .collect()
 }

@@ -1,7 +1,13 @@
-//! ferrojit-serialize.
+//! ferrojit-serialize: PyTorch's file formats. The zip layout, a bounded pickle VM and a
+//! pickler (pure data), and the glue that turns archives into runnable modules and
+//! `torch.save` files into values, and back.
 
 pub mod error;
+pub mod import;
+pub mod load_error;
 pub mod pickle_value;
 pub mod pickler;
+pub mod torch_save;
 pub mod unpickler;
+pub mod values;
 pub mod zip_archive;

@@ -29,13 +29,17 @@ pub fn load_bytes(bytes: Vec<u8>) -> Result<IValue, LoadError> {
 
 fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
     if !archive.has_record("data.pkl") {
-        return Err(LoadError::format("data.pkl", "the archive has no data.pkl record"));
+        return Err(LoadError::format(
+            "data.pkl",
+            "the archive has no data.pkl record",
+        ));
     }
     let bytes = archive.read_record("data.pkl")?;
-    let pickled = unpickle(&bytes, &UnpicklerOptions::torch_save()).map_err(|source| LoadError::Pickle {
-        record: "data.pkl".to_string(),
-        source,
-    })?;
+    let pickled =
+        unpickle(&bytes, &UnpicklerOptions::torch_save()).map_err(|source| LoadError::Pickle {
+            record: "data.pkl".to_string(),
+            source,
+        })?;
     let mut reader = ValueReader::new(archive, "data.pkl", "data", None)?;
     reader.convert(&pickled)
 }
@@ -61,7 +65,10 @@ pub fn save_to_bytes(value: &IValue, root_name: &str) -> Result<Vec<u8>, LoadErr
         archive.write_record(&format!("data/{index}"), &bytes)?;
     }
     archive.write_record("version", b"3\n")?;
-    archive.write_record(".data/serialization_id", serialization_id(digest.finish()).as_bytes())?;
+    archive.write_record(
+        ".data/serialization_id",
+        serialization_id(digest.finish()).as_bytes(),
+    )?;
     Ok(archive.finish_into_bytes()?)
 }
 

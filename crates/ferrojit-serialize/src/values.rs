@@ -73,7 +73,9 @@ impl<'a> ValueReader<'a> {
 
     fn convert_at(&mut self, value: &PickleValue, depth: usize) -> Result<IValue, LoadError> {
         if depth > MAX_VALUE_DEPTH {
-            return Err(self.error(format!("values nested deeper than {MAX_VALUE_DEPTH} levels")));
+            return Err(self.error(format!(
+                "values nested deeper than {MAX_VALUE_DEPTH} levels"
+            )));
         }
         if let Some(id) = value.ptr_id() {
             if let Some(done) = self.converted.get(&id) {
@@ -125,7 +127,9 @@ impl<'a> ValueReader<'a> {
                     )
                 };
                 if !dict_items.is_empty() {
-                    return Err(self.error(format!("object of class {module}.{name} has dict items")));
+                    return Err(
+                        self.error(format!("object of class {module}.{name} has dict items"))
+                    );
                 }
                 self.convert_object(&module, &name, state.as_ref(), depth)?
             }
@@ -142,7 +146,11 @@ impl<'a> ValueReader<'a> {
         Ok(result)
     }
 
-    fn convert_dict(&mut self, entries: &[(PickleValue, PickleValue)], depth: usize) -> Result<IValue, LoadError> {
+    fn convert_dict(
+        &mut self,
+        entries: &[(PickleValue, PickleValue)],
+        depth: usize,
+    ) -> Result<IValue, LoadError> {
         let mut keys = Vec::with_capacity(entries.len());
         let mut values = Vec::with_capacity(entries.len());
         for (key, value) in entries {
@@ -153,23 +161,42 @@ impl<'a> ValueReader<'a> {
         let value_type = unify_types(values.iter().map(IValue::type_of));
         let dict = DictValue::new(key_type, value_type);
         for (key, value) in keys.into_iter().zip(values) {
-            if !matches!(key, IValue::Str(_) | IValue::Int(_) | IValue::Double(_) | IValue::Bool(_) | IValue::Tensor(_)) {
-                return Err(self.error(format!("dict key of type {} is not supported", key.tag_name())));
+            if !matches!(
+                key,
+                IValue::Str(_)
+                    | IValue::Int(_)
+                    | IValue::Double(_)
+                    | IValue::Bool(_)
+                    | IValue::Tensor(_)
+            ) {
+                return Err(self.error(format!(
+                    "dict key of type {} is not supported",
+                    key.tag_name()
+                )));
             }
             dict.insert(key, value);
         }
         Ok(IValue::Dict(dict))
     }
 
-    fn convert_reduce(&mut self, callable: &PickleValue, args: &PickleValue, depth: usize) -> Result<IValue, LoadError> {
+    fn convert_reduce(
+        &mut self,
+        callable: &PickleValue,
+        args: &PickleValue,
+        depth: usize,
+    ) -> Result<IValue, LoadError> {
         let Some((module, name)) = callable.as_global() else {
             return Err(self.error(format!("REDUCE on a {}", callable.kind_name())));
         };
-        let args = args.as_tuple().ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
+        let args = args
+            .as_tuple()
+            .ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
         match (module, name) {
             ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args).map(IValue::Tensor),
             ("torch._utils", "_rebuild_parameter") => {
-                let tensor = args.first().ok_or_else(|| self.error("_rebuild_parameter without a tensor"))?;
+                let tensor = args
+                    .first()
+                    .ok_or_else(|| self.error("_rebuild_parameter without a tensor"))?;
                 let mut tensor = self.convert_at(tensor, depth + 1)?.into_tensor()?;
                 if let Some(PickleValue::Bool(requires_grad)) = args.get(1) {
                     tensor.set_requires_grad(*requires_grad);
@@ -177,15 +204,25 @@ impl<'a> ValueReader<'a> {
                 Ok(IValue::Tensor(tensor))
             }
             ("torch.jit._pickle", "restore_type_tag") => {
-                let value = args.first().ok_or_else(|| self.error("restore_type_tag without a value"))?;
+                let value = args
+                    .first()
+                    .ok_or_else(|| self.error("restore_type_tag without a value"))?;
                 self.convert_at(value, depth + 1)
             }
-            ("torch.jit._pickle", "build_intlist" | "build_tensorlist" | "build_doublelist" | "build_boollist") => {
-                let value = args.first().ok_or_else(|| self.error(format!("{name} without a list")))?;
+            (
+                "torch.jit._pickle",
+                "build_intlist" | "build_tensorlist" | "build_doublelist" | "build_boollist",
+            ) => {
+                let value = args
+                    .first()
+                    .ok_or_else(|| self.error(format!("{name} without a list")))?;
                 self.convert_at(value, depth + 1)
             }
             ("torch", "device") => {
-                let text = args.first().and_then(PickleValue::as_str).ok_or_else(|| self.error("torch.device without a string"))?;
+                let text = args
+                    .first()
+                    .and_then(PickleValue::as_str)
+                    .ok_or_else(|| self.error("torch.device without a string"))?;
                 let mut device = Device::parse(text)?;
                 if let Some(index) = args.get(1).and_then(PickleValue::as_int) {
                     device.index = Some(index);
@@ -203,19 +240,30 @@ impl<'a> ValueReader<'a> {
 
     fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<Tensor, LoadError> {
         if args.len() < 4 {
-            return Err(self.error(format!("_rebuild_tensor_v2 takes at least 4 arguments, got {}", args.len())));
+            return Err(self.error(format!(
+                "_rebuild_tensor_v2 takes at least 4 arguments, got {}",
+                args.len()
+            )));
         }
         let storage = match &args[0] {
             PickleValue::PersistentId(pid) => self.load_storage(pid)?,
-            other => return Err(self.error(format!("tensor storage is a {}, not a persistent id", other.kind_name()))),
+            other => {
+                return Err(self.error(format!(
+                    "tensor storage is a {}, not a persistent id",
+                    other.kind_name()
+                )))
+            }
         };
         let offset = self.non_negative(&args[1], "storage offset")?;
         let sizes = self.int_tuple(&args[2], "size")?;
         let strides = self.int_tuple(&args[3], "stride")?;
-        let mut tensor = Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| LoadError::Tensor {
-            context: self.pickle_record.clone(),
-            source,
-        })?;
+        let mut tensor =
+            Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| {
+                LoadError::Tensor {
+                    context: self.pickle_record.clone(),
+                    source,
+                }
+            })?;
         if let Some(PickleValue::Bool(requires_grad)) = args.get(4) {
             tensor.set_requires_grad(*requires_grad);
         }
@@ -224,33 +272,47 @@ impl<'a> ValueReader<'a> {
 
     fn non_negative(&self, value: &PickleValue, what: &str) -> Result<usize, LoadError> {
         match value {
-            PickleValue::Int(i) if *i >= 0 => usize::try_from(*i).map_err(|_| self.error(format!("{what} {i} is too large"))),
+            PickleValue::Int(i) if *i >= 0 => {
+                usize::try_from(*i).map_err(|_| self.error(format!("{what} {i} is too large")))
+            }
             PickleValue::Int(i) => Err(self.error(format!("{what} {i} is negative"))),
             other => Err(self.error(format!("{what} is a {}, not an int", other.kind_name()))),
         }
     }
 
     fn int_tuple(&self, value: &PickleValue, what: &str) -> Result<Vec<usize>, LoadError> {
-        let items = value
-            .as_tuple()
-            .ok_or_else(|| self.error(format!("tensor {what} is a {}, not a tuple", value.kind_name())))?;
-        items.iter().map(|item| self.non_negative(item, what)).collect()
+        let items = value.as_tuple().ok_or_else(|| {
+            self.error(format!(
+                "tensor {what} is a {}, not a tuple",
+                value.kind_name()
+            ))
+        })?;
+        items
+            .iter()
+            .map(|item| self.non_negative(item, what))
+            .collect()
     }
 
     /// Reads `('storage', torch.FloatStorage, key, location, numel)` and its record.
     fn load_storage(&mut self, pid: &PickleValue) -> Result<Storage, LoadError> {
-        let parts = pid.as_tuple().ok_or_else(|| self.error("persistent id is not a tuple"))?;
+        let parts = pid
+            .as_tuple()
+            .ok_or_else(|| self.error("persistent id is not a tuple"))?;
         if parts.len() != 5 || parts[0].as_str() != Some("storage") {
             return Err(self.error("persistent id is not ('storage', type, key, location, numel)"));
         }
         let (_, type_name) = parts[1]
             .as_global()
             .ok_or_else(|| self.error("storage type is not a global"))?;
-        let dtype = DType::from_torch_storage_name(type_name).map_err(|source| LoadError::Tensor {
-            context: self.pickle_record.clone(),
-            source,
-        })?;
-        let key = parts[2].as_str().ok_or_else(|| self.error("storage key is not a string"))?.to_string();
+        let dtype =
+            DType::from_torch_storage_name(type_name).map_err(|source| LoadError::Tensor {
+                context: self.pickle_record.clone(),
+                source,
+            })?;
+        let key = parts[2]
+            .as_str()
+            .ok_or_else(|| self.error("storage key is not a string"))?
+            .to_string();
         let numel = self.non_negative(&parts[4], "storage element count")?;
         if let Some(existing) = self.storages.get(&key) {
             if existing.dtype() != dtype {
@@ -259,9 +321,11 @@ impl<'a> ValueReader<'a> {
             return Ok(existing.clone());
         }
         let record = format!("{}/{}", self.storage_folder, key);
-        let expected = numel
-            .checked_mul(dtype.item_size())
-            .ok_or_else(|| self.error(format!("storage {key}: {numel} elements overflow the byte size")))?;
+        let expected = numel.checked_mul(dtype.item_size()).ok_or_else(|| {
+            self.error(format!(
+                "storage {key}: {numel} elements overflow the byte size"
+            ))
+        })?;
         let actual = self
             .archive
             .record_size(&record)
@@ -269,19 +333,30 @@ impl<'a> ValueReader<'a> {
         if actual != expected as u64 {
             return Err(LoadError::format(
                 &record,
-                format!("storage holds {actual} bytes but {numel} {} elements need {expected}", dtype.name()),
+                format!(
+                    "storage holds {actual} bytes but {numel} {} elements need {expected}",
+                    dtype.name()
+                ),
             ));
         }
         let bytes = self.archive.read_record(&record)?;
-        let storage = Storage::from_bytes(dtype, &bytes, self.little_endian).map_err(|source| LoadError::Tensor {
-            context: record.clone(),
-            source,
+        let storage = Storage::from_bytes(dtype, &bytes, self.little_endian).map_err(|source| {
+            LoadError::Tensor {
+                context: record.clone(),
+                source,
+            }
         })?;
         self.storages.insert(key, storage.clone());
         Ok(storage)
     }
 
-    fn convert_object(&mut self, module: &str, name: &str, state: Option<&PickleValue>, depth: usize) -> Result<IValue, LoadError> {
+    fn convert_object(
+        &mut self,
+        module: &str,
+        name: &str,
+        state: Option<&PickleValue>,
+        depth: usize,
+    ) -> Result<IValue, LoadError> {
         let qualified = format!("{module}.{name}");
         let classes = self
             .classes
@@ -297,16 +372,21 @@ impl<'a> ValueReader<'a> {
             return Ok(IValue::Object(object));
         }
         let PickleValue::Dict(entries) = state else {
-            return Err(self.error(format!("state of {qualified} is a {}, not a dict", state.kind_name())));
+            return Err(self.error(format!(
+                "state of {qualified} is a {}, not a dict",
+                state.kind_name()
+            )));
         };
         let entries = entries.borrow().clone();
         for (key, value) in &entries {
-            let attribute = key
-                .as_str()
-                .ok_or_else(|| self.error(format!("attribute name of {qualified} is not a string")))?;
-            let declared = class
-                .attribute(attribute)
-                .ok_or_else(|| self.error(format!("{qualified} has no attribute '{attribute}' declared in its code")))?;
+            let attribute = key.as_str().ok_or_else(|| {
+                self.error(format!("attribute name of {qualified} is not a string"))
+            })?;
+            let declared = class.attribute(attribute).ok_or_else(|| {
+                self.error(format!(
+                    "{qualified} has no attribute '{attribute}' declared in its code"
+                ))
+            })?;
             let converted = self.convert_at(value, depth + 1)?;
             let converted = retype_container(converted, &declared.ty);
             object.set_attr(attribute, converted)?;
@@ -360,7 +440,10 @@ pub fn read_byte_order(archive: &ArchiveReader) -> Result<bool, LoadError> {
         b"big" => Ok(false),
         other => Err(LoadError::format(
             "byteorder",
-            format!("unsupported byte order '{}'", String::from_utf8_lossy(&other[..other.len().min(32)])),
+            format!(
+                "unsupported byte order '{}'",
+                String::from_utf8_lossy(&other[..other.len().min(32)])
+            ),
         )),
     }
 }
@@ -385,7 +468,11 @@ impl ValueWriter {
 
     /// The shared persistent id of `storage`, assigning it the next key on first sight.
     fn storage_id(&mut self, storage: &Storage) -> PickleValue {
-        if let Some(index) = self.storages.iter().position(|s| Storage::ptr_eq(s, storage)) {
+        if let Some(index) = self
+            .storages
+            .iter()
+            .position(|s| Storage::ptr_eq(s, storage))
+        {
             return self.storage_ids[index].clone();
         }
         let key = self.storages.len();
@@ -406,9 +493,17 @@ impl ValueWriter {
         self.convert_at(value, what, 0)
     }
 
-    fn convert_at(&mut self, value: &IValue, what: &str, depth: usize) -> Result<PickleValue, LoadError> {
+    fn convert_at(
+        &mut self,
+        value: &IValue,
+        what: &str,
+        depth: usize,
+    ) -> Result<PickleValue, LoadError> {
         if depth > MAX_VALUE_DEPTH {
-            return Err(LoadError::format(what, format!("values nested deeper than {MAX_VALUE_DEPTH} levels")));
+            return Err(LoadError::format(
+                what,
+                format!("values nested deeper than {MAX_VALUE_DEPTH} levels"),
+            ));
         }
         Ok(match value {
             IValue::None => PickleValue::None,
@@ -417,9 +512,10 @@ impl ValueWriter {
             IValue::Double(f) => PickleValue::Float(*f),
             IValue::Str(s) => PickleValue::str(s),
             IValue::Tensor(tensor) => self.tensor(tensor),
-            IValue::Device(device) => {
-                PickleValue::reduce(PickleValue::global("torch", "device"), vec![PickleValue::str(&device.to_string())])
-            }
+            IValue::Device(device) => PickleValue::reduce(
+                PickleValue::global("torch", "device"),
+                vec![PickleValue::str(&device.to_string())],
+            ),
             IValue::List(list) => {
                 let mut items = Vec::new();
                 for item in list.to_vec() {
@@ -437,23 +533,36 @@ impl ValueWriter {
             IValue::Dict(dict) => {
                 let mut items = Vec::new();
                 for (key, item) in dict.entries() {
-                    items.push((self.convert_at(&key, what, depth + 1)?, self.convert_at(&item, what, depth + 1)?));
+                    items.push((
+                        self.convert_at(&key, what, depth + 1)?,
+                        self.convert_at(&item, what, depth + 1)?,
+                    ));
                 }
                 PickleValue::dict(items)
             }
             IValue::Object(object) => {
                 return Err(LoadError::format(
                     what,
-                    format!("cannot write an object of class {} to a torch.save file", object.class().qualified_name()),
+                    format!(
+                        "cannot write an object of class {} to a torch.save file",
+                        object.class().qualified_name()
+                    ),
                 ))
             }
-            IValue::Uninitialized => return Err(LoadError::format(what, "cannot write an uninitialized value")),
+            IValue::Uninitialized => {
+                return Err(LoadError::format(
+                    what,
+                    "cannot write an uninitialized value",
+                ))
+            }
         })
     }
 
     fn tensor(&mut self, tensor: &Tensor) -> PickleValue {
         let pid = self.storage_id(tensor.storage());
-        let ints = |values: &[usize]| PickleValue::tuple(values.iter().map(|&v| PickleValue::Int(v as i64)).collect());
+        let ints = |values: &[usize]| {
+            PickleValue::tuple(values.iter().map(|&v| PickleValue::Int(v as i64)).collect())
+        };
         PickleValue::reduce(
             PickleValue::global("torch._utils", "_rebuild_tensor_v2"),
             vec![

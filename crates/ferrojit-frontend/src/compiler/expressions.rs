@@ -30,24 +30,30 @@ fn dtype_constant(name: &str) -> Option<i64> {
 }
 
 impl<'a> Emitter<'a> {
-    pub fn emit_expr(&mut self, expr: &Expr, hint: Option<&Type>) -> Result<ValueId, FrontendError> {
+    pub fn emit_expr(
+        &mut self,
+        expr: &Expr,
+        hint: Option<&Type>,
+    ) -> Result<ValueId, FrontendError> {
         self.location = Some(expr.range.clone());
         match &expr.kind {
             ExprKind::Name(name) => self.emit_name(name, &expr.range),
             ExprKind::Int(value) => {
-                let value = i64::try_from(*value)
-                    .map_err(|_| self.error("integer literal is too large for int64", &expr.range))?;
+                let value = i64::try_from(*value).map_err(|_| {
+                    self.error("integer literal is too large for int64", &expr.range)
+                })?;
                 Ok(self.int_constant(value))
             }
             ExprKind::Float(value) => Ok(self.float_constant(*value)),
             ExprKind::Bool(value) => Ok(self.bool_constant(*value)),
             ExprKind::Str(text) => Ok(self.str_constant(text)),
-            ExprKind::None => match hint {
-                Some(ty @ Type::Optional(_)) => Ok(self.constant(None, ty.clone())),
-                _ => Ok(self.none_constant()),
-            },
+            ExprKind::None => Ok(self.none_constant()),
             ExprKind::Attribute { value, attr } => self.emit_attribute(expr, value, &attr.name),
-            ExprKind::Call { func, args, keywords } => self.emit_call(expr, func, args, keywords, hint),
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => self.emit_call(expr, func, args, keywords, hint),
             ExprKind::Subscript { value, index } => self.emit_subscript(expr, value, index),
             ExprKind::BinOp { op, left, right } => {
                 let left = self.emit_expr(left, None)?;
@@ -64,17 +70,24 @@ impl<'a> Emitter<'a> {
                     (None, None) => self.bool_constant(false),
                 })
             }
-            ExprKind::IfExp { test, body, orelse } => self.emit_if_expression(expr, test, body, orelse, hint),
+            ExprKind::IfExp { test, body, orelse } => {
+                self.emit_if_expression(expr, test, body, orelse, hint)
+            }
             ExprKind::Tuple(items) => {
                 let hints: Vec<Option<&Type>> = match hint {
-                    Some(Type::Tuple(types)) if types.len() == items.len() => types.iter().map(Some).collect(),
+                    Some(Type::Tuple(types)) if types.len() == items.len() => {
+                        types.iter().map(Some).collect()
+                    }
                     _ => vec![None; items.len()],
                 };
                 let mut values = Vec::new();
                 for (item, item_hint) in items.iter().zip(hints) {
                     values.push(self.emit_expr(item, item_hint)?);
                 }
-                let types = values.iter().map(|v| self.graph.value_type(*v).clone()).collect();
+                let types = values
+                    .iter()
+                    .map(|v| self.graph.value_type(*v).clone())
+                    .collect();
                 self.location = Some(expr.range.clone());
                 Ok(self.insert_one("prim::TupleConstruct", &values, Type::Tuple(types)))
             }
@@ -84,10 +97,18 @@ impl<'a> Emitter<'a> {
             ExprKind::ListComp { .. } | ExprKind::DictComp { .. } => {
                 Err(self.error("comprehensions are not supported yet", &expr.range))
             }
-            ExprKind::Set(_) => Err(self.error("sets are not supported in TorchScript", &expr.range)),
-            ExprKind::Ellipsis => Err(self.error("'...' is only supported in tensor indexing", &expr.range)),
-            ExprKind::Slice { .. } => Err(self.error("slices are only supported inside subscripts", &expr.range)),
-            ExprKind::Starred(_) => Err(self.error("starred expressions are not supported", &expr.range)),
+            ExprKind::Set(_) => {
+                Err(self.error("sets are not supported in TorchScript", &expr.range))
+            }
+            ExprKind::Ellipsis => {
+                Err(self.error("'...' is only supported in tensor indexing", &expr.range))
+            }
+            ExprKind::Slice { .. } => {
+                Err(self.error("slices are only supported inside subscripts", &expr.range))
+            }
+            ExprKind::Starred(_) => {
+                Err(self.error("starred expressions are not supported", &expr.range))
+            }
         }
     }
 
@@ -98,7 +119,12 @@ impl<'a> Emitter<'a> {
         Err(self.error(format!("undefined value {name}"), range))
     }
 
-    fn emit_list_literal(&mut self, expr: &Expr, items: &[Expr], hint: Option<&Type>) -> Result<ValueId, FrontendError> {
+    fn emit_list_literal(
+        &mut self,
+        expr: &Expr,
+        items: &[Expr],
+        hint: Option<&Type>,
+    ) -> Result<ValueId, FrontendError> {
         let element_hint = match hint {
             Some(Type::List(element)) => Some(element.as_ref().clone()),
             Some(Type::Optional(inner)) => match inner.as_ref() {
@@ -195,18 +221,27 @@ impl<'a> Emitter<'a> {
             inputs.push(v);
         }
         self.location = Some(expr.range.clone());
-        let ty = Type::dict(key_type.unwrap_or(Type::Str), value_type.unwrap_or(Type::Tensor));
+        let ty = Type::dict(
+            key_type.unwrap_or(Type::Str),
+            value_type.unwrap_or(Type::Tensor),
+        );
         Ok(self.insert_one("prim::DictConstruct", &inputs, ty))
     }
 
-    fn emit_unary(&mut self, expr: &Expr, op: UnaryOpKind, operand: &Expr) -> Result<ValueId, FrontendError> {
+    fn emit_unary(
+        &mut self,
+        expr: &Expr,
+        op: UnaryOpKind,
+        operand: &Expr,
+    ) -> Result<ValueId, FrontendError> {
         match (op, &operand.kind) {
             (UnaryOpKind::Neg, ExprKind::Int(magnitude)) => {
                 let value = if *magnitude == (i64::MAX as u64) + 1 {
                     i64::MIN
                 } else {
-                    let positive = i64::try_from(*magnitude)
-                        .map_err(|_| self.error("integer literal is too large for int64", &expr.range))?;
+                    let positive = i64::try_from(*magnitude).map_err(|_| {
+                        self.error("integer literal is too large for int64", &expr.range)
+                    })?;
                     -positive
                 };
                 return Ok(self.int_constant(value));
@@ -243,7 +278,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// Converts a value to `bool` for a condition (`aten::Bool` for tensors and numbers).
-    pub fn as_bool(&mut self, value: ValueId, range: &SourceRange) -> Result<ValueId, FrontendError> {
+    pub fn as_bool(
+        &mut self,
+        value: ValueId,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
         match self.graph.value_type(value) {
             Type::Bool => Ok(value),
             Type::Tensor | Type::Int | Type::Float | Type::Number => {
@@ -257,7 +296,10 @@ impl<'a> Emitter<'a> {
                 self.emit_builtin("aten::ne", &[length, zero], range)
             }
             other => Err(self.error(
-                format!("Could not cast value of type {} to bool", other.annotation_str()),
+                format!(
+                    "Could not cast value of type {} to bool",
+                    other.annotation_str()
+                ),
                 range,
             )),
         }
@@ -268,7 +310,10 @@ impl<'a> Emitter<'a> {
     pub fn emit_condition(&mut self, expr: &Expr) -> Result<Condition, FrontendError> {
         self.location = Some(expr.range.clone());
         match &expr.kind {
-            ExprKind::UnaryOp { op: UnaryOpKind::Not, operand } => {
+            ExprKind::UnaryOp {
+                op: UnaryOpKind::Not,
+                operand,
+            } => {
                 let inner = self.emit_condition(operand)?;
                 let value = match inner.value {
                     Some(value) => {
@@ -285,8 +330,14 @@ impl<'a> Emitter<'a> {
                 })
             }
             ExprKind::BoolOp { op, values } => self.emit_bool_op(expr, *op, values),
-            ExprKind::Compare { left, ops, comparators } => {
-                if let ([op @ (CmpOpKind::Is | CmpOpKind::IsNot)], [right]) = (ops.as_slice(), comparators.as_slice()) {
+            ExprKind::Compare {
+                left,
+                ops,
+                comparators,
+            } => {
+                if let ([op @ (CmpOpKind::Is | CmpOpKind::IsNot)], [right]) =
+                    (ops.as_slice(), comparators.as_slice())
+                {
                     return self.emit_is(expr, left, right, *op == CmpOpKind::Is);
                 }
                 let mut left_value = self.emit_expr(left, None)?;
@@ -294,10 +345,16 @@ impl<'a> Emitter<'a> {
                 for (op, comparator) in ops.iter().zip(comparators) {
                     let right_value = self.emit_expr(comparator, None)?;
                     self.location = Some(expr.range.clone());
-                    let compared = self.emit_comparison(*op, left_value, right_value, &expr.range)?;
+                    let compared =
+                        self.emit_comparison(*op, left_value, right_value, &expr.range)?;
                     result = Some(match result {
                         None => compared,
-                        Some(previous) => self.emit_short_circuit(previous, compared, BoolOpKind::And, &expr.range),
+                        Some(previous) => self.emit_short_circuit(
+                            previous,
+                            compared,
+                            BoolOpKind::And,
+                            &expr.range,
+                        ),
                     });
                     left_value = right_value;
                 }
@@ -313,7 +370,8 @@ impl<'a> Emitter<'a> {
                 })
             }
             ExprKind::Call { func, args, .. }
-                if matches!(&func.kind, ExprKind::Name(n) if n == "isinstance") && self.lookup("isinstance").is_none() =>
+                if matches!(&func.kind, ExprKind::Name(n) if n == "isinstance")
+                    && self.lookup("isinstance").is_none() =>
             {
                 let answer = self.static_isinstance(expr, args)?;
                 Ok(Condition {
@@ -337,7 +395,13 @@ impl<'a> Emitter<'a> {
     }
 
     /// A chained comparison step (`a < b`), `in` and `not in`.
-    fn emit_comparison(&mut self, op: CmpOpKind, left: ValueId, right: ValueId, range: &SourceRange) -> Result<ValueId, FrontendError> {
+    fn emit_comparison(
+        &mut self,
+        op: CmpOpKind,
+        left: ValueId,
+        right: ValueId,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
         let name = match op {
             CmpOpKind::Eq => "aten::eq",
             CmpOpKind::NotEq => "aten::ne",
@@ -359,7 +423,13 @@ impl<'a> Emitter<'a> {
         self.emit_builtin(name, &[left, right], range)
     }
 
-    fn emit_is(&mut self, expr: &Expr, left: &Expr, right: &Expr, is: bool) -> Result<Condition, FrontendError> {
+    fn emit_is(
+        &mut self,
+        expr: &Expr,
+        left: &Expr,
+        right: &Expr,
+        is: bool,
+    ) -> Result<Condition, FrontendError> {
         let left_value = self.emit_expr(left, None)?;
         let right_value = self.emit_expr(right, None)?;
         let left_type = self.graph.value_type(left_value).clone();
@@ -394,27 +464,47 @@ impl<'a> Emitter<'a> {
         }
         if condition.static_value.is_none() {
             self.location = Some(expr.range.clone());
-            let name = if is { "aten::__is__" } else { "aten::__isnot__" };
-            condition.value = Some(self.emit_builtin(name, &[left_value, right_value], &expr.range)?);
+            let name = if is {
+                "aten::__is__"
+            } else {
+                "aten::__isnot__"
+            };
+            condition.value =
+                Some(self.emit_builtin(name, &[left_value, right_value], &expr.range)?);
         }
         Ok(condition)
     }
 
     /// `a and b` → `prim::If(a) {b} {False}`; `a or b` → `prim::If(a) {True} {b}` where `b`
     /// is already a value (used for chained comparisons).
-    fn emit_short_circuit(&mut self, left: ValueId, right: ValueId, op: BoolOpKind, range: &SourceRange) -> ValueId {
+    fn emit_short_circuit(
+        &mut self,
+        left: ValueId,
+        right: ValueId,
+        op: BoolOpKind,
+        range: &SourceRange,
+    ) -> ValueId {
         self.location = Some(range.clone());
         let node = self.insert("prim::If", &[left], &[Type::Bool]);
         let true_block = self.graph.add_node_block(node);
         let false_block = self.graph.add_node_block(node);
         let constant = self.bool_constant(op == BoolOpKind::Or);
-        let (t, f) = if op == BoolOpKind::And { (right, constant) } else { (constant, right) };
+        let (t, f) = if op == BoolOpKind::And {
+            (right, constant)
+        } else {
+            (constant, right)
+        };
         self.graph.add_block_output(true_block, t);
         self.graph.add_block_output(false_block, f);
         self.graph.node_output(node, 0)
     }
 
-    fn emit_bool_op(&mut self, expr: &Expr, op: BoolOpKind, values: &[Expr]) -> Result<Condition, FrontendError> {
+    fn emit_bool_op(
+        &mut self,
+        expr: &Expr,
+        op: BoolOpKind,
+        values: &[Expr],
+    ) -> Result<Condition, FrontendError> {
         let Some((first, others)) = values.split_first() else {
             return Err(self.error("empty boolean expression", &expr.range));
         };
@@ -441,7 +531,10 @@ impl<'a> Emitter<'a> {
                 _ => {}
             }
             let Some(left_value) = condition.value else {
-                return Err(self.error("internal compiler error: condition without a value", &expr.range));
+                return Err(self.error(
+                    "internal compiler error: condition without a value",
+                    &expr.range,
+                ));
             };
             self.location = Some(expr.range.clone());
             let node = self.insert("prim::If", &[left_value], &[Type::Bool]);
@@ -485,7 +578,11 @@ impl<'a> Emitter<'a> {
         Ok(condition)
     }
 
-    fn apply_refinements_for_expression(&mut self, refinements: &[(String, Type)], _range: &SourceRange) -> Result<(), FrontendError> {
+    fn apply_refinements_for_expression(
+        &mut self,
+        refinements: &[(String, Type)],
+        _range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         for (name, ty) in refinements {
             if let Some(value) = self.lookup(name) {
                 let cast = self.insert_one("prim::unchecked_cast", &[value], ty.clone());
@@ -510,7 +607,10 @@ impl<'a> Emitter<'a> {
             return self.emit_expr(if taken { body } else { orelse }, hint);
         }
         let Some(condition_value) = condition.value else {
-            return Err(self.error("internal compiler error: condition without a value", &expr.range));
+            return Err(self.error(
+                "internal compiler error: condition without a value",
+                &expr.range,
+            ));
         };
         self.location = Some(expr.range.clone());
         let node = self.insert("prim::If", &[condition_value], &[]);
@@ -528,7 +628,10 @@ impl<'a> Emitter<'a> {
             outputs.push(value);
             self.pop_frame();
         }
-        let (t, f) = (self.graph.value_type(outputs[0]).clone(), self.graph.value_type(outputs[1]).clone());
+        let (t, f) = (
+            self.graph.value_type(outputs[0]).clone(),
+            self.graph.value_type(outputs[1]).clone(),
+        );
         let ty = unify_types(&t, &f).ok_or_else(|| {
             self.error(
                 format!(
@@ -542,14 +645,19 @@ impl<'a> Emitter<'a> {
         Ok(self.graph.add_node_output(node, ty))
     }
 
-    fn emit_attribute(&mut self, expr: &Expr, object_expr: &Expr, name: &str) -> Result<ValueId, FrontendError> {
+    fn emit_attribute(
+        &mut self,
+        expr: &Expr,
+        object_expr: &Expr,
+        name: &str,
+    ) -> Result<ValueId, FrontendError> {
         if let Some(dotted) = expr.dotted_name() {
             let root = dotted.split('.').next().unwrap_or("");
             if self.lookup(root).is_none() {
                 if let Some(index) = dotted.strip_prefix("CONSTANTS.c") {
-                    let index: usize = index
-                        .parse()
-                        .map_err(|_| self.error(format!("unknown constant {dotted}"), &expr.range))?;
+                    let index: usize = index.parse().map_err(|_| {
+                        self.error(format!("unknown constant {dotted}"), &expr.range)
+                    })?;
                     let Some((value, ty)) = self.context.unit.constant(index) else {
                         return Err(self.error(format!("unknown constant {dotted}"), &expr.range));
                     };
@@ -576,7 +684,9 @@ impl<'a> Emitter<'a> {
         self.location = Some(expr.range.clone());
         let object_type = self.graph.value_type(object).clone();
         match &object_type {
-            Type::Class(class) => self.emit_get_attr(object, class.qualified_name(), name, &expr.range),
+            Type::Class(class) => {
+                self.emit_get_attr(object, class.qualified_name(), name, &expr.range)
+            }
             Type::Tensor => {
                 let (kind, ty) = match name {
                     "shape" => return self.emit_builtin("aten::size", &[object], &expr.range),
@@ -587,28 +697,45 @@ impl<'a> Emitter<'a> {
                     "ndim" => return self.emit_builtin("aten::dim", &[object], &expr.range),
                     "T" => return self.emit_builtin("aten::numpy_T", &[object], &expr.range),
                     _ => {
-                        return Err(self.error(format!("Tensor object has no attribute '{name}'"), &expr.range));
+                        return Err(self.error(
+                            format!("Tensor object has no attribute '{name}'"),
+                            &expr.range,
+                        ));
                     }
                 };
                 Ok(self.insert_one(kind, &[object], ty))
             }
             other => Err(self.error(
-                format!("'{}' object has no attribute or method '{name}'", other.annotation_str()),
+                format!(
+                    "'{}' object has no attribute or method '{name}'",
+                    other.annotation_str()
+                ),
                 &expr.range,
             )),
         }
     }
 
     /// `obj.name` on a class-typed value: a class constant or `prim::GetAttr`.
-    pub fn emit_get_attr(&mut self, object: ValueId, class_name: &str, name: &str, range: &SourceRange) -> Result<ValueId, FrontendError> {
+    pub fn emit_get_attr(
+        &mut self,
+        object: ValueId,
+        class_name: &str,
+        name: &str,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
         let class = self.context.unit.resolve_class(class_name)?;
         if let Some(attribute) = class.attribute(name) {
-            let node = self.insert("prim::GetAttr", &[object], &[attribute.ty.clone()]);
-            self.graph.set_attribute(node, "name", AttributeValue::Str(name.to_string()));
+            let node = self.insert(
+                "prim::GetAttr",
+                &[object],
+                std::slice::from_ref(&attribute.ty),
+            );
+            self.graph
+                .set_attribute(node, "name", AttributeValue::Str(name.to_string()));
             return Ok(self.graph.node_output(node, 0));
         }
-        if let Some((value, ty)) = self.context.unit.class_constant(class_name, name) {
-            return Ok(self.constant(value, ty));
+        if let Some(constant) = self.context.unit.class_constant(class_name, name) {
+            return Ok(self.emit_constant_value(&constant));
         }
         Err(self.error(
             format!("Module '{}' has no attribute '{name}'", class.short_name()),
@@ -616,7 +743,30 @@ impl<'a> Emitter<'a> {
         ))
     }
 
-    fn emit_subscript(&mut self, expr: &Expr, value_expr: &Expr, index: &Expr) -> Result<ValueId, FrontendError> {
+    fn emit_constant_value(
+        &mut self,
+        constant: &crate::compilation_unit::ConstantValue,
+    ) -> ValueId {
+        match constant {
+            crate::compilation_unit::ConstantValue::Scalar(value, ty) => {
+                self.constant(value.clone(), ty.clone())
+            }
+            crate::compilation_unit::ConstantValue::Tuple(items) => {
+                let values: Vec<ValueId> = items
+                    .iter()
+                    .map(|item| self.emit_constant_value(item))
+                    .collect();
+                self.insert_one("prim::TupleConstruct", &values, constant.ty())
+            }
+        }
+    }
+
+    fn emit_subscript(
+        &mut self,
+        expr: &Expr,
+        value_expr: &Expr,
+        index: &Expr,
+    ) -> Result<ValueId, FrontendError> {
         let value = self.emit_expr(value_expr, None)?;
         let value_type = self.graph.value_type(value).clone();
         self.location = Some(expr.range.clone());
@@ -624,7 +774,10 @@ impl<'a> Emitter<'a> {
             Type::Tuple(elements) => {
                 let constant_index = match &index.kind {
                     ExprKind::Int(v) => i64::try_from(*v).ok(),
-                    ExprKind::UnaryOp { op: UnaryOpKind::Neg, operand } => match operand.kind {
+                    ExprKind::UnaryOp {
+                        op: UnaryOpKind::Neg,
+                        operand,
+                    } => match operand.kind {
                         ExprKind::Int(v) => i64::try_from(v).ok().map(|v| -v),
                         _ => None,
                     },
@@ -637,7 +790,9 @@ impl<'a> Emitter<'a> {
                 let normalized = if raw < 0 { raw + length } else { raw };
                 if normalized < 0 || normalized >= length {
                     return Err(self.error(
-                        format!("Tuple index out of range. Tuple is length {length} and index is {raw}"),
+                        format!(
+                            "Tuple index out of range. Tuple is length {length} and index is {raw}"
+                        ),
                         &index.range,
                     ));
                 }
@@ -676,7 +831,14 @@ impl<'a> Emitter<'a> {
                 let class_name = class.qualified_name().to_string();
                 let index_value = self.emit_expr(index, None)?;
                 self.location = Some(expr.range.clone());
-                self.emit_method_call(value, &class_name, "__getitem__", &[(index_value, index.range.clone())], &[], &expr.range)
+                self.emit_method_call(
+                    value,
+                    &class_name,
+                    "__getitem__",
+                    &[(index_value, index.range.clone())],
+                    &[],
+                    &expr.range,
+                )
             }
             other => Err(self.error(
                 format!("'{}' object is not subscriptable", other.annotation_str()),
@@ -686,7 +848,12 @@ impl<'a> Emitter<'a> {
     }
 
     /// `x[0]`, `x[1:3]`, `x[:, 0]`, `x[None]`: select / slice / unsqueeze per dimension.
-    pub fn emit_tensor_indexing(&mut self, tensor: ValueId, index: &Expr, range: &SourceRange) -> Result<ValueId, FrontendError> {
+    pub fn emit_tensor_indexing(
+        &mut self,
+        tensor: ValueId,
+        index: &Expr,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
         let items: Vec<&Expr> = match &index.kind {
             ExprKind::Tuple(items) => items.iter().collect(),
             _ => vec![index],
@@ -710,7 +877,11 @@ impl<'a> Emitter<'a> {
                         None => self.int_constant(1),
                     };
                     self.location = Some(range.clone());
-                    current = self.emit_builtin("aten::slice", &[current, dim_value, start, end, step], range)?;
+                    current = self.emit_builtin(
+                        "aten::slice",
+                        &[current, dim_value, start, end, step],
+                        range,
+                    )?;
                     dim += 1;
                 }
                 ExprKind::None => {
@@ -720,7 +891,9 @@ impl<'a> Emitter<'a> {
                     dim += 1;
                 }
                 ExprKind::Ellipsis => {
-                    return Err(self.error("'...' in tensor indexing is not supported yet", &item.range));
+                    return Err(
+                        self.error("'...' in tensor indexing is not supported yet", &item.range)
+                    );
                 }
                 _ => {
                     let index_value = self.emit_expr(item, None)?;
@@ -735,7 +908,11 @@ impl<'a> Emitter<'a> {
                     }
                     let dim_value = self.int_constant(dim);
                     self.location = Some(range.clone());
-                    current = self.emit_builtin("aten::select", &[current, dim_value, index_value], range)?;
+                    current = self.emit_builtin(
+                        "aten::select",
+                        &[current, dim_value, index_value],
+                        range,
+                    )?;
                 }
             }
         }

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use ferrojit_ir::{
-    AttributeValue, BlockId, ClassType, Graph, InsertPoint, NodeId, SourceLocation, Type, ValueDefinition,
+    AttributeValue, BlockId, Graph, InsertPoint, NodeId, SourceLocation, Type, ValueDefinition,
     ValueId,
 };
 
@@ -31,10 +31,6 @@ pub(crate) struct CompileContext<'a> {
     pub unit: &'a CompilationUnit,
     /// Qualifier of the defining file, e.g. `__torch__.torch.nn.modules.linear`.
     pub qualifier: &'a str,
-    /// The class owning a method (its `self` type).
-    pub class: Option<Arc<ClassType>>,
-    /// Name shown in "while compiling" notes.
-    pub function_name: &'a str,
 }
 
 /// One formal parameter of the function being compiled.
@@ -53,7 +49,9 @@ pub(crate) fn compile_function(
 ) -> Result<Graph, FrontendError> {
     let mut emitter = Emitter::new(context, declared_return);
     for parameter in parameters {
-        let value = emitter.graph.add_input(parameter.ty.clone(), Some(&parameter.name));
+        let value = emitter
+            .graph
+            .add_input(parameter.ty.clone(), Some(&parameter.name));
         emitter.frames[0].vars.insert(parameter.name.clone(), value);
     }
     let exit = emitter.emit_statements(&def.body, &[], true)?;
@@ -71,11 +69,12 @@ pub(crate) fn compile_function(
         }
     };
     emitter.graph.register_output(output);
-    cleanup::eliminate_dead_code(&mut emitter.graph);
-    cleanup::pool_constants(&mut emitter.graph);
+    cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
     ferrojit_ir::verifier::verify(&emitter.graph).map_err(|error| {
         FrontendError::new(
-            format!("internal compiler error: the graph built for this function is invalid ({error})"),
+            format!(
+                "internal compiler error: the graph built for this function is invalid ({error})"
+            ),
             def.name.range.clone(),
         )
     })?;
@@ -94,6 +93,9 @@ pub(crate) enum Exit {
 pub(crate) struct Frame {
     pub block: BlockId,
     pub vars: BTreeMap<String, ValueId>,
+    /// Types from annotations (`o: Optional[int] = None`): later assignments are checked
+    /// against these rather than against the type of the first value.
+    pub declared: BTreeMap<String, Type>,
 }
 
 pub(crate) struct Emitter<'a> {
@@ -129,6 +131,7 @@ impl<'a> Emitter<'a> {
             frames: vec![Frame {
                 block: top,
                 vars: BTreeMap::new(),
+                declared: BTreeMap::new(),
             }],
             declared_return,
             empty_list_literals: HashSet::new(),
@@ -144,13 +147,17 @@ impl<'a> Emitter<'a> {
     // ----- blocks and insertion --------------------------------------------------------
 
     pub fn current_block(&self) -> BlockId {
-        self.frames.last().map(|f| f.block).unwrap_or_else(|| self.graph.top_block())
+        self.frames
+            .last()
+            .map(|f| f.block)
+            .unwrap_or_else(|| self.graph.top_block())
     }
 
     pub fn push_frame(&mut self, block: BlockId) {
         self.frames.push(Frame {
             block,
             vars: BTreeMap::new(),
+            declared: BTreeMap::new(),
         });
         self.graph.set_insert_point(InsertPoint::EndOf(block));
     }
@@ -159,6 +166,7 @@ impl<'a> Emitter<'a> {
         let frame = self.frames.pop().unwrap_or(Frame {
             block: self.graph.top_block(),
             vars: BTreeMap::new(),
+            declared: BTreeMap::new(),
         });
         let block = self.current_block();
         self.graph.set_insert_point(InsertPoint::EndOf(block));
@@ -232,7 +240,18 @@ impl<'a> Emitter<'a> {
     // ----- variables ----------------------------------------------------------------------
 
     pub fn lookup(&self, name: &str) -> Option<ValueId> {
-        self.frames.iter().rev().find_map(|frame| frame.vars.get(name).copied())
+        self.frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.vars.get(name).copied())
+    }
+
+    /// The annotated type of a variable, if it was declared with one.
+    pub fn lookup_declared(&self, name: &str) -> Option<Type> {
+        self.frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.declared.get(name).cloned())
     }
 
     fn lookup_outer(&self, name: &str) -> Option<ValueId> {
@@ -245,16 +264,45 @@ impl<'a> Emitter<'a> {
 
     fn defined_in_block(&self, value: ValueId, block: BlockId) -> bool {
         match self.graph.value_definition(value) {
-            ValueDefinition::NodeOutput { node, .. } => self.graph.node(node).owning_block == Some(block),
+            ValueDefinition::NodeOutput { node, .. } => {
+                self.graph.node(node).owning_block == Some(block)
+            }
             ValueDefinition::BlockParameter { block: owner, .. } => owner == block,
         }
     }
 
     /// Binds `name` to `value` in the current frame, naming the value as PyTorch does.
-    pub fn set_var(&mut self, name: &str, value: ValueId, range: &SourceRange) -> Result<(), FrontendError> {
+    pub fn set_var(
+        &mut self,
+        name: &str,
+        value: ValueId,
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
+        self.bind_var(name, value, range, true)
+    }
+
+    /// Binds without giving the value a debug name.
+    pub fn set_var_without_naming(
+        &mut self,
+        name: &str,
+        value: ValueId,
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
+        self.bind_var(name, value, range, false)
+    }
+
+    fn bind_var(
+        &mut self,
+        name: &str,
+        value: ValueId,
+        range: &SourceRange,
+        name_value: bool,
+    ) -> Result<(), FrontendError> {
         if let Some(outer) = self.lookup_outer(name) {
             {
-                let outer_type = self.graph.value_type(outer).clone();
+                let outer_type = self
+                    .lookup_declared(name)
+                    .unwrap_or_else(|| self.graph.value_type(outer).clone());
                 let new_type = self.graph.value_type(value).clone();
                 if !new_type.is_subtype_of(&outer_type) {
                     return Err(self.error(
@@ -269,7 +317,11 @@ impl<'a> Emitter<'a> {
             }
         }
         let block = self.current_block();
-        if self.graph.debug_name(value).is_none() && meaningful_name(name) && self.defined_in_block(value, block) {
+        if name_value
+            && self.graph.debug_name(value).is_none()
+            && meaningful_name(name)
+            && self.defined_in_block(value, block)
+        {
             self.graph.set_debug_name(value, name);
         }
         if let Some(frame) = self.frames.last_mut() {
@@ -279,7 +331,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// Checks a returned value against the declared return type.
-    pub fn check_return_type(&self, value: ValueId, range: &SourceRange) -> Result<(), FrontendError> {
+    pub fn check_return_type(
+        &self,
+        value: ValueId,
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         if let Some(declared) = &self.declared_return {
             let actual = self.graph.value_type(value);
             if !actual.is_subtype_of(declared) {

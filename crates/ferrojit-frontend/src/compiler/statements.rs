@@ -7,7 +7,9 @@ use ferrojit_ir::{AttributeValue, Type, ValueId};
 
 use super::types::unify_types;
 use super::{meaningful_name, Emitter, Exit};
-use crate::ast::{Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While};
+use crate::ast::{
+    Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While,
+};
 use crate::error::FrontendError;
 use crate::source::SourceRange;
 
@@ -76,9 +78,8 @@ pub(crate) fn contains_return(stmts: &[Stmt]) -> bool {
 fn find_break_or_continue(stmts: &[Stmt]) -> Option<&Stmt> {
     stmts.iter().find_map(|stmt| match &stmt.kind {
         StmtKind::Break | StmtKind::Continue => Some(stmt),
-        StmtKind::If(stmt_if) => {
-            find_break_or_continue(&stmt_if.body).or_else(|| find_break_or_continue(&stmt_if.orelse))
-        }
+        StmtKind::If(stmt_if) => find_break_or_continue(&stmt_if.body)
+            .or_else(|| find_break_or_continue(&stmt_if.orelse)),
         StmtKind::With(w) => find_break_or_continue(&w.body),
         _ => None,
     })
@@ -110,7 +111,8 @@ impl<'a> Emitter<'a> {
             match &stmt.kind {
                 StmtKind::If(stmt_if) => {
                     let rest = &stmts[index + 1..];
-                    let (exit, consumed) = self.emit_if(stmt_if, &stmt.range, rest, continuation, reaches_end)?;
+                    let (exit, consumed) =
+                        self.emit_if(stmt_if, &stmt.range, rest, continuation, reaches_end)?;
                     if consumed || !matches!(exit, Exit::FallsThrough) {
                         return Ok(exit);
                     }
@@ -143,24 +145,41 @@ impl<'a> Emitter<'a> {
                 StmtKind::AugAssign(aug) => self.emit_aug_assign(aug, &stmt.range)?,
                 StmtKind::While(stmt_while) => self.emit_while(stmt_while, &stmt.range)?,
                 StmtKind::For(stmt_for) => self.emit_for(stmt_for, &stmt.range)?,
-                StmtKind::Assert(assert) => self.emit_assert(&assert.test, assert.msg.as_ref(), &stmt.range)?,
+                StmtKind::Assert(assert) => {
+                    self.emit_assert(&assert.test, assert.msg.as_ref(), &stmt.range)?
+                }
                 StmtKind::Pass => {}
                 StmtKind::Break | StmtKind::Continue => {
                     return Err(self.error("break and continue are not supported yet", &stmt.range));
                 }
                 StmtKind::Def(_) => {
-                    return Err(self.error("nested function definitions are not supported", &stmt.range));
+                    return Err(
+                        self.error("nested function definitions are not supported", &stmt.range)
+                    );
                 }
                 StmtKind::ClassDef(_) => {
-                    return Err(self.error("class definitions inside functions are not supported", &stmt.range));
+                    return Err(self.error(
+                        "class definitions inside functions are not supported",
+                        &stmt.range,
+                    ));
                 }
-                StmtKind::With(_) => return Err(self.error("with statements are not supported yet", &stmt.range)),
-                StmtKind::Del(_) => return Err(self.error("del statements are not supported yet", &stmt.range)),
+                StmtKind::With(_) => {
+                    return Err(self.error("with statements are not supported yet", &stmt.range))
+                }
+                StmtKind::Del(_) => {
+                    return Err(self.error("del statements are not supported yet", &stmt.range))
+                }
                 StmtKind::Global(_) | StmtKind::Nonlocal(_) => {
-                    return Err(self.error("global and nonlocal are not supported in TorchScript", &stmt.range));
+                    return Err(self.error(
+                        "global and nonlocal are not supported in TorchScript",
+                        &stmt.range,
+                    ));
                 }
                 StmtKind::Import(_) | StmtKind::ImportFrom(_) => {
-                    return Err(self.error("import statements are not supported inside functions", &stmt.range));
+                    return Err(self.error(
+                        "import statements are not supported inside functions",
+                        &stmt.range,
+                    ));
                 }
             }
         }
@@ -172,7 +191,11 @@ impl<'a> Emitter<'a> {
 
     // ----- if ------------------------------------------------------------------------------
 
-    fn apply_refinements(&mut self, refinements: &[(String, Type)], range: &SourceRange) -> Result<(), FrontendError> {
+    fn apply_refinements(
+        &mut self,
+        refinements: &[(String, Type)],
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         for (name, ty) in refinements {
             if let Some(value) = self.lookup(name) {
                 let cast = self.insert_one("prim::unchecked_cast", &[value], ty.clone());
@@ -198,7 +221,10 @@ impl<'a> Emitter<'a> {
         let condition = self.emit_condition(&stmt_if.test)?;
         let has_return = contains_return(&stmt_if.body) || contains_return(&stmt_if.orelse);
         if has_return && !reaches_end {
-            return Err(self.error("return statements inside loops are not supported yet", range));
+            return Err(self.error(
+                "return statements inside loops are not supported yet",
+                range,
+            ));
         }
         let mut merged: Vec<&[Stmt]> = Vec::with_capacity(continuation.len() + 1);
         merged.push(rest);
@@ -263,7 +289,10 @@ impl<'a> Emitter<'a> {
                 };
                 let ty = match (true_value, false_value) {
                     (Some(t), Some(f)) => {
-                        let (tt, ft) = (self.graph.value_type(t).clone(), self.graph.value_type(f).clone());
+                        let (tt, ft) = (
+                            self.graph.value_type(t).clone(),
+                            self.graph.value_type(f).clone(),
+                        );
                         unify_types(&tt, &ft).ok_or_else(|| {
                             self.error(
                                 format!(
@@ -276,7 +305,9 @@ impl<'a> Emitter<'a> {
                         })?
                     }
                     (Some(v), None) | (None, Some(v)) => self.graph.value_type(v).clone(),
-                    (None, None) => return Err(self.error("internal compiler error: lost return value", range)),
+                    (None, None) => {
+                        return Err(self.error("internal compiler error: lost return value", range))
+                    }
                 };
                 let true_value = match true_value {
                     Some(v) => v,
@@ -310,8 +341,12 @@ impl<'a> Emitter<'a> {
                         let ty = self.graph.value_type(t).clone();
                         (t, self.uninitialized(ty.clone()), ty)
                     } else {
-                        let (Some(t), Some(f)) = (true_value, false_value) else { continue };
-                        let Some(ty) = unify_types(self.graph.value_type(t), self.graph.value_type(f)) else {
+                        let (Some(t), Some(f)) = (true_value, false_value) else {
+                            continue;
+                        };
+                        let Some(ty) =
+                            unify_types(self.graph.value_type(t), self.graph.value_type(f))
+                        else {
                             continue;
                         };
                         (t, f, ty)
@@ -331,12 +366,23 @@ impl<'a> Emitter<'a> {
 
     // ----- loops ---------------------------------------------------------------------------
 
-    fn check_loop_body(&self, body: &[Stmt], orelse: &[Stmt], range: &SourceRange) -> Result<(), FrontendError> {
+    fn check_loop_body(
+        &self,
+        body: &[Stmt],
+        orelse: &[Stmt],
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         if !orelse.is_empty() {
-            return Err(self.error("else branches of loops are not supported in TorchScript", range));
+            return Err(self.error(
+                "else branches of loops are not supported in TorchScript",
+                range,
+            ));
         }
         if contains_return(body) {
-            return Err(self.error("return statements inside loops are not supported yet", range));
+            return Err(self.error(
+                "return statements inside loops are not supported yet",
+                range,
+            ));
         }
         if let Some(stmt) = find_break_or_continue(body) {
             return Err(self.error("break and continue are not supported yet", &stmt.range));
@@ -346,6 +392,7 @@ impl<'a> Emitter<'a> {
 
     /// Emits a `prim::Loop`. `bind` runs first in the body with the iteration counter;
     /// `next_condition` runs last and gives the continue condition (None: always true).
+    #[allow(clippy::too_many_arguments)]
     fn emit_loop(
         &mut self,
         trip_count: ValueId,
@@ -376,7 +423,13 @@ impl<'a> Emitter<'a> {
             .collect();
         let mut inputs = vec![trip_count, start_condition];
         inputs.extend(carried.iter().map(|(_, v)| *v));
-        let types: Vec<Type> = carried.iter().map(|(_, v)| self.graph.value_type(*v).clone()).collect();
+        let types: Vec<Type> = carried
+            .iter()
+            .map(|(name, v)| {
+                self.lookup_declared(name)
+                    .unwrap_or_else(|| self.graph.value_type(*v).clone())
+            })
+            .collect();
         self.location = Some(range.clone());
         let node = self.insert("prim::Loop", &inputs, &types);
         let body_block = self.graph.add_node_block(node);
@@ -410,9 +463,12 @@ impl<'a> Emitter<'a> {
         };
         self.graph.add_block_output(body_block, condition);
         for (name, _) in &carried {
-            let value = self
-                .lookup(name)
-                .ok_or_else(|| self.error(format!("internal compiler error: lost loop variable {name}"), range))?;
+            let value = self.lookup(name).ok_or_else(|| {
+                self.error(
+                    format!("internal compiler error: lost loop variable {name}"),
+                    range,
+                )
+            })?;
             self.graph.add_block_output(body_block, value);
         }
         self.pop_frame();
@@ -432,7 +488,9 @@ impl<'a> Emitter<'a> {
         let start = match (condition.value, condition.static_value) {
             (Some(value), _) => value,
             (None, Some(constant)) => self.bool_constant(constant),
-            (None, None) => return Err(self.error("internal compiler error: condition without a value", range)),
+            (None, None) => {
+                return Err(self.error("internal compiler error: condition without a value", range))
+            }
         };
         self.location = Some(range.clone());
         let max_trip_count = self.int_constant(i64::MAX);
@@ -459,10 +517,20 @@ impl<'a> Emitter<'a> {
         self.check_loop_body(&stmt_for.body, &stmt_for.orelse, range)?;
         let target = &stmt_for.target;
         // `for i in range(...)`
-        if let ExprKind::Call { func, args, keywords } = &stmt_for.iter.kind {
-            if matches!(&func.kind, ExprKind::Name(n) if n == "range") && self.lookup("range").is_none() {
+        if let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &stmt_for.iter.kind
+        {
+            if matches!(&func.kind, ExprKind::Name(n) if n == "range")
+                && self.lookup("range").is_none()
+            {
                 if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
-                    return Err(self.error("range expects 1 to 3 positional arguments", &stmt_for.iter.range));
+                    return Err(self.error(
+                        "range expects 1 to 3 positional arguments",
+                        &stmt_for.iter.range,
+                    ));
                 }
                 let mut values = Vec::new();
                 for arg in args {
@@ -487,7 +555,11 @@ impl<'a> Emitter<'a> {
                         Some(&step) => step,
                         None => self.int_constant(1),
                     };
-                    let trip = self.emit_builtin("aten::__range_length", &[values[0], values[1], step], range)?;
+                    let trip = self.emit_builtin(
+                        "aten::__range_length",
+                        &[values[0], values[1], step],
+                        range,
+                    )?;
                     (trip, Some(values[0]), Some(step))
                 };
                 return self.emit_loop(
@@ -500,7 +572,11 @@ impl<'a> Emitter<'a> {
                         let index = match (start, step) {
                             (Some(start), Some(step)) => {
                                 emitter.location = Some(range.clone());
-                                emitter.emit_builtin("aten::__derive_index", &[iteration, start, step], range)?
+                                emitter.emit_builtin(
+                                    "aten::__derive_index",
+                                    &[iteration, start, step],
+                                    range,
+                                )?
                             }
                             _ => iteration,
                         };
@@ -533,9 +609,17 @@ impl<'a> Emitter<'a> {
                         emitter.location = Some(range.clone());
                         let element = if is_tensor {
                             let zero = emitter.int_constant(0);
-                            emitter.emit_builtin("aten::select", &[iterable, zero, iteration], range)?
+                            emitter.emit_builtin(
+                                "aten::select",
+                                &[iterable, zero, iteration],
+                                range,
+                            )?
                         } else {
-                            emitter.emit_builtin("aten::__getitem__", &[iterable, iteration], range)?
+                            emitter.emit_builtin(
+                                "aten::__getitem__",
+                                &[iterable, iteration],
+                                range,
+                            )?
                         };
                         emitter.assign_to_target(target, element)
                     },
@@ -581,7 +665,12 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    fn emit_assert(&mut self, test: &Expr, message: Option<&Expr>, range: &SourceRange) -> Result<(), FrontendError> {
+    fn emit_assert(
+        &mut self,
+        test: &Expr,
+        message: Option<&Expr>,
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         let condition = self.emit_condition(test)?;
         if condition.static_value == Some(true) {
             return self.apply_refinements(&condition.true_refinements, range);
@@ -636,7 +725,11 @@ impl<'a> Emitter<'a> {
             let value = self.emit_expr(value_expr, Some(&ty))?;
             let actual = self.graph.value_type(value).clone();
             if !actual.is_subtype_of(&ty) {
-                let name = assign.targets.first().and_then(Expr::dotted_name).unwrap_or_default();
+                let name = assign
+                    .targets
+                    .first()
+                    .and_then(Expr::dotted_name)
+                    .unwrap_or_default();
                 return Err(self.error(
                     format!(
                         "Variable '{name}' is annotated with type {} but is being assigned to a value of type {}",
@@ -648,6 +741,11 @@ impl<'a> Emitter<'a> {
             }
             for target in &assign.targets {
                 self.assign_to_target(target, value)?;
+                if let ExprKind::Name(name) = &target.kind {
+                    if let Some(frame) = self.frames.last_mut() {
+                        frame.declared.insert(name.clone(), ty.clone());
+                    }
+                }
             }
             return Ok(());
         }
@@ -656,13 +754,17 @@ impl<'a> Emitter<'a> {
             if let (ExprKind::Tuple(targets) | ExprKind::List(targets), ExprKind::Tuple(values)) =
                 (&target.kind, &value_expr.kind)
             {
-                if targets.len() == values.len() && !targets.iter().any(|t| matches!(t.kind, ExprKind::Starred(_))) {
+                if targets.len() == values.len()
+                    && !targets
+                        .iter()
+                        .any(|t| matches!(t.kind, ExprKind::Starred(_)))
+                {
                     let mut emitted = Vec::new();
                     for value in values {
                         emitted.push(self.emit_expr(value, None)?);
                     }
-                    for (target, value) in targets.iter().zip(emitted) {
-                        self.assign_to_target(target, value)?;
+                    for ((target, value), value_expr) in targets.iter().zip(emitted).zip(values) {
+                        self.assign_value_from(target, value, value_expr)?;
                     }
                     return Ok(());
                 }
@@ -670,12 +772,32 @@ impl<'a> Emitter<'a> {
         }
         let value = self.emit_expr(value_expr, None)?;
         for target in &assign.targets {
-            self.assign_to_target(target, value)?;
+            self.assign_value_from(target, value, value_expr)?;
         }
         Ok(())
     }
 
-    pub(crate) fn assign_to_target(&mut self, target: &Expr, value: ValueId) -> Result<(), FrontendError> {
+    /// Assigns `value`, computed by `value_expr`. Copying a variable (`x0 = x`) names
+    /// nothing: in PyTorch the right side is a `prim::Load` whose name disappears.
+    fn assign_value_from(
+        &mut self,
+        target: &Expr,
+        value: ValueId,
+        value_expr: &Expr,
+    ) -> Result<(), FrontendError> {
+        match (&target.kind, &value_expr.kind) {
+            (ExprKind::Name(name), ExprKind::Name(_)) => {
+                self.set_var_without_naming(name, value, &target.range)
+            }
+            _ => self.assign_to_target(target, value),
+        }
+    }
+
+    pub(crate) fn assign_to_target(
+        &mut self,
+        target: &Expr,
+        value: ValueId,
+    ) -> Result<(), FrontendError> {
         match &target.kind {
             ExprKind::Name(name) => self.set_var(name, value, &target.range),
             ExprKind::Tuple(targets) | ExprKind::List(targets) => {
@@ -688,7 +810,11 @@ impl<'a> Emitter<'a> {
                     }
                     Type::Tuple(types) => {
                         return Err(self.error(
-                            format!("too many values to unpack: need {} but found {}", targets.len(), types.len()),
+                            format!(
+                                "too many values to unpack: need {} but found {}",
+                                targets.len(),
+                                types.len()
+                            ),
                             &target.range,
                         ))
                     }
@@ -709,7 +835,10 @@ impl<'a> Emitter<'a> {
                 }
                 Ok(())
             }
-            ExprKind::Attribute { value: object_expr, attr } => {
+            ExprKind::Attribute {
+                value: object_expr,
+                attr,
+            } => {
                 let object = self.emit_expr(object_expr, None)?;
                 let Some(class) = self.graph.value_type(object).class_type().cloned() else {
                     return Err(self.error(
@@ -745,7 +874,10 @@ impl<'a> Emitter<'a> {
                     .set_attribute(node, "name", AttributeValue::Str(attr.name.clone()));
                 Ok(())
             }
-            ExprKind::Subscript { value: container, index } => self.emit_subscript_assign(container, index, value, target),
+            ExprKind::Subscript {
+                value: container,
+                index,
+            } => self.emit_subscript_assign(container, index, value, target),
             _ => Err(self.error("unsupported assignment target", &target.range)),
         }
     }
@@ -763,7 +895,11 @@ impl<'a> Emitter<'a> {
             Type::List(_) | Type::Dict(..) => {
                 let index_value = self.emit_expr(index, None)?;
                 self.location = Some(target.range.clone());
-                self.emit_builtin("aten::_set_item", &[container, index_value, value], &target.range)?;
+                self.emit_builtin(
+                    "aten::_set_item",
+                    &[container, index_value, value],
+                    &target.range,
+                )?;
                 Ok(())
             }
             Type::Tensor => {
@@ -777,13 +913,20 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             other => Err(self.error(
-                format!("'{}' object does not support item assignment", other.annotation_str()),
+                format!(
+                    "'{}' object does not support item assignment",
+                    other.annotation_str()
+                ),
                 &target.range,
             )),
         }
     }
 
-    fn emit_aug_assign(&mut self, aug: &AugAssign, range: &SourceRange) -> Result<(), FrontendError> {
+    fn emit_aug_assign(
+        &mut self,
+        aug: &AugAssign,
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         let current = self.emit_expr(&aug.target, None)?;
         let right = self.emit_expr(&aug.value, None)?;
         let ty = self.graph.value_type(current).clone();

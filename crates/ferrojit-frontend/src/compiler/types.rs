@@ -48,7 +48,10 @@ impl<'a> TypeResolver<'a> {
             }
             ExprKind::Name(_) | ExprKind::Attribute { .. } => {
                 let Some(name) = expr.dotted_name() else {
-                    return Err(FrontendError::new("Expected a type annotation", expr.range.clone()));
+                    return Err(FrontendError::new(
+                        "Expected a type annotation",
+                        expr.range.clone(),
+                    ));
                 };
                 let name = strip_typing_prefix(&name);
                 if let Some(ty) = builtin_type(name) {
@@ -58,7 +61,10 @@ impl<'a> TypeResolver<'a> {
             }
             ExprKind::Subscript { value, index } => {
                 let Some(base) = value.dotted_name() else {
-                    return Err(FrontendError::new("Expected a type annotation", expr.range.clone()));
+                    return Err(FrontendError::new(
+                        "Expected a type annotation",
+                        expr.range.clone(),
+                    ));
                 };
                 let elements: Vec<&Expr> = match &index.kind {
                     ExprKind::Tuple(items) => items.iter().collect(),
@@ -69,7 +75,10 @@ impl<'a> TypeResolver<'a> {
                         Ok(())
                     } else {
                         Err(FrontendError::new(
-                            format!("{base}[...] expects {count} type argument(s) but got {}", elements.len()),
+                            format!(
+                                "{base}[...] expects {count} type argument(s) but got {}",
+                                elements.len()
+                            ),
                             expr.range.clone(),
                         ))
                     }
@@ -104,7 +113,10 @@ impl<'a> TypeResolver<'a> {
                     }
                     "Dict" | "dict" => {
                         expect_count(2)?;
-                        Ok(Type::dict(self.resolve(elements[0])?, self.resolve(elements[1])?))
+                        Ok(Type::dict(
+                            self.resolve(elements[0])?,
+                            self.resolve(elements[1])?,
+                        ))
                     }
                     "Union" => {
                         // Only Optional spelled as a union is supported (no Union type in the IR).
@@ -112,7 +124,8 @@ impl<'a> TypeResolver<'a> {
                             .iter()
                             .map(|e| self.resolve(e))
                             .collect::<Result<Vec<_>, _>>()?;
-                        let non_none: Vec<&Type> = types.iter().filter(|t| **t != Type::NoneType).collect();
+                        let non_none: Vec<&Type> =
+                            types.iter().filter(|t| **t != Type::NoneType).collect();
                         if non_none.len() == 1 && types.len() == 2 {
                             Ok(Type::optional(non_none[0].clone()))
                         } else {
@@ -128,7 +141,10 @@ impl<'a> TypeResolver<'a> {
                     )),
                 }
             }
-            _ => Err(FrontendError::new("Expected a type annotation", expr.range.clone())),
+            _ => Err(FrontendError::new(
+                "Expected a type annotation",
+                expr.range.clone(),
+            )),
         }
     }
 
@@ -143,7 +159,10 @@ impl<'a> TypeResolver<'a> {
                 return Ok(Type::Class(class));
             }
         }
-        Err(FrontendError::new(format!("Unknown type name '{name}'"), expr.range.clone()))
+        Err(FrontendError::new(
+            format!("Unknown type name '{name}'"),
+            expr.range.clone(),
+        ))
     }
 }
 

@@ -60,7 +60,11 @@ fn insert(stack: &mut Stack) -> Result<()> {
     let len = items.len() as i64;
     let index = index.to_int()?;
     // Python clamps insert positions instead of failing.
-    let position = if index < 0 { (index + len).max(0) } else { index.min(len) };
+    let position = if index < 0 {
+        (index + len).max(0)
+    } else {
+        index.min(len)
+    };
     items.insert(position as usize, value);
     Ok(())
 }
@@ -253,9 +257,8 @@ fn extreme(stack: &mut Stack, want_max: bool) -> Result<()> {
         });
     }
     let name = if want_max { "max" } else { "min" };
-    let value = best.ok_or_else(|| {
-        RuntimeError::ValueError(format!("{name}() arg is an empty sequence"))
-    })?;
+    let value =
+        best.ok_or_else(|| RuntimeError::ValueError(format!("{name}() arg is an empty sequence")))?;
     push(stack, value)
 }
 
@@ -303,19 +306,34 @@ fn sort(stack: &mut Stack) -> Result<()> {
 pub const TABLE: &[KernelTableEntry] = &[
     ("aten::len.t(t[] a) -> int", len),
     ("aten::select.t(t[](a) list, int idx) -> t(*)", get_item),
-    ("aten::__getitem__.t(t[](a) list, int idx) -> t(*)", get_item),
-    ("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)", append),
+    (
+        "aten::__getitem__.t(t[](a) list, int idx) -> t(*)",
+        get_item,
+    ),
+    (
+        "aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
+        append,
+    ),
     ("aten::reverse.t(t[](a!) self) -> ()", reverse),
     ("aten::extend.t(t[](a!) self, t[] other) -> ()", extend),
     ("aten::copy.t(t[](a) self) -> t[]", copy),
-    ("aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)", set_item),
+    (
+        "aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)",
+        set_item,
+    ),
     ("aten::clear.t(t[](a!) self) -> ()", clear),
     ("aten::Delete.t(t[](a!) self, int idx) -> ()", delete),
-    ("aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()", insert),
+    (
+        "aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()",
+        insert,
+    ),
     ("aten::pop.t(t[](a!) self, int idx=-1) -> t(*)", pop),
     ("aten::add.t(t[] a, t[] b) -> t[]", concat),
     ("aten::add_.t(t[](a!) self, t[] b) -> t[]", concat_in_place),
-    ("aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]", slice),
+    (
+        "aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]",
+        slice,
+    ),
     ("aten::list.t(t[] l) -> t[]", copy),
     ("aten::mul.left_t(t[] l, int n) -> t[]", mul_left),
     ("aten::mul.right_(int n, t[] l) -> t[]", mul_right),
@@ -328,19 +346,40 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::ne.float_list(float[] a, float[] b) -> bool", list_ne),
     ("aten::ne.bool_list(bool[] a, bool[] b) -> bool", list_ne),
     ("aten::ne.str_list(str[] a, str[] b) -> bool", list_ne),
-    ("aten::__contains__.int_list(int[] l, int item) -> bool", contains),
-    ("aten::__contains__.str_list(str[] l, str item) -> bool", contains),
-    ("aten::__contains__.float_list(float[] l, float item) -> bool", contains),
+    (
+        "aten::__contains__.int_list(int[] l, int item) -> bool",
+        contains,
+    ),
+    (
+        "aten::__contains__.str_list(str[] l, str item) -> bool",
+        contains,
+    ),
+    (
+        "aten::__contains__.float_list(float[] l, float item) -> bool",
+        contains,
+    ),
     ("aten::sum.int(int[] self) -> int", sum_int),
     ("aten::sum.float(float[] self) -> float", sum_float),
     ("prim::min.self_int(int[] self) -> int", list_min),
     ("prim::max.self_int(int[] self) -> int", list_max),
     ("prim::min.self_float(float[] self) -> float", list_min),
     ("prim::max.self_float(float[] self) -> float", list_max),
-    ("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sort),
-    ("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sort),
-    ("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sort),
-    ("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sort),
+    (
+        "aten::sort.int(int[](a!) self, bool reverse=False) -> ()",
+        sort,
+    ),
+    (
+        "aten::sort.float(float[](a!) self, bool reverse=False) -> ()",
+        sort,
+    ),
+    (
+        "aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()",
+        sort,
+    ),
+    (
+        "aten::sort.str(str[](a!) self, bool reverse=False) -> ()",
+        sort,
+    ),
 ];
 
 // ----- dicts ---------------------------------------------------------------------------
@@ -421,7 +460,10 @@ fn dict_delete(stack: &mut Stack) -> Result<()> {
 
 fn dict_pop(stack: &mut Stack) -> Result<()> {
     let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict.to_dict()?.remove(&key).ok_or_else(|| key_error(&key))?;
+    let value = dict
+        .to_dict()?
+        .remove(&key)
+        .ok_or_else(|| key_error(&key))?;
     push(stack, value)
 }
 
@@ -516,25 +558,216 @@ fn dict_from_list(stack: &mut Stack) -> Result<()> {
 macro_rules! dict_ops_for_key {
     ($table:ident, $key:literal) => {
         $table.extend_from_slice(&[
-            (concat!("aten::len.Dict_", $key, "(Dict(", $key, ", t) self) -> int"), dict_len as crate::registry::KernelFn),
-            (concat!("aten::keys.", $key, "(Dict(", $key, ", t) self) -> ", $key, "[](*)"), dict_keys),
-            (concat!("aten::values.", $key, "(Dict(", $key, ", t) self) -> t[](*)"), dict_values),
-            (concat!("aten::__getitem__.Dict_", $key, "(Dict(", $key, ", t) self, ", $key, " key) -> t(*)"), dict_get_item),
-            (concat!("aten::get.", $key, "(Dict(", $key, ", t) self, ", $key, " key) -> t(*)?"), dict_get),
-            (concat!("aten::get.default_", $key, "(Dict(", $key, ", t) self, ", $key, " key, t default_value) -> t(*)"), dict_get_default),
-            (concat!("aten::setdefault.", $key, "(Dict(", $key, ", t)(a!) self, ", $key, "(b -> *) key, t(c -> *) default_value) -> t(*)"), dict_set_default),
-            (concat!("aten::Delete.Dict_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key) -> ()"), dict_delete),
-            (concat!("aten::pop.Dict_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key) -> t(*)"), dict_pop),
-            (concat!("aten::pop.Dict_default_", $key, "(Dict(", $key, ", t)(a!) self, ", $key, " key, t default_value) -> t(*)"), dict_pop_default),
-            (concat!("aten::popitem.", $key, "(Dict(", $key, ", t)(a!) self) -> ((", $key, ", t))"), dict_pop_item),
-            (concat!("aten::clear.", $key, "(Dict(", $key, ", t)(a!) self) -> ()"), dict_clear),
-            (concat!("aten::update.", $key, "(Dict(", $key, ", t)(a!) self, Dict(", $key, ", t)(a!) to_add) -> ()"), dict_update),
-            (concat!("aten::items.", $key, "(Dict(", $key, ", t) self) -> ((", $key, ", t)[])"), dict_items),
-            (concat!("aten::copy.Dict_", $key, "(Dict(", $key, ", t)(a) self) -> Dict(", $key, ", t)"), dict_copy),
-            (concat!("aten::__contains__.", $key, "(Dict(", $key, ", t) dict, ", $key, " key) -> bool"), dict_contains),
-            (concat!("aten::_set_item.", $key, "(Dict(", $key, ", t)(a!) l, ", $key, "(b -> *) idx, t(c -> *) v) -> ()"), dict_set_item),
-            (concat!("aten::dict.", $key, "((", $key, ", tVal)[] inputs) -> Dict(", $key, ", tVal)"), dict_from_list),
-            (concat!("aten::dict.Dict_", $key, "(Dict(", $key, ", t)(a) self) -> Dict(", $key, ", t)"), dict_copy),
+            (
+                concat!("aten::len.Dict_", $key, "(Dict(", $key, ", t) self) -> int"),
+                dict_len as crate::registry::KernelFn,
+            ),
+            (
+                concat!(
+                    "aten::keys.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self) -> ",
+                    $key,
+                    "[](*)"
+                ),
+                dict_keys,
+            ),
+            (
+                concat!(
+                    "aten::values.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self) -> t[](*)"
+                ),
+                dict_values,
+            ),
+            (
+                concat!(
+                    "aten::__getitem__.Dict_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self, ",
+                    $key,
+                    " key) -> t(*)"
+                ),
+                dict_get_item,
+            ),
+            (
+                concat!(
+                    "aten::get.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self, ",
+                    $key,
+                    " key) -> t(*)?"
+                ),
+                dict_get,
+            ),
+            (
+                concat!(
+                    "aten::get.default_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self, ",
+                    $key,
+                    " key, t default_value) -> t(*)"
+                ),
+                dict_get_default,
+            ),
+            (
+                concat!(
+                    "aten::setdefault.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self, ",
+                    $key,
+                    "(b -> *) key, t(c -> *) default_value) -> t(*)"
+                ),
+                dict_set_default,
+            ),
+            (
+                concat!(
+                    "aten::Delete.Dict_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self, ",
+                    $key,
+                    " key) -> ()"
+                ),
+                dict_delete,
+            ),
+            (
+                concat!(
+                    "aten::pop.Dict_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self, ",
+                    $key,
+                    " key) -> t(*)"
+                ),
+                dict_pop,
+            ),
+            (
+                concat!(
+                    "aten::pop.Dict_default_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self, ",
+                    $key,
+                    " key, t default_value) -> t(*)"
+                ),
+                dict_pop_default,
+            ),
+            (
+                concat!(
+                    "aten::popitem.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self) -> ((",
+                    $key,
+                    ", t))"
+                ),
+                dict_pop_item,
+            ),
+            (
+                concat!("aten::clear.", $key, "(Dict(", $key, ", t)(a!) self) -> ()"),
+                dict_clear,
+            ),
+            (
+                concat!(
+                    "aten::update.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) self, Dict(",
+                    $key,
+                    ", t)(a!) to_add) -> ()"
+                ),
+                dict_update,
+            ),
+            (
+                concat!(
+                    "aten::items.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) self) -> ((",
+                    $key,
+                    ", t)[])"
+                ),
+                dict_items,
+            ),
+            (
+                concat!(
+                    "aten::copy.Dict_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a) self) -> Dict(",
+                    $key,
+                    ", t)"
+                ),
+                dict_copy,
+            ),
+            (
+                concat!(
+                    "aten::__contains__.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t) dict, ",
+                    $key,
+                    " key) -> bool"
+                ),
+                dict_contains,
+            ),
+            (
+                concat!(
+                    "aten::_set_item.",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a!) l, ",
+                    $key,
+                    "(b -> *) idx, t(c -> *) v) -> ()"
+                ),
+                dict_set_item,
+            ),
+            (
+                concat!(
+                    "aten::dict.",
+                    $key,
+                    "((",
+                    $key,
+                    ", tVal)[] inputs) -> Dict(",
+                    $key,
+                    ", tVal)"
+                ),
+                dict_from_list,
+            ),
+            (
+                concat!(
+                    "aten::dict.Dict_",
+                    $key,
+                    "(Dict(",
+                    $key,
+                    ", t)(a) self) -> Dict(",
+                    $key,
+                    ", t)"
+                ),
+                dict_copy,
+            ),
         ]);
     };
 }

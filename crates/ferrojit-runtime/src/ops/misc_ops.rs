@@ -80,7 +80,10 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::warn(str message, int stacklevel=2) -> ()", warn),
     ("aten::device(str a) -> Device", device_from_str),
     ("prim::type(Device self) -> str", device_type),
-    ("prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)", unwrap_optional),
+    (
+        "prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)",
+        unwrap_optional,
+    ),
 ];
 
 #[cfg(test)]
@@ -89,11 +92,7 @@ mod tests {
 
     #[test]
     fn format_replaces_placeholders_in_order() {
-        let text = format_template(
-            "{} and {}!",
-            &[IValue::Int(1), IValue::Double(2.0)],
-        )
-        .unwrap();
+        let text = format_template("{} and {}!", &[IValue::Int(1), IValue::Double(2.0)]).unwrap();
         assert_eq!(text, "1 and 2.!");
         assert!(format_template("{} {}", &[IValue::Int(1)]).is_err());
         assert_eq!(format_template("none", &[]).unwrap(), "none");

@@ -6,8 +6,6 @@ pub mod misc_ops;
 pub mod scalar_ops;
 pub mod tensor_ops;
 
-use std::sync::Arc;
-
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -98,7 +96,11 @@ pub(crate) fn wrapped(value: &IValue) -> Result<Tensor> {
 /// Normalizes a Python index (negative counts from the end) into `0..len`.
 pub(crate) fn normalize_index(index: i64, len: usize) -> Option<usize> {
     let len = i64::try_from(len).ok()?;
-    let normalized = if index < 0 { index.checked_add(len)? } else { index };
+    let normalized = if index < 0 {
+        index.checked_add(len)?
+    } else {
+        index
+    };
     if (0..len).contains(&normalized) {
         usize::try_from(normalized).ok()
     } else {
@@ -142,7 +144,10 @@ pub(crate) fn slice_indices(
     let (start, end) = if step > 0 {
         (adjust(start, 0, 0, len), adjust(end, len, 0, len))
     } else {
-        (adjust(start, len - 1, -1, len - 1), adjust(end, -1, -1, len - 1))
+        (
+            adjust(start, len - 1, -1, len - 1),
+            adjust(end, -1, -1, len - 1),
+        )
     };
     let count = if step > 0 {
         if end > start {
@@ -156,11 +161,6 @@ pub(crate) fn slice_indices(
         0
     };
     Ok((start, step, usize::try_from(count).unwrap_or(0)))
-}
-
-/// A list value of strings.
-pub(crate) fn str_value(text: impl Into<Arc<str>>) -> IValue {
-    IValue::Str(text.into())
 }
 
 #[cfg(test)]

@@ -60,7 +60,11 @@ pub fn python_remainder_float(a: f64, b: f64) -> f64 {
     (b + a % b) % b
 }
 
-fn binary(stack: &mut Stack, int_op: impl Fn(i64, i64) -> Result<IValue>, float_op: impl Fn(f64, f64) -> Result<IValue>) -> Result<()> {
+fn binary(
+    stack: &mut Stack,
+    int_op: impl Fn(i64, i64) -> Result<IValue>,
+    float_op: impl Fn(f64, f64) -> Result<IValue>,
+) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
     let result = match number_pair(&a, &b)? {
         NumberPair::Ints(a, b) => int_op(a, b)?,
@@ -410,8 +414,16 @@ fn str_endswith(stack: &mut Stack) -> Result<()> {
 fn str_window(text: &str, start: i64, end: i64) -> String {
     let chars: Vec<char> = text.chars().collect();
     let size = chars.len() as i64;
-    let start = if start < 0 { (size + start).max(0) } else { start.min(size) };
-    let end = if end < 0 { (size + end + 1).max(0) } else { end.min(size) };
+    let start = if start < 0 {
+        (size + start).max(0)
+    } else {
+        start.min(size)
+    };
+    let end = if end < 0 {
+        (size + end + 1).max(0)
+    } else {
+        end.min(size)
+    };
     if end <= start {
         return String::new();
     }
@@ -469,13 +481,28 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::div(Scalar a, Scalar b) -> float", div),
     ("aten::floordiv.int(int a, int b) -> int", floordiv),
     ("aten::floordiv.float(float a, float b) -> float", floordiv),
-    ("aten::floordiv.int_float(int a, float b) -> float", floordiv),
-    ("aten::floordiv.float_int(float a, int b) -> float", floordiv),
+    (
+        "aten::floordiv.int_float(int a, float b) -> float",
+        floordiv,
+    ),
+    (
+        "aten::floordiv.float_int(float a, int b) -> float",
+        floordiv,
+    ),
     ("aten::floordiv(Scalar a, Scalar b) -> Scalar", floordiv),
     ("aten::remainder.int(int a, int b) -> int", remainder),
-    ("aten::remainder.float(float a, float b) -> float", remainder),
-    ("aten::remainder.int_float(int a, float b) -> float", remainder),
-    ("aten::remainder.float_int(float a, int b) -> float", remainder),
+    (
+        "aten::remainder.float(float a, float b) -> float",
+        remainder,
+    ),
+    (
+        "aten::remainder.int_float(int a, float b) -> float",
+        remainder,
+    ),
+    (
+        "aten::remainder.float_int(float a, int b) -> float",
+        remainder,
+    ),
     ("aten::remainder(Scalar a, Scalar b) -> Scalar", remainder),
     ("aten::pow.int(int a, int b) -> float", pow),
     ("aten::pow.float(float a, float b) -> float", pow),
@@ -563,14 +590,32 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::Float.bool(bool a) -> float", to_float),
     ("aten::Float.str(str a) -> float", float_from_str),
     ("aten::len.str(str s) -> int", str_len),
-    ("aten::__getitem__.str(str s, int index) -> str", str_getitem),
-    ("aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str", str_slice),
+    (
+        "aten::__getitem__.str(str s, int index) -> str",
+        str_getitem,
+    ),
+    (
+        "aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str",
+        str_slice,
+    ),
     ("aten::lower(str self) -> str", str_lower),
     ("aten::upper(str self) -> str", str_upper),
-    ("aten::startswith(str self, str substr, int start=0, int end=-1) -> bool", str_startswith),
-    ("aten::endswith(str self, str substr, int start=0, int end=-1) -> bool", str_endswith),
-    ("aten::__range_length(int lo, int hi, int step) -> int", range_length),
-    ("aten::__derive_index(int index, int start, int step) -> int", derive_index),
+    (
+        "aten::startswith(str self, str substr, int start=0, int end=-1) -> bool",
+        str_startswith,
+    ),
+    (
+        "aten::endswith(str self, str substr, int start=0, int end=-1) -> bool",
+        str_endswith,
+    ),
+    (
+        "aten::__range_length(int lo, int hi, int step) -> int",
+        range_length,
+    ),
+    (
+        "aten::__derive_index(int index, int start, int step) -> int",
+        derive_index,
+    ),
 ];
 
 #[cfg(test)]
@@ -612,7 +657,11 @@ mod tests {
         assert!(matches!(result, IValue::Bool(true)));
         let result = run(eq, vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)]).unwrap();
         assert!(matches!(result, IValue::Bool(false)));
-        let result = run(range_length, vec![IValue::Int(10), IValue::Int(0), IValue::Int(-3)]).unwrap();
+        let result = run(
+            range_length,
+            vec![IValue::Int(10), IValue::Int(0), IValue::Int(-3)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Int(4)));
         assert!(run(to_int, vec![IValue::Double(f64::NAN)]).is_err());
         let result = run(to_int, vec![IValue::Double(-2.7)]).unwrap();

@@ -1,0 +1,758 @@
+//! The compilation unit: every class and function defined from TorchScript source (hand-written
+//! or the `code/` files of a saved archive), loaded on demand and compiled on first use.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use ferrojit_ir::{
+    Argument, AttributeKind, AttributeValue, ClassType, DefaultValue, FunctionSchema, Graph, Type,
+};
+
+use crate::ast::{ClassDef, Def, Expr, ExprKind, ParamKind, StmtKind, UnaryOpKind};
+use crate::compiler::types::TypeResolver;
+use crate::compiler::{compile_function, CompileContext, Parameter};
+use crate::error::FrontendError;
+use crate::operators::OperatorSchemas;
+use crate::source::SourceFile;
+
+/// Gives the source of the file defining `qualifier` (`__torch__.torch.nn.modules.linear` →
+/// `code/__torch__/torch/nn/modules/linear.py`), or `None`.
+pub type SourceLoader = Box<dyn Fn(&str) -> Option<Arc<SourceFile>> + Send + Sync>;
+
+/// A compile-time constant: a class constant (`in_features : Final[int] = 4`).
+#[derive(Debug, Clone)]
+pub(crate) enum ConstantValue {
+    Scalar(Option<AttributeValue>, Type),
+    Tuple(Vec<ConstantValue>),
+}
+
+impl ConstantValue {
+    pub(crate) fn ty(&self) -> Type {
+        match self {
+            ConstantValue::Scalar(_, ty) => ty.clone(),
+            ConstantValue::Tuple(items) => {
+                Type::Tuple(items.iter().map(ConstantValue::ty).collect())
+            }
+        }
+    }
+}
+
+struct ClassEntry {
+    ty: Arc<ClassType>,
+    definition: ClassDef,
+    qualifier: String,
+}
+
+struct FunctionEntry {
+    definition: Arc<Def>,
+    qualifier: String,
+}
+
+#[derive(Default)]
+struct UnitState {
+    classes: HashMap<String, Arc<ClassEntry>>,
+    functions: HashMap<String, Arc<FunctionEntry>>,
+    function_order: Vec<String>,
+    compiled_functions: HashMap<String, Arc<Function>>,
+    methods: HashMap<(String, String), Arc<Function>>,
+    loaded_qualifiers: HashSet<String>,
+    resolving_classes: HashSet<String>,
+    resolved_classes: HashSet<String>,
+    class_constants: HashMap<String, HashMap<String, ConstantValue>>,
+    creating_functions: HashSet<String>,
+}
+
+/// All TorchScript classes and functions known to one program. `Send + Sync`; share it
+/// through an `Arc`.
+pub struct CompilationUnit {
+    operators: Arc<dyn OperatorSchemas>,
+    loader: Option<SourceLoader>,
+    constants: Vec<(Option<AttributeValue>, Type)>,
+    state: Mutex<UnitState>,
+}
+
+/// A TorchScript function or method: its schema from the signature, and its graph compiled
+/// on first use.
+pub struct Function {
+    qualified_name: String,
+    name: String,
+    schema: FunctionSchema,
+    definition: Arc<Def>,
+    qualifier: String,
+    owner: Option<Arc<ClassType>>,
+    parameters: Vec<Parameter>,
+    declared_return: Option<Type>,
+    graph: OnceLock<Result<Arc<Graph>, FrontendError>>,
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function")
+            .field("qualified_name", &self.qualified_name)
+            .finish()
+    }
+}
+
+impl Function {
+    pub fn qualified_name(&self) -> &str {
+        &self.qualified_name
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The class a method belongs to (`None` for free functions).
+    pub fn owner_class(&self) -> Option<&Arc<ClassType>> {
+        self.owner.as_ref()
+    }
+
+    /// The schema from the `def`'s signature; methods include `self`.
+    pub fn schema(&self) -> &FunctionSchema {
+        &self.schema
+    }
+
+    /// The compiled graph (compiled once, on first use; errors are cached too).
+    pub fn graph(&self, unit: &CompilationUnit) -> Result<Arc<Graph>, FrontendError> {
+        self.graph
+            .get_or_init(|| self.compile(unit).map(Arc::new))
+            .clone()
+    }
+
+    fn compile(&self, unit: &CompilationUnit) -> Result<Graph, FrontendError> {
+        let context = CompileContext {
+            unit,
+            qualifier: &self.qualifier,
+        };
+        compile_function(
+            context,
+            &self.definition,
+            &self.parameters,
+            self.declared_return.clone(),
+        )
+    }
+}
+
+fn lock(state: &Mutex<UnitState>) -> MutexGuard<'_, UnitState> {
+    // A poisoned lock only means a panic elsewhere; the maps stay consistent because every
+    // update is a single insert or remove.
+    state.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+fn is_module_base(base: &Expr) -> bool {
+    matches!(
+        base.dotted_name().as_deref(),
+        Some("Module")
+            | Some("torch.nn.Module")
+            | Some("nn.Module")
+            | Some("torch.nn.modules.module.Module")
+    )
+}
+
+/// Reads a literal used as a default value or class constant.
+fn literal_constant(expr: &Expr) -> Option<ConstantValue> {
+    Some(match &expr.kind {
+        ExprKind::Int(v) => ConstantValue::Scalar(
+            Some(AttributeValue::Int(i64::try_from(*v).ok()?)),
+            Type::Int,
+        ),
+        ExprKind::Float(v) => ConstantValue::Scalar(Some(AttributeValue::Float(*v)), Type::Float),
+        ExprKind::Bool(v) => {
+            ConstantValue::Scalar(Some(AttributeValue::Int(*v as i64)), Type::Bool)
+        }
+        ExprKind::Str(s) => ConstantValue::Scalar(Some(AttributeValue::Str(s.clone())), Type::Str),
+        ExprKind::None => ConstantValue::Scalar(None, Type::NoneType),
+        ExprKind::UnaryOp {
+            op: UnaryOpKind::Neg,
+            operand,
+        } => match &operand.kind {
+            ExprKind::Int(v) => {
+                let value = if *v == (i64::MAX as u64) + 1 {
+                    i64::MIN
+                } else {
+                    -i64::try_from(*v).ok()?
+                };
+                ConstantValue::Scalar(Some(AttributeValue::Int(value)), Type::Int)
+            }
+            ExprKind::Float(v) => {
+                ConstantValue::Scalar(Some(AttributeValue::Float(-v)), Type::Float)
+            }
+            _ => return None,
+        },
+        ExprKind::Tuple(items) => {
+            ConstantValue::Tuple(items.iter().map(literal_constant).collect::<Option<_>>()?)
+        }
+        ExprKind::List(items) => {
+            let values: Vec<ConstantValue> =
+                items.iter().map(literal_constant).collect::<Option<_>>()?;
+            let ints: Option<Vec<i64>> = values
+                .iter()
+                .map(|v| match v {
+                    ConstantValue::Scalar(Some(AttributeValue::Int(i)), Type::Int) => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            if let Some(ints) = ints {
+                return Some(ConstantValue::Scalar(
+                    Some(AttributeValue::Ints(ints)),
+                    Type::list(Type::Int),
+                ));
+            }
+            let floats: Option<Vec<f64>> = values
+                .iter()
+                .map(|v| match v {
+                    ConstantValue::Scalar(Some(AttributeValue::Float(f)), Type::Float) => Some(*f),
+                    _ => None,
+                })
+                .collect();
+            ConstantValue::Scalar(
+                Some(AttributeValue::Floats(floats?)),
+                Type::list(Type::Float),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// A literal default value for a parameter of type `ty`.
+fn literal_default(expr: &Expr, ty: &Type) -> Option<DefaultValue> {
+    let constant = literal_constant(expr)?;
+    Some(match constant {
+        ConstantValue::Scalar(None, _) => DefaultValue::None,
+        ConstantValue::Scalar(Some(AttributeValue::Int(v)), Type::Bool) => {
+            DefaultValue::Bool(v != 0)
+        }
+        ConstantValue::Scalar(Some(AttributeValue::Int(v)), _) => match ty {
+            Type::Float => DefaultValue::Float(v as f64),
+            _ => DefaultValue::Int(v),
+        },
+        ConstantValue::Scalar(Some(AttributeValue::Float(v)), _) => DefaultValue::Float(v),
+        ConstantValue::Scalar(Some(AttributeValue::Str(s)), _) => DefaultValue::Str(s),
+        ConstantValue::Scalar(Some(AttributeValue::Ints(v)), _) => DefaultValue::IntList(v),
+        ConstantValue::Scalar(Some(AttributeValue::Floats(v)), _) => DefaultValue::FloatList(v),
+        _ => return None,
+    })
+}
+
+fn string_list(expr: &Expr) -> Option<Vec<String>> {
+    match &expr.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) => items
+            .iter()
+            .map(|item| match &item.kind {
+                ExprKind::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn is_final_annotation(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Subscript { value, .. } => {
+            matches!(
+                value.dotted_name().as_deref(),
+                Some("Final") | Some("typing.Final")
+            )
+        }
+        _ => matches!(
+            expr.dotted_name().as_deref(),
+            Some("Final") | Some("typing.Final")
+        ),
+    }
+}
+
+impl CompilationUnit {
+    pub fn new(operators: Arc<dyn OperatorSchemas>) -> CompilationUnit {
+        CompilationUnit {
+            operators,
+            loader: None,
+            constants: Vec::new(),
+            state: Mutex::new(UnitState::default()),
+        }
+    }
+
+    /// Sets how files of other qualifiers are found (archives: `code/` members).
+    pub fn set_source_loader(&mut self, loader: SourceLoader) {
+        self.loader = Some(loader);
+    }
+
+    /// The `CONSTANTS.cN` table (from an archive's `constants.pkl`).
+    pub fn set_constants(&mut self, constants: Vec<(Option<AttributeValue>, Type)>) {
+        self.constants = constants;
+    }
+
+    pub(crate) fn operators(&self) -> &dyn OperatorSchemas {
+        self.operators.as_ref()
+    }
+
+    pub(crate) fn constant(&self, index: usize) -> Option<(Option<AttributeValue>, Type)> {
+        self.constants.get(index).cloned()
+    }
+
+    pub(crate) fn class_constant(&self, class: &str, name: &str) -> Option<ConstantValue> {
+        lock(&self.state)
+            .class_constants
+            .get(class)
+            .and_then(|c| c.get(name))
+            .cloned()
+    }
+
+    /// Parses `file` and defines its classes and functions under `qualifier`. Bodies are
+    /// compiled later, on first use.
+    pub fn define_source(
+        &self,
+        file: Arc<SourceFile>,
+        qualifier: &str,
+    ) -> Result<(), FrontendError> {
+        let module = crate::parser::parse_file(file)?;
+        let mut classes = Vec::new();
+        let mut functions = Vec::new();
+        for stmt in &module.body {
+            match &stmt.kind {
+                StmtKind::ClassDef(class) => {
+                    let name = format!("{qualifier}.{}", class.name.name);
+                    let is_module = class.bases.iter().any(is_module_base);
+                    let ty = ClassType::new(name.clone(), is_module);
+                    for member in &class.body {
+                        if let StmtKind::Def(def) = &member.kind {
+                            ty.add_method_name(&def.name.name);
+                        }
+                    }
+                    classes.push((
+                        name,
+                        Arc::new(ClassEntry {
+                            ty,
+                            definition: class.clone(),
+                            qualifier: qualifier.to_string(),
+                        }),
+                        stmt.range.clone(),
+                    ));
+                }
+                StmtKind::Def(def) => {
+                    let name = format!("{qualifier}.{}", def.name.name);
+                    functions.push((
+                        name,
+                        Arc::new(FunctionEntry {
+                            definition: Arc::new(def.clone()),
+                            qualifier: qualifier.to_string(),
+                        }),
+                        stmt.range.clone(),
+                    ));
+                }
+                StmtKind::Import(_) | StmtKind::ImportFrom(_) | StmtKind::Pass => {}
+                StmtKind::Expr(expr) if matches!(expr.kind, ExprKind::Str(_)) => {}
+                _ => {
+                    return Err(FrontendError::new(
+                        "only class and function definitions are supported at the top level",
+                        stmt.range.clone(),
+                    ))
+                }
+            }
+        }
+        let mut state = lock(&self.state);
+        for (name, _, range) in &classes {
+            if state.classes.contains_key(name) {
+                return Err(FrontendError::new(
+                    format!("class {name} is defined twice"),
+                    range.clone(),
+                ));
+            }
+        }
+        for (name, _, range) in &functions {
+            if state.functions.contains_key(name) {
+                return Err(FrontendError::new(
+                    format!("function {name} is defined twice"),
+                    range.clone(),
+                ));
+            }
+        }
+        state.loaded_qualifiers.insert(qualifier.to_string());
+        for (name, entry, _) in classes {
+            state.classes.insert(name, entry);
+        }
+        for (name, entry, _) in functions {
+            state.function_order.push(name.clone());
+            state.functions.insert(name, entry);
+        }
+        Ok(())
+    }
+
+    /// Loads the file defining `qualified_name` (everything before its last `.`) through the
+    /// source loader, once.
+    fn load_defining_file(&self, qualified_name: &str) -> Result<(), FrontendError> {
+        let Some(loader) = &self.loader else {
+            return Ok(());
+        };
+        let Some((qualifier, _)) = qualified_name.rsplit_once('.') else {
+            return Ok(());
+        };
+        {
+            let mut state = lock(&self.state);
+            if state.classes.contains_key(qualified_name)
+                || state.functions.contains_key(qualified_name)
+            {
+                return Ok(());
+            }
+            if !state.loaded_qualifiers.insert(qualifier.to_string()) {
+                return Ok(());
+            }
+        }
+        match loader(qualifier) {
+            // The qualifier stays marked as loaded even if this fails, so a broken file is
+            // reported once per lookup instead of being re-read in a loop.
+            Some(file) => self.define_source(file, qualifier),
+            None => Ok(()),
+        }
+    }
+
+    /// Finds a class (loading its file on demand) and resolves its attribute types.
+    pub fn resolve_class(&self, qualified_name: &str) -> Result<Arc<ClassType>, FrontendError> {
+        self.try_resolve_class(qualified_name)?
+            .ok_or_else(|| FrontendError::new(format!("Unknown class {qualified_name}"), None))
+    }
+
+    pub(crate) fn try_resolve_class(
+        &self,
+        qualified_name: &str,
+    ) -> Result<Option<Arc<ClassType>>, FrontendError> {
+        self.load_defining_file(qualified_name)?;
+        let entry = {
+            let mut state = lock(&self.state);
+            let Some(entry) = state.classes.get(qualified_name).cloned() else {
+                return Ok(None);
+            };
+            if state.resolved_classes.contains(qualified_name)
+                || state.resolving_classes.contains(qualified_name)
+            {
+                return Ok(Some(entry.ty.clone()));
+            }
+            state.resolving_classes.insert(qualified_name.to_string());
+            entry
+        };
+        let result = self.resolve_class_body(&entry);
+        let mut state = lock(&self.state);
+        state.resolving_classes.remove(qualified_name);
+        match result {
+            Ok(constants) => {
+                state.resolved_classes.insert(qualified_name.to_string());
+                state
+                    .class_constants
+                    .insert(qualified_name.to_string(), constants);
+                Ok(Some(entry.ty.clone()))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    fn resolve_class_body(
+        &self,
+        entry: &ClassEntry,
+    ) -> Result<HashMap<String, ConstantValue>, FrontendError> {
+        let resolver = TypeResolver {
+            unit: self,
+            qualifier: &entry.qualifier,
+        };
+        let class = &entry.ty;
+        let mut parameters = Vec::new();
+        let mut buffers = Vec::new();
+        let mut constants = HashMap::new();
+        for stmt in &entry.definition.body {
+            let StmtKind::Assign(assign) = &stmt.kind else {
+                continue;
+            };
+            let [target] = assign.targets.as_slice() else {
+                continue;
+            };
+            match (&target.kind, &assign.annotation, &assign.value) {
+                (ExprKind::Name(name), None, Some(value))
+                    if name == "__parameters__" || name == "__buffers__" =>
+                {
+                    let names = string_list(value).ok_or_else(|| {
+                        FrontendError::new(
+                            format!("{name} must be a list of strings"),
+                            value.range.clone(),
+                        )
+                    })?;
+                    if name == "__parameters__" {
+                        parameters = names;
+                    } else {
+                        buffers = names;
+                    }
+                }
+                (ExprKind::Name(name), None, Some(value)) if name == "__constants__" => {
+                    for constant in string_list(value).unwrap_or_default() {
+                        class.add_constant_name(&constant);
+                    }
+                }
+                (ExprKind::Name(name), Some(annotation), value) => {
+                    if is_final_annotation(annotation) {
+                        if let Some(value) = value {
+                            let constant = literal_constant(value).ok_or_else(|| {
+                                FrontendError::new(
+                                    "unsupported class constant value",
+                                    value.range.clone(),
+                                )
+                            })?;
+                            class.add_constant_name(name);
+                            constants.insert(name.clone(), constant);
+                            continue;
+                        }
+                    }
+                    let ty = resolver.resolve(annotation)?;
+                    class.add_attribute(name, ty, AttributeKind::Regular);
+                }
+                (ExprKind::Subscript { value: base, index }, None, Some(annotation)) if matches!(&base.kind, ExprKind::Name(n) if n == "__annotations__") =>
+                {
+                    let ExprKind::Str(name) = &index.kind else {
+                        return Err(FrontendError::new(
+                            "__annotations__ keys must be strings",
+                            index.range.clone(),
+                        ));
+                    };
+                    let ty = resolver.resolve(annotation)?;
+                    class.add_attribute(name, ty, AttributeKind::Regular);
+                }
+                (ExprKind::Name(name), None, Some(value)) => {
+                    if let Some(constant) = literal_constant(value) {
+                        constants.insert(name.clone(), constant);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for name in &parameters {
+            class.set_attribute_kind(name, AttributeKind::Parameter);
+        }
+        for name in &buffers {
+            class.set_attribute_kind(name, AttributeKind::Buffer);
+        }
+        Ok(constants)
+    }
+
+    pub(crate) fn has_function(&self, qualified_name: &str) -> Result<bool, FrontendError> {
+        self.load_defining_file(qualified_name)?;
+        Ok(lock(&self.state).functions.contains_key(qualified_name))
+    }
+
+    /// A free function by qualified name, loaded on demand.
+    pub fn function(&self, qualified_name: &str) -> Result<Arc<Function>, FrontendError> {
+        if let Some(function) = lock(&self.state).compiled_functions.get(qualified_name) {
+            return Ok(function.clone());
+        }
+        self.load_defining_file(qualified_name)?;
+        let entry = {
+            let mut state = lock(&self.state);
+            if let Some(function) = state.compiled_functions.get(qualified_name) {
+                return Ok(function.clone());
+            }
+            let Some(entry) = state.functions.get(qualified_name).cloned() else {
+                return Err(FrontendError::new(
+                    format!("Unknown function {qualified_name}"),
+                    None,
+                ));
+            };
+            if !state.creating_functions.insert(qualified_name.to_string()) {
+                return Err(FrontendError::new(
+                    format!("{qualified_name} is called recursively; recursion is not supported in TorchScript"),
+                    entry.definition.name.range.clone(),
+                ));
+            }
+            entry
+        };
+        let name = entry.definition.name.name.clone();
+        let result = self.create_function(
+            qualified_name,
+            &name,
+            entry.definition.clone(),
+            &entry.qualifier,
+            None,
+        );
+        let mut state = lock(&self.state);
+        state.creating_functions.remove(qualified_name);
+        let function = result?;
+        Ok(state
+            .compiled_functions
+            .entry(qualified_name.to_string())
+            .or_insert(Arc::new(function))
+            .clone())
+    }
+
+    /// A method of a class defined in this unit.
+    pub fn method(&self, class: &ClassType, name: &str) -> Result<Arc<Function>, FrontendError> {
+        let key = (class.qualified_name().to_string(), name.to_string());
+        if let Some(function) = lock(&self.state).methods.get(&key) {
+            return Ok(function.clone());
+        }
+        let class_type = self.resolve_class(class.qualified_name())?;
+        let entry = lock(&self.state)
+            .classes
+            .get(class.qualified_name())
+            .cloned()
+            .ok_or_else(|| {
+                FrontendError::new(format!("Unknown class {}", class.qualified_name()), None)
+            })?;
+        let definition = entry
+            .definition
+            .body
+            .iter()
+            .find_map(|stmt| match &stmt.kind {
+                StmtKind::Def(def) if def.name.name == name => Some(Arc::new(def.clone())),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                FrontendError::new(
+                    format!("Class {} has no method {name}", class.qualified_name()),
+                    entry.definition.name.range.clone(),
+                )
+            })?;
+        let qualified = format!("{}.{name}", class.qualified_name());
+        let guard_key = format!("method {qualified}");
+        if !lock(&self.state)
+            .creating_functions
+            .insert(guard_key.clone())
+        {
+            return Err(FrontendError::new(
+                format!(
+                    "{qualified} is called recursively; recursion is not supported in TorchScript"
+                ),
+                definition.name.range.clone(),
+            ));
+        }
+        let result = self.create_function(
+            &qualified,
+            name,
+            definition,
+            &entry.qualifier,
+            Some(class_type),
+        );
+        let mut state = lock(&self.state);
+        state.creating_functions.remove(&guard_key);
+        let function = result?;
+        Ok(state
+            .methods
+            .entry(key)
+            .or_insert(Arc::new(function))
+            .clone())
+    }
+
+    /// Qualified names of all free functions defined so far, in definition order.
+    pub fn function_names(&self) -> Vec<String> {
+        lock(&self.state).function_order.clone()
+    }
+
+    fn create_function(
+        &self,
+        qualified_name: &str,
+        name: &str,
+        definition: Arc<Def>,
+        qualifier: &str,
+        owner: Option<Arc<ClassType>>,
+    ) -> Result<Function, FrontendError> {
+        let resolver = TypeResolver {
+            unit: self,
+            qualifier,
+        };
+        let mut arguments = Vec::new();
+        let mut parameters = Vec::new();
+        for (index, param) in definition.params.iter().enumerate() {
+            let kwarg_only = match param.kind {
+                ParamKind::Normal | ParamKind::PositionalOnly => false,
+                ParamKind::KeywordOnly => true,
+                ParamKind::VarPositional | ParamKind::VarKeyword => {
+                    return Err(FrontendError::new(
+                        "*args and **kwargs are not supported in TorchScript",
+                        param.range.clone(),
+                    ))
+                }
+            };
+            let ty = match (&param.annotation, &owner) {
+                (Some(annotation), _) => resolver.resolve(annotation)?,
+                (None, Some(class)) if index == 0 => Type::Class(class.clone()),
+                (None, _) => Type::Tensor,
+            };
+            let default = match &param.default {
+                Some(expr) => Some(literal_default(expr, &ty).ok_or_else(|| {
+                    FrontendError::new(
+                        "only literal default values are supported",
+                        expr.range.clone(),
+                    )
+                })?),
+                None => None,
+            };
+            arguments.push(Argument {
+                name: param.name.name.clone(),
+                ty: ty.clone(),
+                type_spelling: ty.to_string(),
+                list_length: None,
+                default,
+                kwarg_only,
+                alias_info: None,
+            });
+            parameters.push(Parameter {
+                name: param.name.name.clone(),
+                ty,
+            });
+        }
+        let declared_return = match &definition.returns {
+            Some(annotation) => Some(resolver.resolve(annotation)?),
+            None => None,
+        };
+        let mut function = Function {
+            qualified_name: qualified_name.to_string(),
+            name: name.to_string(),
+            schema: FunctionSchema {
+                name: if owner.is_some() {
+                    name.to_string()
+                } else {
+                    qualified_name.to_string()
+                },
+                overload_name: String::new(),
+                arguments,
+                returns: Vec::new(),
+                is_vararg: false,
+                is_varret: false,
+            },
+            definition,
+            qualifier: qualifier.to_string(),
+            owner,
+            parameters,
+            declared_return: declared_return.clone(),
+            graph: OnceLock::new(),
+        };
+        let return_type = match declared_return {
+            Some(ty) => ty,
+            None => {
+                // No annotation: the body decides, so compile it now.
+                let graph = function.compile(self)?;
+                let ty = graph
+                    .outputs()
+                    .first()
+                    .map(|&v| graph.value_type(v).clone())
+                    .unwrap_or(Type::NoneType);
+                let _ = function.graph.set(Ok(Arc::new(graph)));
+                ty
+            }
+        };
+        function.schema.returns.push(Argument {
+            name: String::new(),
+            ty: return_type.clone(),
+            type_spelling: return_type.to_string(),
+            list_length: None,
+            default: None,
+            kwarg_only: false,
+            alias_info: None,
+        });
+        Ok(function)
+    }
+}
+
+/// Compiles hand-written TorchScript source: defines everything under `__torch__`.
+pub fn compile_source(
+    source: &str,
+    operators: Arc<dyn OperatorSchemas>,
+) -> Result<CompilationUnit, FrontendError> {
+    let unit = CompilationUnit::new(operators);
+    unit.define_source(SourceFile::new("<string>", source), "__torch__")?;
+    Ok(unit)
+}

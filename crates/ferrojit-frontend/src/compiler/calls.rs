@@ -1,0 +1,1045 @@
+//! Calls: builtin operators (`torch.X`, `ops.aten.X`, operators, tensor methods) matched
+//! against registry schemas as PyTorch's `matchSchemas` does, Python builtins, calls of
+//! other TorchScript functions (`prim::CallFunction`) and methods (`prim::CallMethod`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ferrojit_ir::{AttributeValue, DefaultValue, FunctionSchema, Type, ValueId};
+
+use super::types::unify_types;
+use super::Emitter;
+use crate::ast::{Expr, ExprKind, Keyword};
+use crate::error::FrontendError;
+use crate::source::SourceRange;
+
+/// A positional argument value with the source it came from.
+pub(crate) type PositionalArgument = (ValueId, SourceRange);
+
+/// A keyword argument.
+pub(crate) struct KeywordArgument {
+    pub name: String,
+    pub value: ValueId,
+}
+
+/// The result of matching one schema: the node inputs and the output types.
+struct MatchedSchema {
+    inputs: Vec<ValueId>,
+    return_types: Vec<Type>,
+}
+
+/// Primitive ops reachable as `ops.prim.X` that the interpreter implements itself.
+fn primitive_output(name: &str) -> Option<Option<Type>> {
+    Some(match name {
+        "NumToTensor" => Some(Type::Tensor),
+        "dtype" => Some(Type::Int),
+        "device" => Some(Type::Device),
+        "layout" => Some(Type::Int),
+        "is_cuda" => Some(Type::Bool),
+        "requires_grad" => Some(Type::Bool),
+        "RaiseException" | "Print" => None,
+        _ => return None,
+    })
+}
+
+/// Builtin exception classes usable in `raise`.
+fn is_exception_class(name: &str) -> bool {
+    matches!(
+        name,
+        "Exception"
+            | "ValueError"
+            | "RuntimeError"
+            | "TypeError"
+            | "KeyError"
+            | "IndexError"
+            | "AssertionError"
+            | "NotImplementedError"
+            | "StopIteration"
+            | "ZeroDivisionError"
+            | "AttributeError"
+    )
+}
+
+fn type_mismatch(formal: &Type, actual: &Type, argument: &str) -> String {
+    format!(
+        "Expected a value of type '{}' for argument '{argument}' but instead found type '{}'.",
+        formal.annotation_str(),
+        actual.annotation_str()
+    )
+}
+
+/// Binds type variables of `formal` against `actual` (PyTorch's `matchTypeVariables`).
+fn match_type_variables(
+    formal: &Type,
+    actual: &Type,
+    env: &mut HashMap<String, Type>,
+) -> Result<(), String> {
+    if !formal.has_free_variables() {
+        return Ok(());
+    }
+    match formal {
+        Type::Var(name) => {
+            match env.get(name) {
+                Some(bound) => match unify_types(bound, actual) {
+                    Some(unified) => {
+                        env.insert(name.clone(), unified);
+                    }
+                    None => {
+                        return Err(format!(
+                            "Type variable '{name}' previously matched to type {} is matched to type {}",
+                            bound.annotation_str(),
+                            actual.annotation_str()
+                        ))
+                    }
+                },
+                None => {
+                    env.insert(name.clone(), actual.clone());
+                }
+            }
+            Ok(())
+        }
+        Type::List(formal_element) => match actual {
+            Type::List(actual_element) => match_type_variables(formal_element, actual_element, env),
+            _ => Err(format!(
+                "Cannot match {} to {}.",
+                formal.annotation_str(),
+                actual.annotation_str()
+            )),
+        },
+        Type::Optional(formal_inner) => match actual {
+            Type::NoneType => Ok(()),
+            Type::Optional(actual_inner) => match_type_variables(formal_inner, actual_inner, env),
+            other => match_type_variables(formal_inner, other, env),
+        },
+        Type::Tuple(formal_elements) => match actual {
+            Type::Tuple(actual_elements) if actual_elements.len() == formal_elements.len() => {
+                for (f, a) in formal_elements.iter().zip(actual_elements) {
+                    match_type_variables(f, a, env)?;
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "Cannot match {} to {}.",
+                formal.annotation_str(),
+                actual.annotation_str()
+            )),
+        },
+        Type::Dict(formal_key, formal_value) => match actual {
+            Type::Dict(actual_key, actual_value) => {
+                match_type_variables(formal_key, actual_key, env)?;
+                match_type_variables(formal_value, actual_value, env)
+            }
+            _ => Err(format!(
+                "Cannot match {} to {}.",
+                formal.annotation_str(),
+                actual.annotation_str()
+            )),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Replaces bound type variables; `None` when one is still free.
+fn substitute(ty: &Type, env: &HashMap<String, Type>) -> Option<Type> {
+    Some(match ty {
+        Type::Var(name) => env.get(name)?.clone(),
+        Type::List(element) => Type::list(substitute(element, env)?),
+        Type::Optional(inner) => Type::optional(substitute(inner, env)?),
+        Type::Tuple(elements) => Type::Tuple(
+            elements
+                .iter()
+                .map(|e| substitute(e, env))
+                .collect::<Option<_>>()?,
+        ),
+        Type::Dict(key, value) => Type::dict(substitute(key, env)?, substitute(value, env)?),
+        other => other.clone(),
+    })
+}
+
+fn unwrap_optional(ty: &Type) -> &Type {
+    match ty {
+        Type::Optional(inner) => inner,
+        other => other,
+    }
+}
+
+/// Named enum-like defaults in schemas, as the integers TorchScript uses for them.
+fn named_default(name: &str) -> Option<i64> {
+    Some(match name {
+        "contiguous_format" | "Mean" => {
+            if name == "Mean" {
+                1
+            } else {
+                0
+            }
+        }
+        "preserve_format" => 1,
+        "channels_last" => 2,
+        "Sum" => 2,
+        "long" => 4,
+        "float" => 6,
+        "strided" => 0,
+        _ => return None,
+    })
+}
+
+impl<'a> Emitter<'a> {
+    fn emit_arguments(
+        &mut self,
+        args: &[Expr],
+        keywords: &[Keyword],
+    ) -> Result<(Vec<PositionalArgument>, Vec<KeywordArgument>), FrontendError> {
+        let mut positional = Vec::new();
+        for arg in args {
+            if matches!(arg.kind, ExprKind::Starred(_)) {
+                return Err(self.error("starred arguments are not supported", &arg.range));
+            }
+            positional.push((self.emit_expr(arg, None)?, arg.range.clone()));
+        }
+        let mut named = Vec::new();
+        for keyword in keywords {
+            let Some(name) = &keyword.name else {
+                return Err(self.error("**kwargs arguments are not supported", &keyword.range));
+            };
+            let value = self.emit_expr(&keyword.value, None)?;
+            named.push(KeywordArgument {
+                name: name.name.clone(),
+                value,
+            });
+        }
+        Ok((positional, named))
+    }
+
+    pub fn emit_call(
+        &mut self,
+        expr: &Expr,
+        func: &Expr,
+        args: &[Expr],
+        keywords: &[Keyword],
+        hint: Option<&Type>,
+    ) -> Result<ValueId, FrontendError> {
+        // PyTorch reports call errors at the callee (`torch.add`), not the whole call.
+        let range = &func.range;
+        if let ExprKind::Name(name) = &func.kind {
+            if self.lookup(name).is_none() {
+                return self.emit_builtin_function_call(expr, name, args, keywords, hint);
+            }
+        }
+        if let ExprKind::Attribute {
+            value: receiver_expr,
+            attr,
+        } = &func.kind
+        {
+            if let Some(dotted) = func.dotted_name() {
+                let root = dotted.split('.').next().unwrap_or("");
+                if self.lookup(root).is_none() {
+                    return self.emit_qualified_call(expr, &dotted, args, keywords, hint);
+                }
+            }
+            let receiver = self.emit_expr(receiver_expr, None)?;
+            let (positional, named) = self.emit_arguments(args, keywords)?;
+            self.location = Some(range.clone());
+            let receiver_type = self.graph.value_type(receiver).clone();
+            if let Type::Class(class) = &receiver_type {
+                let class_name = class.qualified_name().to_string();
+                let class = self.context.unit.resolve_class(&class_name)?;
+                if !class.has_method(&attr.name) {
+                    if let Some(attribute) = class.attribute(&attr.name) {
+                        if let Type::Class(submodule) = &attribute.ty {
+                            let submodule_name = submodule.qualified_name().to_string();
+                            let module =
+                                self.emit_get_attr(receiver, &class_name, &attr.name, range)?;
+                            return self.emit_method_call(
+                                module,
+                                &submodule_name,
+                                "forward",
+                                &positional,
+                                &named,
+                                range,
+                            );
+                        }
+                    }
+                }
+                return self.emit_method_call(
+                    receiver,
+                    &class_name,
+                    &attr.name,
+                    &positional,
+                    &named,
+                    range,
+                );
+            }
+            let name = format!("aten::{}", attr.name);
+            let mut all = vec![(receiver, receiver_expr.range.clone())];
+            all.extend(positional);
+            return self.emit_builtin_call(&name, &all, &named, range);
+        }
+        let callee = self.emit_expr(func, None)?;
+        let (positional, named) = self.emit_arguments(args, keywords)?;
+        self.location = Some(range.clone());
+        match self.graph.value_type(callee).clone() {
+            Type::Class(class) => {
+                let class_name = class.qualified_name().to_string();
+                self.emit_method_call(callee, &class_name, "forward", &positional, &named, range)
+            }
+            other => Err(self.error(
+                format!("'{}' object is not callable", other.annotation_str()),
+                &func.range,
+            )),
+        }
+    }
+
+    /// `torch.X(...)`, `ops.ns.X(...)`, `math.X(...)`, `__torch__.a.f(...)`.
+    fn emit_qualified_call(
+        &mut self,
+        expr: &Expr,
+        dotted: &str,
+        args: &[Expr],
+        keywords: &[Keyword],
+        hint: Option<&Type>,
+    ) -> Result<ValueId, FrontendError> {
+        let range = &expr_func_range(expr);
+        match dotted {
+            "torch.jit.annotate" => {
+                return self.emit_builtin_function_call(expr, "annotate", args, keywords, hint)
+            }
+            "torch.jit.is_scripting" => return Ok(self.bool_constant(true)),
+            "torch.jit._unwrap_optional" => {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_builtin_call(
+                    "aten::_unwrap_optional",
+                    &positional,
+                    &named,
+                    range,
+                );
+            }
+            _ => {}
+        }
+        let ops_path = dotted
+            .strip_prefix("torch.ops.")
+            .or_else(|| dotted.strip_prefix("ops."));
+        if let Some(path) = ops_path {
+            let Some((namespace, op)) = path.split_once('.') else {
+                return Err(self.error(format!("undefined value {dotted}"), range));
+            };
+            let (positional, named) = self.emit_arguments(args, keywords)?;
+            self.location = Some(range.clone());
+            if namespace == "prim" {
+                if let Some(output) = primitive_output(op) {
+                    if !named.is_empty() {
+                        return Err(
+                            self.error(format!("prim::{op} takes no keyword arguments"), range)
+                        );
+                    }
+                    let mut inputs: Vec<ValueId> = positional.iter().map(|(v, _)| *v).collect();
+                    if op == "RaiseException" && inputs.len() == 1 {
+                        inputs.push(self.none_constant());
+                    }
+                    let expected = match op {
+                        "RaiseException" => Some(2),
+                        "Print" => None,
+                        _ => Some(1),
+                    };
+                    if let Some(expected) = expected {
+                        if inputs.len() != expected {
+                            return Err(self.error(
+                                format!(
+                                    "prim::{op} expects {expected} argument(s) but got {}",
+                                    inputs.len()
+                                ),
+                                range,
+                            ));
+                        }
+                    }
+                    self.location = Some(range.clone());
+                    return Ok(match output {
+                        Some(ty) => self.insert_one(&format!("prim::{op}"), &inputs, ty),
+                        None => {
+                            self.insert(&format!("prim::{op}"), &inputs, &[]);
+                            self.none_constant()
+                        }
+                    });
+                }
+            }
+            return self.emit_builtin_call(
+                &format!("{namespace}::{op}"),
+                &positional,
+                &named,
+                range,
+            );
+        }
+        if let Some(op) = dotted.strip_prefix("torch.") {
+            if !op.contains('.') {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
+            }
+        }
+        if let Some(op) = dotted.strip_prefix("math.") {
+            if !op.contains('.') {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
+            }
+        }
+        if dotted.starts_with("__torch__.") {
+            if self.context.unit.has_function(dotted)? {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_function_call(dotted, &positional, &named, range);
+            }
+            if self.context.unit.try_resolve_class(dotted)?.is_some() {
+                return Err(self.error("constructing class instances is not supported yet", range));
+            }
+        }
+        Err(self.error(format!("undefined value {dotted}"), range))
+    }
+
+    /// Calls of bare names: Python builtins and functions of the same file.
+    fn emit_builtin_function_call(
+        &mut self,
+        expr: &Expr,
+        name: &str,
+        args: &[Expr],
+        keywords: &[Keyword],
+        _hint: Option<&Type>,
+    ) -> Result<ValueId, FrontendError> {
+        let range = &expr_func_range(expr);
+        let expect_args = |emitter: &Self, count: usize| -> Result<(), FrontendError> {
+            if args.len() != count || !keywords.is_empty() {
+                return Err(emitter.error(
+                    format!(
+                        "{name}() expects {count} positional argument(s) but got {}",
+                        args.len()
+                    ),
+                    range,
+                ));
+            }
+            Ok(())
+        };
+        match name {
+            "annotate" => {
+                expect_args(self, 2)?;
+                let ty = self.type_resolver().resolve(&args[0])?;
+                let value = self.emit_expr(&args[1], Some(&ty))?;
+                let value = self
+                    .convert_value(value, &ty, &args[1].range)
+                    .unwrap_or(value);
+                let actual = self.graph.value_type(value).clone();
+                if !actual.is_subtype_of(&ty) {
+                    return Err(self.error(
+                        format!(
+                            "Expected an expression of type {} but got an expression of type {}",
+                            ty.annotation_str(),
+                            actual.annotation_str()
+                        ),
+                        &args[1].range,
+                    ));
+                }
+                if matches!(ty, Type::Optional(_)) && actual == Type::NoneType {
+                    self.location = Some(range.clone());
+                    return Ok(self.constant(None, ty));
+                }
+                Ok(value)
+            }
+            "uninitialized" => {
+                expect_args(self, 1)?;
+                let ty = self.type_resolver().resolve(&args[0])?;
+                self.location = Some(range.clone());
+                Ok(self.insert_one("prim::Uninitialized", &[], ty))
+            }
+            "unchecked_cast" => {
+                expect_args(self, 2)?;
+                let ty = self.type_resolver().resolve(&args[0])?;
+                let value = self.emit_expr(&args[1], None)?;
+                self.location = Some(range.clone());
+                Ok(self.insert_one("prim::unchecked_cast", &[value], ty))
+            }
+            "isinstance" => {
+                let answer = self.static_isinstance(expr, args)?;
+                Ok(self.bool_constant(answer))
+            }
+            "hasattr" => {
+                expect_args(self, 2)?;
+                let object = self.emit_expr(&args[0], None)?;
+                let ExprKind::Str(attribute) = &args[1].kind else {
+                    return Err(self.error(
+                        "hasattr's second argument must be a string literal",
+                        &args[1].range,
+                    ));
+                };
+                let answer = match self.graph.value_type(object).clone() {
+                    Type::Class(class) => {
+                        let class = self.context.unit.resolve_class(class.qualified_name())?;
+                        class.attribute(attribute).is_some() || class.has_method(attribute)
+                    }
+                    _ => false,
+                };
+                Ok(self.bool_constant(answer))
+            }
+            "getattr" => {
+                expect_args(self, 2)?;
+                let object = self.emit_expr(&args[0], None)?;
+                let ExprKind::Str(attribute) = &args[1].kind else {
+                    return Err(self.error(
+                        "getattr's second argument must be a string literal",
+                        &args[1].range,
+                    ));
+                };
+                self.location = Some(range.clone());
+                match self.graph.value_type(object).clone() {
+                    Type::Class(class) => {
+                        self.emit_get_attr(object, class.qualified_name(), attribute, range)
+                    }
+                    other => Err(self.error(
+                        format!(
+                            "getattr on a value of type {} is not supported",
+                            other.annotation_str()
+                        ),
+                        range,
+                    )),
+                }
+            }
+            "int" | "float" | "bool" | "str" => {
+                expect_args(self, 1)?;
+                let value = self.emit_expr(&args[0], None)?;
+                let target = match name {
+                    "int" => Type::Int,
+                    "float" => Type::Float,
+                    "bool" => Type::Bool,
+                    _ => Type::Str,
+                };
+                if *self.graph.value_type(value) == target {
+                    return Ok(value);
+                }
+                let op = match name {
+                    "int" => "aten::Int",
+                    "float" => "aten::Float",
+                    "bool" => "aten::Bool",
+                    _ => "aten::str",
+                };
+                self.location = Some(range.clone());
+                self.emit_builtin(op, &[value], range)
+            }
+            "print" => {
+                let (positional, _) = self.emit_arguments(args, &[])?;
+                let inputs: Vec<ValueId> = positional.iter().map(|(v, _)| *v).collect();
+                self.location = Some(range.clone());
+                self.insert("prim::Print", &inputs, &[]);
+                Ok(self.none_constant())
+            }
+            "len" | "abs" | "min" | "max" | "round" | "divmod" | "list" | "sum" | "ord" | "chr"
+            | "hash" | "all" | "any" => {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                let op = match name {
+                    "min" | "max" => {
+                        if positional.len() == 2 {
+                            format!("prim::{name}")
+                        } else {
+                            format!("aten::{name}")
+                        }
+                    }
+                    other => format!("aten::{other}"),
+                };
+                if self.context.unit.operators().overloads(&op).is_empty()
+                    && op.starts_with("prim::")
+                {
+                    let fallback = format!("aten::{name}");
+                    return self.emit_builtin_call(&fallback, &positional, &named, range);
+                }
+                self.emit_builtin_call(&op, &positional, &named, range)
+            }
+            "range" => Err(self.error(
+                "range() can only be used as the iterable of a for loop",
+                range,
+            )),
+            exception if is_exception_class(exception) => {
+                Err(self.error("exceptions can only be used in raise statements", range))
+            }
+            _ => {
+                let qualified = format!("{}.{}", self.context.qualifier, name);
+                if self.context.unit.has_function(&qualified)? {
+                    let (positional, named) = self.emit_arguments(args, keywords)?;
+                    self.location = Some(range.clone());
+                    return self.emit_function_call(&qualified, &positional, &named, range);
+                }
+                Err(self.error(format!("undefined value {name}"), range))
+            }
+        }
+    }
+
+    pub fn static_isinstance(&mut self, expr: &Expr, args: &[Expr]) -> Result<bool, FrontendError> {
+        if args.len() != 2 {
+            return Err(self.error("isinstance() expects 2 arguments", &expr.range));
+        }
+        let value = self.emit_expr(&args[0], None)?;
+        let actual = self.graph.value_type(value).clone();
+        let candidates: Vec<&Expr> = match &args[1].kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![&args[1]],
+        };
+        for candidate in candidates {
+            let ty = match candidate.dotted_name().as_deref() {
+                Some("list") => Type::list(Type::Any),
+                Some("tuple") => Type::Tuple(Vec::new()),
+                Some("dict") => Type::dict(Type::Any, Type::Any),
+                _ => self.type_resolver().resolve(candidate)?,
+            };
+            let matches = match (&ty, &actual) {
+                (Type::List(_), Type::List(_)) if ty == Type::list(Type::Any) => true,
+                (Type::Tuple(e), Type::Tuple(_)) if e.is_empty() => true,
+                (Type::Dict(..), Type::Dict(..)) if ty == Type::dict(Type::Any, Type::Any) => true,
+                _ => actual.is_subtype_of(&ty),
+            };
+            if matches {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `prim::CallFunction[name=...]` of a free function of the compilation unit.
+    fn emit_function_call(
+        &mut self,
+        qualified_name: &str,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let function = self
+            .context
+            .unit
+            .function(qualified_name)
+            .map_err(|error| {
+                error.with_note(
+                    format!("'{qualified_name}' is being compiled since it was called from"),
+                    range.clone(),
+                )
+            })?;
+        let schema = Arc::new(function.schema().clone());
+        let matched = self
+            .match_schemas(std::slice::from_ref(&schema), positional, named, range)?
+            .1;
+        self.location = Some(range.clone());
+        let node = self.insert("prim::CallFunction", &matched.inputs, &matched.return_types);
+        self.graph.set_attribute(
+            node,
+            "name",
+            AttributeValue::Str(qualified_name.to_string()),
+        );
+        self.graph.node_mut(node).schema = Some(schema);
+        self.pack_outputs(node)
+    }
+
+    /// `prim::CallMethod[name=...]` on a class-typed value.
+    pub fn emit_method_call(
+        &mut self,
+        object: ValueId,
+        class_name: &str,
+        method: &str,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let class = self.context.unit.resolve_class(class_name)?;
+        if !class.has_method(method) {
+            return Err(self.error(
+                format!("Tried to access nonexistent attribute or method '{method}' of type '{class_name}'."),
+                range,
+            ));
+        }
+        let function = self.context.unit.method(&class, method).map_err(|error| {
+            error.with_note(
+                format!("'{method}' is being compiled since it was called from"),
+                range.clone(),
+            )
+        })?;
+        let schema = Arc::new(function.schema().clone());
+        let mut all = vec![(object, range.clone())];
+        all.extend(positional.iter().cloned());
+        let matched = self
+            .match_schemas(std::slice::from_ref(&schema), &all, named, range)?
+            .1;
+        self.location = Some(range.clone());
+        let node = self.insert("prim::CallMethod", &matched.inputs, &matched.return_types);
+        self.graph
+            .set_attribute(node, "name", AttributeValue::Str(method.to_string()));
+        self.graph.node_mut(node).schema = Some(schema);
+        self.pack_outputs(node)
+    }
+
+    /// A registry operator called with positional values only.
+    pub fn emit_builtin(
+        &mut self,
+        name: &str,
+        inputs: &[ValueId],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let positional: Vec<PositionalArgument> =
+            inputs.iter().map(|v| (*v, range.clone())).collect();
+        self.emit_builtin_call(name, &positional, &[], range)
+    }
+
+    /// A registry operator: matches the overloads and inserts the node.
+    pub fn emit_builtin_call(
+        &mut self,
+        name: &str,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let overloads = self.context.unit.operators().overloads(name);
+        if overloads.is_empty() {
+            return Err(self.error(
+                format!(
+                    "Unknown builtin op: {name}.\nCould not find any similar ops to {name}. This op may not exist or may not be currently supported in TorchScript."
+                ),
+                range,
+            ));
+        }
+        let (schema, matched) = self.match_schemas(&overloads, positional, named, range)?;
+        self.location = Some(range.clone());
+        let node = self.insert(&schema.name, &matched.inputs, &matched.return_types);
+        self.graph.node_mut(node).schema = Some(schema);
+        self.pack_outputs(node)
+    }
+
+    /// The value of a call expression: its single output, a tuple of several, or None.
+    fn pack_outputs(&mut self, node: ferrojit_ir::NodeId) -> Result<ValueId, FrontendError> {
+        let outputs = self.graph.node_outputs(node).to_vec();
+        Ok(match outputs.len() {
+            0 => self.none_constant(),
+            1 => outputs[0],
+            _ => {
+                let types = outputs
+                    .iter()
+                    .map(|v| self.graph.value_type(*v).clone())
+                    .collect();
+                self.insert_one("prim::TupleConstruct", &outputs, Type::Tuple(types))
+            }
+        })
+    }
+
+    fn match_schemas(
+        &mut self,
+        schemas: &[Arc<FunctionSchema>],
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        range: &SourceRange,
+    ) -> Result<(Arc<FunctionSchema>, MatchedSchema), FrontendError> {
+        let mut failures = Vec::new();
+        for allow_conversions in [false, true] {
+            failures.clear();
+            for schema in schemas {
+                match self.try_match_schema(schema, positional, named, allow_conversions, range) {
+                    Ok(matched) => return Ok((schema.clone(), matched)),
+                    Err(reason) => failures.push((schema.clone(), reason)),
+                }
+            }
+        }
+        if let [(schema, reason)] = failures.as_slice() {
+            return Err(self.error(format!("{schema}:\n{reason}"), range));
+        }
+        let mut listing = String::new();
+        for (schema, reason) in &failures {
+            listing.push_str(&format!("\n{schema}:\n{reason}\n"));
+        }
+        let prefixed: String = listing
+            .split_inclusive('\n')
+            .map(|line| format!("  {line}"))
+            .collect();
+        Err(self.error(
+            format!(
+                "Arguments for call are not valid.\nThe following variants are available:\n{prefixed}\nThe original call is"
+            ),
+            range,
+        ))
+    }
+
+    /// Emits a schema default as a constant (PyTorch gives these no source location).
+    fn default_constant(&mut self, default: &DefaultValue, ty: &Type) -> Result<ValueId, String> {
+        let saved = self.location.take();
+        let formal = unwrap_optional(ty).clone();
+        let value = match default {
+            DefaultValue::None => self.none_constant(),
+            DefaultValue::Bool(b) => self.bool_constant(*b),
+            DefaultValue::Int(i) => match formal {
+                Type::Float => self.float_constant(*i as f64),
+                Type::Bool => self.bool_constant(*i != 0),
+                _ => self.int_constant(*i),
+            },
+            DefaultValue::Float(f) => self.float_constant(*f),
+            DefaultValue::Str(s) => self.str_constant(s),
+            DefaultValue::IntList(values) => self.constant(
+                Some(AttributeValue::Ints(values.clone())),
+                Type::list(Type::Int),
+            ),
+            DefaultValue::FloatList(values) => self.constant(
+                Some(AttributeValue::Floats(values.clone())),
+                Type::list(Type::Float),
+            ),
+            DefaultValue::BoolList(values) => self.constant(
+                Some(AttributeValue::Ints(
+                    values.iter().map(|b| *b as i64).collect(),
+                )),
+                Type::list(Type::Bool),
+            ),
+            DefaultValue::EmptyList => {
+                let element = match &formal {
+                    Type::List(element) if !element.has_free_variables() => {
+                        element.as_ref().clone()
+                    }
+                    _ => Type::Tensor,
+                };
+                self.insert_one("prim::ListConstruct", &[], Type::list(element))
+            }
+            DefaultValue::Named(name) => match named_default(name) {
+                Some(v) => self.int_constant(v),
+                None => {
+                    self.location = saved;
+                    return Err(format!("unsupported default value {name}"));
+                }
+            },
+        };
+        self.location = saved;
+        Ok(value)
+    }
+
+    /// Implicit conversions applied on the second matching pass (PyTorch's
+    /// `tryConvertToType` with `allow_conversions`).
+    fn convert_value(
+        &mut self,
+        value: ValueId,
+        formal: &Type,
+        range: &SourceRange,
+    ) -> Option<ValueId> {
+        let actual = self.graph.value_type(value).clone();
+        let formal = unwrap_optional(formal);
+        let op = match (&actual, formal) {
+            (Type::Tensor, Type::Int) => "aten::IntImplicit",
+            (Type::Tensor, Type::Float) => "aten::FloatImplicit",
+            (Type::Tensor, Type::Number) => "aten::ScalarImplicit",
+            (Type::Number | Type::Bool, Type::Int) => "aten::Int",
+            (Type::Number | Type::Bool, Type::Float) => "aten::Float",
+            (Type::Str, Type::Device) => "aten::device",
+            _ => return None,
+        };
+        if self.context.unit.operators().overloads(op).is_empty() {
+            return None;
+        }
+        self.emit_builtin(op, &[value], range).ok()
+    }
+
+    /// Checks (and adapts) one actual argument for a formal one.
+    fn match_argument(
+        &mut self,
+        argument: &ferrojit_ir::Argument,
+        value: ValueId,
+        range: &SourceRange,
+        env: &mut HashMap<String, Type>,
+        allow_conversions: bool,
+    ) -> Result<ValueId, String> {
+        let formal = &argument.ty;
+        let mut value = value;
+        let unwrapped = unwrap_optional(formal).clone();
+        // `[]` without a type takes the list type the schema wants.
+        if self.empty_list_literals.contains(&value) {
+            if let Type::List(element) = &unwrapped {
+                if let Some(element) = substitute(element, env) {
+                    let list = self.insert_one("prim::ListConstruct", &[], Type::list(element));
+                    self.empty_list_literals.insert(list);
+                    value = list;
+                }
+            }
+        }
+        let actual = self.graph.value_type(value).clone();
+        // Homogeneous tuples convert to lists.
+        if let (Type::Tuple(elements), Type::List(formal_element)) = (&actual, &unwrapped) {
+            if !elements.is_empty() && elements.iter().all(|e| e.is_subtype_of(formal_element)) {
+                let node = self.insert("prim::TupleUnpack", &[value], elements);
+                let items = self.graph.node_outputs(node).to_vec();
+                value = self.insert_one(
+                    "prim::ListConstruct",
+                    &items,
+                    Type::list(formal_element.as_ref().clone()),
+                );
+            }
+        }
+        // A single int/float for a fixed-size list broadcasts (`int[2] stride=1`).
+        if let (Some(length), Type::List(formal_element)) = (argument.list_length, &unwrapped) {
+            if actual.is_subtype_of(formal_element) && !matches!(actual, Type::List(_)) {
+                let items = vec![value; length];
+                value = self.insert_one(
+                    "prim::ListConstruct",
+                    &items,
+                    Type::list(formal_element.as_ref().clone()),
+                );
+            }
+        }
+        if allow_conversions {
+            let current = self.graph.value_type(value).clone();
+            if !current.is_subtype_of(formal) && !formal.has_free_variables() {
+                if let Some(converted) = self.convert_value(value, formal, range) {
+                    value = converted;
+                }
+            }
+        }
+        let actual = self.graph.value_type(value).clone();
+        // ScalarType / Layout / MemoryFormat are ints at run time, but PyTorch only lets an
+        // int stand for one once plain matches have failed (`x.view(-1)` is not a dtype view).
+        let enum_like = ["ScalarType", "Layout", "MemoryFormat"]
+            .iter()
+            .any(|name| argument.type_spelling.starts_with(name));
+        if enum_like && !allow_conversions && actual == Type::Int {
+            return Err(type_mismatch(formal, &actual, &argument.name));
+        }
+        if formal.has_free_variables() {
+            match_type_variables(formal, &actual, env).map_err(|reason| {
+                format!(
+                    "Could not match type {} to {} in argument '{}': {reason}",
+                    actual.annotation_str(),
+                    formal.annotation_str(),
+                    argument.name
+                )
+            })?;
+            let concrete = substitute(formal, env).unwrap_or_else(|| formal.clone());
+            if !concrete.has_free_variables() && !actual.is_subtype_of(&concrete) {
+                return Err(type_mismatch(&concrete, &actual, &argument.name));
+            }
+        } else if !actual.is_subtype_of(formal) {
+            return Err(type_mismatch(formal, &actual, &argument.name));
+        }
+        Ok(value)
+    }
+
+    fn try_match_schema(
+        &mut self,
+        schema: &FunctionSchema,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        allow_conversions: bool,
+        range: &SourceRange,
+    ) -> Result<MatchedSchema, String> {
+        let mut env: HashMap<String, Type> = HashMap::new();
+        let mut used_positional = 0usize;
+        let mut used_named = vec![false; named.len()];
+        let mut inputs = Vec::new();
+        for (index, argument) in schema.arguments.iter().enumerate() {
+            let keyword_index = named.iter().position(|k| k.name == argument.name);
+            let (value, value_range) = if !argument.kwarg_only && used_positional < positional.len()
+            {
+                if allow_conversions && self.varargs_can_be_used_as_list(schema, index) {
+                    let (first, _) = positional[used_positional];
+                    let first_type = self.graph.value_type(first).clone();
+                    let unwrapped = unwrap_optional(&argument.ty).clone();
+                    let convertible = match (&first_type, &unwrapped) {
+                        (Type::Tuple(elements), Type::List(element)) => {
+                            elements.iter().all(|e| e.is_subtype_of(element))
+                        }
+                        _ => false,
+                    };
+                    if !matches!(first_type, Type::List(_)) && !convertible {
+                        let Type::List(element) = unwrapped else {
+                            return Err("internal: vararg list without a list type".to_string());
+                        };
+                        let mut items = Vec::new();
+                        for (item, item_range) in &positional[used_positional..] {
+                            let element_argument = ferrojit_ir::Argument {
+                                name: argument.name.clone(),
+                                ty: element.as_ref().clone(),
+                                type_spelling: String::new(),
+                                list_length: None,
+                                default: None,
+                                kwarg_only: false,
+                                alias_info: None,
+                            };
+                            items.push(self.match_argument(
+                                &element_argument,
+                                *item,
+                                item_range,
+                                &mut env,
+                                allow_conversions,
+                            )?);
+                        }
+                        used_positional = positional.len();
+                        let list = self.insert_one(
+                            "prim::ListConstruct",
+                            &items,
+                            Type::list(element.as_ref().clone()),
+                        );
+                        inputs.push(list);
+                        continue;
+                    }
+                }
+                if keyword_index.is_some() {
+                    return Err(format!(
+                        "Argument {} specified twice in schema, submit one or the other.",
+                        argument.name
+                    ));
+                }
+                let (value, value_range) = positional[used_positional].clone();
+                used_positional += 1;
+                (value, value_range)
+            } else if let Some(keyword_index) = keyword_index {
+                used_named[keyword_index] = true;
+                (named[keyword_index].value, range.clone())
+            } else if let Some(default) = &argument.default {
+                (self.default_constant(default, &argument.ty)?, range.clone())
+            } else {
+                return Err(format!("Argument {} not provided.", argument.name));
+            };
+            let matched =
+                self.match_argument(argument, value, &value_range, &mut env, allow_conversions)?;
+            inputs.push(matched);
+        }
+        if used_positional < positional.len() {
+            if schema.is_vararg {
+                inputs.extend(positional[used_positional..].iter().map(|(v, _)| *v));
+            } else {
+                return Err(format!(
+                    "Expected at most {} arguments but found {} positional arguments.",
+                    schema.arguments.len(),
+                    positional.len()
+                ));
+            }
+        }
+        if let Some(index) = used_named.iter().position(|used| !used) {
+            return Err(format!("Keyword argument {} unknown.", named[index].name));
+        }
+        let mut return_types = Vec::new();
+        for ret in &schema.returns {
+            match substitute(&ret.ty, &env) {
+                Some(ty) => return_types.push(ty),
+                None => {
+                    return Err(format!(
+                        "Could not infer the return type {} from the arguments",
+                        ret.ty.annotation_str()
+                    ))
+                }
+            }
+        }
+        Ok(MatchedSchema {
+            inputs,
+            return_types,
+        })
+    }
+
+    /// PyTorch's `varargsCanBeUsedAsList`: `x.view(2, 3)` packs trailing positionals.
+    fn varargs_can_be_used_as_list(&self, schema: &FunctionSchema, index: usize) -> bool {
+        let argument = &schema.arguments[index];
+        let is_last = index + 1 == schema.arguments.len() || schema.arguments[index + 1].kwarg_only;
+        let is_list = matches!(argument.ty, Type::List(_));
+        let typevar_list =
+            matches!(&argument.ty, Type::List(element) if element.has_free_variables());
+        is_last && is_list && !typevar_list && argument.list_length.is_none()
+    }
+}
+
+fn expr_func_range(expr: &Expr) -> SourceRange {
+    match &expr.kind {
+        ExprKind::Call { func, .. } => func.range.clone(),
+        _ => expr.range.clone(),
+    }
+}

@@ -1,0 +1,4 @@
+def f(x, c: bool):
+    assert c, "msg"
+    assert c
+    return x

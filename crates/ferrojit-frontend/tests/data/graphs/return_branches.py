@@ -1,0 +1,5 @@
+def f(x, c: bool):
+    if c:
+        return x
+    else:
+        return x + 1

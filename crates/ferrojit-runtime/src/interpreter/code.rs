@@ -1,0 +1,691 @@
+//! Compiling a graph into `Code`: a flat instruction list over a register file (one register
+//! per IR value, plus hidden loop counters), with operators resolved up front and register
+//! reads turned into moves at each value's last use.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ferrojit_ir::{
+    AttributeValue, BlockId, DefaultValue, FunctionSchema, Graph, NodeId, Type, ValueId,
+};
+
+use super::liveness::Liveness;
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::{Device, IValue};
+use crate::registry::{Kernel, OperatorRegistry};
+
+/// One interpreter instruction. Jump targets are absolute instruction indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instruction {
+    /// Push a copy of a register.
+    Load(usize),
+    /// Push a register's value, leaving it empty (the value's last read).
+    Move(usize),
+    /// Pop into a register.
+    Store(usize),
+    /// Clear a register whose value is dead on this path.
+    Drop(usize),
+    /// Pop and discard (an output nobody reads).
+    Pop,
+    /// Push a constant from the constant table.
+    Constant(usize),
+    /// Run a registry operator from the operator table.
+    Operator(usize),
+    /// Run a primitive from the primitive table.
+    Prim(usize),
+    /// Pop a bool; jump when it is false.
+    JumpIfFalse(usize),
+    Jump(usize),
+    /// Loop head: continue while `cond` holds and `counter < max`, else jump to `exit`.
+    LoopCondition {
+        counter: usize,
+        max: usize,
+        cond: usize,
+        exit: usize,
+    },
+    /// Add one to an int register (the loop counter).
+    Increment(usize),
+    /// Leave the frame; the outputs are on the stack.
+    Return,
+}
+
+/// A resolved registry operator.
+#[derive(Clone)]
+pub struct CompiledOperator {
+    pub schema: Arc<FunctionSchema>,
+    pub kernel: Kernel,
+    /// For vararg schemas the interpreter pushes this input count after the inputs.
+    pub num_inputs: usize,
+}
+
+impl fmt::Debug for CompiledOperator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.schema.full_name())
+    }
+}
+
+/// Primitive operations executed by the interpreter itself.
+#[derive(Debug, Clone)]
+pub enum PrimOp {
+    GetAttr(String),
+    SetAttr(String),
+    CallMethod {
+        name: String,
+        num_inputs: usize,
+        num_outputs: usize,
+    },
+    CallFunction {
+        name: String,
+        num_inputs: usize,
+        num_outputs: usize,
+    },
+    TupleConstruct(usize),
+    TupleUnpack(usize),
+    TupleIndex,
+    ListConstruct {
+        count: usize,
+        element_type: Type,
+    },
+    ListUnpack(usize),
+    DictConstruct {
+        pairs: usize,
+        key_type: Type,
+        value_type: Type,
+    },
+    RaiseException {
+        has_class: bool,
+    },
+    Uninitialized,
+    Print(usize),
+}
+
+/// A graph compiled for the interpreter.
+#[derive(Debug, Clone)]
+pub struct Code {
+    pub instructions: Vec<Instruction>,
+    pub constants: Vec<IValue>,
+    pub operators: Vec<CompiledOperator>,
+    pub prims: Vec<PrimOp>,
+    pub register_count: usize,
+    pub num_inputs: usize,
+    pub num_outputs: usize,
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, instruction) in self.instructions.iter().enumerate() {
+            write!(f, "{index:4} ")?;
+            match instruction {
+                Instruction::Constant(c) => match self.constants.get(*c) {
+                    Some(value) => writeln!(f, "CONSTANT {}", value.python_repr())?,
+                    None => writeln!(f, "CONSTANT ?{c}")?,
+                },
+                Instruction::Operator(o) => match self.operators.get(*o) {
+                    Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
+                    None => writeln!(f, "OP ?{o}")?,
+                },
+                Instruction::Prim(p) => match self.prims.get(*p) {
+                    Some(prim) => writeln!(f, "PRIM {prim:?}")?,
+                    None => writeln!(f, "PRIM ?{p}")?,
+                },
+                other => writeln!(f, "{other:?}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn invalid(message: impl Into<String>) -> RuntimeError {
+    RuntimeError::InvalidGraph(message.into())
+}
+
+/// Compiles `graph` against the builtin operator registry.
+pub fn compile(graph: &Graph) -> Result<Code> {
+    compile_with_registry(graph, OperatorRegistry::global())
+}
+
+/// Compiles `graph`, resolving operators in `registry`.
+pub fn compile_with_registry(graph: &Graph, registry: &OperatorRegistry) -> Result<Code> {
+    let mut compiler = Compiler {
+        graph,
+        registry,
+        liveness: Liveness::new(graph),
+        code: Code {
+            instructions: Vec::new(),
+            constants: Vec::new(),
+            operators: Vec::new(),
+            prims: Vec::new(),
+            register_count: graph.value_capacity(),
+            num_inputs: graph.inputs().len(),
+            num_outputs: graph.outputs().len(),
+        },
+    };
+    for &input in graph.inputs().iter().rev() {
+        compiler.store_or_pop(input);
+    }
+    let top = graph.top_block();
+    compiler.emit_block(top)?;
+    compiler.push_block_outputs(top);
+    compiler.emit(Instruction::Return);
+    Ok(compiler.code)
+}
+
+struct Compiler<'g> {
+    graph: &'g Graph,
+    registry: &'g OperatorRegistry,
+    liveness: Liveness<'g>,
+    code: Code,
+}
+
+impl<'g> Compiler<'g> {
+    fn emit(&mut self, instruction: Instruction) -> usize {
+        self.code.instructions.push(instruction);
+        self.code.instructions.len() - 1
+    }
+
+    fn here(&self) -> usize {
+        self.code.instructions.len()
+    }
+
+    fn patch(&mut self, at: usize, target: usize) {
+        if let Some(instruction) = self.code.instructions.get_mut(at) {
+            match instruction {
+                Instruction::JumpIfFalse(t) | Instruction::Jump(t) => *t = target,
+                Instruction::LoopCondition { exit, .. } => *exit = target,
+                _ => {}
+            }
+        }
+    }
+
+    fn new_register(&mut self) -> usize {
+        self.code.register_count += 1;
+        self.code.register_count - 1
+    }
+
+    fn constant(&mut self, value: IValue) -> usize {
+        self.code.constants.push(value);
+        self.code.constants.len() - 1
+    }
+
+    fn prim(&mut self, prim: PrimOp) {
+        self.code.prims.push(prim);
+        let index = self.code.prims.len() - 1;
+        self.emit(Instruction::Prim(index));
+    }
+
+    /// Pushes input `input` of `node`, moving it out at its last use.
+    fn push_use(&mut self, value: ValueId, node: NodeId, input: usize) {
+        if self.liveness.is_last_use(value, node, input) {
+            self.emit(Instruction::Move(value.index()));
+        } else {
+            self.emit(Instruction::Load(value.index()));
+        }
+    }
+
+    fn push_inputs(&mut self, node: NodeId) {
+        let inputs = self.graph.node_inputs(node).to_vec();
+        for (index, value) in inputs.into_iter().enumerate() {
+            self.push_use(value, node, index);
+        }
+    }
+
+    fn store_or_pop(&mut self, value: ValueId) {
+        if self.graph.value_uses(value).is_empty() {
+            self.emit(Instruction::Pop);
+        } else {
+            self.emit(Instruction::Store(value.index()));
+        }
+    }
+
+    /// Stores a node's outputs, which are on the stack in order.
+    fn store_outputs(&mut self, node: NodeId) {
+        let outputs = self.graph.node_outputs(node).to_vec();
+        for output in outputs.into_iter().rev() {
+            self.store_or_pop(output);
+        }
+    }
+
+    fn push_block_outputs(&mut self, block: BlockId) {
+        let return_node = self.graph.block_return_node(block);
+        self.push_inputs(return_node);
+    }
+
+    fn emit_block(&mut self, block: BlockId) -> Result<()> {
+        for node in self.graph.block_nodes(block) {
+            self.emit_node(node)?;
+        }
+        Ok(())
+    }
+
+    fn attribute_str(&self, node: NodeId, name: &str) -> Result<String> {
+        match self.graph.attribute(node, name) {
+            Some(AttributeValue::Str(value)) => Ok(value.clone()),
+            _ => Err(invalid(format!(
+                "{} is missing its string attribute '{name}'",
+                self.graph.kind(node)
+            ))),
+        }
+    }
+
+    fn output_type(&self, node: NodeId) -> Result<Type> {
+        self.graph
+            .node_outputs(node)
+            .first()
+            .map(|&o| self.graph.value_type(o).clone())
+            .ok_or_else(|| invalid(format!("{} has no output", self.graph.kind(node))))
+    }
+
+    fn emit_node(&mut self, node: NodeId) -> Result<()> {
+        let kind = self.graph.kind(node).as_str().to_string();
+        let num_inputs = self.graph.node_inputs(node).len();
+        let num_outputs = self.graph.node_outputs(node).len();
+        match kind.as_str() {
+            "prim::Constant" => {
+                let value = self.decode_constant(node)?;
+                let index = self.constant(value);
+                self.emit(Instruction::Constant(index));
+                self.store_outputs(node);
+            }
+            "prim::If" => self.emit_if(node)?,
+            "prim::Loop" => self.emit_loop(node)?,
+            "prim::unchecked_cast" => {
+                if num_inputs != 1 || num_outputs != 1 {
+                    return Err(invalid(
+                        "prim::unchecked_cast takes one input and one output",
+                    ));
+                }
+                self.push_inputs(node);
+                self.store_outputs(node);
+            }
+            "prim::GetAttr" | "prim::SetAttr" | "prim::CallMethod" | "prim::CallFunction" => {
+                let name = self.attribute_str(node, "name")?;
+                let prim = match kind.as_str() {
+                    "prim::GetAttr" => PrimOp::GetAttr(name),
+                    "prim::SetAttr" => PrimOp::SetAttr(name),
+                    "prim::CallMethod" => {
+                        if num_inputs == 0 {
+                            return Err(invalid("prim::CallMethod needs the object as input 0"));
+                        }
+                        PrimOp::CallMethod {
+                            name,
+                            num_inputs,
+                            num_outputs,
+                        }
+                    }
+                    _ => PrimOp::CallFunction {
+                        name,
+                        num_inputs,
+                        num_outputs,
+                    },
+                };
+                self.push_inputs(node);
+                self.prim(prim);
+                self.store_outputs(node);
+            }
+            "prim::TupleConstruct"
+            | "prim::TupleUnpack"
+            | "prim::TupleIndex"
+            | "prim::ListUnpack"
+            | "prim::RaiseException"
+            | "prim::Uninitialized"
+            | "prim::Print" => {
+                let prim = match kind.as_str() {
+                    "prim::TupleConstruct" => PrimOp::TupleConstruct(num_inputs),
+                    "prim::TupleUnpack" => PrimOp::TupleUnpack(num_outputs),
+                    "prim::TupleIndex" => PrimOp::TupleIndex,
+                    "prim::ListUnpack" => PrimOp::ListUnpack(num_outputs),
+                    "prim::RaiseException" => PrimOp::RaiseException {
+                        has_class: num_inputs >= 2,
+                    },
+                    "prim::Uninitialized" => PrimOp::Uninitialized,
+                    _ => PrimOp::Print(num_inputs),
+                };
+                self.push_inputs(node);
+                self.prim(prim);
+                self.store_outputs(node);
+            }
+            "prim::ListConstruct" => {
+                let element_type = match self.output_type(node)? {
+                    Type::List(element) => *element,
+                    other => {
+                        return Err(invalid(format!(
+                            "prim::ListConstruct output must be a list, not {other}"
+                        )))
+                    }
+                };
+                self.push_inputs(node);
+                self.prim(PrimOp::ListConstruct {
+                    count: num_inputs,
+                    element_type,
+                });
+                self.store_outputs(node);
+            }
+            "prim::DictConstruct" => {
+                let (key_type, value_type) = match self.output_type(node)? {
+                    Type::Dict(key, value) => (*key, *value),
+                    other => {
+                        return Err(invalid(format!(
+                            "prim::DictConstruct output must be a dict, not {other}"
+                        )))
+                    }
+                };
+                if !num_inputs.is_multiple_of(2) {
+                    return Err(invalid("prim::DictConstruct needs key/value pairs"));
+                }
+                self.push_inputs(node);
+                self.prim(PrimOp::DictConstruct {
+                    pairs: num_inputs / 2,
+                    key_type,
+                    value_type,
+                });
+                self.store_outputs(node);
+            }
+            _ => self.emit_operator(node)?,
+        }
+        Ok(())
+    }
+
+    fn emit_operator(&mut self, node: NodeId) -> Result<()> {
+        let data = self.graph.node(node);
+        let operator = match &data.schema {
+            Some(schema) => {
+                let full_name = schema.full_name();
+                self.registry
+                    .lookup(&full_name)
+                    .ok_or(RuntimeError::UnknownOperator(full_name))?
+            }
+            None => {
+                let types: Vec<Type> = data
+                    .inputs
+                    .iter()
+                    .map(|&v| self.graph.value_type(v).clone())
+                    .collect();
+                self.registry
+                    .find_by_types(data.kind.as_str(), &types)
+                    .ok_or_else(|| {
+                        let names: Vec<String> = types.iter().map(Type::to_string).collect();
+                        if self.registry.overloads(data.kind.as_str()).is_empty() {
+                            RuntimeError::UnknownOperator(data.kind.to_string())
+                        } else {
+                            RuntimeError::UnknownOperator(format!(
+                                "{} (no overload accepts ({}))",
+                                data.kind,
+                                names.join(", ")
+                            ))
+                        }
+                    })?
+            }
+        };
+        let schema = operator.schema.clone();
+        let kernel = operator.kernel.clone();
+        let num_inputs = data.inputs.len();
+        let num_outputs = data.outputs.len();
+        let arguments = schema.arguments.len();
+        if !schema.is_vararg && num_inputs > arguments {
+            return Err(invalid(format!(
+                "{} has {num_inputs} inputs but its schema takes {arguments}",
+                schema.full_name()
+            )));
+        }
+        if !schema.is_varret && num_outputs != schema.returns.len() {
+            return Err(invalid(format!(
+                "{} has {num_outputs} outputs but its schema returns {}",
+                schema.full_name(),
+                schema.returns.len()
+            )));
+        }
+        self.push_inputs(node);
+        // Trailing arguments the node leaves out take their schema defaults.
+        if !schema.is_vararg {
+            for argument in &schema.arguments[num_inputs..] {
+                let default = argument.default.as_ref().ok_or_else(|| {
+                    invalid(format!(
+                        "{} is missing a value for argument '{}'",
+                        schema.full_name(),
+                        argument.name
+                    ))
+                })?;
+                let value = default_value(default, &argument.ty)?;
+                let index = self.constant(value);
+                self.emit(Instruction::Constant(index));
+            }
+        }
+        self.code.operators.push(CompiledOperator {
+            schema,
+            kernel,
+            num_inputs,
+        });
+        let index = self.code.operators.len() - 1;
+        self.emit(Instruction::Operator(index));
+        self.store_outputs(node);
+        Ok(())
+    }
+
+    fn decode_constant(&self, node: NodeId) -> Result<IValue> {
+        let ty = self.output_type(node)?;
+        let attribute = self.graph.attribute(node, "value");
+        decode_constant(&ty, attribute)
+    }
+
+    /// Clears registers of values read only in the other branch of `node` (an If) and dead
+    /// after it.
+    fn drops_for_branch(&self, node: NodeId, branch: BlockId) -> Vec<usize> {
+        self.liveness
+            .values_from_outside(node)
+            .into_iter()
+            .filter(|&v| {
+                !self.liveness.used_in_block(v, branch) && !self.liveness.used_after(v, node)
+            })
+            .map(|v| v.index())
+            .collect()
+    }
+
+    fn emit_if(&mut self, node: NodeId) -> Result<()> {
+        let blocks = self.graph.node_blocks(node).to_vec();
+        let [then_block, else_block] = blocks.as_slice() else {
+            return Err(invalid("prim::If needs exactly two blocks"));
+        };
+        let (then_block, else_block) = (*then_block, *else_block);
+        if self.graph.node_inputs(node).len() != 1 {
+            return Err(invalid("prim::If takes exactly one condition input"));
+        }
+        let outputs = self.graph.node_outputs(node).len();
+        for block in [then_block, else_block] {
+            if self.graph.block_outputs(block).len() != outputs {
+                return Err(invalid(
+                    "prim::If block output count differs from the node's",
+                ));
+            }
+        }
+        self.push_inputs(node);
+        let jump_to_else = self.emit(Instruction::JumpIfFalse(0));
+        for register in self.drops_for_branch(node, then_block) {
+            self.emit(Instruction::Drop(register));
+        }
+        self.emit_block(then_block)?;
+        self.push_block_outputs(then_block);
+        self.store_outputs(node);
+        let jump_to_end = self.emit(Instruction::Jump(0));
+        let else_start = self.here();
+        self.patch(jump_to_else, else_start);
+        for register in self.drops_for_branch(node, else_block) {
+            self.emit(Instruction::Drop(register));
+        }
+        self.emit_block(else_block)?;
+        self.push_block_outputs(else_block);
+        self.store_outputs(node);
+        let end = self.here();
+        self.patch(jump_to_end, end);
+        Ok(())
+    }
+
+    fn emit_loop(&mut self, node: NodeId) -> Result<()> {
+        let blocks = self.graph.node_blocks(node).to_vec();
+        let [body] = blocks.as_slice() else {
+            return Err(invalid("prim::Loop needs exactly one block"));
+        };
+        let body = *body;
+        let inputs = self.graph.node_inputs(node).to_vec();
+        let outputs = self.graph.node_outputs(node).to_vec();
+        let parameters = self.graph.block_parameters(body).to_vec();
+        let body_outputs = self.graph.block_outputs(body).len();
+        let carried = outputs.len();
+        if inputs.len() != carried + 2
+            || parameters.len() != carried + 1
+            || body_outputs != carried + 1
+        {
+            return Err(invalid(
+                "prim::Loop needs (max_trip_count, cond, carried...) inputs, an (iter, carried...) body and (cond, carried...) body outputs",
+            ));
+        }
+        let counter = self.new_register();
+        let max = self.new_register();
+        let cond = self.new_register();
+
+        self.push_use(inputs[0], node, 0);
+        self.emit(Instruction::Store(max));
+        self.push_use(inputs[1], node, 1);
+        self.emit(Instruction::Store(cond));
+        for (index, &input) in inputs.iter().enumerate().skip(2) {
+            self.push_use(input, node, index);
+        }
+        // Carried values live in the body parameters' registers between iterations.
+        for &parameter in parameters[1..].iter().rev() {
+            self.emit(Instruction::Store(parameter.index()));
+        }
+        let zero = self.constant(IValue::Int(0));
+        self.emit(Instruction::Constant(zero));
+        self.emit(Instruction::Store(counter));
+
+        let head = self.emit(Instruction::LoopCondition {
+            counter,
+            max,
+            cond,
+            exit: 0,
+        });
+        let iteration = parameters[0];
+        if !self.graph.value_uses(iteration).is_empty() {
+            self.emit(Instruction::Load(counter));
+            self.emit(Instruction::Store(iteration.index()));
+        }
+        self.emit_block(body)?;
+        self.push_block_outputs(body);
+        for &parameter in parameters[1..].iter().rev() {
+            self.emit(Instruction::Store(parameter.index()));
+        }
+        self.emit(Instruction::Store(cond));
+        self.emit(Instruction::Increment(counter));
+        self.emit(Instruction::Jump(head));
+        let exit = self.here();
+        self.patch(head, exit);
+
+        for (output, parameter) in outputs.iter().zip(&parameters[1..]) {
+            if self.graph.value_uses(*output).is_empty() {
+                self.emit(Instruction::Drop(parameter.index()));
+            } else {
+                self.emit(Instruction::Move(parameter.index()));
+                self.emit(Instruction::Store(output.index()));
+            }
+        }
+        if !self.graph.value_uses(iteration).is_empty() {
+            self.emit(Instruction::Drop(iteration.index()));
+        }
+        for value in self.liveness.values_from_outside(node) {
+            if !self.liveness.used_after(value, node) {
+                self.emit(Instruction::Drop(value.index()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a `prim::Constant`'s value attribute; the output type decides the reading
+/// (IR_CONVENTIONS.md).
+pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<IValue> {
+    let mismatch = || {
+        invalid(format!(
+            "prim::Constant of type {ty} has an unexpected value attribute {attribute:?}"
+        ))
+    };
+    let Some(attribute) = attribute else {
+        return match ty {
+            Type::NoneType | Type::Optional(_) | Type::Any => Ok(IValue::None),
+            _ => Err(invalid(format!(
+                "prim::Constant of type {ty} has no value attribute"
+            ))),
+        };
+    };
+    Ok(match (ty, attribute) {
+        (Type::Optional(inner), _) => return decode_constant(inner, Some(attribute)),
+        (Type::Bool, AttributeValue::Int(v)) => IValue::Bool(*v != 0),
+        (Type::Int, AttributeValue::Int(v)) => IValue::Int(*v),
+        (Type::Float, AttributeValue::Float(v)) => IValue::Double(*v),
+        (Type::Float, AttributeValue::Int(v)) => IValue::Double(*v as f64),
+        (Type::Number, AttributeValue::Int(v)) => IValue::Int(*v),
+        (Type::Number, AttributeValue::Float(v)) => IValue::Double(*v),
+        (Type::Str, AttributeValue::Str(v)) => IValue::string(v),
+        (Type::Device, AttributeValue::Str(v)) => IValue::Device(Device::parse(v)?),
+        (Type::Tensor, AttributeValue::Tensor(t)) => IValue::Tensor(t.clone()),
+        (Type::List(element), AttributeValue::Ints(values)) => match element.as_ref() {
+            Type::Int => IValue::int_list(values),
+            Type::Bool => IValue::list(
+                Type::Bool,
+                values.iter().map(|&v| IValue::Bool(v != 0)).collect(),
+            ),
+            _ => return Err(mismatch()),
+        },
+        (Type::List(element), AttributeValue::Floats(values)) if **element == Type::Float => {
+            IValue::list(
+                Type::Float,
+                values.iter().map(|&v| IValue::Double(v)).collect(),
+            )
+        }
+        (Type::List(element), AttributeValue::Strs(values)) if **element == Type::Str => {
+            IValue::list(
+                Type::Str,
+                values.iter().map(|v| IValue::string(v)).collect(),
+            )
+        }
+        _ => return Err(mismatch()),
+    })
+}
+
+/// A schema default as a value (`MemoryFormat`/`Layout`/reduction names map to their c10 ints).
+pub fn default_value(default: &DefaultValue, ty: &Type) -> Result<IValue> {
+    let element = match ty {
+        Type::Optional(inner) => inner.as_ref(),
+        other => other,
+    };
+    Ok(match default {
+        DefaultValue::None => IValue::None,
+        DefaultValue::Bool(v) => IValue::Bool(*v),
+        DefaultValue::Int(v) => match element {
+            Type::Float => IValue::Double(*v as f64),
+            _ => IValue::Int(*v),
+        },
+        DefaultValue::Float(v) => IValue::Double(*v),
+        DefaultValue::Str(v) => IValue::string(v),
+        DefaultValue::IntList(values) => IValue::int_list(values),
+        DefaultValue::FloatList(values) => IValue::list(
+            Type::Float,
+            values.iter().map(|&v| IValue::Double(v)).collect(),
+        ),
+        DefaultValue::BoolList(values) => IValue::list(
+            Type::Bool,
+            values.iter().map(|&v| IValue::Bool(v)).collect(),
+        ),
+        DefaultValue::EmptyList => match element {
+            Type::List(inner) => IValue::list(inner.as_ref().clone(), Vec::new()),
+            _ => IValue::list(Type::Any, Vec::new()),
+        },
+        DefaultValue::Named(name) => IValue::Int(match name.as_str() {
+            "contiguous_format" | "strided" | "None" => 0,
+            "preserve_format" | "Mean" => 1,
+            "channels_last" | "Sum" => 2,
+            "long" => 4,
+            other => {
+                return Err(invalid(format!("unsupported schema default '{other}'")));
+            }
+        }),
+    })
+}

@@ -1,0 +1,462 @@
+//! The interpreter loop: runs `Code` with one operand stack shared by all frames and an
+//! explicit frame stack, so TorchScript calls never recurse on the Rust stack.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use ferrojit_ir::Graph;
+
+use super::code::{compile, Code, Instruction, PrimOp};
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
+use crate::object::MethodSource;
+
+/// Receives each line `prim::Print` produces (without the trailing newline).
+pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Limits and hooks for one run.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Fail with "step budget of N exceeded" after N instructions (all frames together).
+    pub max_steps: Option<u64>,
+    /// Fail when calls nest deeper than this (the entry frame counts as depth 1).
+    pub max_call_depth: usize,
+    /// Where `print` goes; stdout when unset.
+    pub print: Option<PrintHandler>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            max_steps: None,
+            max_call_depth: 1000,
+            print: None,
+        }
+    }
+}
+
+impl fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("max_steps", &self.max_steps)
+            .field("max_call_depth", &self.max_call_depth)
+            .field("print", &self.print.is_some())
+            .finish()
+    }
+}
+
+/// Runs `graph` on `inputs` and returns its outputs. The graph is compiled on every call;
+/// use [`run_shared_graph`] to reuse compiled code.
+pub fn run_graph(
+    graph: &Graph,
+    inputs: Vec<IValue>,
+    methods: &dyn MethodSource,
+) -> Result<Vec<IValue>> {
+    run_graph_with_options(graph, inputs, methods, &RunOptions::default())
+}
+
+pub fn run_graph_with_options(
+    graph: &Graph,
+    inputs: Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Vec<IValue>> {
+    let code = Arc::new(compile(graph)?);
+    run_code(code, inputs, methods, options)
+}
+
+/// Runs a shared graph, compiling it once: compiled code is cached by the graph's `Arc`
+/// identity for as long as the graph is alive (see [`code_for_graph`]).
+pub fn run_shared_graph(
+    graph: &Arc<Graph>,
+    inputs: Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Vec<IValue>> {
+    let code = code_for_graph(graph)?;
+    run_code(code, inputs, methods, options)
+}
+
+type CodeCache = Mutex<HashMap<usize, (Weak<Graph>, Arc<Code>)>>;
+
+/// The compiled code of a shared graph, from the process-wide cache. Entries hold a `Weak`
+/// to their graph, which keeps the address from being reused while the entry exists, and
+/// entries of dropped graphs are purged as the cache grows.
+pub fn code_for_graph(graph: &Arc<Graph>) -> Result<Arc<Code>> {
+    static CACHE: OnceLock<CodeCache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = Arc::as_ptr(graph) as usize;
+    {
+        let entries = cache.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some((weak, code)) = entries.get(&key) {
+            if weak
+                .upgrade()
+                .is_some_and(|alive| Arc::ptr_eq(&alive, graph))
+            {
+                return Ok(code.clone());
+            }
+        }
+    }
+    // Compile without holding the lock: graphs can be large.
+    let code = Arc::new(compile(graph)?);
+    let mut entries = cache.lock().unwrap_or_else(|poison| poison.into_inner());
+    if entries.len() >= 256 {
+        entries.retain(|_, (weak, _)| weak.strong_count() > 0);
+    }
+    entries.insert(key, (Arc::downgrade(graph), code.clone()));
+    Ok(code)
+}
+
+struct Frame {
+    code: Arc<Code>,
+    pc: usize,
+    registers: Vec<IValue>,
+    /// Where `CallFunction` looks functions up: the object's source inside methods, the
+    /// caller-supplied one at the entry frame (`None`).
+    functions: Option<Arc<dyn MethodSource>>,
+}
+
+impl Frame {
+    fn new(code: Arc<Code>, functions: Option<Arc<dyn MethodSource>>) -> Frame {
+        let registers = vec![IValue::None; code.register_count];
+        Frame {
+            code,
+            pc: 0,
+            registers,
+            functions,
+        }
+    }
+}
+
+fn corrupt(message: &str) -> RuntimeError {
+    RuntimeError::InvalidGraph(format!("corrupt code: {message}"))
+}
+
+fn pop(stack: &mut Vec<IValue>) -> Result<IValue> {
+    stack
+        .pop()
+        .ok_or_else(|| corrupt("operand stack underflow"))
+}
+
+fn pop_n(stack: &mut Vec<IValue>, count: usize) -> Result<Vec<IValue>> {
+    if stack.len() < count {
+        return Err(corrupt("operand stack underflow"));
+    }
+    Ok(stack.split_off(stack.len() - count))
+}
+
+/// What the interpreter loop does after an instruction.
+enum Control {
+    Next,
+    Call(Frame),
+    Return,
+}
+
+/// Runs compiled code; `inputs` must match the graph's inputs.
+pub fn run_code(
+    code: Arc<Code>,
+    inputs: Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Vec<IValue>> {
+    if inputs.len() != code.num_inputs {
+        return Err(RuntimeError::Argument(format!(
+            "expected {} input(s) but received {}",
+            code.num_inputs,
+            inputs.len()
+        )));
+    }
+    let mut stack = inputs;
+    let mut frames = vec![Frame::new(code, None)];
+    let mut steps: u64 = 0;
+    loop {
+        let Some(frame) = frames.last_mut() else {
+            return Err(corrupt("no frame"));
+        };
+        steps += 1;
+        if let Some(budget) = options.max_steps {
+            if steps > budget {
+                return Err(RuntimeError::StepBudgetExceeded(budget));
+            }
+        }
+        match step(frame, &mut stack, methods, options)? {
+            Control::Next => {}
+            Control::Call(callee) => {
+                if frames.len() >= options.max_call_depth {
+                    return Err(RuntimeError::CallDepthExceeded(options.max_call_depth));
+                }
+                frames.push(callee);
+            }
+            Control::Return => {
+                frames.pop();
+                if frames.is_empty() {
+                    return Ok(stack);
+                }
+            }
+        }
+    }
+}
+
+fn register(frame: &mut Frame, index: usize) -> Result<&mut IValue> {
+    frame
+        .registers
+        .get_mut(index)
+        .ok_or_else(|| corrupt("register out of range"))
+}
+
+fn step(
+    frame: &mut Frame,
+    stack: &mut Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Control> {
+    let Some(&instruction) = frame.code.instructions.get(frame.pc) else {
+        return Err(corrupt("ran past the last instruction"));
+    };
+    frame.pc += 1;
+    match instruction {
+        Instruction::Load(r) => {
+            let value = register(frame, r)?.clone();
+            stack.push(value);
+        }
+        Instruction::Move(r) => {
+            let value = std::mem::take(register(frame, r)?);
+            stack.push(value);
+        }
+        Instruction::Store(r) => {
+            let value = pop(stack)?;
+            *register(frame, r)? = value;
+        }
+        Instruction::Drop(r) => {
+            *register(frame, r)? = IValue::None;
+        }
+        Instruction::Pop => {
+            pop(stack)?;
+        }
+        Instruction::Constant(c) => {
+            let value = frame
+                .code
+                .constants
+                .get(c)
+                .cloned()
+                .ok_or_else(|| corrupt("constant out of range"))?;
+            stack.push(value);
+        }
+        Instruction::Operator(o) => {
+            let operator = frame
+                .code
+                .operators
+                .get(o)
+                .ok_or_else(|| corrupt("operator out of range"))?;
+            if operator.schema.is_vararg {
+                stack.push(IValue::Int(operator.num_inputs as i64));
+            }
+            (operator.kernel)(stack).map_err(|error| match error {
+                RuntimeError::Tensor {
+                    operator: name,
+                    source,
+                } if name.is_empty() => RuntimeError::Tensor {
+                    operator: operator.schema.full_name(),
+                    source,
+                },
+                other => other,
+            })?;
+        }
+        Instruction::Prim(p) => {
+            let code = frame.code.clone();
+            let prim = code
+                .prims
+                .get(p)
+                .ok_or_else(|| corrupt("prim out of range"))?;
+            return run_prim(prim, frame, stack, methods, options);
+        }
+        Instruction::JumpIfFalse(target) => {
+            if !pop(stack)?.to_bool()? {
+                frame.pc = target;
+            }
+        }
+        Instruction::Jump(target) => frame.pc = target,
+        Instruction::LoopCondition {
+            counter,
+            max,
+            cond,
+            exit,
+        } => {
+            let keep_going = register(frame, cond)?.to_bool()?;
+            let count = register(frame, counter)?.to_int()?;
+            let limit = register(frame, max)?.to_int()?;
+            if !(keep_going && count < limit) {
+                frame.pc = exit;
+            }
+        }
+        Instruction::Increment(r) => {
+            let slot = register(frame, r)?;
+            let next = slot.to_int()?.wrapping_add(1);
+            *slot = IValue::Int(next);
+        }
+        Instruction::Return => return Ok(Control::Return),
+    }
+    Ok(Control::Next)
+}
+
+fn callee_frame(
+    graph: Arc<Graph>,
+    name: &str,
+    num_inputs: usize,
+    num_outputs: usize,
+    functions: Option<Arc<dyn MethodSource>>,
+) -> Result<Frame> {
+    let code = code_for_graph(&graph)?;
+    if code.num_inputs != num_inputs {
+        return Err(RuntimeError::Argument(format!(
+            "{name}() expected {} argument(s) but received {num_inputs} argument(s)",
+            code.num_inputs
+        )));
+    }
+    if code.num_outputs != num_outputs {
+        return Err(RuntimeError::InvalidGraph(format!(
+            "{name}() returns {} value(s) but the call expects {num_outputs}",
+            code.num_outputs
+        )));
+    }
+    Ok(Frame::new(code, functions))
+}
+
+fn run_prim(
+    prim: &PrimOp,
+    frame: &mut Frame,
+    stack: &mut Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Control> {
+    match prim {
+        PrimOp::GetAttr(name) => {
+            let object = pop(stack)?;
+            let value = object.to_object()?.get_attr(name)?;
+            stack.push(value);
+        }
+        PrimOp::SetAttr(name) => {
+            let value = pop(stack)?;
+            let object = pop(stack)?;
+            object.to_object()?.set_attr(name, value)?;
+        }
+        PrimOp::CallMethod {
+            name,
+            num_inputs,
+            num_outputs,
+        } => {
+            let receiver = stack
+                .len()
+                .checked_sub(*num_inputs)
+                .and_then(|index| stack.get(index))
+                .ok_or_else(|| corrupt("operand stack underflow"))?;
+            let object = receiver.to_object()?.clone();
+            let source = object.methods().clone();
+            let graph = source.method_graph(object.class(), name)?;
+            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, Some(source))?;
+            return Ok(Control::Call(callee));
+        }
+        PrimOp::CallFunction {
+            name,
+            num_inputs,
+            num_outputs,
+        } => {
+            let graph = match &frame.functions {
+                Some(source) => source.function_graph(name)?,
+                None => methods.function_graph(name)?,
+            };
+            let functions = frame.functions.clone();
+            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, functions)?;
+            return Ok(Control::Call(callee));
+        }
+        PrimOp::TupleConstruct(count) => {
+            let items = pop_n(stack, *count)?;
+            stack.push(IValue::Tuple(TupleValue::new(items)));
+        }
+        PrimOp::TupleUnpack(count) => {
+            let value = pop(stack)?;
+            let tuple = value.to_tuple()?;
+            if tuple.items.len() != *count {
+                return Err(RuntimeError::ValueError(format!(
+                    "Expected {count} elements in a tuple but found {}",
+                    tuple.items.len()
+                )));
+            }
+            stack.extend(tuple.items.iter().cloned());
+        }
+        PrimOp::TupleIndex => {
+            let index = pop(stack)?.to_int()?;
+            let value = pop(stack)?;
+            let tuple = value.to_tuple()?;
+            let position = crate::ops::normalize_index(index, tuple.items.len())
+                .ok_or_else(|| RuntimeError::IndexError("tuple index out of range".to_string()))?;
+            let item =
+                tuple.items.get(position).cloned().ok_or_else(|| {
+                    RuntimeError::IndexError("tuple index out of range".to_string())
+                })?;
+            stack.push(item);
+        }
+        PrimOp::ListConstruct {
+            count,
+            element_type,
+        } => {
+            let items = pop_n(stack, *count)?;
+            stack.push(IValue::List(ListValue::new(element_type.clone(), items)));
+        }
+        PrimOp::ListUnpack(count) => {
+            let value = pop(stack)?;
+            let items = value.to_list()?.to_vec();
+            if items.len() != *count {
+                return Err(RuntimeError::ValueError(format!(
+                    "Expected {count} elements in a list but found {}",
+                    items.len()
+                )));
+            }
+            stack.extend(items);
+        }
+        PrimOp::DictConstruct {
+            pairs,
+            key_type,
+            value_type,
+        } => {
+            let items = pop_n(stack, pairs * 2)?;
+            let dict = DictValue::new(key_type.clone(), value_type.clone());
+            let mut items = items.into_iter();
+            while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                dict.insert(key, value);
+            }
+            stack.push(IValue::Dict(dict));
+        }
+        PrimOp::RaiseException { has_class } => {
+            let class_name = if *has_class {
+                match pop(stack)? {
+                    IValue::Str(name) => name.to_string(),
+                    _ => "Exception".to_string(),
+                }
+            } else {
+                "Exception".to_string()
+            };
+            let message = pop(stack)?;
+            let message = match &message {
+                IValue::Str(text) => text.to_string(),
+                other => other.to_string(),
+            };
+            return Err(RuntimeError::Exception {
+                class_name,
+                message,
+            });
+        }
+        PrimOp::Uninitialized => stack.push(IValue::Uninitialized),
+        PrimOp::Print(count) => {
+            let items = pop_n(stack, *count)?;
+            let parts: Vec<String> = items.iter().map(IValue::to_string).collect();
+            let line = parts.join(" ");
+            match &options.print {
+                Some(handler) => handler(&line),
+                None => println!("{line}"),
+            }
+        }
+    }
+    Ok(Control::Next)
+}

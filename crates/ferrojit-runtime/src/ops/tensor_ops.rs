@@ -1,0 +1,978 @@
+//! Tensor operators with native_functions.yaml schemas, calling ferrojit-tensor. Python
+//! numbers used as tensors become wrapped numbers (PyTorch's promotion rules for scalars).
+
+use ferrojit_ir::Type;
+use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
+
+use super::{
+    optional_dtype, optional_str, optional_tensor, pop_array, push, scalar, wrapped,
+    KernelTableEntry,
+};
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::{Device, IValue};
+use crate::registry::Stack;
+
+// ----- arithmetic ----------------------------------------------------------------------
+
+fn add_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.add(b.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn add_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.add(&wrapped(&b)?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn add_tensor_(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    a.to_tensor()?.add_(b.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, a)
+}
+
+fn add_scalar_(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    a.to_tensor()?.add_(&wrapped(&b)?, &scalar(&alpha)?)?;
+    push(stack, a)
+}
+
+fn sub_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.sub(b.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn sub_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.sub(&wrapped(&b)?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn sub_tensor_(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    a.to_tensor()?.sub_(b.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, a)
+}
+
+fn sub_scalar_(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    a.to_tensor()?.sub_(&wrapped(&b)?, &scalar(&alpha)?)?;
+    push(stack, a)
+}
+
+/// `other - alpha * self`.
+fn rsub_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = b.to_tensor()?.sub(a.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn rsub_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b, alpha] = pop_array::<3>(stack)?;
+    let result = wrapped(&b)?.sub(a.to_tensor()?, &scalar(&alpha)?)?;
+    push(stack, result)
+}
+
+fn mul_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.mul(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn mul_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.mul(&wrapped(&b)?)?;
+    push(stack, result)
+}
+
+fn mul_tensor_(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    a.to_tensor()?.mul_(b.to_tensor()?)?;
+    push(stack, a)
+}
+
+fn mul_scalar_(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    a.to_tensor()?.mul_(&wrapped(&b)?)?;
+    push(stack, a)
+}
+
+fn div_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.div(b.to_tensor()?, None)?;
+    push(stack, result)
+}
+
+fn div_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.div(&wrapped(&b)?, None)?;
+    push(stack, result)
+}
+
+fn div_tensor_mode(stack: &mut Stack) -> Result<()> {
+    let [a, b, mode] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.div(b.to_tensor()?, optional_str(&mode)?)?;
+    push(stack, result)
+}
+
+fn div_scalar_mode(stack: &mut Stack) -> Result<()> {
+    let [a, b, mode] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.div(&wrapped(&b)?, optional_str(&mode)?)?;
+    push(stack, result)
+}
+
+fn div_tensor_(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    a.to_tensor()?.div_(b.to_tensor()?, None)?;
+    push(stack, a)
+}
+
+fn div_scalar_(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    a.to_tensor()?.div_(&wrapped(&b)?, None)?;
+    push(stack, a)
+}
+
+fn floor_divide_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.div(b.to_tensor()?, Some("floor"))?;
+    push(stack, result)
+}
+
+fn floor_divide_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.div(&wrapped(&b)?, Some("floor"))?;
+    push(stack, result)
+}
+
+fn remainder_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.remainder(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn remainder_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.remainder(&wrapped(&b)?)?;
+    push(stack, result)
+}
+
+fn pow_tensor_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.pow(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn pow_tensor_scalar(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.pow(&wrapped(&b)?)?;
+    push(stack, result)
+}
+
+fn pow_scalar_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = wrapped(&a)?.pow(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn maximum(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.maximum(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn minimum(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.minimum(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+macro_rules! comparison {
+    ($tensor_name:ident, $scalar_name:ident, $method:ident) => {
+        fn $tensor_name(stack: &mut Stack) -> Result<()> {
+            let [a, b] = pop_array::<2>(stack)?;
+            let result = a.to_tensor()?.$method(b.to_tensor()?)?;
+            push(stack, result)
+        }
+
+        fn $scalar_name(stack: &mut Stack) -> Result<()> {
+            let [a, b] = pop_array::<2>(stack)?;
+            let result = a.to_tensor()?.$method(&wrapped(&b)?)?;
+            push(stack, result)
+        }
+    };
+}
+
+comparison!(eq_tensor, eq_scalar, eq);
+comparison!(ne_tensor, ne_scalar, ne);
+comparison!(lt_tensor, lt_scalar, lt);
+comparison!(le_tensor, le_scalar, le);
+comparison!(gt_tensor, gt_scalar, gt);
+comparison!(ge_tensor, ge_scalar, ge);
+
+macro_rules! unary {
+    ($name:ident, $method:ident) => {
+        fn $name(stack: &mut Stack) -> Result<()> {
+            let [a] = pop_array::<1>(stack)?;
+            let result = a.to_tensor()?.$method()?;
+            push(stack, result)
+        }
+    };
+}
+
+unary!(neg, neg);
+unary!(abs, abs);
+unary!(relu, relu);
+unary!(exp, exp);
+unary!(log, log);
+unary!(sqrt, sqrt);
+unary!(tanh, tanh);
+unary!(sigmoid, sigmoid);
+unary!(max_all, max);
+unary!(min_all, min);
+unary!(transpose_2d, t);
+
+fn relu_(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    a.to_tensor()?.relu_()?;
+    push(stack, a)
+}
+
+/// `softmax` over `dim`, computed as `exp(x - max) / sum(exp(x - max), dim)`. The tensor
+/// library has no softmax yet; subtracting the global maximum keeps it stable and gives
+/// the same values as a per-row maximum.
+fn softmax(stack: &mut Stack) -> Result<()> {
+    let [a, dim, dtype] = pop_array::<3>(stack)?;
+    let input = a.to_tensor()?;
+    let input = match optional_dtype(&dtype)? {
+        Some(dtype) => input.to_dtype(dtype),
+        None => input.clone(),
+    };
+    if !input.dtype().is_floating_point() {
+        return Err(TensorError::NotImplementedForDType {
+            op: "softmax_lastdim_kernel_impl",
+            dtype: input.dtype(),
+        }
+        .into());
+    }
+    let dim = dim.to_int()?;
+    if input.numel() == 0 {
+        return push(stack, input.clone_tensor());
+    }
+    let maximum = input.max()?;
+    let shifted = input.sub(&maximum, &Scalar::Int(1))?.exp()?;
+    let total = shifted.sum_dim(&[dim], true, None)?;
+    push(stack, shifted.div(&total, None)?)
+}
+
+// ----- linear algebra ------------------------------------------------------------------
+
+fn linear(stack: &mut Stack) -> Result<()> {
+    let [input, weight, bias] = pop_array::<3>(stack)?;
+    let result = input
+        .to_tensor()?
+        .linear(weight.to_tensor()?, optional_tensor(&bias)?)?;
+    push(stack, result)
+}
+
+fn addmm(stack: &mut Stack) -> Result<()> {
+    let [input, mat1, mat2, beta, alpha] = pop_array::<5>(stack)?;
+    let result = input.to_tensor()?.addmm(
+        mat1.to_tensor()?,
+        mat2.to_tensor()?,
+        &scalar(&beta)?,
+        &scalar(&alpha)?,
+    )?;
+    push(stack, result)
+}
+
+fn matmul(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.matmul(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn mm(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.mm(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn bmm(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.bmm(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn dot(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.dot(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+fn mv(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.mv(b.to_tensor()?)?;
+    push(stack, result)
+}
+
+// ----- views and shapes ----------------------------------------------------------------
+
+fn transpose(stack: &mut Stack) -> Result<()> {
+    let [a, dim0, dim1] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.transpose(dim0.to_int()?, dim1.to_int()?)?;
+    push(stack, result)
+}
+
+fn permute(stack: &mut Stack) -> Result<()> {
+    let [a, dims] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.permute(&dims.to_int_vec()?)?;
+    push(stack, result)
+}
+
+fn view(stack: &mut Stack) -> Result<()> {
+    let [a, size] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.view(&size.to_int_vec()?)?;
+    push(stack, result)
+}
+
+fn reshape(stack: &mut Stack) -> Result<()> {
+    let [a, shape] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.reshape(&shape.to_int_vec()?)?;
+    push(stack, result)
+}
+
+fn sizes_i64(tensor: &Tensor) -> Vec<i64> {
+    tensor.sizes().iter().map(|&s| s as i64).collect()
+}
+
+fn view_as(stack: &mut Stack) -> Result<()> {
+    let [a, other] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.view(&sizes_i64(other.to_tensor()?))?;
+    push(stack, result)
+}
+
+fn reshape_as(stack: &mut Stack) -> Result<()> {
+    let [a, other] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.reshape(&sizes_i64(other.to_tensor()?))?;
+    push(stack, result)
+}
+
+fn expand(stack: &mut Stack) -> Result<()> {
+    let [a, size, _implicit] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.expand(&size.to_int_vec()?)?;
+    push(stack, result)
+}
+
+fn expand_as(stack: &mut Stack) -> Result<()> {
+    let [a, other] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.expand(&sizes_i64(other.to_tensor()?))?;
+    push(stack, result)
+}
+
+fn flatten(stack: &mut Stack) -> Result<()> {
+    let [a, start, end] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.flatten(start.to_int()?, end.to_int()?)?;
+    push(stack, result)
+}
+
+fn select(stack: &mut Stack) -> Result<()> {
+    let [a, dim, index] = pop_array::<3>(stack)?;
+    let result = a.to_tensor()?.select(dim.to_int()?, index.to_int()?)?;
+    push(stack, result)
+}
+
+fn slice(stack: &mut Stack) -> Result<()> {
+    let [a, dim, start, end, step] = pop_array::<5>(stack)?;
+    let result = a.to_tensor()?.slice(
+        dim.to_int()?,
+        start.to_optional_int()?,
+        end.to_optional_int()?,
+        step.to_int()?,
+    )?;
+    push(stack, result)
+}
+
+fn narrow(stack: &mut Stack) -> Result<()> {
+    let [a, dim, start, length] = pop_array::<4>(stack)?;
+    let result = a
+        .to_tensor()?
+        .narrow(dim.to_int()?, start.to_int()?, length.to_int()?)?;
+    push(stack, result)
+}
+
+fn unsqueeze(stack: &mut Stack) -> Result<()> {
+    let [a, dim] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.unsqueeze(dim.to_int()?)?;
+    push(stack, result)
+}
+
+fn squeeze_dim(stack: &mut Stack) -> Result<()> {
+    let [a, dim] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.squeeze_dim(dim.to_int()?)?;
+    push(stack, result)
+}
+
+fn squeeze(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let result = a.to_tensor()?.squeeze();
+    push(stack, result)
+}
+
+fn contiguous(stack: &mut Stack) -> Result<()> {
+    let [a, _memory_format] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.contiguous();
+    push(stack, result)
+}
+
+fn clone(stack: &mut Stack) -> Result<()> {
+    let [a, _memory_format] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.clone_tensor();
+    push(stack, result)
+}
+
+fn detach(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let mut result = a.to_tensor()?.clone();
+    result.set_requires_grad(false);
+    push(stack, result)
+}
+
+// ----- reductions ----------------------------------------------------------------------
+
+fn sum(stack: &mut Stack) -> Result<()> {
+    let [a, dtype] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.sum(optional_dtype(&dtype)?)?;
+    push(stack, result)
+}
+
+/// `int[1]? dim`: None means all dimensions.
+fn optional_dims(value: &IValue) -> Result<Vec<i64>> {
+    match value {
+        IValue::None => Ok(Vec::new()),
+        other => other.to_int_vec(),
+    }
+}
+
+fn sum_dim(stack: &mut Stack) -> Result<()> {
+    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
+    let result = a.to_tensor()?.sum_dim(
+        &optional_dims(&dim)?,
+        keepdim.to_bool()?,
+        optional_dtype(&dtype)?,
+    )?;
+    push(stack, result)
+}
+
+fn mean(stack: &mut Stack) -> Result<()> {
+    let [a, dtype] = pop_array::<2>(stack)?;
+    let result = a.to_tensor()?.mean(optional_dtype(&dtype)?)?;
+    push(stack, result)
+}
+
+fn mean_dim(stack: &mut Stack) -> Result<()> {
+    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
+    let result = a.to_tensor()?.mean_dim(
+        &optional_dims(&dim)?,
+        keepdim.to_bool()?,
+        optional_dtype(&dtype)?,
+    )?;
+    push(stack, result)
+}
+
+// ----- metadata and conversions ----------------------------------------------------------
+
+fn size_int(stack: &mut Stack) -> Result<()> {
+    let [a, dim] = pop_array::<2>(stack)?;
+    let size = a.to_tensor()?.size(dim.to_int()?)?;
+    push(stack, size as i64)
+}
+
+fn size(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, IValue::int_list(&sizes_i64(a.to_tensor()?)))
+}
+
+fn dim(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.dim() as i64)
+}
+
+fn numel(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.numel() as i64)
+}
+
+fn len_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let tensor = a.to_tensor()?;
+    match tensor.sizes().first() {
+        Some(&first) => push(stack, first as i64),
+        None => Err(RuntimeError::Other("len() of a 0-d tensor".to_string())),
+    }
+}
+
+fn is_floating_point(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.dtype().is_floating_point())
+}
+
+fn to_dtype_impl(tensor: &Tensor, dtype: Option<DType>, copy: bool) -> Tensor {
+    let target = dtype.unwrap_or(tensor.dtype());
+    if copy && target == tensor.dtype() {
+        tensor.clone_tensor()
+    } else {
+        tensor.to_dtype(target)
+    }
+}
+
+fn check_cpu(device: &IValue) -> Result<()> {
+    match device {
+        IValue::None => Ok(()),
+        IValue::Device(device) if device.device_type == "cpu" => Ok(()),
+        IValue::Device(device) => Err(RuntimeError::Other(format!(
+            "device '{device}' is not available: ferrojit runs on the CPU only"
+        ))),
+        other => Err(RuntimeError::type_mismatch(
+            "Device",
+            other.type_of().to_string(),
+            "device argument",
+        )),
+    }
+}
+
+fn to_dtype(stack: &mut Stack) -> Result<()> {
+    let [a, dtype, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
+    let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
+    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    push(stack, result)
+}
+
+fn to_prim_dtype(stack: &mut Stack) -> Result<()> {
+    let [a, dtype, _non_blocking, copy] = pop_array::<4>(stack)?;
+    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    push(stack, result)
+}
+
+fn to_prim_device(stack: &mut Stack) -> Result<()> {
+    let [a, device, dtype, _non_blocking, copy] = pop_array::<5>(stack)?;
+    check_cpu(&device)?;
+    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    push(stack, result)
+}
+
+fn to_device(stack: &mut Stack) -> Result<()> {
+    let [a, device, dtype, _non_blocking, copy, _memory_format] = pop_array::<6>(stack)?;
+    check_cpu(&device)?;
+    let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
+    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    push(stack, result)
+}
+
+fn item(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = a.to_tensor()?.item()?;
+    push(stack, value)
+}
+
+fn int_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = a.to_tensor()?.item()?;
+    push(stack, value.to_i64())
+}
+
+fn float_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = a.to_tensor()?.item()?;
+    push(stack, value.to_f64())
+}
+
+fn bool_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let tensor = a.to_tensor()?;
+    if tensor.numel() != 1 {
+        let message = if tensor.numel() == 0 {
+            "Boolean value of Tensor with no values is ambiguous"
+        } else {
+            "Boolean value of Tensor with more than one value is ambiguous"
+        };
+        return Err(RuntimeError::Other(message.to_string()));
+    }
+    push(stack, tensor.item()?.to_bool())
+}
+
+fn num_to_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = a.to_scalar()?;
+    push(stack, Tensor::scalar_tensor(value, value.dtype()))
+}
+
+fn device(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    a.to_tensor()?;
+    push(stack, Device::cpu())
+}
+
+fn dtype(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.dtype().scalar_type_index())
+}
+
+// ----- factories -----------------------------------------------------------------------
+
+fn sizes_from(value: &IValue) -> Result<Vec<usize>> {
+    let sizes = value.to_int_vec()?;
+    sizes
+        .iter()
+        .map(|&s| {
+            usize::try_from(s).map_err(|_| {
+                RuntimeError::Other(format!(
+                    "Trying to create tensor with negative dimension {s}: {sizes:?}"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn factory(stack: &mut Stack, fill: Scalar) -> Result<()> {
+    let [size, dtype, _layout, device, _pin_memory] = pop_array::<5>(stack)?;
+    check_cpu(&device)?;
+    let dtype = optional_dtype(&dtype)?.unwrap_or(DType::default_float());
+    let result = Tensor::full(&sizes_from(&size)?, fill, dtype)?;
+    push(stack, result)
+}
+
+fn zeros(stack: &mut Stack) -> Result<()> {
+    factory(stack, Scalar::Int(0))
+}
+
+fn ones(stack: &mut Stack) -> Result<()> {
+    factory(stack, Scalar::Int(1))
+}
+
+fn full(stack: &mut Stack) -> Result<()> {
+    let [size, fill, dtype, _layout, device, _pin_memory] = pop_array::<6>(stack)?;
+    check_cpu(&device)?;
+    let fill = fill.to_scalar()?;
+    let dtype = optional_dtype(&dtype)?.unwrap_or(match fill {
+        Scalar::Float(_) => DType::default_float(),
+        other => other.dtype(),
+    });
+    let result = Tensor::full(&sizes_from(&size)?, fill, dtype)?;
+    push(stack, result)
+}
+
+fn like_factory(stack: &mut Stack, fill: Scalar) -> Result<()> {
+    let [a, dtype, _layout, device, _pin_memory, _memory_format] = pop_array::<6>(stack)?;
+    check_cpu(&device)?;
+    let tensor = a.to_tensor()?;
+    let dtype = optional_dtype(&dtype)?.unwrap_or(tensor.dtype());
+    push(stack, Tensor::full(tensor.sizes(), fill, dtype)?)
+}
+
+fn zeros_like(stack: &mut Stack) -> Result<()> {
+    like_factory(stack, Scalar::Int(0))
+}
+
+fn ones_like(stack: &mut Stack) -> Result<()> {
+    like_factory(stack, Scalar::Int(1))
+}
+
+fn arange_impl(start: Scalar, end: Scalar, step: Scalar, dtype: &IValue) -> Result<Tensor> {
+    let inferred = if [start, end, step].iter().any(Scalar::is_floating_point) {
+        DType::default_float()
+    } else {
+        DType::Int64
+    };
+    let dtype = optional_dtype(dtype)?.unwrap_or(inferred);
+    Ok(Tensor::arange(
+        start.to_f64(),
+        end.to_f64(),
+        step.to_f64(),
+        dtype,
+    )?)
+}
+
+fn arange(stack: &mut Stack) -> Result<()> {
+    let [end, dtype, _layout, device, _pin_memory] = pop_array::<5>(stack)?;
+    check_cpu(&device)?;
+    let result = arange_impl(Scalar::Int(0), end.to_scalar()?, Scalar::Int(1), &dtype)?;
+    push(stack, result)
+}
+
+fn arange_start(stack: &mut Stack) -> Result<()> {
+    let [start, end, dtype, _layout, device, _pin_memory] = pop_array::<6>(stack)?;
+    check_cpu(&device)?;
+    let result = arange_impl(start.to_scalar()?, end.to_scalar()?, Scalar::Int(1), &dtype)?;
+    push(stack, result)
+}
+
+fn arange_start_step(stack: &mut Stack) -> Result<()> {
+    let [start, end, step, dtype, _layout, device, _pin_memory] = pop_array::<7>(stack)?;
+    check_cpu(&device)?;
+    let result = arange_impl(
+        start.to_scalar()?,
+        end.to_scalar()?,
+        step.to_scalar()?,
+        &dtype,
+    )?;
+    push(stack, result)
+}
+
+/// Flattens a (nested) list literal into scalars, recording its shape.
+fn flatten_data(
+    value: &IValue,
+    depth: usize,
+    shape: &mut Vec<usize>,
+    out: &mut Vec<Scalar>,
+) -> Result<()> {
+    match value {
+        IValue::List(list) => {
+            let items = list.to_vec();
+            if shape.len() == depth {
+                shape.push(items.len());
+            } else if shape.get(depth) != Some(&items.len()) {
+                return Err(RuntimeError::ValueError(format!(
+                    "expected sequence of length {} at dim {depth} (got {})",
+                    shape.get(depth).copied().unwrap_or(0),
+                    items.len()
+                )));
+            }
+            for item in &items {
+                flatten_data(item, depth + 1, shape, out)?;
+            }
+            Ok(())
+        }
+        other => {
+            if shape.len() != depth {
+                return Err(RuntimeError::ValueError(
+                    "tensor(): nested lists must have a consistent depth".to_string(),
+                ));
+            }
+            out.push(other.to_scalar()?);
+            Ok(())
+        }
+    }
+}
+
+fn base_element_type(ty: &Type) -> &Type {
+    match ty {
+        Type::List(element) => base_element_type(element),
+        other => other,
+    }
+}
+
+fn tensor_from_list(stack: &mut Stack) -> Result<()> {
+    let [data, dtype, device, _requires_grad] = pop_array::<4>(stack)?;
+    check_cpu(&device)?;
+    let mut shape = Vec::new();
+    let mut values = Vec::new();
+    flatten_data(&data, 0, &mut shape, &mut values)?;
+    let inferred = match values.first() {
+        Some(Scalar::Float(_)) => DType::default_float(),
+        Some(Scalar::Int(_)) => DType::Int64,
+        Some(Scalar::Bool(_)) => DType::Bool,
+        None => match base_element_type(&data.type_of()) {
+            Type::Int => DType::Int64,
+            Type::Bool => DType::Bool,
+            _ => DType::default_float(),
+        },
+    };
+    let dtype = optional_dtype(&dtype)?.unwrap_or(inferred);
+    let result = build_tensor(&values, &shape, dtype)?;
+    push(stack, result)
+}
+
+fn build_tensor(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let tensor = if dtype.is_floating_point() {
+        let data: Vec<f64> = values.iter().map(Scalar::to_f64).collect();
+        Tensor::from_vec(data, shape)?
+    } else if dtype == DType::Bool {
+        let data: Vec<bool> = values.iter().map(Scalar::to_bool).collect();
+        Tensor::from_vec(data, shape)?
+    } else {
+        let data: Vec<i64> = values.iter().map(Scalar::to_i64).collect();
+        Tensor::from_vec(data, shape)?
+    };
+    Ok(tensor.to_dtype(dtype))
+}
+
+fn tensor_from_number(stack: &mut Stack) -> Result<()> {
+    let [value, dtype, device, _requires_grad] = pop_array::<4>(stack)?;
+    check_cpu(&device)?;
+    let value = value.to_scalar()?;
+    let inferred = match value {
+        Scalar::Float(_) => DType::default_float(),
+        other => other.dtype(),
+    };
+    let dtype = optional_dtype(&dtype)?.unwrap_or(inferred);
+    push(stack, build_tensor(&[value], &[], dtype)?)
+}
+
+fn cat(stack: &mut Stack) -> Result<()> {
+    let [tensors, dim] = pop_array::<2>(stack)?;
+    let result = ferrojit_tensor::cat(&tensors.to_tensor_vec()?, dim.to_int()?)?;
+    push(stack, result)
+}
+
+fn stack_tensors(stack: &mut Stack) -> Result<()> {
+    let [tensors, dim] = pop_array::<2>(stack)?;
+    let result = ferrojit_tensor::stack(&tensors.to_tensor_vec()?, dim.to_int()?)?;
+    push(stack, result)
+}
+
+// ----- in-place writes -------------------------------------------------------------------
+
+fn copy_(stack: &mut Stack) -> Result<()> {
+    let [a, src, _non_blocking] = pop_array::<3>(stack)?;
+    a.to_tensor()?.copy_(src.to_tensor()?)?;
+    push(stack, a)
+}
+
+fn fill_scalar_(stack: &mut Stack) -> Result<()> {
+    let [a, value] = pop_array::<2>(stack)?;
+    a.to_tensor()?.fill_(&value.to_scalar()?)?;
+    push(stack, a)
+}
+
+fn fill_tensor_(stack: &mut Stack) -> Result<()> {
+    let [a, value] = pop_array::<2>(stack)?;
+    let value = value.to_tensor()?;
+    if value.dim() != 0 {
+        return Err(RuntimeError::Other(format!(
+            "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+            value.dim()
+        )));
+    }
+    a.to_tensor()?.fill_(&value.item()?)?;
+    push(stack, a)
+}
+
+fn zero_(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    a.to_tensor()?.zero_()?;
+    push(stack, a)
+}
+
+pub const TABLE: &[KernelTableEntry] = &[
+    ("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", add_tensor),
+    ("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", add_tensor_),
+    ("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", add_scalar),
+    ("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", add_scalar_),
+    ("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", sub_tensor),
+    ("aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", sub_tensor_),
+    ("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", sub_scalar),
+    ("aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", sub_scalar_),
+    ("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_tensor),
+    ("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", rsub_scalar),
+    ("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_tensor),
+    ("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", mul_tensor_),
+    ("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_scalar),
+    ("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", mul_scalar_),
+    ("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_tensor),
+    ("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", div_tensor_),
+    ("aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", div_tensor_mode),
+    ("aten::div.Scalar(Tensor self, Scalar other) -> Tensor", div_scalar),
+    ("aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", div_scalar_),
+    ("aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", div_scalar_mode),
+    ("aten::floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_tensor),
+    ("aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", floor_divide_scalar),
+    ("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor", remainder_scalar),
+    ("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor", remainder_tensor),
+    ("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", pow_tensor_tensor),
+    ("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_tensor),
+    ("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", pow_tensor_scalar),
+    ("aten::maximum(Tensor self, Tensor other) -> Tensor", maximum),
+    ("aten::minimum(Tensor self, Tensor other) -> Tensor", minimum),
+    ("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", eq_scalar),
+    ("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", eq_tensor),
+    ("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", ne_scalar),
+    ("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", ne_tensor),
+    ("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", lt_scalar),
+    ("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", lt_tensor),
+    ("aten::le.Scalar(Tensor self, Scalar other) -> Tensor", le_scalar),
+    ("aten::le.Tensor(Tensor self, Tensor other) -> Tensor", le_tensor),
+    ("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", gt_scalar),
+    ("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", gt_tensor),
+    ("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", ge_scalar),
+    ("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", ge_tensor),
+    ("aten::neg(Tensor self) -> Tensor", neg),
+    ("aten::abs(Tensor self) -> Tensor", abs),
+    ("aten::relu(Tensor self) -> Tensor", relu),
+    ("aten::relu_(Tensor(a!) self) -> Tensor(a!)", relu_),
+    ("aten::exp(Tensor self) -> Tensor", exp),
+    ("aten::log(Tensor self) -> Tensor", log),
+    ("aten::sqrt(Tensor self) -> Tensor", sqrt),
+    ("aten::tanh(Tensor self) -> Tensor", tanh),
+    ("aten::sigmoid(Tensor self) -> Tensor", sigmoid),
+    ("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
+    ("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
+    ("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),
+    ("aten::matmul(Tensor self, Tensor other) -> Tensor", matmul),
+    ("aten::mm(Tensor self, Tensor mat2) -> Tensor", mm),
+    ("aten::bmm(Tensor self, Tensor mat2) -> Tensor", bmm),
+    ("aten::dot(Tensor self, Tensor tensor) -> Tensor", dot),
+    ("aten::mv(Tensor self, Tensor vec) -> Tensor", mv),
+    ("aten::t(Tensor(a) self) -> Tensor(a)", transpose_2d),
+    ("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
+    ("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute),
+    ("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view),
+    ("aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)", view_as),
+    ("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape),
+    ("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", reshape_as),
+    ("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", expand),
+    ("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", expand_as),
+    ("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", flatten),
+    ("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select),
+    ("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", slice),
+    ("aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", narrow),
+    ("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze),
+    ("aten::squeeze(Tensor(a) self) -> Tensor(a)", squeeze),
+    ("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim),
+    ("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", contiguous),
+    ("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
+    ("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
+    ("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum),
+    ("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dim),
+    ("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean),
+    ("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dim),
+    ("aten::max(Tensor self) -> Tensor", max_all),
+    ("aten::min(Tensor self) -> Tensor", min_all),
+    ("aten::size.int(Tensor self, int dim) -> int", size_int),
+    ("aten::size(Tensor self) -> int[]", size),
+    ("aten::dim(Tensor self) -> int", dim),
+    ("aten::numel(Tensor self) -> int", numel),
+    ("aten::len.Tensor(Tensor t) -> int", len_tensor),
+    ("aten::is_floating_point(Tensor self) -> bool", is_floating_point),
+    ("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype),
+    ("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_device),
+    ("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_device),
+    ("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_dtype),
+    ("aten::item(Tensor self) -> Scalar", item),
+    ("aten::Int.Tensor(Tensor a) -> int", int_tensor),
+    ("aten::Float.Tensor(Tensor a) -> float", float_tensor),
+    ("aten::Bool.Tensor(Tensor a) -> bool", bool_tensor),
+    ("prim::NumToTensor.Scalar(Scalar a) -> Tensor", num_to_tensor),
+    ("prim::device(Tensor a) -> Device", device),
+    ("prim::dtype(Tensor a) -> int", dtype),
+    ("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", zeros),
+    ("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ones),
+    ("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", full),
+    ("aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", zeros_like),
+    ("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", ones_like),
+    ("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange),
+    ("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start),
+    ("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start_step),
+    ("aten::tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+    ("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+    ("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+    ("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_list),
+    ("aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat),
+    ("aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_tensors),
+    ("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", copy_),
+    ("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_scalar_),
+    ("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", fill_tensor_),
+    ("aten::zero_(Tensor(a!) self) -> Tensor(a!)", zero_),
+];

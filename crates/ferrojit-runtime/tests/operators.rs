@@ -1,0 +1,446 @@
+//! Builtin operator tests: the registry's schemas, list/dict/str/tensor kernels.
+
+mod common;
+
+use common::*;
+use ferrojit_ir::Type;
+use ferrojit_runtime::ops::{list_ops, misc_ops, scalar_ops, tensor_ops};
+use ferrojit_runtime::{IValue, OperatorRegistry, RuntimeError};
+use ferrojit_tensor::{DType, Tensor};
+
+fn call(full_name: &str, args: Vec<IValue>) -> Result<Vec<IValue>, RuntimeError> {
+    let operator = OperatorRegistry::global()
+        .lookup(full_name)
+        .unwrap_or_else(|| panic!("{full_name} is registered"));
+    let count = args.len();
+    let mut stack = args;
+    if operator.schema.is_vararg {
+        stack.push(IValue::Int(count as i64));
+    }
+    (operator.kernel)(&mut stack)?;
+    Ok(stack)
+}
+
+fn call1(full_name: &str, args: Vec<IValue>) -> IValue {
+    let mut out = call(full_name, args).unwrap();
+    assert_eq!(out.len(), 1, "{full_name} returns one value");
+    out.pop().unwrap()
+}
+
+#[test]
+fn builtin_schemas_parse_and_print_back_unchanged() {
+    let registry = OperatorRegistry::with_builtins();
+    assert!(
+        registry.registration_errors().is_empty(),
+        "{:?}",
+        registry.registration_errors()
+    );
+    let dict_table = list_ops::dict_table();
+    let tables: [&[_]; 5] = [
+        tensor_ops::TABLE,
+        scalar_ops::TABLE,
+        list_ops::TABLE,
+        &dict_table,
+        misc_ops::TABLE,
+    ];
+    let mut count = 0;
+    for table in tables {
+        for (text, _) in table {
+            let name = text.split('(').next().unwrap();
+            let operator = registry.lookup(name).unwrap();
+            // The IR printer drops the parentheses PyTorch keeps around a single tuple
+            // return (`-> ((str, t))`); those schemas are checked by their return type.
+            if text.contains("-> ((") {
+                assert_eq!(operator.schema.returns.len(), 1);
+                assert!(matches!(
+                    operator.schema.returns[0].ty,
+                    Type::Tuple(_) | Type::List(_)
+                ));
+            } else {
+                assert_eq!(&operator.schema.to_string(), text);
+            }
+            count += 1;
+        }
+    }
+    assert_eq!(registry.operators().len(), count);
+}
+
+#[test]
+fn overloads_come_in_registration_order() {
+    let names: Vec<String> = OperatorRegistry::global()
+        .overloads("aten::add")
+        .iter()
+        .map(|s| s.full_name())
+        .collect();
+    assert_eq!(
+        names[..5],
+        [
+            "aten::add.Tensor",
+            "aten::add.Scalar",
+            "aten::add.int",
+            "aten::add.float",
+            "aten::add.int_float",
+        ]
+    );
+    assert!(names.contains(&"aten::add.t".to_string()));
+    assert!(names.contains(&"aten::add.str".to_string()));
+    assert!(OperatorRegistry::global()
+        .overloads("aten::nothing")
+        .is_empty());
+}
+
+#[test]
+fn list_kernels_mutate_shared_lists() {
+    let list = IValue::int_list(&[1, 2, 3]);
+    let alias = list.clone();
+    let returned = call1("aten::append.t", vec![list.clone(), IValue::Int(4)]);
+    assert!(returned.is_same_identity(&alias));
+    assert_eq!(alias.to_int_vec().unwrap(), vec![1, 2, 3, 4]);
+    assert!(matches!(
+        call1("aten::len.t", vec![list.clone()]),
+        IValue::Int(4)
+    ));
+    assert!(matches!(
+        call1("aten::__getitem__.t", vec![list.clone(), IValue::Int(-1)]),
+        IValue::Int(4)
+    ));
+    let error = call("aten::__getitem__.t", vec![list.clone(), IValue::Int(4)]).unwrap_err();
+    assert_eq!(
+        error,
+        RuntimeError::IndexError("list index out of range".to_string())
+    );
+    call(
+        "aten::_set_item.t",
+        vec![list.clone(), IValue::Int(0), IValue::Int(10)],
+    )
+    .unwrap();
+    assert_eq!(alias.to_int_vec().unwrap(), vec![10, 2, 3, 4]);
+    let sliced = call1(
+        "aten::slice.t",
+        vec![list.clone(), IValue::Int(1), IValue::None, IValue::Int(2)],
+    );
+    assert_eq!(sliced.to_int_vec().unwrap(), vec![2, 4]);
+    let reversed = call1(
+        "aten::slice.t",
+        vec![list.clone(), IValue::None, IValue::None, IValue::Int(-1)],
+    );
+    assert_eq!(reversed.to_int_vec().unwrap(), vec![4, 3, 2, 10]);
+    assert!(matches!(
+        call1("aten::pop.t", vec![list.clone(), IValue::Int(-1)]),
+        IValue::Int(4)
+    ));
+    call(
+        "aten::insert.t",
+        vec![list.clone(), IValue::Int(-100), IValue::Int(0)],
+    )
+    .unwrap();
+    assert_eq!(alias.to_int_vec().unwrap(), vec![0, 10, 2, 3]);
+    let joined = call1("aten::add.t", vec![list.clone(), IValue::int_list(&[7])]);
+    assert_eq!(joined.to_int_vec().unwrap(), vec![0, 10, 2, 3, 7]);
+    assert_eq!(
+        alias.to_int_vec().unwrap(),
+        vec![0, 10, 2, 3],
+        "add.t makes a new list"
+    );
+    assert!(matches!(
+        call1(
+            "aten::__contains__.int_list",
+            vec![list.clone(), IValue::Int(3)]
+        ),
+        IValue::Bool(true)
+    ));
+    assert!(matches!(
+        call1(
+            "aten::eq.int_list",
+            vec![list.clone(), IValue::int_list(&[0, 10, 2, 3])]
+        ),
+        IValue::Bool(true)
+    ));
+    let repeated = call1(
+        "aten::mul.left_t",
+        vec![IValue::int_list(&[1, 2]), IValue::Int(2)],
+    );
+    assert_eq!(repeated.to_int_vec().unwrap(), vec![1, 2, 1, 2]);
+    let empty = IValue::list(Type::Int, vec![]);
+    let error = call("aten::pop.t", vec![empty, IValue::Int(-1)]).unwrap_err();
+    assert_eq!(error.to_string(), "pop from empty list");
+    call("aten::sort.int", vec![list.clone(), IValue::Bool(true)]).unwrap();
+    assert_eq!(alias.to_int_vec().unwrap(), vec![10, 3, 2, 0]);
+}
+
+#[test]
+fn dict_kernels_keep_insertion_order() {
+    let dict = ferrojit_runtime::DictValue::new(Type::Str, Type::Int);
+    let dict = IValue::Dict(dict);
+    for (key, value) in [("b", 2), ("a", 1)] {
+        call(
+            "aten::_set_item.str",
+            vec![dict.clone(), IValue::from(key), IValue::Int(value)],
+        )
+        .unwrap();
+    }
+    let keys = call1("aten::keys.str", vec![dict.clone()]);
+    assert_eq!(keys.python_repr(), "['b', 'a']");
+    assert!(matches!(
+        call1(
+            "aten::__getitem__.Dict_str",
+            vec![dict.clone(), IValue::from("a")]
+        ),
+        IValue::Int(1)
+    ));
+    let error = call(
+        "aten::__getitem__.Dict_str",
+        vec![dict.clone(), IValue::from("z")],
+    )
+    .unwrap_err();
+    assert_eq!(error.to_string(), "KeyError: z");
+    assert!(call1("aten::get.str", vec![dict.clone(), IValue::from("z")]).is_none());
+    let items = call1("aten::items.str", vec![dict.clone()]);
+    assert_eq!(items.python_repr(), "[('b', 2), ('a', 1)]");
+    assert!(matches!(
+        call1("aten::pop.Dict_str", vec![dict.clone(), IValue::from("b")]),
+        IValue::Int(2)
+    ));
+    assert!(matches!(
+        call1("aten::len.Dict_str", vec![dict.clone()]),
+        IValue::Int(1)
+    ));
+}
+
+#[test]
+fn string_and_generic_kernels() {
+    let text = call1(
+        "aten::format",
+        vec![
+            IValue::from("{} + {} = {}"),
+            IValue::Int(1),
+            IValue::Double(1.5),
+            IValue::Double(2.5),
+        ],
+    );
+    assert_eq!(text.to_str().unwrap(), "1 + 1.5 = 2.5");
+    let list = IValue::int_list(&[1]);
+    assert!(matches!(
+        call1("aten::__is__", vec![list.clone(), list.clone()]),
+        IValue::Bool(true)
+    ));
+    assert!(matches!(
+        call1(
+            "aten::__isnot__",
+            vec![list.clone(), IValue::int_list(&[1])]
+        ),
+        IValue::Bool(true)
+    ));
+    assert!(matches!(
+        call1("aten::__is__", vec![IValue::None, IValue::None]),
+        IValue::Bool(true)
+    ));
+    let text = call1(
+        "aten::str",
+        vec![IValue::list(Type::Float, vec![IValue::Double(1.0)])],
+    );
+    assert_eq!(text.to_str().unwrap(), "[1.]");
+    assert!(matches!(
+        call1("aten::eq.str", vec![IValue::from("a"), IValue::from("a")]),
+        IValue::Bool(true)
+    ));
+    assert_eq!(
+        call1("aten::add.str", vec![IValue::from("ab"), IValue::from("c")])
+            .to_str()
+            .unwrap(),
+        "abc"
+    );
+    assert!(matches!(
+        call1(
+            "aten::__range_length",
+            vec![IValue::Int(0), IValue::Int(10), IValue::Int(3)]
+        ),
+        IValue::Int(4)
+    ));
+    assert!(matches!(
+        call1(
+            "aten::__derive_index",
+            vec![IValue::Int(2), IValue::Int(5), IValue::Int(-2)]
+        ),
+        IValue::Int(1)
+    ));
+    let error = call(
+        "aten::__range_length",
+        vec![IValue::Int(0), IValue::Int(10), IValue::Int(0)],
+    )
+    .unwrap_err();
+    assert_eq!(error.to_string(), "range() arg 3 must not be zero");
+    assert!(matches!(
+        call1("aten::Int.float", vec![IValue::Double(-3.9)]),
+        IValue::Int(-3)
+    ));
+    assert!(matches!(
+        call1("aten::pow.int", vec![IValue::Int(2), IValue::Int(3)]),
+        IValue::Double(v) if v == 8.0
+    ));
+    assert!(matches!(
+        call1("aten::__not__", vec![IValue::Bool(true)]),
+        IValue::Bool(false)
+    ));
+}
+
+#[test]
+fn tensor_kernels_follow_pytorch_promotion() {
+    let ints = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+    // int64 tensor + 2.5 (a Python float) -> float32 (the default dtype)
+    let out = call1(
+        "aten::add.Scalar",
+        vec![
+            IValue::Tensor(ints.clone()),
+            IValue::Double(2.5),
+            IValue::Int(1),
+        ],
+    );
+    let out = out.to_tensor().unwrap();
+    assert_eq!(out.dtype(), DType::Float32);
+    assert_eq!(values_f32(out), vec![3.5, 4.5]);
+    // x + 2 * y
+    let x = tensor_f32(&[1.0, 2.0], &[2]);
+    let y = tensor_f32(&[10.0, 20.0], &[2]);
+    let out = call1(
+        "aten::add.Tensor",
+        vec![
+            IValue::Tensor(x.clone()),
+            IValue::Tensor(y.clone()),
+            IValue::Int(2),
+        ],
+    );
+    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![21.0, 42.0]);
+    // 1 - x via rsub
+    let out = call1(
+        "aten::rsub.Scalar",
+        vec![IValue::Tensor(x.clone()), IValue::Int(1), IValue::Int(1)],
+    );
+    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![0.0, -1.0]);
+    // linear: [1, 2] @ [[1, 0], [1, 1]]^T + [0.5, -0.5] = [1.5, 2.5]
+    let weight = tensor_f32(&[1.0, 0.0, 1.0, 1.0], &[2, 2]);
+    let bias = tensor_f32(&[0.5, -0.5], &[2]);
+    let out = call1(
+        "aten::linear",
+        vec![
+            IValue::Tensor(x.clone().view(&[1, 2]).unwrap()),
+            IValue::Tensor(weight),
+            IValue::Tensor(bias),
+        ],
+    );
+    let out = out.to_tensor().unwrap();
+    assert_eq!(out.sizes(), &[1, 2]);
+    assert_eq!(values_f32(out), vec![1.5, 2.5]);
+    // sizes, sums, conversions
+    let matrix = tensor_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    assert_eq!(
+        call1("aten::size", vec![IValue::Tensor(matrix.clone())])
+            .to_int_vec()
+            .unwrap(),
+        vec![2, 3]
+    );
+    assert!(matches!(
+        call1(
+            "aten::size.int",
+            vec![IValue::Tensor(matrix.clone()), IValue::Int(-1)]
+        ),
+        IValue::Int(3)
+    ));
+    let rows = call1(
+        "aten::sum.dim_IntList",
+        vec![
+            IValue::Tensor(matrix.clone()),
+            IValue::int_list(&[1]),
+            IValue::Bool(false),
+            IValue::None,
+        ],
+    );
+    assert_eq!(values_f32(rows.to_tensor().unwrap()), vec![6.0, 15.0]);
+    let total = call1(
+        "aten::sum",
+        vec![IValue::Tensor(matrix.clone()), IValue::None],
+    );
+    assert!(matches!(
+        call1("aten::Float.Tensor", vec![total.clone()]),
+        IValue::Double(v) if v == 21.0
+    ));
+    assert!(matches!(
+        call1("aten::Int.Tensor", vec![total]),
+        IValue::Int(21)
+    ));
+    let error = call("aten::Bool.Tensor", vec![IValue::Tensor(matrix.clone())]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Boolean value of Tensor with more than one value is ambiguous"
+    );
+    // softmax of [0, ln 3] = [0.25, 0.75]
+    let logits = tensor_f32(&[0.0, 3f32.ln()], &[2]);
+    let probabilities = call1(
+        "aten::softmax.int",
+        vec![IValue::Tensor(logits), IValue::Int(0), IValue::None],
+    );
+    let probabilities = values_f32(probabilities.to_tensor().unwrap());
+    assert!((probabilities[0] - 0.25).abs() < 1e-6 && (probabilities[1] - 0.75).abs() < 1e-6);
+    // zeros with an explicit dtype (4 = int64), tensor from a nested list
+    let zeros = call1(
+        "aten::zeros",
+        vec![
+            IValue::int_list(&[2]),
+            IValue::Int(4),
+            IValue::None,
+            IValue::None,
+            IValue::None,
+        ],
+    );
+    assert_eq!(zeros.to_tensor().unwrap().dtype(), DType::Int64);
+    let nested = IValue::list(
+        Type::list(Type::Float),
+        vec![
+            IValue::list(Type::Float, vec![IValue::Double(1.0), IValue::Double(2.0)]),
+            IValue::list(Type::Float, vec![IValue::Double(3.0), IValue::Double(4.0)]),
+        ],
+    );
+    let built = call1(
+        "aten::tensor",
+        vec![nested, IValue::None, IValue::None, IValue::Bool(false)],
+    );
+    let built = built.to_tensor().unwrap();
+    assert_eq!(built.sizes(), &[2, 2]);
+    assert_eq!(built.dtype(), DType::Float32);
+    assert_eq!(values_f32(built), vec![1.0, 2.0, 3.0, 4.0]);
+    // in-place ops return self
+    let target = IValue::Tensor(tensor_f32(&[0.0, 0.0], &[2]));
+    let returned = call1(
+        "aten::fill_.Scalar",
+        vec![target.clone(), IValue::Double(7.0)],
+    );
+    assert!(returned.is_same_identity(&target));
+    assert_eq!(values_f32(target.to_tensor().unwrap()), vec![7.0, 7.0]);
+}
+
+#[test]
+fn tensor_errors_name_the_operator_in_the_interpreter() {
+    let mut g = ferrojit_ir::Graph::new();
+    let a = g.add_input(Type::Tensor, Some("a"));
+    let b = g.add_input(Type::Tensor, Some("b"));
+    let c = op1(
+        &mut g,
+        "aten::mm(Tensor self, Tensor mat2) -> Tensor",
+        &[a, b],
+        Type::Tensor,
+    );
+    g.register_output(c);
+    let error = ferrojit_runtime::run_graph(
+        &g,
+        vec![
+            IValue::Tensor(tensor_f32(&[1.0, 2.0], &[1, 2])),
+            IValue::Tensor(tensor_f32(&[1.0, 2.0, 3.0], &[3, 1])),
+        ],
+        &ferrojit_runtime::NoMethods,
+    )
+    .unwrap_err();
+    match error {
+        RuntimeError::Tensor { operator, .. } => assert_eq!(operator, "aten::mm"),
+        other => panic!("unexpected error {other:?}"),
+    }
+}
