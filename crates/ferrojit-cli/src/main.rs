@@ -37,6 +37,65 @@ enum Command {
         /// The method to call.
         #[arg(long, default_value = "forward")]
         method: String,
+        /// Stop with an error after N interpreter steps (per call, `__setstate__` during
+        /// loading included): a bound for untrusted models.
+        #[arg(long, value_name = "N")]
+        max_steps: Option<u64>,
+    },
+    /// Re-save a TorchScript archive through ferrojit's own printer and pickler.
+    Convert {
+        /// The TorchScript archive to read.
+        input: PathBuf,
+        /// Where to write the new archive.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Compile a TorchScript source file and save it as a module calling the entry function.
+    Compile {
+        /// The source file (top-level functions and script classes).
+        source: PathBuf,
+        /// Where to write the archive.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The function `forward` calls (default: `forward`, else `main`, else the last one).
+        #[arg(long)]
+        entry: Option<String>,
+    },
+    /// Time opening MODEL and running its forward: prints load_ms=, the spread, median_ms=.
+    Bench {
+        /// The TorchScript archive.
+        model: PathBuf,
+        /// A torch.save file holding a tuple of positional arguments.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// Timed runs.
+        #[arg(long, default_value_t = 20)]
+        iters: usize,
+        /// Untimed runs first (the first run, which compiles, always happens).
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// Intra-op threads (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Parse IR text in PyTorch's format, verify it and print it back canonically.
+    Ir {
+        /// A file holding one graph as `str(graph)` prints it.
+        file: PathBuf,
+    },
+    /// Show a method's graph (--graph), the model's code (--code) or its module tree (--summary).
+    Inspect {
+        /// The TorchScript archive.
+        model: PathBuf,
+        /// The method whose graph --graph prints.
+        #[arg(long, default_value = "forward")]
+        method: String,
+        #[arg(long, group = "view")]
+        graph: bool,
+        #[arg(long, group = "view")]
+        code: bool,
+        #[arg(long, group = "view")]
+        summary: bool,
     },
 }
 
@@ -81,12 +140,58 @@ fn main() -> ExitCode {
 
 /// Dispatches to one module per command (`commands/<name>.rs`).
 fn run(cli: Cli) -> Result<(), String> {
+    #[cfg(feature = "torchvision")]
+    ferrojit_torchvision::register().map_err(|e| format!("torchvision operators: {e}"))?;
     match cli.command {
         Command::Run {
             model,
             inputs,
             output,
             method,
-        } => commands::run::run_model(&model, inputs.as_deref(), output.as_deref(), &method),
+            max_steps,
+        } => commands::run::run_model(
+            &model,
+            inputs.as_deref(),
+            output.as_deref(),
+            &method,
+            max_steps,
+        ),
+        Command::Convert { input, output } => commands::convert::convert(&input, &output),
+        Command::Compile {
+            source,
+            output,
+            entry,
+        } => commands::compile::compile(&source, &output, entry.as_deref()),
+        Command::Bench {
+            model,
+            inputs,
+            iters,
+            warmup,
+            threads,
+        } => commands::bench::bench_model(&commands::bench::BenchOptions {
+            model: &model,
+            inputs: inputs.as_deref(),
+            iterations: iters,
+            warmup,
+            threads,
+            method: "forward",
+        }),
+        Command::Ir { file } => commands::ir::print_canonical_ir(&file),
+        Command::Inspect {
+            model,
+            method,
+            graph,
+            code,
+            summary,
+        } => {
+            use commands::inspect::InspectView;
+            let view = match (graph, code, summary) {
+                (true, _, _) => InspectView::Graph,
+                (_, true, _) => InspectView::Code,
+                (_, _, true) => InspectView::Summary,
+                _ => return Err("inspect needs one of --graph, --code or --summary".to_string()),
+            };
+            commands::inspect::inspect_model(&model, &method, view)
+        }
     }
 }

@@ -126,6 +126,9 @@ pub fn tolerance_for(dtype: ferrojit_tensor::DType) -> (f64, f64) {
     match dtype {
         DType::Float64 => (1e-10, 1e-12),
         DType::Float32 => (1e-5, 1e-6),
+        // About two units in the last place of each half type (as torch.testing does).
+        DType::Float16 => (1e-3, 1e-5),
+        DType::BFloat16 => (1.6e-2, 1e-5),
         _ => (0.0, 0.0),
     }
 }

@@ -21,13 +21,13 @@ pub type SourceLoader = Box<dyn Fn(&str) -> Option<Arc<SourceFile>> + Send + Syn
 
 /// A compile-time constant: a class constant (`in_features : Final[int] = 4`).
 #[derive(Debug, Clone)]
-pub(crate) enum ConstantValue {
+pub enum ConstantValue {
     Scalar(Option<AttributeValue>, Type),
     Tuple(Vec<ConstantValue>),
 }
 
 impl ConstantValue {
-    pub(crate) fn ty(&self) -> Type {
+    pub fn ty(&self) -> Type {
         match self {
             ConstantValue::Scalar(_, ty) => ty.clone(),
             ConstantValue::Tuple(items) => {
@@ -528,6 +528,50 @@ impl CompilationUnit {
             class.set_attribute_kind(name, AttributeKind::Buffer);
         }
         Ok(constants)
+    }
+
+    /// The class constants of a resolved class (`name : Final[T] = value`, or names listed in
+    /// `__constants__`), in declaration order. Used by the Python printer when saving.
+    pub fn class_constants(&self, qualified_name: &str) -> Vec<(String, ConstantValue)> {
+        let state = lock(&self.state);
+        let (Some(entry), Some(constants)) = (
+            state.classes.get(qualified_name),
+            state.class_constants.get(qualified_name),
+        ) else {
+            return Vec::new();
+        };
+        let mut listed = Vec::new();
+        for stmt in &entry.definition.body {
+            if let StmtKind::Assign(assign) = &stmt.kind {
+                if let ([target], Some(value)) = (assign.targets.as_slice(), &assign.value) {
+                    if matches!(&target.kind, ExprKind::Name(n) if n == "__constants__") {
+                        listed.extend(string_list(value).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        let mut ordered: Vec<(String, ConstantValue)> = Vec::new();
+        for stmt in &entry.definition.body {
+            let StmtKind::Assign(assign) = &stmt.kind else {
+                continue;
+            };
+            let [target] = assign.targets.as_slice() else {
+                continue;
+            };
+            let ExprKind::Name(name) = &target.kind else {
+                continue;
+            };
+            let is_final = assign.annotation.as_ref().is_some_and(is_final_annotation);
+            if !is_final && !listed.contains(name) {
+                continue;
+            }
+            if let Some(constant) = constants.get(name) {
+                if !ordered.iter().any(|(n, _)| n == name) {
+                    ordered.push((name.clone(), constant.clone()));
+                }
+            }
+        }
+        ordered
     }
 
     pub(crate) fn has_function(&self, qualified_name: &str) -> Result<bool, FrontendError> {

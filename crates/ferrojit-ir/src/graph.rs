@@ -104,6 +104,11 @@ pub struct NodeData {
     pub schema: Option<Arc<FunctionSchema>>,
     /// An opaque source location (file, line, column), if known.
     pub source_location: Option<SourceLocation>,
+    /// The tracer's module scope (`__module.conv`), printed as `, scope: NAME`.
+    pub scope: Option<String>,
+    /// Where this node was inlined from, innermost call first: each entry is the called
+    /// function's name and the location of the call.
+    pub call_stack: Vec<(String, SourceLocation)>,
     pub owning_block: Option<BlockId>,
     previous: Option<NodeId>,
     next: Option<NodeId>,
@@ -146,6 +151,10 @@ pub struct Graph {
     insert_point: InsertPoint,
     names: HashMap<String, ValueId>,
     name_base_suffix: HashMap<String, u64>,
+    /// The number an unnamed value prints as (`%5`), per value. Equal to the id unless the
+    /// parser set it from text, so parsed graphs print their numbers back unchanged.
+    value_numbers: Vec<u64>,
+    next_value_number: u64,
 }
 
 impl Default for Graph {
@@ -164,6 +173,8 @@ impl Graph {
             insert_point: InsertPoint::EndOf(BlockId(0)),
             names: HashMap::new(),
             name_base_suffix: HashMap::new(),
+            value_numbers: Vec::new(),
+            next_value_number: 0,
         };
         let top = graph.new_block(None);
         graph.top_block = top;
@@ -182,6 +193,8 @@ impl Graph {
             attributes: Vec::new(),
             schema: None,
             source_location: None,
+            scope: None,
+            call_stack: Vec::new(),
             owning_block: Some(block_id),
             previous: None,
             next: None,
@@ -334,8 +347,51 @@ impl Graph {
     pub fn value_display_name(&self, value: ValueId) -> String {
         match &self.values[value.index()].debug_name {
             Some(name) => name.clone(),
-            None => value.0.to_string(),
+            None => self.value_number(value).to_string(),
         }
+    }
+
+    /// The number an unnamed value prints as.
+    pub fn value_number(&self, value: ValueId) -> u64 {
+        self.value_numbers
+            .get(value.index())
+            .copied()
+            .unwrap_or(value.0 as u64)
+    }
+
+    /// Makes an unnamed value print as `%number`; values created later get larger numbers,
+    /// so they never print like this one.
+    pub fn set_value_number(&mut self, value: ValueId, number: u64) {
+        if let Some(slot) = self.value_numbers.get_mut(value.index()) {
+            *slot = number;
+        }
+        self.next_value_number = self.next_value_number.max(number.saturating_add(1));
+    }
+
+    /// Sets a debug name exactly as given, without PyTorch's uniquing (for the text parser,
+    /// which must keep names as written). Returns false, changing nothing, when another
+    /// value already has the name or the name is a plain number.
+    pub fn set_debug_name_exact(&mut self, value: ValueId, name: &str) -> bool {
+        if !Graph::is_valid_debug_name(name) {
+            return false;
+        }
+        if let Some(&owner) = self.names.get(name) {
+            return owner == value;
+        }
+        if let Some(old) = self.values[value.index()].debug_name.take() {
+            self.names.remove(&old);
+        }
+        self.names.insert(name.to_string(), value);
+        self.values[value.index()].debug_name = Some(name.to_string());
+        let (suffix, base) = split_numeric_suffix(name);
+        let known = self.name_base_suffix.entry(base).or_insert(0);
+        *known = (*known).max(suffix);
+        true
+    }
+
+    /// The value named `name` (debug name), if any.
+    pub fn value_by_name(&self, name: &str) -> Option<ValueId> {
+        self.names.get(name).copied()
     }
 
     /// Whether `name` can be a debug name: PyTorch rejects names that are plain numbers,
@@ -385,6 +441,9 @@ impl Graph {
 
     fn new_value(&mut self, ty: Type, definition: ValueDefinition) -> ValueId {
         let id = ValueId(self.values.len() as u32);
+        let number = self.next_value_number.max(id.0 as u64);
+        self.value_numbers.push(number);
+        self.next_value_number = number + 1;
         self.values.push(ValueData {
             ty,
             debug_name: None,
@@ -432,6 +491,8 @@ impl Graph {
             attributes: Vec::new(),
             schema: None,
             source_location: None,
+            scope: None,
+            call_stack: Vec::new(),
             owning_block: None,
             previous: None,
             next: None,
@@ -606,6 +667,97 @@ impl Graph {
         self.link_before(anchor, node);
     }
 
+    /// Moves `node` to just after `anchor`.
+    pub fn move_after(&mut self, node: NodeId, anchor: NodeId) {
+        if node == anchor {
+            return;
+        }
+        self.unlink(node);
+        match self.nodes[anchor.index()].next {
+            Some(next) => self.link_before(next, node),
+            None => {
+                let block = self.nodes[anchor.index()]
+                    .owning_block
+                    .unwrap_or(self.top_block);
+                self.append_to_block(block, node);
+            }
+        }
+    }
+
+    /// Creates and inserts a node for an operator call: the kind is the schema's name, the
+    /// outputs are typed by the schema's returns, and the schema is attached to the node.
+    pub fn insert_with_schema(
+        &mut self,
+        schema: Arc<FunctionSchema>,
+        inputs: &[ValueId],
+    ) -> NodeId {
+        let output_types: Vec<Type> = schema.returns.iter().map(|r| r.ty.clone()).collect();
+        let node = self.create_node(&schema.name, inputs, &output_types);
+        self.nodes[node.index()].schema = Some(schema);
+        self.insert_node(node)
+    }
+
+    /// Copies the nodes of `block` of `source` (which may be this graph's clone) to the
+    /// insertion point of this graph. `value_map` must map every value the block uses from
+    /// outside it (e.g. its parameters); it is extended with every copied value. Returns the
+    /// copied block's outputs, mapped.
+    pub fn copy_block_from(
+        &mut self,
+        source: &Graph,
+        block: BlockId,
+        value_map: &mut HashMap<ValueId, ValueId>,
+    ) -> Result<Vec<ValueId>, CopyError> {
+        for node in source.block_nodes(block) {
+            let data = source.node(node);
+            let mut inputs = Vec::with_capacity(data.inputs.len());
+            for input in &data.inputs {
+                inputs.push(*value_map.get(input).ok_or(CopyError::UnmappedValue(*input))?);
+            }
+            let output_types: Vec<Type> =
+                data.outputs.iter().map(|&o| source.value_type(o).clone()).collect();
+            let copy = self.create_node(data.kind.as_str(), &inputs, &output_types);
+            {
+                let target = &mut self.nodes[copy.index()];
+                target.attributes = data.attributes.clone();
+                target.schema = data.schema.clone();
+                target.source_location = data.source_location.clone();
+                target.scope = data.scope.clone();
+                target.call_stack = data.call_stack.clone();
+            }
+            for (index, &output) in data.outputs.iter().enumerate() {
+                let new_output = self.nodes[copy.index()].outputs[index];
+                if let Some(name) = source.debug_name(output) {
+                    self.set_debug_name(new_output, name);
+                }
+                value_map.insert(output, new_output);
+            }
+            self.insert_node(copy);
+            let saved_point = self.insert_point;
+            for &nested in &data.blocks {
+                let new_block = self.add_node_block(copy);
+                for &parameter in source.block_parameters(nested) {
+                    let new_parameter =
+                        self.add_block_parameter(new_block, source.value_type(parameter).clone());
+                    if let Some(name) = source.debug_name(parameter) {
+                        self.set_debug_name(new_parameter, name);
+                    }
+                    value_map.insert(parameter, new_parameter);
+                }
+                self.insert_point = InsertPoint::EndOf(new_block);
+                let outputs = self.copy_block_from(source, nested, value_map)?;
+                for output in outputs {
+                    self.add_block_output(new_block, output);
+                }
+            }
+            self.insert_point = saved_point;
+        }
+        source
+            .block_outputs(block)
+            .iter()
+            .map(|o| value_map.get(o).copied().ok_or(CopyError::UnmappedValue(*o)))
+            .collect()
+    }
+
     /// Makes every use of `old` a use of `new`.
     pub fn replace_all_uses_with(&mut self, old: ValueId, new: ValueId) {
         if old == new {
@@ -674,6 +826,13 @@ impl Graph {
         }
         result
     }
+}
+
+/// Why a block could not be copied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CopyError {
+    #[error("value {0} is used by the copied block but has no mapping")]
+    UnmappedValue(ValueId),
 }
 
 /// Splits `x.3` into (3, "x"); names without a numeric suffix give (1, name).

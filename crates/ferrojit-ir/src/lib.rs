@@ -4,7 +4,9 @@
 //! See ARCHITECTURE.md for the invariants every graph keeps.
 
 pub mod attributes;
+pub mod filecheck;
 pub mod graph;
+pub mod parser;
 pub mod printer;
 pub mod schema;
 pub mod types;
@@ -12,9 +14,14 @@ pub mod verifier;
 
 pub use attributes::AttributeValue;
 pub use graph::{
-    BlockId, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition, ValueId,
+    BlockId, CopyError, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition,
+    ValueId,
 };
+pub use parser::{parse_graph, parse_graph_with_classes, parse_type, IrParseError};
 pub use schema::{
     parse_schema, AliasInfo, Argument, DefaultValue, FunctionSchema, SchemaParseError,
 };
-pub use types::{AttributeKind, ClassAttribute, ClassType, Type};
+pub use types::{
+    unify_type_list, unify_types, AttributeKind, ClassAttribute, ClassType, NamedTupleType,
+    TensorRefinement, Type,
+};

@@ -12,7 +12,12 @@
 
 use std::fmt::{self, Write};
 
+use crate::attributes::AttributeValue;
 use crate::graph::{BlockId, Graph, NodeId, ValueId};
+
+/// Nodes carrying a `Subgraph` attribute print as `KIND_N` and their subgraphs follow the
+/// graph as `with KIND_N = graph(...)` sections, numbered in print order.
+const SUBGRAPH_ATTRIBUTE: &str = "Subgraph";
 
 impl Graph {
     fn write_value_list(&self, out: &mut String, values: &[ValueId], separator: &str) {
@@ -39,25 +44,59 @@ impl Graph {
         }
     }
 
-    fn write_node(&self, out: &mut String, node: NodeId, level: usize) {
+    fn write_attributes(&self, out: &mut String, node: NodeId, skip_subgraph: bool) {
+        out.push('[');
+        let mut first = true;
+        for (name, value) in &self.node(node).attributes {
+            if skip_subgraph && name == SUBGRAPH_ATTRIBUTE {
+                continue;
+            }
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            let _ = write!(out, "{name}={}", value.to_ir_string());
+        }
+        out.push(']');
+    }
+
+    fn write_node<'g>(
+        &'g self,
+        out: &mut String,
+        node: NodeId,
+        level: usize,
+        groups: &mut Vec<(&'g str, &'g Graph)>,
+    ) {
         indent(out, level);
         let data = self.node(node);
         self.write_typed_value_list(out, &data.outputs, ", ");
         out.push_str(" = ");
-        out.push_str(data.kind.as_str());
-        if !data.attributes.is_empty() {
-            out.push('[');
-            for (index, (name, value)) in data.attributes.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(out, "{name}={}", value.to_ir_string());
+        let subgraph = data
+            .attributes
+            .iter()
+            .find(|(name, _)| name == SUBGRAPH_ATTRIBUTE)
+            .and_then(|(_, value)| match value {
+                AttributeValue::Graph(graph) => Some(graph.as_ref()),
+                _ => None,
+            });
+        if let Some(subgraph) = subgraph {
+            let _ = write!(out, "{}_{}", data.kind.as_str(), groups.len());
+            if data.attributes.len() > 1 && !data.kind.is("prim::DifferentiableGraph") {
+                self.write_attributes(out, node, true);
             }
-            out.push(']');
+            groups.push((data.kind.as_str(), subgraph));
+        } else {
+            out.push_str(data.kind.as_str());
+            if !data.attributes.is_empty() {
+                self.write_attributes(out, node, false);
+            }
         }
         out.push('(');
         self.write_value_list(out, &data.inputs, ", ");
         out.push(')');
+        if let Some(scope) = &data.scope {
+            let _ = write!(out, ", scope: {scope}");
+        }
         if let Some(location) = &data.source_location {
             let _ = write!(
                 out,
@@ -67,17 +106,24 @@ impl Graph {
         }
         out.push('\n');
         for (index, &block) in data.blocks.iter().enumerate() {
-            self.write_block(out, block, index, level + 1);
+            self.write_block(out, block, index, level + 1, groups);
         }
     }
 
-    fn write_block(&self, out: &mut String, block: BlockId, index: usize, level: usize) {
+    fn write_block<'g>(
+        &'g self,
+        out: &mut String,
+        block: BlockId,
+        index: usize,
+        level: usize,
+        groups: &mut Vec<(&'g str, &'g Graph)>,
+    ) {
         indent(out, level);
         let _ = write!(out, "block{index}(");
         self.write_typed_value_list(out, self.block_parameters(block), ", ");
         out.push_str("):\n");
         for node in self.block_nodes(block) {
-            self.write_node(out, node, level + 1);
+            self.write_node(out, node, level + 1, groups);
         }
         indent(out, level + 1);
         out.push_str("-> (");
@@ -85,19 +131,37 @@ impl Graph {
         out.push_str(")\n");
     }
 
-    /// The graph in PyTorch's text form.
+    /// The graph in PyTorch's text form, subgraph sections included.
     pub fn to_ir_string(&self) -> String {
         let mut out = String::new();
+        // Subgraphs nest as deeply as the text that built them; an explicit work list keeps
+        // printing off the call stack for the graph-in-graph direction.
+        let mut pending: Vec<(Option<String>, &Graph)> = vec![(None, self)];
+        while let Some((header, graph)) = pending.pop() {
+            if let Some(header) = header {
+                out.push_str(&header);
+            }
+            let groups = graph.write_graph_body(&mut out);
+            for (index, (kind, subgraph)) in groups.into_iter().enumerate().rev() {
+                pending.push((Some(format!("with {kind}_{index} = ")), subgraph));
+            }
+        }
+        out
+    }
+
+    /// Prints `graph(...)` up to `return (...)`; returns the subgraphs met, in order.
+    fn write_graph_body<'g>(&'g self, out: &mut String) -> Vec<(&'g str, &'g Graph)> {
+        let mut groups = Vec::new();
         out.push_str("graph(");
-        self.write_typed_value_list(&mut out, self.inputs(), ",\n      ");
+        self.write_typed_value_list(out, self.inputs(), ",\n      ");
         out.push_str("):\n");
         for node in self.block_nodes(self.top_block()) {
-            self.write_node(&mut out, node, 1);
+            self.write_node(out, node, 1, &mut groups);
         }
         out.push_str("  return (");
-        self.write_value_list(&mut out, self.outputs(), ", ");
+        self.write_value_list(out, self.outputs(), ", ");
         out.push_str(")\n");
-        out
+        groups
     }
 }
 

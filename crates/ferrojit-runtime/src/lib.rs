@@ -19,4 +19,6 @@ pub use interpreter::{
 pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TupleValue};
 pub use module::Module;
 pub use object::{MethodSource, NoMethods, Object};
-pub use registry::{Kernel, KernelFn, Operator, OperatorRegistry, Stack};
+/// The intra-op thread count (the tensor kernels' worker pool; default: the number of cores).
+pub use ferrojit_tensor::ops::parallel::{num_threads, set_num_threads};
+pub use registry::{register_operator, Kernel, KernelFn, Operator, OperatorRegistry, Stack};

@@ -1,9 +1,15 @@
 //! The operator registry: PyTorch schemas paired with kernels, looked up by full name
 //! (`aten::add.Tensor`), by name for the compiler's overload matching, or by argument types.
+//!
+//! Besides the builtin tables, operators can be added at any time through a shared reference
+//! ([`OperatorRegistry::add_operator`], or [`register_operator`] for the global registry):
+//! this is the public custom-operator API (`mylib::op(Tensor x, int k) -> Tensor`). An archive
+//! calling `ops.mylib.op(...)` compiles and runs once the operator is registered, as long as
+//! registration happens before the method using it is first called (methods compile lazily).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use ferrojit_ir::{parse_schema, FunctionSchema, Type};
 
@@ -40,14 +46,64 @@ pub struct OperatorRegistry {
     by_full_name: HashMap<String, usize>,
     by_name: HashMap<String, Vec<usize>>,
     registration_errors: Vec<String>,
+    /// Operators added through `&self` (custom operators), after the registry may be shared.
+    added: RwLock<AddedOperators>,
+}
+
+/// Operators registered through [`OperatorRegistry::add_operator`]. Each one is leaked so that
+/// lookups can hand out plain references while other threads keep registering: custom
+/// operators live as long as the process, like PyTorch's `TORCH_LIBRARY` registrations.
+#[derive(Default)]
+struct AddedOperators {
+    in_order: Vec<&'static Operator>,
+    by_full_name: HashMap<String, &'static Operator>,
+    by_name: HashMap<String, Vec<&'static Operator>>,
 }
 
 impl fmt::Debug for OperatorRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OperatorRegistry")
             .field("operators", &self.operators.len())
+            .field("added_operators", &self.read_added().in_order.len())
             .finish()
     }
+}
+
+/// Registers a custom operator in the global registry (the one the interpreter and the
+/// archive loader use): `schema` is a PyTorch schema string such as
+/// `mylib::op(Tensor x, int k) -> Tensor`, and `kernel` pops the arguments (pushed in schema
+/// order, defaults filled in) and pushes the results. Fails on a malformed schema or a full
+/// name (`mylib::op`, `mylib::op.overload`) that is already registered.
+///
+/// ```
+/// use ferrojit_runtime::{register_operator, IValue, Stack};
+/// register_operator("doc_example::twice(int x) -> int", |stack: &mut Stack| {
+///     let [x] = ferrojit_runtime::registry::pop_arguments::<1>(stack)?;
+///     stack.push(IValue::Int(x.to_int()? * 2));
+///     Ok(())
+/// })
+/// .unwrap();
+/// ```
+pub fn register_operator<F>(schema: &str, kernel: F) -> Result<()>
+where
+    F: Fn(&mut Stack) -> Result<()> + Send + Sync + 'static,
+{
+    OperatorRegistry::global().add_operator(schema, Arc::new(kernel))
+}
+
+/// Pops a kernel's `N` arguments, returned in schema order (first argument first). Fails
+/// (instead of panicking) when the stack holds fewer values.
+pub fn pop_arguments<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
+    if stack.len() < N {
+        return Err(RuntimeError::InvalidGraph(format!(
+            "operator expected {N} arguments on the stack but found {}",
+            stack.len()
+        )));
+    }
+    let tail = stack.split_off(stack.len() - N);
+    tail.try_into().map_err(|_| {
+        RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
+    })
 }
 
 impl OperatorRegistry {
@@ -79,7 +135,9 @@ impl OperatorRegistry {
     pub fn register_boxed(&mut self, schema: &str, kernel: Kernel) -> Result<()> {
         let parsed = parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
         let full_name = parsed.full_name();
-        if self.by_full_name.contains_key(&full_name) {
+        if self.by_full_name.contains_key(&full_name)
+            || self.read_added().by_full_name.contains_key(&full_name)
+        {
             return Err(RuntimeError::Registration(format!(
                 "operator {full_name} is already registered"
             )));
@@ -95,6 +153,42 @@ impl OperatorRegistry {
             kernel,
         });
         Ok(())
+    }
+
+    /// Adds an operator through a shared reference, so it works on the global registry while
+    /// it is in use (see [`register_operator`]). Same checks as [`OperatorRegistry::register`].
+    pub fn add_operator(&self, schema: &str, kernel: Kernel) -> Result<()> {
+        let parsed = parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
+        let full_name = parsed.full_name();
+        let mut added = self.added.write().unwrap_or_else(PoisonError::into_inner);
+        if self.by_full_name.contains_key(&full_name) || added.by_full_name.contains_key(&full_name)
+        {
+            return Err(RuntimeError::Registration(format!(
+                "operator {full_name} is already registered"
+            )));
+        }
+        let name = parsed.name.clone();
+        let operator: &'static Operator = Box::leak(Box::new(Operator {
+            schema: Arc::new(parsed),
+            kernel,
+        }));
+        added.in_order.push(operator);
+        added.by_full_name.insert(full_name, operator);
+        added.by_name.entry(name).or_default().push(operator);
+        Ok(())
+    }
+
+    /// Operators added with [`OperatorRegistry::add_operator`], in registration order.
+    pub fn added_operators(&self) -> Vec<Operator> {
+        self.read_added()
+            .in_order
+            .iter()
+            .map(|&operator| operator.clone())
+            .collect()
+    }
+
+    fn read_added(&self) -> std::sync::RwLockReadGuard<'_, AddedOperators> {
+        self.added.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Registers a table of builtins, recording (not panicking on) failures; see
@@ -114,14 +208,23 @@ impl OperatorRegistry {
 
     /// The operator with this full name (`aten::add.Tensor`, or `aten::relu`).
     pub fn lookup(&self, full_name: &str) -> Option<&Operator> {
-        self.by_full_name
+        if let Some(operator) = self
+            .by_full_name
             .get(full_name)
             .and_then(|&index| self.operators.get(index))
+        {
+            return Some(operator);
+        }
+        let added: Option<&'static Operator> =
+            self.read_added().by_full_name.get(full_name).copied();
+        added
     }
 
-    /// Every overload registered under `qualified_name` (`aten::add`), in registration order.
+    /// Every overload registered under `qualified_name` (`aten::add`), in registration order
+    /// (table-registered operators first, then added ones).
     pub fn overloads(&self, qualified_name: &str) -> Vec<Arc<FunctionSchema>> {
-        self.by_name
+        let mut schemas: Vec<Arc<FunctionSchema>> = self
+            .by_name
             .get(qualified_name)
             .map(|indices| {
                 indices
@@ -130,10 +233,15 @@ impl OperatorRegistry {
                     .map(|op| op.schema.clone())
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(added) = self.read_added().by_name.get(qualified_name) {
+            schemas.extend(added.iter().map(|op| op.schema.clone()));
+        }
+        schemas
     }
 
-    /// All operators in registration order.
+    /// Operators registered with `&mut self` (the builtin tables), in registration order; see
+    /// [`OperatorRegistry::added_operators`] for the others.
     pub fn operators(&self) -> &[Operator] {
         &self.operators
     }
@@ -141,11 +249,21 @@ impl OperatorRegistry {
     /// The first overload of `name` whose arguments accept values of `types` (positionally;
     /// trailing arguments with defaults may be omitted). For nodes without a stored schema.
     pub fn find_by_types(&self, name: &str, types: &[Type]) -> Option<&Operator> {
-        let indices = self.by_name.get(name)?;
-        indices
-            .iter()
-            .filter_map(|&i| self.operators.get(i))
-            .find(|op| schema_accepts(&op.schema, types))
+        let builtin = self.by_name.get(name).and_then(|indices| {
+            indices
+                .iter()
+                .filter_map(|&i| self.operators.get(i))
+                .find(|op| schema_accepts(&op.schema, types))
+        });
+        if builtin.is_some() {
+            return builtin;
+        }
+        let added: Option<&'static Operator> = self
+            .read_added()
+            .by_name
+            .get(name)
+            .and_then(|ops| ops.iter().copied().find(|op| schema_accepts(&op.schema, types)));
+        added
     }
 }
 
@@ -246,6 +364,57 @@ mod tests {
             .register("aten::add.int(int a, int b) -> int", noop)
             .is_err());
         assert!(registry.register("aten::add.bad(int a", noop).is_err());
+    }
+
+    fn push_seven(stack: &mut Stack) -> Result<()> {
+        stack.push(IValue::Int(7));
+        Ok(())
+    }
+
+    #[test]
+    fn operators_added_through_a_shared_reference_are_found() {
+        let mut registry = OperatorRegistry::new();
+        registry
+            .register("mylib::op.int(int a) -> int", noop)
+            .unwrap();
+        let shared = &registry;
+        shared
+            .add_operator("mylib::op(Tensor x, int k) -> Tensor", Arc::new(push_seven))
+            .unwrap();
+        // Duplicates are refused whichever way they were registered first.
+        assert!(shared
+            .add_operator("mylib::op(Tensor x) -> Tensor", Arc::new(noop))
+            .is_err());
+        assert!(shared
+            .add_operator("mylib::op.int(int a) -> int", Arc::new(noop))
+            .is_err());
+        assert!(registry.register("mylib::op(int a) -> int", noop).is_err());
+        assert!(registry
+            .add_operator("mylib::broken(Tensor x", Arc::new(noop))
+            .is_err());
+        let names: Vec<String> = registry
+            .overloads("mylib::op")
+            .iter()
+            .map(|s| s.full_name())
+            .collect();
+        assert_eq!(names, vec!["mylib::op.int", "mylib::op"]);
+        let operator = registry.lookup("mylib::op").unwrap();
+        let mut stack = Stack::new();
+        (operator.kernel)(&mut stack).unwrap();
+        assert!(matches!(stack.as_slice(), [IValue::Int(7)]));
+        let found = registry
+            .find_by_types("mylib::op", &[Type::Tensor, Type::Int])
+            .unwrap();
+        assert_eq!(found.schema.full_name(), "mylib::op");
+        assert_eq!(registry.added_operators().len(), 1);
+    }
+
+    #[test]
+    fn pop_arguments_refuses_a_short_stack() {
+        let mut stack: Stack = vec![IValue::Int(1), IValue::Int(2)];
+        assert!(pop_arguments::<3>(&mut stack).is_err());
+        let [a, b] = pop_arguments::<2>(&mut stack).unwrap();
+        assert!(matches!((a, b), (IValue::Int(1), IValue::Int(2))));
     }
 
     #[test]

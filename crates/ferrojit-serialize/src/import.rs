@@ -10,6 +10,7 @@ use ferrojit_frontend::operators::OperatorSchemas;
 use ferrojit_frontend::source::SourceFile;
 use ferrojit_ir::{AttributeValue, ClassType, FunctionSchema, Graph, Type};
 use ferrojit_runtime::error::RuntimeError;
+use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::module::Module;
 use ferrojit_runtime::object::MethodSource;
@@ -109,14 +110,31 @@ pub struct LoadedModule {
 
 /// Loads a `torch.jit.save` archive from a file.
 pub fn load_module(path: &Path) -> Result<LoadedModule, LoadError> {
+    load_module_with_options(path, &RunOptions::default())
+}
+
+/// Loads a `torch.jit.save` archive from a file; `options` bound the `__setstate__`
+/// methods that run during loading (e.g. a step budget for untrusted models).
+pub fn load_module_with_options(
+    path: &Path,
+    options: &RunOptions,
+) -> Result<LoadedModule, LoadError> {
     let archive = ArchiveReader::open(path)?;
-    load_module_from_archive(&archive)
+    load_module_from_archive(&archive, options)
 }
 
 /// Loads a `torch.jit.save` archive held in memory.
 pub fn load_module_from_bytes(bytes: Vec<u8>) -> Result<LoadedModule, LoadError> {
+    load_module_from_bytes_with_options(bytes, &RunOptions::default())
+}
+
+/// Loads a `torch.jit.save` archive held in memory, with `options` bounding `__setstate__`.
+pub fn load_module_from_bytes_with_options(
+    bytes: Vec<u8>,
+    options: &RunOptions,
+) -> Result<LoadedModule, LoadError> {
     let archive = ArchiveReader::from_bytes(bytes)?;
-    load_module_from_archive(&archive)
+    load_module_from_archive(&archive, options)
 }
 
 fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
@@ -156,7 +174,10 @@ fn code_record_name(qualifier: &str) -> String {
     format!("code/{}.py", qualifier.replace('.', "/"))
 }
 
-fn load_module_from_archive(archive: &ArchiveReader) -> Result<LoadedModule, LoadError> {
+fn load_module_from_archive(
+    archive: &ArchiveReader,
+    options: &RunOptions,
+) -> Result<LoadedModule, LoadError> {
     check_version(archive)?;
     if !archive.has_record("data.pkl") {
         return Err(LoadError::format(
@@ -200,7 +221,7 @@ fn load_module_from_archive(archive: &ArchiveReader) -> Result<LoadedModule, Loa
     let root = reader.convert(&pickled)?;
     // PyTorch runs __setstate__ after the object graph exists, innermost objects first.
     for (object, state) in reader.take_pending_setstate().into_iter().rev() {
-        Module::new(object).run_method("__setstate__", vec![state])?;
+        Module::new(object).run_method_with_options("__setstate__", vec![state], options)?;
     }
     let IValue::Object(object) = root else {
         return Err(LoadError::format(

@@ -3,10 +3,12 @@
 //! `torch.save` files into values, and back.
 
 pub mod error;
+pub mod export;
 pub mod import;
 pub mod load_error;
 pub mod pickle_value;
 pub mod pickler;
+pub mod python_printer;
 pub mod torch_save;
 pub mod unpickler;
 pub mod values;

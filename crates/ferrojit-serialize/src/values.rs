@@ -313,6 +313,12 @@ impl<'a> ValueReader<'a> {
             .as_str()
             .ok_or_else(|| self.error("storage key is not a string"))?
             .to_string();
+        // Storages are loaded onto the CPU; a location naming no real device is refused.
+        let location = parts[3]
+            .as_str()
+            .ok_or_else(|| self.error("storage location is not a string"))?;
+        Device::parse(location)
+            .map_err(|_| self.error(format!("storage {key} is on unknown device '{location}'")))?;
         let numel = self.non_negative(&parts[4], "storage element count")?;
         if let Some(existing) = self.storages.get(&key) {
             if existing.dtype() != dtype {
@@ -339,7 +345,7 @@ impl<'a> ValueReader<'a> {
                 ),
             ));
         }
-        let bytes = self.archive.read_record(&record)?;
+        let bytes = self.archive.record_bytes(&record)?;
         let storage = Storage::from_bytes(dtype, &bytes, self.little_endian).map_err(|source| {
             LoadError::Tensor {
                 context: record.clone(),
@@ -449,11 +455,23 @@ pub fn read_byte_order(archive: &ArchiveReader) -> Result<bool, LoadError> {
 }
 
 /// Writes values as pickles, collecting the storages their tensors reference.
+///
+/// Two modes: `torch.save` files (plain containers; objects refused) and TorchScript
+/// archives ([`ValueWriter::for_torchscript`]: objects as `GLOBAL '__torch__.… Name'`
+/// EMPTY_TUPLE NEWOBJ + state BUILD, typed lists and dicts tagged as PyTorch's jit
+/// pickler tags them, shared lists, dicts, tuples and objects written once).
 #[derive(Default)]
 pub struct ValueWriter {
     storages: Vec<Storage>,
     /// One persistent id per storage, shared so the pickler writes it once and memoizes it.
     storage_ids: Vec<PickleValue>,
+    torchscript: bool,
+    /// Already converted shared values (lists, dicts, tuples, objects), by address.
+    shared: HashMap<usize, PickleValue>,
+    /// One `PickleValue` per distinct string, so the pickler memoizes strings by content.
+    strings: HashMap<String, PickleValue>,
+    /// Qualified names of the classes of the objects written, in first-seen order.
+    classes: Vec<String>,
 }
 
 impl ValueWriter {
@@ -461,9 +479,22 @@ impl ValueWriter {
         ValueWriter::default()
     }
 
+    /// A writer for TorchScript archives (`data.pkl`, `constants.pkl`).
+    pub fn for_torchscript() -> ValueWriter {
+        ValueWriter {
+            torchscript: true,
+            ..ValueWriter::default()
+        }
+    }
+
     /// The storages referenced so far; storage `i` is written as record `data/i`.
     pub fn storages(&self) -> &[Storage] {
         &self.storages
+    }
+
+    /// The classes of the objects written so far, in first-seen order.
+    pub fn classes(&self) -> &[String] {
+        &self.classes
     }
 
     /// The shared persistent id of `storage`, assigning it the next key on first sight.
@@ -477,10 +508,10 @@ impl ValueWriter {
         }
         let key = self.storages.len();
         let pid = PickleValue::persistent_id(PickleValue::tuple(vec![
-            PickleValue::str("storage"),
+            self.string("storage"),
             PickleValue::global("torch", storage.dtype().to_torch_storage_name()),
-            PickleValue::str(&key.to_string()),
-            PickleValue::str("cpu"),
+            self.string(&key.to_string()),
+            self.string("cpu"),
             PickleValue::Int(storage.len_elements() as i64),
         ]));
         self.storages.push(storage.clone());
@@ -488,14 +519,35 @@ impl ValueWriter {
         pid
     }
 
+    fn string(&mut self, text: &str) -> PickleValue {
+        if !self.torchscript {
+            return PickleValue::str(text);
+        }
+        self.strings
+            .entry(text.to_string())
+            .or_insert_with(|| PickleValue::str(text))
+            .clone()
+    }
+
     /// Converts a value to its pickled form. `what` names the file for error messages.
     pub fn convert(&mut self, value: &IValue, what: &str) -> Result<PickleValue, LoadError> {
-        self.convert_at(value, what, 0)
+        self.convert_at(value, None, what, 0)
+    }
+
+    fn shared_key(value: &IValue) -> Option<usize> {
+        match value {
+            IValue::List(list) => Some(Arc::as_ptr(list) as *const u8 as usize),
+            IValue::Dict(dict) => Some(Arc::as_ptr(dict) as *const u8 as usize),
+            IValue::Tuple(tuple) => Some(Arc::as_ptr(tuple) as *const u8 as usize),
+            IValue::Object(object) => Some(Arc::as_ptr(object) as *const u8 as usize),
+            _ => None,
+        }
     }
 
     fn convert_at(
         &mut self,
         value: &IValue,
+        declared: Option<&Type>,
         what: &str,
         depth: usize,
     ) -> Result<PickleValue, LoadError> {
@@ -505,49 +557,112 @@ impl ValueWriter {
                 format!("values nested deeper than {MAX_VALUE_DEPTH} levels"),
             ));
         }
-        Ok(match value {
+        let key = if self.torchscript {
+            Self::shared_key(value)
+        } else {
+            None
+        };
+        if let Some(key) = key {
+            if let Some(done) = self.shared.get(&key) {
+                return Ok(done.clone());
+            }
+        }
+        let result = match value {
             IValue::None => PickleValue::None,
             IValue::Bool(b) => PickleValue::Bool(*b),
             IValue::Int(i) => PickleValue::Int(*i),
             IValue::Double(f) => PickleValue::Float(*f),
-            IValue::Str(s) => PickleValue::str(s),
+            IValue::Str(s) => self.string(s),
             IValue::Tensor(tensor) => self.tensor(tensor),
-            IValue::Device(device) => PickleValue::reduce(
-                PickleValue::global("torch", "device"),
-                vec![PickleValue::str(&device.to_string())],
-            ),
+            IValue::Device(device) => {
+                let text = self.string(&device.to_string());
+                PickleValue::reduce(PickleValue::global("torch", "device"), vec![text])
+            }
             IValue::List(list) => {
+                let element_type = match (list.element_type(), declared) {
+                    (Type::Any, Some(Type::List(declared))) => (**declared).clone(),
+                    (own, _) => own.clone(),
+                };
                 let mut items = Vec::new();
                 for item in list.to_vec() {
-                    items.push(self.convert_at(&item, what, depth + 1)?);
+                    items.push(self.convert_at(&item, Some(&element_type), what, depth + 1)?);
                 }
-                PickleValue::list(items)
+                let plain = PickleValue::list(items);
+                if self.torchscript {
+                    let builder = match element_type {
+                        Type::Int => Some("build_intlist"),
+                        Type::Float => Some("build_doublelist"),
+                        Type::Bool => Some("build_boollist"),
+                        Type::Tensor => Some("build_tensorlist"),
+                        _ => None,
+                    };
+                    match builder {
+                        Some(builder) => PickleValue::reduce(
+                            PickleValue::global("torch.jit._pickle", builder),
+                            vec![plain],
+                        ),
+                        None => {
+                            let tag = self.string(&Type::list(element_type).annotation_str());
+                            PickleValue::reduce(
+                                PickleValue::global("torch.jit._pickle", "restore_type_tag"),
+                                vec![plain, tag],
+                            )
+                        }
+                    }
+                } else {
+                    plain
+                }
             }
             IValue::Tuple(tuple) => {
+                let element_types: Vec<Option<Type>> = match declared {
+                    Some(Type::Tuple(types)) if types.len() == tuple.items.len() => {
+                        types.iter().cloned().map(Some).collect()
+                    }
+                    _ => vec![None; tuple.items.len()],
+                };
                 let mut items = Vec::new();
-                for item in tuple.items.iter() {
-                    items.push(self.convert_at(item, what, depth + 1)?);
+                for (item, ty) in tuple.items.iter().zip(&element_types) {
+                    items.push(self.convert_at(item, ty.as_ref(), what, depth + 1)?);
                 }
                 PickleValue::tuple(items)
             }
             IValue::Dict(dict) => {
+                let (key_type, value_type) = match (dict.key_type(), dict.value_type(), declared)
+                {
+                    (Type::Any, _, Some(Type::Dict(k, v))) | (_, Type::Any, Some(Type::Dict(k, v))) => {
+                        ((**k).clone(), (**v).clone())
+                    }
+                    (k, v, _) => (k.clone(), v.clone()),
+                };
                 let mut items = Vec::new();
                 for (key, item) in dict.entries() {
                     items.push((
-                        self.convert_at(&key, what, depth + 1)?,
-                        self.convert_at(&item, what, depth + 1)?,
+                        self.convert_at(&key, Some(&key_type), what, depth + 1)?,
+                        self.convert_at(&item, Some(&value_type), what, depth + 1)?,
                     ));
                 }
-                PickleValue::dict(items)
+                let plain = PickleValue::dict(items);
+                if self.torchscript {
+                    let tag = self.string(&Type::dict(key_type, value_type).annotation_str());
+                    PickleValue::reduce(
+                        PickleValue::global("torch.jit._pickle", "restore_type_tag"),
+                        vec![plain, tag],
+                    )
+                } else {
+                    plain
+                }
             }
             IValue::Object(object) => {
-                return Err(LoadError::format(
-                    what,
-                    format!(
-                        "cannot write an object of class {} to a torch.save file",
-                        object.class().qualified_name()
-                    ),
-                ))
+                if !self.torchscript {
+                    return Err(LoadError::format(
+                        what,
+                        format!(
+                            "cannot write an object of class {} to a torch.save file",
+                            object.class().qualified_name()
+                        ),
+                    ));
+                }
+                return self.object(object, key, what, depth);
             }
             IValue::Uninitialized => {
                 return Err(LoadError::format(
@@ -555,7 +670,55 @@ impl ValueWriter {
                     "cannot write an uninitialized value",
                 ))
             }
-        })
+        };
+        if let Some(key) = key {
+            self.shared.insert(key, result.clone());
+        }
+        Ok(result)
+    }
+
+    /// `GLOBAL '<qualifier> <Name>'` EMPTY_TUPLE NEWOBJ, then the state and BUILD: the
+    /// result of `__getstate__` when the class defines it, else the attribute dict.
+    fn object(
+        &mut self,
+        object: &Arc<Object>,
+        key: Option<usize>,
+        what: &str,
+        depth: usize,
+    ) -> Result<PickleValue, LoadError> {
+        let class = object.class().clone();
+        let qualified = class.qualified_name().to_string();
+        let (module, name) = qualified.rsplit_once('.').ok_or_else(|| {
+            LoadError::format(what, format!("class {qualified} has no qualifier"))
+        })?;
+        if !self.classes.contains(&qualified) {
+            self.classes.push(qualified.clone());
+        }
+        let pickled = PickleValue::object(module, name, vec![]);
+        if let Some(key) = key {
+            self.shared.insert(key, pickled.clone());
+        }
+        let state = if class.has_method("__getstate__") {
+            let state = ferrojit_runtime::module::Module::new(object.clone())
+                .run_method("__getstate__", vec![])?;
+            self.convert_at(&state, None, what, depth + 1)?
+        } else {
+            let slots = object.slots();
+            let mut items = Vec::new();
+            for (index, attribute) in class.attributes().iter().enumerate() {
+                let value = slots.get(index).cloned().unwrap_or(IValue::None);
+                let key = self.string(&attribute.name);
+                items.push((
+                    key,
+                    self.convert_at(&value, Some(&attribute.ty), what, depth + 1)?,
+                ));
+            }
+            PickleValue::dict(items)
+        };
+        if let PickleValue::Object(data) = &pickled {
+            data.borrow_mut().state = Some(state);
+        }
+        Ok(pickled)
     }
 
     fn tensor(&mut self, tensor: &Tensor) -> PickleValue {

@@ -35,6 +35,7 @@
 //! It checks the entry count, duplicate and overlapping entries, and caps the bytes
 //! actually produced by decompression (per record and in total).
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, Write};
@@ -56,6 +57,11 @@ pub struct ArchiveLimits {
     pub max_record_bytes: u64,
     /// Maximum decompressed bytes produced over the reader's lifetime (all reads).
     pub max_total_bytes: u64,
+    /// Maximum bytes produced by *decompressing* DEFLATE records over the reader's
+    /// lifetime. STORED records cannot be larger than the file, but a compressed one can
+    /// expand a thousandfold; PyTorch only compresses the (small) `code/` files, so this
+    /// cap keeps a zip bomb's memory use to a small constant.
+    pub max_inflated_bytes: u64,
 }
 
 impl Default for ArchiveLimits {
@@ -64,9 +70,22 @@ impl Default for ArchiveLimits {
             max_entries: 1_000_000,
             max_record_bytes: 16 << 30,
             max_total_bytes: 16 << 30,
+            max_inflated_bytes: DEFAULT_MAX_INFLATED_BYTES,
         }
     }
 }
+
+/// Default for [`ArchiveLimits::max_inflated_bytes`].
+pub const DEFAULT_MAX_INFLATED_BYTES: u64 = 16 << 20;
+
+/// Size of the fixed part of a central directory header (the smallest possible entry).
+const CENTRAL_HEADER_LEN: u64 = 46;
+/// Size of the end of central directory record without its comment.
+const END_RECORD_LEN: usize = 22;
+/// Size of the zip64 end of central directory locator.
+const ZIP64_LOCATOR_LEN: usize = 20;
+/// Size of the fixed part of the zip64 end of central directory record.
+const ZIP64_END_RECORD_LEN: u64 = 56;
 
 /// Data alignment PyTorch uses for records.
 pub const RECORD_ALIGNMENT: u16 = 64;
@@ -93,12 +112,16 @@ struct RecordInfo {
 /// A PyTorch zip archive held in memory.
 pub struct ArchiveReader {
     archive: RefCell<ZipArchive<Cursor<SharedBytes>>>,
+    /// The whole file, for zero-copy access to STORED records.
+    bytes: SharedBytes,
     root: String,
     /// Record names relative to the root, in archive order.
     names: Vec<String>,
     records: HashMap<String, RecordInfo>,
     limits: ArchiveLimits,
     produced: Cell<u64>,
+    /// Bytes produced by decompressing DEFLATE records so far.
+    inflated: Cell<u64>,
 }
 
 impl std::fmt::Debug for ArchiveReader {
@@ -125,6 +148,194 @@ fn zip_error_text(error: &ZipError) -> String {
 fn le_u16(bytes: &[u8], offset: usize) -> Option<u16> {
     let raw = bytes.get(offset..offset.checked_add(2)?)?;
     Some(u16::from_le_bytes([raw[0], raw[1]]))
+}
+
+/// Reads a little-endian u32 at `offset` of `bytes`, if in bounds.
+fn le_u32(bytes: &[u8], offset: usize) -> Option<u32> {
+    let raw = bytes.get(offset..offset.checked_add(4)?)?;
+    Some(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
+}
+
+/// Reads a little-endian u64 at `offset` of `bytes`, if in bounds.
+fn le_u64(bytes: &[u8], offset: usize) -> Option<u64> {
+    let raw = bytes.get(offset..offset.checked_add(8)?)?;
+    let mut buffer = [0u8; 8];
+    buffer.copy_from_slice(raw);
+    Some(u64::from_le_bytes(buffer))
+}
+
+/// Where the central directory is, as declared by the end records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CentralDirectory {
+    offset: u64,
+    size: u64,
+    entries: u64,
+}
+
+fn corrupt(message: impl Into<String>) -> ArchiveError {
+    ArchiveError::Corrupt(message.into())
+}
+
+/// Validates the end of central directory record (and its zip64 form) before the zip
+/// crate sees the bytes: the record must end the file exactly (with its comment), the
+/// central directory must lie inside the file before it, and the declared entry count
+/// must fit in the directory's size. This bounds everything the zip crate allocates
+/// from declared counts, and rejects truncated files early with a clear message.
+fn check_central_directory(
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+) -> Result<CentralDirectory, ArchiveError> {
+    let length = bytes.len();
+    if length < END_RECORD_LEN {
+        return Err(corrupt(format!(
+            "{length} bytes is too short to hold an end of central directory record (truncated?)"
+        )));
+    }
+    // The record is followed only by its comment (at most 65535 bytes).
+    let lowest = length.saturating_sub(END_RECORD_LEN + usize::from(u16::MAX));
+    let mut position = length - END_RECORD_LEN;
+    let end = loop {
+        if bytes.get(position..position + 4) == Some(b"PK\x05\x06".as_slice()) {
+            let comment = le_u16(bytes, position + 20).map(usize::from);
+            if comment.is_some_and(|comment| position + END_RECORD_LEN + comment == length) {
+                break position;
+            }
+        }
+        if position == lowest {
+            return Err(corrupt(
+                "no end of central directory record at the end of the file (truncated?)",
+            ));
+        }
+        position -= 1;
+    };
+    let field16 = |offset: usize| le_u16(bytes, end + offset).unwrap_or(0);
+    let field32 = |offset: usize| le_u32(bytes, end + offset).unwrap_or(0);
+    let (disk, cd_disk) = (field16(4), field16(6));
+    let (disk_entries, entries) = (field16(8), field16(10));
+    let (size, offset) = (field32(12), field32(16));
+    let is_zip64 = disk_entries == u16::MAX
+        || entries == u16::MAX
+        || size == u32::MAX
+        || offset == u32::MAX;
+    let (directory, directory_end_limit) = if is_zip64 {
+        let locator = end.checked_sub(ZIP64_LOCATOR_LEN).ok_or_else(|| {
+            corrupt("zip64 end of central directory locator is missing (truncated?)")
+        })?;
+        if bytes.get(locator..locator + 4) != Some(b"PK\x06\x07".as_slice()) {
+            return Err(corrupt("zip64 end of central directory locator is missing"));
+        }
+        let record_disk = le_u32(bytes, locator + 4).unwrap_or(u32::MAX);
+        let record_offset = le_u64(bytes, locator + 8).unwrap_or(u64::MAX);
+        let disks = le_u32(bytes, locator + 16).unwrap_or(0);
+        if record_disk != 0 || disks > 1 {
+            return Err(ArchiveError::Unsupported(
+                "multi-disk zip archives are not supported".to_string(),
+            ));
+        }
+        let record_end = record_offset.checked_add(ZIP64_END_RECORD_LEN);
+        if record_end.is_none_or(|record_end| record_end > locator as u64) {
+            return Err(corrupt(format!(
+                "zip64 end of central directory record at {record_offset} is outside the file"
+            )));
+        }
+        // In bounds: record_offset + 56 <= locator < length.
+        let record = record_offset as usize;
+        if bytes.get(record..record + 4) != Some(b"PK\x06\x06".as_slice()) {
+            return Err(corrupt(
+                "zip64 end of central directory record has a bad signature",
+            ));
+        }
+        let zip64_disk = le_u32(bytes, record + 16).unwrap_or(u32::MAX);
+        let zip64_cd_disk = le_u32(bytes, record + 20).unwrap_or(u32::MAX);
+        let zip64_disk_entries = le_u64(bytes, record + 24).unwrap_or(u64::MAX);
+        let zip64_entries = le_u64(bytes, record + 32).unwrap_or(u64::MAX);
+        if zip64_disk != 0 || zip64_cd_disk != 0 {
+            return Err(ArchiveError::Unsupported(
+                "multi-disk zip archives are not supported".to_string(),
+            ));
+        }
+        if zip64_disk_entries != zip64_entries {
+            return Err(corrupt(format!(
+                "zip64 end record declares {zip64_disk_entries} entries on this disk but {zip64_entries} in all"
+            )));
+        }
+        (
+            CentralDirectory {
+                offset: le_u64(bytes, record + 48).unwrap_or(u64::MAX),
+                size: le_u64(bytes, record + 40).unwrap_or(u64::MAX),
+                entries: zip64_entries,
+            },
+            record_offset,
+        )
+    } else {
+        if disk != 0 || cd_disk != 0 {
+            return Err(ArchiveError::Unsupported(
+                "multi-disk zip archives are not supported".to_string(),
+            ));
+        }
+        if disk_entries != entries {
+            return Err(corrupt(format!(
+                "end record declares {disk_entries} entries on this disk but {entries} in all"
+            )));
+        }
+        (
+            CentralDirectory {
+                offset: u64::from(offset),
+                size: u64::from(size),
+                entries: u64::from(entries),
+            },
+            end as u64,
+        )
+    };
+    directory
+        .offset
+        .checked_add(directory.size)
+        .filter(|&directory_end| directory_end <= directory_end_limit)
+        .ok_or_else(|| {
+            corrupt(format!(
+                "central directory ({} bytes at offset {}) runs past the end records at {directory_end_limit} (truncated?)",
+                directory.size, directory.offset
+            ))
+        })?;
+    if directory.entries > directory.size / CENTRAL_HEADER_LEN {
+        return Err(corrupt(format!(
+            "{} entries cannot fit in a {}-byte central directory",
+            directory.entries, directory.size
+        )));
+    }
+    if directory.entries > limits.max_entries as u64 {
+        return Err(ArchiveError::LimitExceeded(format!(
+            "{} entries, at most {} allowed",
+            directory.entries, limits.max_entries
+        )));
+    }
+    if directory.entries == 0 {
+        return Err(ArchiveError::Layout("archive has no entries".to_string()));
+    }
+    Ok(directory)
+}
+
+/// An entry name as UTF-8 text, refusing names no PyTorch writer produces and that would
+/// be dangerous if anyone ever used them as paths: NUL, backslashes, drive colons, an
+/// absolute path, and empty, `.` or `..` components (a trailing `/` marks a directory).
+/// Names are only ever map keys here; this keeps hostile ones out of error messages and
+/// out of whatever a caller might do with [`ArchiveReader::record_names`].
+fn checked_entry_name(raw: &[u8]) -> Result<String, ArchiveError> {
+    let shown = || String::from_utf8_lossy(&raw[..raw.len().min(200)]).escape_debug().to_string();
+    let name = std::str::from_utf8(raw).map_err(|_| {
+        ArchiveError::Corrupt(format!("entry name '{}' is not valid UTF-8", shown()))
+    })?;
+    let body = name.strip_suffix('/').unwrap_or(name);
+    let bad = body.is_empty()
+        || body.contains(['\0', '\\', ':'])
+        || body.split('/').any(|part| part.is_empty() || part == "." || part == "..");
+    if bad {
+        return Err(ArchiveError::Corrupt(format!(
+            "entry name '{}' is not a plain relative path",
+            shown()
+        )));
+    }
+    Ok(name.to_string())
 }
 
 /// Counts central directory headers starting at `start`, to detect entries the zip
@@ -191,6 +402,7 @@ impl ArchiveReader {
             )));
         }
         let file_length = bytes.len() as u64;
+        let directory = check_central_directory(&bytes, &limits)?;
         let bytes = SharedBytes(Rc::new(bytes));
         let mut archive = ZipArchive::new(Cursor::new(bytes.clone()))
             .map_err(|error| ArchiveError::Corrupt(zip_error_text(&error)))?;
@@ -198,6 +410,13 @@ impl ArchiveReader {
             return Err(ArchiveError::Corrupt(format!(
                 "{} bytes of unknown data before the first entry",
                 archive.offset()
+            )));
+        }
+        if archive.central_directory_start() != directory.offset {
+            return Err(corrupt(format!(
+                "central directory found at {} but declared at {}",
+                archive.central_directory_start(),
+                directory.offset
             )));
         }
         let entry_count = archive.len();
@@ -208,6 +427,12 @@ impl ArchiveReader {
             )));
         }
         let header_count = count_central_headers(&bytes.0, archive.central_directory_start());
+        if header_count as u64 != directory.entries {
+            return Err(corrupt(format!(
+                "end record declares {} entries but the central directory holds {header_count}",
+                directory.entries
+            )));
+        }
         if header_count != entry_count {
             return Err(ArchiveError::DuplicateEntry(format!(
                 "{header_count} central directory entries but only {entry_count} distinct names"
@@ -221,7 +446,7 @@ impl ArchiveReader {
             let entry = archive
                 .by_index_raw(index)
                 .map_err(|error| ArchiveError::Corrupt(zip_error_text(&error)))?;
-            let name = entry.name().to_string();
+            let name = checked_entry_name(entry.name_raw())?;
             if entry.encrypted() {
                 return Err(ArchiveError::Unsupported(format!(
                     "entry '{name}' is encrypted"
@@ -239,10 +464,10 @@ impl ArchiveReader {
             let data_start = entry.data_start();
             let data_end = data_start
                 .checked_add(entry.compressed_size())
-                .filter(|&end| end <= file_length)
+                .filter(|&end| end <= file_length && end <= directory.offset)
                 .ok_or_else(|| {
                     ArchiveError::Corrupt(format!(
-                        "entry '{name}' data runs past the end of the file"
+                        "entry '{name}' data runs past the central directory or the end of the file"
                     ))
                 })?;
             if method == CompressionMethod::Stored && entry.compressed_size() != entry.size() {
@@ -294,11 +519,13 @@ impl ArchiveReader {
         }
         Ok(ArchiveReader {
             archive: RefCell::new(archive),
+            bytes,
             root,
             names,
             records,
             limits,
             produced: Cell::new(0),
+            inflated: Cell::new(0),
         })
     }
 
@@ -365,6 +592,27 @@ impl ArchiveReader {
         self.produced.get()
     }
 
+    /// A record's bytes: borrowed from the file for STORED records (no copy, no CRC
+    /// check), decompressed with [`ArchiveReader::read_record`] otherwise. Large tensor
+    /// storages are read this way so that loading never holds two copies of them.
+    pub fn record_bytes(&self, name: &str) -> Result<Cow<'_, [u8]>, ArchiveError> {
+        let info = self
+            .records
+            .get(name)
+            .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
+        if let Some((start, end)) = info.stored_range {
+            // The range was checked against the file length when the archive was opened.
+            let range = (usize::try_from(start).ok(), usize::try_from(end).ok());
+            if let (Some(start), Some(end)) = range {
+                if let Some(slice) = self.bytes.0.get(start..end) {
+                    return Ok(Cow::Borrowed(slice));
+                }
+            }
+            return Err(corrupt(format!("record '{name}' lies outside the file")));
+        }
+        self.read_record(name).map(Cow::Owned)
+    }
+
     /// Reads and (if needed) decompresses a record, enforcing the size caps on the
     /// bytes actually produced and checking the CRC.
     pub fn read_record(&self, name: &str) -> Result<Vec<u8>, ArchiveError> {
@@ -376,34 +624,52 @@ impl ArchiveReader {
             .limits
             .max_total_bytes
             .saturating_sub(self.produced.get());
-        let cap = self.limits.max_record_bytes.min(total_left);
+        let mut cap = self.limits.max_record_bytes.min(total_left);
+        let compressed = info.stored_range.is_none();
+        if compressed {
+            let inflated_left = self
+                .limits
+                .max_inflated_bytes
+                .saturating_sub(self.inflated.get());
+            cap = cap.min(inflated_left);
+        }
         if info.size > cap {
             return Err(ArchiveError::LimitExceeded(format!(
-                "record '{name}' declares {} bytes, over the cap of {cap}",
-                info.size
+                "record '{name}' declares {} bytes, over the cap of {cap}{}",
+                info.size,
+                if compressed {
+                    " for compressed records"
+                } else {
+                    ""
+                }
             )));
         }
         let mut archive = self.archive.borrow_mut();
         let mut entry = archive.by_index(info.index).map_err(|error| {
             ArchiveError::Corrupt(format!("record '{name}': {}", zip_error_text(&error)))
         })?;
-        // The declared size is untrusted for compressed records; grow as data arrives.
+        // The declared size is untrusted for compressed records: read at most one byte
+        // more than declared, so a stream that expands further is caught at that point.
         let initial = usize::try_from(info.size.min(64 << 20)).unwrap_or(0);
         let mut data = Vec::with_capacity(initial);
         let read = (&mut entry)
-            .take(cap.saturating_add(1))
+            .take(info.size.saturating_add(1))
             .read_to_end(&mut data)
             .map_err(|error| ArchiveError::Corrupt(format!("record '{name}': {error}")))?;
         self.produced
             .set(self.produced.get().saturating_add(read as u64));
-        if read as u64 > cap {
-            return Err(ArchiveError::LimitExceeded(format!(
-                "record '{name}' decompresses to more than {cap} bytes"
-            )));
+        if compressed {
+            self.inflated
+                .set(self.inflated.get().saturating_add(read as u64));
         }
         if read as u64 != info.size {
             return Err(ArchiveError::Corrupt(format!(
-                "record '{name}' holds {read} bytes but declares {}",
+                "record '{name}' holds {}{read} bytes but declares {}",
+                if read as u64 > info.size {
+                    "more than "
+                } else {
+                    ""
+                },
                 info.size
             )));
         }

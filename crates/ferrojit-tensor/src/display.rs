@@ -254,7 +254,7 @@ impl fmt::Display for Tensor {
                 suffixes.push(format!("dtype={}", self.dtype()));
             }
             let values = match self.dtype() {
-                DType::Float32 | DType::Float64 => Values::Float(self.gather::<f64>()),
+                dtype if dtype.is_floating_point() => Values::Float(self.gather::<f64>()),
                 DType::Bool => Values::Bool(self.gather::<bool>()),
                 _ => Values::Int(self.gather::<i64>()),
             };

@@ -3,7 +3,7 @@
 use crate::error::{Result, TensorError};
 use std::fmt;
 
-/// Element type of a tensor. Half-precision types are not supported yet.
+/// Element type of a tensor (complex types are not supported).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     Bool,
@@ -12,6 +12,8 @@ pub enum DType {
     Int16,
     Int32,
     Int64,
+    Float16,
+    BFloat16,
     Float32,
     Float64,
 }
@@ -26,29 +28,34 @@ pub enum TypeCategory {
 
 impl DType {
     /// All supported dtypes, in c10::ScalarType order of appearance.
-    pub const ALL: [DType; 8] = [
+    pub const ALL: [DType; 10] = [
         DType::UInt8,
         DType::Int8,
         DType::Int16,
         DType::Int32,
         DType::Int64,
+        DType::Float16,
         DType::Float32,
         DType::Float64,
         DType::Bool,
+        DType::BFloat16,
     ];
 
     /// Size of one element in bytes.
     pub fn item_size(self) -> usize {
         match self {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
-            DType::Int16 => 2,
+            DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::Float32 => 4,
             DType::Int64 | DType::Float64 => 8,
         }
     }
 
     pub fn is_floating_point(self) -> bool {
-        matches!(self, DType::Float32 | DType::Float64)
+        matches!(
+            self,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        )
     }
 
     /// Integral type test; `include_bool` decides whether Bool counts (as in c10::isIntegralType).
@@ -56,7 +63,7 @@ impl DType {
         match self {
             DType::Bool => include_bool,
             DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => true,
-            DType::Float32 | DType::Float64 => false,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => false,
         }
     }
 
@@ -79,6 +86,8 @@ impl DType {
             DType::Int16 => "int16",
             DType::Int32 => "int32",
             DType::Int64 => "int64",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
         }
@@ -93,6 +102,8 @@ impl DType {
             DType::Int16 => "Short",
             DType::Int32 => "Int",
             DType::Int64 => "Long",
+            DType::Float16 => "Half",
+            DType::BFloat16 => "BFloat16",
             DType::Float32 => "Float",
             DType::Float64 => "Double",
         }
@@ -102,6 +113,8 @@ impl DType {
     pub fn from_torch_storage_name(name: &str) -> Result<DType> {
         Ok(match name {
             "FloatStorage" => DType::Float32,
+            "HalfStorage" => DType::Float16,
+            "BFloat16Storage" => DType::BFloat16,
             "DoubleStorage" => DType::Float64,
             "LongStorage" => DType::Int64,
             "IntStorage" => DType::Int32,
@@ -121,12 +134,14 @@ impl DType {
             DType::Int16 => "ShortStorage",
             DType::Int32 => "IntStorage",
             DType::Int64 => "LongStorage",
+            DType::Float16 => "HalfStorage",
+            DType::BFloat16 => "BFloat16Storage",
             DType::Float32 => "FloatStorage",
             DType::Float64 => "DoubleStorage",
         }
     }
 
-    /// Maps c10::ScalarType numbering (Byte=0 ... Double=7, Bool=11) to a dtype.
+    /// Maps c10::ScalarType numbering (Byte=0 ... Double=7, Bool=11, BFloat16=15) to a dtype.
     pub fn from_scalar_type_index(index: i64) -> Result<DType> {
         Ok(match index {
             0 => DType::UInt8,
@@ -134,14 +149,16 @@ impl DType {
             2 => DType::Int16,
             3 => DType::Int32,
             4 => DType::Int64,
+            5 => DType::Float16,
             6 => DType::Float32,
             7 => DType::Float64,
             11 => DType::Bool,
+            15 => DType::BFloat16,
             other => return Err(TensorError::UnknownScalarType(other)),
         })
     }
 
-    /// c10::ScalarType number of this dtype (Half=5 and BFloat16=15 are reserved for later).
+    /// c10::ScalarType number of this dtype.
     pub fn scalar_type_index(self) -> i64 {
         match self {
             DType::UInt8 => 0,
@@ -149,9 +166,11 @@ impl DType {
             DType::Int16 => 2,
             DType::Int32 => 3,
             DType::Int64 => 4,
+            DType::Float16 => 5,
             DType::Float32 => 6,
             DType::Float64 => 7,
             DType::Bool => 11,
+            DType::BFloat16 => 15,
         }
     }
 
@@ -168,7 +187,8 @@ impl fmt::Display for DType {
     }
 }
 
-/// c10::promoteTypes restricted to the supported dtypes.
+/// c10::promoteTypes over the supported dtypes. Half and BFloat16 meet at Float32; either
+/// wins over every integral type.
 pub fn promote_types(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
@@ -178,6 +198,9 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         (Bool, other) | (other, Bool) => other,
         (Float64, _) | (_, Float64) => Float64,
         (Float32, _) | (_, Float32) => Float32,
+        (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+        (Float16, _) | (_, Float16) => Float16,
+        (BFloat16, _) | (_, BFloat16) => BFloat16,
         // Mixed signed/unsigned 8-bit needs a wider signed type.
         (UInt8, Int8) | (Int8, UInt8) => Int16,
         _ => {
@@ -190,6 +213,7 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
 }
 
+/// Width order of the integral types (floating types never reach the caller of this).
 fn integral_rank(d: DType) -> u8 {
     match d {
         DType::Bool => 0,
@@ -197,8 +221,7 @@ fn integral_rank(d: DType) -> u8 {
         DType::Int16 => 2,
         DType::Int32 => 3,
         DType::Int64 => 4,
-        DType::Float32 => 5,
-        DType::Float64 => 6,
+        DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => 5,
     }
 }
 

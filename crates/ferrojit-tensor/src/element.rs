@@ -8,7 +8,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A Rust type that can be stored in a tensor: bool, u8, i8, i16, i32, i64, f32, f64.
+/// A Rust type that can be stored in a tensor: bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64.
 pub trait Element:
     sealed::Sealed + Copy + PartialEq + PartialOrd + Debug + Send + Sync + 'static
 {
@@ -176,6 +176,70 @@ macro_rules! impl_element_float {
 
 impl_element_float!(f32, Float32, Float32);
 impl_element_float!(f64, Float64, Float64);
+
+/// Half-precision element types: stored as 16 bits, converted through f32 like c10::Half.
+macro_rules! impl_element_half {
+    ($t:ty, $dtype:ident, $variant:ident) => {
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$dtype;
+            fn to_f64(self) -> f64 {
+                self.to_f64()
+            }
+            fn to_i64(self) -> i64 {
+                self.to_f32() as i64
+            }
+            fn is_nonzero(self) -> bool {
+                self.to_f32() != 0.0
+            }
+            fn from_f64(v: f64) -> Self {
+                // PyTorch narrows double to float first, then float to half.
+                <$t>::from_f32(v as f32)
+            }
+            fn from_i64(v: i64) -> Self {
+                <$t>::from_f32(v as f32)
+            }
+            fn from_bool(v: bool) -> Self {
+                if v {
+                    <$t>::ONE
+                } else {
+                    <$t>::ZERO
+                }
+            }
+            fn to_scalar(self) -> Scalar {
+                Scalar::Float(self.to_f64())
+            }
+            fn slice_of(buffer: &Buffer) -> Option<&[Self]> {
+                match buffer {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_of_mut(buffer: &mut Buffer) -> Option<&mut [Self]> {
+                match buffer {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_buffer(values: Vec<Self>) -> Buffer {
+                Buffer::$variant(values)
+            }
+            fn write_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn read_le(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; 2];
+                for (dst, src) in raw.iter_mut().zip(bytes) {
+                    *dst = *src;
+                }
+                <$t>::from_le_bytes(raw)
+            }
+        }
+    };
+}
+
+impl_element_half!(half::f16, Float16, Float16);
+impl_element_half!(half::bf16, BFloat16, BFloat16);
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
@@ -484,6 +548,80 @@ macro_rules! impl_arith_float {
 
 impl_arith_float!(f32);
 impl_arith_float!(f64);
+
+/// Half types compute in f32 (PyTorch's "opmath" type) and round once per operation.
+macro_rules! impl_arith_half {
+    ($t:ty) => {
+        impl Arith for $t {
+            fn zero() -> Self {
+                <$t>::ZERO
+            }
+            fn one() -> Self {
+                <$t>::ONE
+            }
+            fn add(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() + o.to_f32())
+            }
+            fn sub(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() - o.to_f32())
+            }
+            fn mul(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() * o.to_f32())
+            }
+            fn div(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() / o.to_f32())
+            }
+            fn div_trunc(self, o: Self) -> Self {
+                <$t>::from_f32(Arith::div_trunc(self.to_f32(), o.to_f32()))
+            }
+            fn div_floor(self, o: Self) -> Self {
+                <$t>::from_f32(Arith::div_floor(self.to_f32(), o.to_f32()))
+            }
+            fn remainder(self, o: Self) -> Self {
+                <$t>::from_f32(Arith::remainder(self.to_f32(), o.to_f32()))
+            }
+            fn pow(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32().powf(o.to_f32()))
+            }
+            fn nan_max(self, o: Self) -> Self {
+                <$t>::from_f32(Arith::nan_max(self.to_f32(), o.to_f32()))
+            }
+            fn nan_min(self, o: Self) -> Self {
+                <$t>::from_f32(Arith::nan_min(self.to_f32(), o.to_f32()))
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn abs(self) -> Self {
+                <$t>::from_f32(self.to_f32().abs())
+            }
+            fn is_nan(self) -> bool {
+                self.to_f32().is_nan()
+            }
+        }
+
+        impl FloatArith for $t {
+            fn exp(self) -> Self {
+                <$t>::from_f32(self.to_f32().exp())
+            }
+            fn ln(self) -> Self {
+                <$t>::from_f32(self.to_f32().ln())
+            }
+            fn sqrt(self) -> Self {
+                <$t>::from_f32(self.to_f32().sqrt())
+            }
+            fn tanh(self) -> Self {
+                <$t>::from_f32(self.to_f32().tanh())
+            }
+            fn sigmoid(self) -> Self {
+                <$t>::from_f32(FloatArith::sigmoid(self.to_f32()))
+            }
+        }
+    };
+}
+
+impl_arith_half!(half::f16);
+impl_arith_half!(half::bf16);
 
 impl Arith for bool {
     fn zero() -> Self {

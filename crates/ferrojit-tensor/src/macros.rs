@@ -28,6 +28,14 @@ macro_rules! dispatch_dtype {
                 type $T = i64;
                 $body
             }
+            $crate::dtype::DType::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::dtype::DType::BFloat16 => {
+                type $T = half::bf16;
+                $body
+            }
             $crate::dtype::DType::Float32 => {
                 type $T = f32;
                 $body
@@ -45,6 +53,14 @@ pub(crate) use dispatch_dtype;
 macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $dtype {
+            $crate::dtype::DType::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::dtype::DType::BFloat16 => {
+                type $T = half::bf16;
+                $body
+            }
             $crate::dtype::DType::Float32 => {
                 type $T = f32;
                 $body

@@ -14,6 +14,8 @@ pub enum Buffer {
     Int16(Vec<i16>),
     Int32(Vec<i32>),
     Int64(Vec<i64>),
+    Float16(Vec<half::f16>),
+    BFloat16(Vec<half::bf16>),
     Float32(Vec<f32>),
     Float64(Vec<f64>),
 }
@@ -28,6 +30,8 @@ macro_rules! with_buffer {
             $crate::storage::Buffer::Int16($v) => $body,
             $crate::storage::Buffer::Int32($v) => $body,
             $crate::storage::Buffer::Int64($v) => $body,
+            $crate::storage::Buffer::Float16($v) => $body,
+            $crate::storage::Buffer::BFloat16($v) => $body,
             $crate::storage::Buffer::Float32($v) => $body,
             $crate::storage::Buffer::Float64($v) => $body,
         }
@@ -44,6 +48,8 @@ impl Buffer {
             Buffer::Int16(_) => DType::Int16,
             Buffer::Int32(_) => DType::Int32,
             Buffer::Int64(_) => DType::Int64,
+            Buffer::Float16(_) => DType::Float16,
+            Buffer::BFloat16(_) => DType::BFloat16,
             Buffer::Float32(_) => DType::Float32,
             Buffer::Float64(_) => DType::Float64,
         }
@@ -66,6 +72,8 @@ impl Buffer {
             DType::Int16 => Buffer::Int16(vec![0; len]),
             DType::Int32 => Buffer::Int32(vec![0; len]),
             DType::Int64 => Buffer::Int64(vec![0; len]),
+            DType::Float16 => Buffer::Float16(vec![half::f16::ZERO; len]),
+            DType::BFloat16 => Buffer::BFloat16(vec![half::bf16::ZERO; len]),
             DType::Float32 => Buffer::Float32(vec![0.0; len]),
             DType::Float64 => Buffer::Float64(vec![0.0; len]),
         }
@@ -145,6 +153,8 @@ impl Storage {
             DType::Int16 => Buffer::Int16(decode(bytes, item, little_endian)),
             DType::Int32 => Buffer::Int32(decode(bytes, item, little_endian)),
             DType::Int64 => Buffer::Int64(decode(bytes, item, little_endian)),
+            DType::Float16 => Buffer::Float16(decode(bytes, item, little_endian)),
+            DType::BFloat16 => Buffer::BFloat16(decode(bytes, item, little_endian)),
             DType::Float32 => Buffer::Float32(decode(bytes, item, little_endian)),
             DType::Float64 => Buffer::Float64(decode(bytes, item, little_endian)),
         };

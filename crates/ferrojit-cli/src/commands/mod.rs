@@ -1,4 +1,9 @@
 //! One module per `ferrojit` subcommand; each exposes a function returning `Result<(), String>`
 //! whose error is printed as the single `error:` line.
 
+pub mod bench;
+pub mod compile;
+pub mod convert;
+pub mod inspect;
+pub mod ir;
 pub mod run;

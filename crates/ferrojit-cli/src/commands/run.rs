@@ -3,16 +3,24 @@
 
 use std::path::Path;
 
+use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_serialize::import::load_module;
+use ferrojit_serialize::import::load_module_with_options;
 use ferrojit_serialize::torch_save;
 
+/// `max_steps` bounds every interpreted call (the method and each `__setstate__` run while
+/// loading): past it the run fails with "step budget of N exceeded".
 pub fn run_model(
     model: &Path,
     inputs: Option<&Path>,
     output: Option<&Path>,
     method: &str,
+    max_steps: Option<u64>,
 ) -> Result<(), String> {
+    let options = RunOptions {
+        max_steps,
+        ..RunOptions::default()
+    };
     let arguments = match inputs {
         Some(path) => {
             let value = torch_save::load_file(path)
@@ -24,8 +32,8 @@ pub fn run_model(
         }
         None => Vec::new(),
     };
-    let loaded =
-        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let loaded = load_module_with_options(model, &options)
+        .map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
     let class = loaded.module.object().class();
     if !class.has_method(method) {
         let mut methods = class.method_names();
@@ -38,7 +46,7 @@ pub fn run_model(
     }
     let result = loaded
         .module
-        .run_method(method, arguments)
+        .run_method_with_options(method, arguments, &options)
         .map_err(|e| format!("{method}() failed: {e}"))?;
     println!("{}", result.python_repr());
     if let Some(path) = output {

@@ -116,6 +116,14 @@ impl<'a> Emitter<'a> {
         if let Some(value) = self.lookup(name) {
             return Ok(value);
         }
+        let partly = self
+            .frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.partly_defined.get(name).copied());
+        if let Some(branch) = partly {
+            return Err(self.error(format!("{name} is not defined in the {branch}"), range));
+        }
         Err(self.error(format!("undefined value {name}"), range))
     }
 

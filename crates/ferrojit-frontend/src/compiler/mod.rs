@@ -67,6 +67,12 @@ pub(crate) fn compile_function(
             let ty = emitter.declared_return.clone().unwrap_or(Type::NoneType);
             emitter.uninitialized(ty)
         }
+        Exit::LoopEnd(_) => {
+            return Err(FrontendError::new(
+                "internal compiler error: loop exit outside of a loop",
+                def.name.range.clone(),
+            ))
+        }
     };
     emitter.graph.register_output(output);
     cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
@@ -82,17 +88,37 @@ pub(crate) fn compile_function(
 }
 
 /// How control leaves a statement list.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Exit {
     FallsThrough,
     Returns(ValueId),
     Raises,
+    /// The end of a loop body was reached (by falling off it, `continue`, `break` or a
+    /// `return` inside the loop): the values are the body block's outputs, the continue
+    /// condition followed by the carried variables (PyTorch's exit transform, done while
+    /// emitting).
+    LoopEnd(Vec<ValueId>),
 }
+
+/// The loop whose body is being emitted.
+pub(crate) struct LoopContext {
+    /// Variables carried around the loop, in block-output order.
+    pub carried: Vec<String>,
+    /// `while` loops re-test their condition at `continue` and at the end of the body.
+    pub while_test: Option<crate::ast::Expr>,
+}
+
+/// Hidden variables a `return` inside a loop sets before leaving the loop.
+pub(crate) const DID_RETURN: &str = "$did_return";
+pub(crate) const RETURN_VALUE: &str = "$return_value";
 
 /// Variables assigned in one block. Sorted, because PyTorch orders block outputs by name.
 pub(crate) struct Frame {
     pub block: BlockId,
     pub vars: BTreeMap<String, ValueId>,
+    /// Variables defined on only one side of an `if`: using one is PyTorch's
+    /// "x is not defined in the false branch" error.
+    pub partly_defined: BTreeMap<String, &'static str>,
     /// Types from annotations (`o: Optional[int] = None`): later assignments are checked
     /// against these rather than against the type of the first value.
     pub declared: BTreeMap<String, Type>,
@@ -109,6 +135,7 @@ pub(crate) struct Emitter<'a> {
     /// Source range of the construct being emitted; recorded on new nodes.
     pub location: Option<SourceRange>,
     pub loop_depth: usize,
+    pub loops: Vec<LoopContext>,
 }
 
 /// PyTorch's `meaningfulName`: `_0`, `_12` are printer temporaries and do not name values.
@@ -131,12 +158,14 @@ impl<'a> Emitter<'a> {
             frames: vec![Frame {
                 block: top,
                 vars: BTreeMap::new(),
+                partly_defined: BTreeMap::new(),
                 declared: BTreeMap::new(),
             }],
             declared_return,
             empty_list_literals: HashSet::new(),
             location: None,
             loop_depth: 0,
+            loops: Vec::new(),
         }
     }
 
@@ -157,6 +186,7 @@ impl<'a> Emitter<'a> {
         self.frames.push(Frame {
             block,
             vars: BTreeMap::new(),
+            partly_defined: BTreeMap::new(),
             declared: BTreeMap::new(),
         });
         self.graph.set_insert_point(InsertPoint::EndOf(block));
@@ -166,6 +196,7 @@ impl<'a> Emitter<'a> {
         let frame = self.frames.pop().unwrap_or(Frame {
             block: self.graph.top_block(),
             vars: BTreeMap::new(),
+            partly_defined: BTreeMap::new(),
             declared: BTreeMap::new(),
         });
         let block = self.current_block();

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use ferrojit_ir::{AttributeValue, Type, ValueId};
 
 use super::types::unify_types;
-use super::{meaningful_name, Emitter, Exit};
+use super::{meaningful_name, Emitter, Exit, LoopContext, DID_RETURN, RETURN_VALUE};
 use crate::ast::{
     Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While,
 };
@@ -126,6 +126,9 @@ impl<'a> Emitter<'a> {
                         None => self.none_constant(),
                     };
                     self.check_return_type(result, &stmt.range)?;
+                    if !self.loops.is_empty() {
+                        return self.loop_return(result, &stmt.range);
+                    }
                     return Ok(Exit::Returns(result));
                 }
                 StmtKind::Raise(raise) => {
@@ -143,14 +146,35 @@ impl<'a> Emitter<'a> {
                 }
                 StmtKind::Assign(assign) => self.emit_assign(assign, &stmt.range)?,
                 StmtKind::AugAssign(aug) => self.emit_aug_assign(aug, &stmt.range)?,
-                StmtKind::While(stmt_while) => self.emit_while(stmt_while, &stmt.range)?,
-                StmtKind::For(stmt_for) => self.emit_for(stmt_for, &stmt.range)?,
+                StmtKind::While(stmt_while) => {
+                    self.emit_while(stmt_while, &stmt.range)?;
+                    if contains_return(&stmt_while.body) {
+                        let rest = &stmts[index + 1..];
+                        return self.after_returning_loop(rest, continuation, reaches_end, &stmt.range);
+                    }
+                }
+                StmtKind::For(stmt_for) => {
+                    self.emit_for(stmt_for, &stmt.range)?;
+                    if contains_return(&stmt_for.body) {
+                        let rest = &stmts[index + 1..];
+                        return self.after_returning_loop(rest, continuation, reaches_end, &stmt.range);
+                    }
+                }
                 StmtKind::Assert(assert) => {
                     self.emit_assert(&assert.test, assert.msg.as_ref(), &stmt.range)?
                 }
                 StmtKind::Pass => {}
                 StmtKind::Break | StmtKind::Continue => {
-                    return Err(self.error("break and continue are not supported yet", &stmt.range));
+                    let is_break = matches!(stmt.kind, StmtKind::Break);
+                    if self.loops.is_empty() {
+                        let keyword = if is_break { "break" } else { "continue" };
+                        return Err(self.error(
+                            format!("SyntaxError: '{keyword}' outside loop"),
+                            &stmt.range,
+                        ));
+                    }
+                    let forced = if is_break { Some(false) } else { None };
+                    return Ok(Exit::LoopEnd(self.loop_end(forced, &stmt.range)?));
                 }
                 StmtKind::Def(_) => {
                     return Err(
@@ -219,13 +243,12 @@ impl<'a> Emitter<'a> {
         reaches_end: bool,
     ) -> Result<(Exit, bool), FrontendError> {
         let condition = self.emit_condition(&stmt_if.test)?;
-        let has_return = contains_return(&stmt_if.body) || contains_return(&stmt_if.orelse);
-        if has_return && !reaches_end {
-            return Err(self.error(
-                "return statements inside loops are not supported yet",
-                range,
-            ));
-        }
+        let in_loop = !self.loops.is_empty();
+        let has_exit = contains_return(&stmt_if.body)
+            || contains_return(&stmt_if.orelse)
+            || (in_loop
+                && (find_break_or_continue(&stmt_if.body).is_some()
+                    || find_break_or_continue(&stmt_if.orelse).is_some()));
         let mut merged: Vec<&[Stmt]> = Vec::with_capacity(continuation.len() + 1);
         merged.push(rest);
         merged.extend_from_slice(continuation);
@@ -243,7 +266,7 @@ impl<'a> Emitter<'a> {
         let Some(condition_value) = condition.value else {
             return Err(self.error("internal compiler error: condition without a value", range));
         };
-        let branch_continuation: &[&[Stmt]] = if has_return { &merged } else { &[] };
+        let branch_continuation: &[&[Stmt]] = if has_exit { &merged } else { &[] };
 
         self.location = Some(range.clone());
         let node = self.insert("prim::If", &[condition_value], &[]);
@@ -252,33 +275,218 @@ impl<'a> Emitter<'a> {
 
         self.push_frame(true_block);
         self.apply_refinements(&condition.true_refinements, range)?;
-        let true_exit = self.emit_statements(&stmt_if.body, branch_continuation, has_return)?;
+        let mut true_exit =
+            self.emit_statements(&stmt_if.body, branch_continuation, reaches_end || has_exit)?;
+        if has_exit {
+            true_exit = self.close_merged_branch(true_exit, range)?;
+        }
         let true_frame = self.pop_frame();
 
         self.push_frame(false_block);
         self.apply_refinements(&condition.false_refinements, range)?;
-        let false_exit = self.emit_statements(&stmt_if.orelse, branch_continuation, has_return)?;
+        let mut false_exit =
+            self.emit_statements(&stmt_if.orelse, branch_continuation, reaches_end || has_exit)?;
+        if has_exit {
+            false_exit = self.close_merged_branch(false_exit, range)?;
+        }
         let false_frame = self.pop_frame();
         self.location = Some(range.clone());
+        let exit = self.merge_branches(
+            node,
+            (true_block, true_exit, true_frame),
+            (false_block, false_exit, false_frame),
+            range,
+        )?;
+        Ok((exit, has_exit))
+    }
 
-        let mut true_exit = true_exit;
-        let mut false_exit = false_exit;
-        if has_return {
-            // Falling off the end of a merged branch means falling off the function.
-            for (exit, block) in [(&mut true_exit, true_block), (&mut false_exit, false_block)] {
-                if matches!(exit, Exit::FallsThrough) {
-                    self.push_frame(block);
-                    let none = self.none_constant();
-                    self.check_return_type(none, range)?;
-                    *exit = Exit::Returns(none);
-                    self.pop_frame();
+    /// A branch that had the rest of its function or loop body merged into it ends by
+    /// leaving: falling off its end returns None (function) or ends the loop body.
+    fn close_merged_branch(&mut self, exit: Exit, range: &SourceRange) -> Result<Exit, FrontendError> {
+        match exit {
+            Exit::FallsThrough if self.loops.is_empty() => {
+                let none = self.none_constant();
+                self.check_return_type(none, range)?;
+                Ok(Exit::Returns(none))
+            }
+            Exit::FallsThrough => Ok(Exit::LoopEnd(self.loop_end(None, range)?)),
+            other => Ok(other),
+        }
+    }
+
+    /// The outputs of a loop body ending here: the continue condition (`forced`, or the
+    /// `while` test / true) and the current values of the carried variables.
+    pub(crate) fn loop_end(
+        &mut self,
+        forced: Option<bool>,
+        range: &SourceRange,
+    ) -> Result<Vec<ValueId>, FrontendError> {
+        let Some(context) = self.loops.last() else {
+            return Err(self.error("internal compiler error: loop exit outside of a loop", range));
+        };
+        let carried = context.carried.clone();
+        let while_test = context.while_test.clone();
+        let condition = match (forced, while_test) {
+            (Some(value), _) => self.bool_constant(value),
+            (None, Some(test)) => {
+                let condition = self.emit_condition(&test)?;
+                match (condition.value, condition.static_value) {
+                    (Some(value), _) => value,
+                    (None, Some(constant)) => self.bool_constant(constant),
+                    (None, None) => self.bool_constant(true),
                 }
             }
+            (None, None) => self.bool_constant(true),
+        };
+        let mut values = vec![condition];
+        for name in carried {
+            let value = self.lookup(&name).ok_or_else(|| {
+                self.error(
+                    format!("internal compiler error: lost loop variable {name}"),
+                    range,
+                )
+            })?;
+            values.push(value);
         }
+        Ok(values)
+    }
 
+    /// `return v` inside a loop: remember the value, and leave every enclosing loop.
+    fn loop_return(&mut self, value: ValueId, range: &SourceRange) -> Result<Exit, FrontendError> {
+        self.set_var_without_naming(RETURN_VALUE, value, range)?;
+        let did_return = self.bool_constant(true);
+        self.set_var_without_naming(DID_RETURN, did_return, range)?;
+        Ok(Exit::LoopEnd(self.loop_end(Some(false), range)?))
+    }
+
+    /// Before a loop whose body returns: the hidden flag and value it sets.
+    fn prepare_loop_return(&mut self, body: &[Stmt], range: &SourceRange) -> Result<(), FrontendError> {
+        if !contains_return(body) || self.lookup(DID_RETURN).is_some() {
+            return Ok(());
+        }
+        let Some(ty) = self.declared_return.clone() else {
+            return Err(self.error(
+                "return inside a loop needs the function's return type to be annotated",
+                range,
+            ));
+        };
+        let did_return = self.bool_constant(false);
+        self.set_var_without_naming(DID_RETURN, did_return, range)?;
+        let value = self.uninitialized(ty);
+        self.set_var_without_naming(RETURN_VALUE, value, range)
+    }
+
+    /// After a loop whose body returns: `if $did_return: return $return_value` (or leave
+    /// the enclosing loop too), else the rest of the code.
+    fn after_returning_loop(
+        &mut self,
+        rest: &[Stmt],
+        continuation: &[&[Stmt]],
+        reaches_end: bool,
+        range: &SourceRange,
+    ) -> Result<Exit, FrontendError> {
+        let Some(flag) = self.lookup(DID_RETURN) else {
+            return Err(self.error("internal compiler error: lost return flag", range));
+        };
+        self.location = Some(range.clone());
+        let node = self.insert("prim::If", &[flag], &[]);
+        let true_block = self.graph.add_node_block(node);
+        let false_block = self.graph.add_node_block(node);
+        self.push_frame(true_block);
+        let true_exit = if self.loops.is_empty() {
+            match self.lookup(RETURN_VALUE) {
+                Some(value) => Exit::Returns(value),
+                None => return Err(self.error("internal compiler error: lost return value", range)),
+            }
+        } else {
+            Exit::LoopEnd(self.loop_end(Some(false), range)?)
+        };
+        let true_frame = self.pop_frame();
+        self.push_frame(false_block);
+        let false_exit = self.emit_statements(rest, continuation, true)?;
+        let false_exit = self.close_merged_branch(false_exit, range)?;
+        let false_frame = self.pop_frame();
+        let _ = reaches_end;
+        self.location = Some(range.clone());
+        self.merge_branches(
+            node,
+            (true_block, true_exit, true_frame),
+            (false_block, false_exit, false_frame),
+            range,
+        )
+    }
+
+    /// One branch ends the loop body with `values`, the other raises.
+    fn merge_loop_end_with_raise(
+        &mut self,
+        node: ferrojit_ir::NodeId,
+        values: Vec<ValueId>,
+        ending_block: ferrojit_ir::BlockId,
+        raising_block: ferrojit_ir::BlockId,
+    ) -> Exit {
+        let true_block_first = self.graph.node_blocks(node).first() == Some(&ending_block);
+        let mut outputs = Vec::new();
+        for value in values {
+            let ty = self.graph.value_type(value).clone();
+            let other = self.uninitialized(ty.clone());
+            let (t, f) = if true_block_first { (value, other) } else { (other, value) };
+            let (tb, fb) = if true_block_first {
+                (ending_block, raising_block)
+            } else {
+                (raising_block, ending_block)
+            };
+            self.graph.add_block_output(tb, t);
+            self.graph.add_block_output(fb, f);
+            outputs.push(self.graph.add_node_output(node, ty));
+        }
+        Exit::LoopEnd(outputs)
+    }
+
+    /// Gives the `prim::If` `node` its outputs from the exits of its two branches.
+    fn merge_branches(
+        &mut self,
+        node: ferrojit_ir::NodeId,
+        (true_block, true_exit, true_frame): (ferrojit_ir::BlockId, Exit, super::Frame),
+        (false_block, false_exit, false_frame): (ferrojit_ir::BlockId, Exit, super::Frame),
+        range: &SourceRange,
+    ) -> Result<Exit, FrontendError> {
         match (true_exit, false_exit) {
-            (Exit::Raises, Exit::Raises) => Ok((Exit::Raises, has_return)),
-            (Exit::Returns(_), _) | (_, Exit::Returns(_)) => {
+            (Exit::Raises, Exit::Raises) => Ok(Exit::Raises),
+            (Exit::LoopEnd(t), Exit::LoopEnd(f)) if t.len() == f.len() => {
+                let mut outputs = Vec::new();
+                for (tv, fv) in t.into_iter().zip(f) {
+                    let (tt, ft) = (
+                        self.graph.value_type(tv).clone(),
+                        self.graph.value_type(fv).clone(),
+                    );
+                    let ty = unify_types(&tt, &ft).ok_or_else(|| {
+                        self.error(
+                            format!(
+                                "Type mismatch: a loop variable is set to type {} on one path and type {} on another",
+                                tt.annotation_str(),
+                                ft.annotation_str()
+                            ),
+                            range,
+                        )
+                    })?;
+                    self.graph.add_block_output(true_block, tv);
+                    self.graph.add_block_output(false_block, fv);
+                    outputs.push(self.graph.add_node_output(node, ty));
+                }
+                Ok(Exit::LoopEnd(outputs))
+            }
+            (Exit::LoopEnd(values), Exit::Raises) => {
+                Ok(self.merge_loop_end_with_raise(node, values, true_block, false_block))
+            }
+            (Exit::Raises, Exit::LoopEnd(values)) => {
+                Ok(self.merge_loop_end_with_raise(node, values, false_block, true_block))
+            }
+            (Exit::LoopEnd(_), _) | (_, Exit::LoopEnd(_)) => Err(self.error(
+                "internal compiler error: a loop exit met a function exit",
+                range,
+            )),
+            (true_exit @ Exit::Returns(_), false_exit)
+            | (true_exit, false_exit @ Exit::Returns(_)) => {
                 let true_value = match true_exit {
                     Exit::Returns(v) => Some(v),
                     _ => None,
@@ -321,7 +529,7 @@ impl<'a> Emitter<'a> {
                 self.graph.add_block_output(false_block, false_value);
                 let output = self.graph.add_node_output(node, ty);
                 self.check_return_type(output, range)?;
-                Ok((Exit::Returns(output), has_return))
+                Ok(Exit::Returns(output))
             }
             (true_exit, false_exit) => {
                 let true_raises = matches!(true_exit, Exit::Raises);
@@ -341,13 +549,36 @@ impl<'a> Emitter<'a> {
                         let ty = self.graph.value_type(t).clone();
                         (t, self.uninitialized(ty.clone()), ty)
                     } else {
-                        let (Some(t), Some(f)) = (true_value, false_value) else {
-                            continue;
+                        let (t, f) = match (true_value, false_value) {
+                            (Some(t), Some(f)) => (t, f),
+                            (Some(_), None) | (None, Some(_)) => {
+                                let side = if true_value.is_some() { "false" } else { "true" };
+                                if let Some(frame) = self.frames.last_mut() {
+                                    frame.partly_defined.insert(
+                                        name.clone(),
+                                        if side == "false" { "false branch" } else { "true branch" },
+                                    );
+                                }
+                                continue;
+                            }
+                            (None, None) => continue,
                         };
-                        let Some(ty) =
-                            unify_types(self.graph.value_type(t), self.graph.value_type(f))
-                        else {
-                            continue;
+                        let (tt, ft) = (
+                            self.graph.value_type(t).clone(),
+                            self.graph.value_type(f).clone(),
+                        );
+                        let Some(ty) = unify_types(&tt, &ft) else {
+                            if name.starts_with('$') {
+                                continue;
+                            }
+                            return Err(self.error(
+                                format!(
+                                    "Type mismatch: {name} is set to type {} in the true branch and type {} in the false branch",
+                                    tt.annotation_str(),
+                                    ft.annotation_str()
+                                ),
+                                range,
+                            ));
                         };
                         (t, f, ty)
                     };
@@ -359,7 +590,7 @@ impl<'a> Emitter<'a> {
                     }
                     self.set_var(&name, output, range)?;
                 }
-                Ok((Exit::FallsThrough, false))
+                Ok(Exit::FallsThrough)
             }
         }
     }
@@ -367,7 +598,7 @@ impl<'a> Emitter<'a> {
     // ----- loops ---------------------------------------------------------------------------
 
     fn check_loop_body(
-        &self,
+        &mut self,
         body: &[Stmt],
         orelse: &[Stmt],
         range: &SourceRange,
@@ -378,22 +609,13 @@ impl<'a> Emitter<'a> {
                 range,
             ));
         }
-        if contains_return(body) {
-            return Err(self.error(
-                "return statements inside loops are not supported yet",
-                range,
-            ));
-        }
-        if let Some(stmt) = find_break_or_continue(body) {
-            return Err(self.error("break and continue are not supported yet", &stmt.range));
-        }
-        Ok(())
+        self.prepare_loop_return(body, range)
     }
 
     /// Emits a `prim::Loop`. `bind` runs first in the body with the iteration counter;
-    /// `next_condition` runs last and gives the continue condition (None: always true).
+    /// `while_test` is re-evaluated at the end of the body and at `continue`.
     #[allow(clippy::too_many_arguments)]
-    fn emit_loop(
+    pub(crate) fn emit_loop(
         &mut self,
         trip_count: ValueId,
         start_condition: ValueId,
@@ -401,10 +623,14 @@ impl<'a> Emitter<'a> {
         body: &[Stmt],
         range: &SourceRange,
         bind: &mut dyn FnMut(&mut Self, ValueId) -> Result<(), FrontendError>,
-        next_condition: &mut dyn FnMut(&mut Self) -> Result<Option<ValueId>, FrontendError>,
+        while_test: Option<&Expr>,
     ) -> Result<(), FrontendError> {
         let mut names = BTreeSet::new();
         assigned_names(body, &mut names);
+        if contains_return(body) {
+            names.insert(DID_RETURN.to_string());
+            names.insert(RETURN_VALUE.to_string());
+        }
         if let Some(target) = extra_assigned {
             let fake = Stmt {
                 kind: StmtKind::Assign(Assign {
@@ -445,30 +671,28 @@ impl<'a> Emitter<'a> {
             }
         }
         self.loop_depth += 1;
+        self.loops.push(LoopContext {
+            carried: carried.iter().map(|(name, _)| name.clone()).collect(),
+            while_test: while_test.cloned(),
+        });
         let result = (|| {
             bind(self, iteration)?;
             let exit = self.emit_statements(body, &[], false)?;
-            let condition = match exit {
-                Exit::FallsThrough => next_condition(self)?,
-                _ => None,
-            };
-            Ok::<_, FrontendError>(condition)
+            self.location = Some(range.clone());
+            match exit {
+                Exit::FallsThrough => self.loop_end(None, range),
+                Exit::LoopEnd(values) => Ok(values),
+                Exit::Raises => self.loop_end(Some(true), range),
+                Exit::Returns(_) => Err(self.error(
+                    "internal compiler error: return escaped its loop",
+                    range,
+                )),
+            }
         })();
         self.loop_depth -= 1;
-        let condition = result?;
-        self.location = Some(range.clone());
-        let condition = match condition {
-            Some(value) => value,
-            None => self.bool_constant(true),
-        };
-        self.graph.add_block_output(body_block, condition);
-        for (name, _) in &carried {
-            let value = self.lookup(name).ok_or_else(|| {
-                self.error(
-                    format!("internal compiler error: lost loop variable {name}"),
-                    range,
-                )
-            })?;
+        self.loops.pop();
+        let values = result?;
+        for value in values {
             self.graph.add_block_output(body_block, value);
         }
         self.pop_frame();
@@ -502,14 +726,7 @@ impl<'a> Emitter<'a> {
             &stmt_while.body,
             range,
             &mut |_, _| Ok(()),
-            &mut |emitter| {
-                let condition = emitter.emit_condition(test)?;
-                Ok(Some(match (condition.value, condition.static_value) {
-                    (Some(value), _) => value,
-                    (_, Some(constant)) => emitter.bool_constant(constant),
-                    (None, None) => emitter.bool_constant(true),
-                }))
-            },
+            Some(test),
         )
     }
 
@@ -582,7 +799,7 @@ impl<'a> Emitter<'a> {
                         };
                         emitter.assign_to_target(target, index)
                     },
-                    &mut |_| Ok(None),
+                    None,
                 );
             }
         }
@@ -623,7 +840,7 @@ impl<'a> Emitter<'a> {
                         };
                         emitter.assign_to_target(target, element)
                     },
-                    &mut |_| Ok(None),
+                    None,
                 )
             }
             other => Err(self.error(

@@ -1,8 +1,12 @@
 //! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
 //! stack helpers the kernels share.
 
+pub mod creation_ops;
+pub mod indexing_ops;
+pub mod core_ops;
 pub mod list_ops;
 pub mod misc_ops;
+pub mod nn_ops;
 pub mod scalar_ops;
 pub mod tensor_ops;
 
@@ -19,6 +23,10 @@ pub type KernelTableEntry = (&'static str, KernelFn);
 /// the compiler sees them in PyTorch's order (native functions before prim ops).
 pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(tensor_ops::TABLE);
+    core_ops::register(registry);
+    registry.register_table(nn_ops::TABLE);
+    registry.register_table(indexing_ops::TABLE);
+    registry.register_table(creation_ops::TABLE);
     registry.register_table(scalar_ops::TABLE);
     registry.register_table(list_ops::TABLE);
     registry.register_table(&list_ops::dict_table());

@@ -222,23 +222,9 @@ macro_rules! unary {
     };
 }
 
-unary!(neg, neg);
-unary!(abs, abs);
-unary!(relu, relu);
-unary!(exp, exp);
-unary!(log, log);
-unary!(sqrt, sqrt);
-unary!(tanh, tanh);
-unary!(sigmoid, sigmoid);
 unary!(max_all, max);
 unary!(min_all, min);
 unary!(transpose_2d, t);
-
-fn relu_(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    a.to_tensor()?.relu_()?;
-    push(stack, a)
-}
 
 /// `softmax` over `dim`, computed as `exp(x - max) / sum(exp(x - max), dim)`. The tensor
 /// library has no softmax yet; subtracting the global maximum keeps it stable and gives
@@ -428,8 +414,9 @@ fn contiguous(stack: &mut Stack) -> Result<()> {
 }
 
 fn clone(stack: &mut Stack) -> Result<()> {
-    let [a, _memory_format] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.clone_tensor();
+    let [a, memory_format] = pop_array::<2>(stack)?;
+    let format = super::core_ops::memory_format(&memory_format)?;
+    let result = a.to_tensor()?.clone_with_format(format)?;
     push(stack, result)
 }
 
@@ -898,15 +885,6 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", gt_tensor),
     ("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", ge_scalar),
     ("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", ge_tensor),
-    ("aten::neg(Tensor self) -> Tensor", neg),
-    ("aten::abs(Tensor self) -> Tensor", abs),
-    ("aten::relu(Tensor self) -> Tensor", relu),
-    ("aten::relu_(Tensor(a!) self) -> Tensor(a!)", relu_),
-    ("aten::exp(Tensor self) -> Tensor", exp),
-    ("aten::log(Tensor self) -> Tensor", log),
-    ("aten::sqrt(Tensor self) -> Tensor", sqrt),
-    ("aten::tanh(Tensor self) -> Tensor", tanh),
-    ("aten::sigmoid(Tensor self) -> Tensor", sigmoid),
     ("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
     ("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
     ("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),

@@ -40,6 +40,16 @@ enum BinaryKind {
     Pow,
     Maximum,
     Minimum,
+    Fmod,
+    Atan2,
+    Fmax,
+    Fmin,
+    Hypot,
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +60,19 @@ enum CompareKind {
     Le,
     Gt,
     Ge,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+}
+
+fn bitwise_name(kind: BinaryKind) -> &'static str {
+    match kind {
+        BinaryKind::BitAnd => "bitwise_and_cpu",
+        BinaryKind::BitOr => "bitwise_or_cpu",
+        BinaryKind::BitXor => "bitwise_xor_cpu",
+        BinaryKind::ShiftLeft => "lshift_cpu",
+        _ => "rshift_cpu",
+    }
 }
 
 /// PyTorch's alpha_check for add/sub.
@@ -144,6 +167,68 @@ fn arith_kernel<T: Arith>(
         BinaryKind::Pow => map2::<T, T>(a, b, shape, |x, y| x.pow(y)),
         BinaryKind::Maximum => map2::<T, T>(a, b, shape, |x, y| x.nan_max(y)),
         BinaryKind::Minimum => map2::<T, T>(a, b, shape, |x, y| x.nan_min(y)),
+        BinaryKind::Fmod => {
+            check_no_zero_divisor::<T>(b)?;
+            if T::DTYPE.is_floating_point() {
+                map2::<T, T>(a, b, shape, |x, y| T::from_f64(x.to_f64() % y.to_f64()))
+            } else {
+                map2::<T, T>(a, b, shape, |x, y| {
+                    T::from_i64(x.to_i64().checked_rem(y.to_i64()).unwrap_or(0))
+                })
+            }
+        }
+        BinaryKind::Atan2 => map2::<T, T>(a, b, shape, |x, y| {
+            T::from_f64(x.to_f64().atan2(y.to_f64()))
+        }),
+        BinaryKind::Hypot => map2::<T, T>(a, b, shape, |x, y| {
+            T::from_f64(x.to_f64().hypot(y.to_f64()))
+        }),
+        // fmax/fmin ignore a NaN operand (unlike maximum/minimum).
+        BinaryKind::Fmax => map2::<T, T>(a, b, shape, |x, y| {
+            if x.is_nan() {
+                y
+            } else if y.is_nan() {
+                x
+            } else {
+                x.nan_max(y)
+            }
+        }),
+        BinaryKind::Fmin => map2::<T, T>(a, b, shape, |x, y| {
+            if x.is_nan() {
+                y
+            } else if y.is_nan() {
+                x
+            } else {
+                x.nan_min(y)
+            }
+        }),
+        BinaryKind::BitAnd => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() & y.to_i64())),
+        BinaryKind::BitOr => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() | y.to_i64())),
+        BinaryKind::BitXor => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() ^ y.to_i64())),
+        BinaryKind::ShiftLeft | BinaryKind::ShiftRight => {
+            let bits = (T::DTYPE.item_size() * 8) as i64;
+            let signed = !matches!(T::DTYPE, DType::UInt8 | DType::Bool);
+            let left = kind == BinaryKind::ShiftLeft;
+            map2::<T, T>(a, b, shape, move |x, y| {
+                let (x, y) = (x.to_i64(), y.to_i64());
+                // Shifting by the width or more (or by a negative amount) gives 0, or the
+                // sign fill for right shifts of signed values, as PyTorch's kernels do.
+                let in_range = (0..bits).contains(&y);
+                let shifted = match (left, in_range) {
+                    (true, true) => x.wrapping_shl(y as u32),
+                    (true, false) => 0,
+                    (false, true) => x >> y,
+                    (false, false) => {
+                        if signed && x < 0 {
+                            -1
+                        } else {
+                            0
+                        }
+                    }
+                };
+                T::from_i64(shifted)
+            })
+        }
     }
 }
 
@@ -160,10 +245,123 @@ fn compare_kernel<T: Arith>(
         CompareKind::Le => map2::<T, bool>(a, b, shape, |x, y| x <= y),
         CompareKind::Gt => map2::<T, bool>(a, b, shape, |x, y| x > y),
         CompareKind::Ge => map2::<T, bool>(a, b, shape, |x, y| x >= y),
+        CompareKind::LogicalAnd => {
+            map2::<T, bool>(a, b, shape, |x, y| x.is_nonzero() && y.is_nonzero())
+        }
+        CompareKind::LogicalOr => {
+            map2::<T, bool>(a, b, shape, |x, y| x.is_nonzero() || y.is_nonzero())
+        }
+        CompareKind::LogicalXor => {
+            map2::<T, bool>(a, b, shape, |x, y| x.is_nonzero() != y.is_nonzero())
+        }
+    }
+}
+
+/// Public names of the broadcasting binary operators, for registration tables.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BinaryOp {
+    Mul,
+    Remainder,
+    Pow,
+    Maximum,
+    Minimum,
+    Fmod,
+    Atan2,
+    Fmax,
+    Fmin,
+    Hypot,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    BitwiseLeftShift,
+    BitwiseRightShift,
+    FloorDivide,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+}
+
+enum BinaryImpl {
+    Arith(BinaryKind),
+    Compare(CompareKind),
+}
+
+impl BinaryOp {
+    fn implementation(self) -> BinaryImpl {
+        use BinaryImpl::{Arith, Compare};
+        match self {
+            BinaryOp::Mul => Arith(BinaryKind::Mul),
+            BinaryOp::Remainder => Arith(BinaryKind::Remainder),
+            BinaryOp::Pow => Arith(BinaryKind::Pow),
+            BinaryOp::Maximum => Arith(BinaryKind::Maximum),
+            BinaryOp::Minimum => Arith(BinaryKind::Minimum),
+            BinaryOp::Fmod => Arith(BinaryKind::Fmod),
+            BinaryOp::Atan2 => Arith(BinaryKind::Atan2),
+            BinaryOp::Fmax => Arith(BinaryKind::Fmax),
+            BinaryOp::Fmin => Arith(BinaryKind::Fmin),
+            BinaryOp::Hypot => Arith(BinaryKind::Hypot),
+            BinaryOp::BitwiseAnd => Arith(BinaryKind::BitAnd),
+            BinaryOp::BitwiseOr => Arith(BinaryKind::BitOr),
+            BinaryOp::BitwiseXor => Arith(BinaryKind::BitXor),
+            BinaryOp::BitwiseLeftShift => Arith(BinaryKind::ShiftLeft),
+            BinaryOp::BitwiseRightShift => Arith(BinaryKind::ShiftRight),
+            BinaryOp::FloorDivide => Arith(BinaryKind::Div(Some(RoundingMode::Floor))),
+            BinaryOp::Eq => Compare(CompareKind::Eq),
+            BinaryOp::Ne => Compare(CompareKind::Ne),
+            BinaryOp::Lt => Compare(CompareKind::Lt),
+            BinaryOp::Le => Compare(CompareKind::Le),
+            BinaryOp::Gt => Compare(CompareKind::Gt),
+            BinaryOp::Ge => Compare(CompareKind::Ge),
+            BinaryOp::LogicalAnd => Compare(CompareKind::LogicalAnd),
+            BinaryOp::LogicalOr => Compare(CompareKind::LogicalOr),
+            BinaryOp::LogicalXor => Compare(CompareKind::LogicalXor),
+        }
     }
 }
 
 impl Tensor {
+    /// Applies a broadcasting binary operator.
+    pub fn binary(&self, other: &Tensor, op: BinaryOp) -> Result<Tensor> {
+        match op.implementation() {
+            BinaryImpl::Arith(kind) => self.binary_op(other, kind),
+            BinaryImpl::Compare(kind) => self.compare_op(other, kind),
+        }
+    }
+
+    /// In-place form; comparison results are written converted to this tensor's dtype.
+    pub fn binary_(&self, other: &Tensor, op: BinaryOp) -> Result<Tensor> {
+        match op.implementation() {
+            BinaryImpl::Arith(kind) => self.binary_op_(other, kind),
+            BinaryImpl::Compare(kind) => {
+                let result = self.compare_op(other, kind)?;
+                if result.sizes() != self.sizes() {
+                    return Err(TensorError::OutputShapeMismatch {
+                        output: self.sizes().to_vec(),
+                        broadcast: result.sizes().to_vec(),
+                    });
+                }
+                self.write_from(&result)?;
+                Ok(self.clone())
+            }
+        }
+    }
+
+    /// `out=` form.
+    pub fn binary_out(&self, other: &Tensor, op: BinaryOp, out: &Tensor) -> Result<Tensor> {
+        let result = self.binary(other, op)?;
+        match op.implementation() {
+            // Comparison results convert to any out dtype.
+            BinaryImpl::Compare(_) => result.to_dtype(out.dtype()).write_into_out(out),
+            BinaryImpl::Arith(_) => result.write_into_out(out),
+        }
+    }
+
     /// Validates operands and returns the dtype the computation runs in (also the result dtype).
     fn binary_compute_dtype(&self, other: &Tensor, kind: BinaryKind) -> Result<DType> {
         let common = result_type(&[self, other]);
@@ -183,6 +381,39 @@ impl Tensor {
                     } else {
                         "div_cpu"
                     },
+                    dtype: common,
+                });
+            }
+            BinaryKind::Atan2 if !common.is_floating_point() => {
+                return Ok(DType::default_float());
+            }
+            BinaryKind::Fmod if common == DType::Bool => {
+                return Err(TensorError::NotImplementedForDType {
+                    op: "fmod_cpu",
+                    dtype: common,
+                });
+            }
+            BinaryKind::Hypot if !common.is_floating_point() => {
+                return Err(TensorError::NotImplementedForDType {
+                    op: "hypot_cpu",
+                    dtype: common,
+                });
+            }
+            BinaryKind::ShiftLeft | BinaryKind::ShiftRight if common == DType::Bool => {
+                return Err(TensorError::NotImplementedForDType {
+                    op: bitwise_name(kind),
+                    dtype: common,
+                });
+            }
+            BinaryKind::BitAnd
+            | BinaryKind::BitOr
+            | BinaryKind::BitXor
+            | BinaryKind::ShiftLeft
+            | BinaryKind::ShiftRight
+                if common.is_floating_point() =>
+            {
+                return Err(TensorError::NotImplementedForDType {
+                    op: bitwise_name(kind),
                     dtype: common,
                 });
             }
@@ -256,7 +487,7 @@ impl Tensor {
     }
 
     /// Writes `src` (same shape) into this view, converting to this tensor's dtype.
-    fn write_from(&self, src: &Tensor) -> Result<()> {
+    pub(crate) fn write_from(&self, src: &Tensor) -> Result<()> {
         self.check_writable()?;
         dispatch_dtype!(self.dtype(), T => {
             let v = src.gather::<T>();

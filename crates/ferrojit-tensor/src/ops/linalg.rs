@@ -55,10 +55,143 @@ macro_rules! impl_gemm_naive {
         }
     )*};
 }
-impl_gemm_naive!(bool, u8, i8, i16, i32, i64);
+impl_gemm_naive!(bool, u8, i8, i16, i32, i64, half::f16, half::bf16);
+
+/// Float element types with a fast (matrixmultiply) GEMM, split across the global pool.
+pub(crate) trait FloatGemm: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    /// The raw single-threaded kernel: `c = a @ b + beta * c` (row stride of c is `n`).
+    ///
+    /// # Safety
+    /// The caller guarantees that every address formed from the sizes and strides lies inside
+    /// the given pointers' allocations and that `c` does not alias `a` or `b`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn raw_gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        a_rs: isize,
+        a_cs: isize,
+        b: *const Self,
+        b_rs: isize,
+        b_cs: isize,
+        beta: Self,
+        c: *mut Self,
+        c_rs: isize,
+    );
+}
+
+macro_rules! impl_float_gemm {
+    ($t:ty, $gemm:path) => {
+        impl FloatGemm for $t {
+            const ZERO: Self = 0.0;
+            unsafe fn raw_gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                a: *const Self,
+                a_rs: isize,
+                a_cs: isize,
+                b: *const Self,
+                b_rs: isize,
+                b_cs: isize,
+                beta: Self,
+                c: *mut Self,
+                c_rs: isize,
+            ) {
+                // SAFETY: forwarded from the caller's contract above.
+                unsafe { $gemm(m, k, n, 1.0, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, 1) }
+            }
+        }
+    };
+}
+impl_float_gemm!(f32, matrixmultiply::sgemm);
+impl_float_gemm!(f64, matrixmultiply::dgemm);
+
+/// Whether a strided `rows x cols` matrix stays inside a slice of `len` elements.
+fn strided_fits(len: usize, rows: usize, cols: usize, rs: usize, cs: usize) -> bool {
+    if rows == 0 || cols == 0 {
+        return true;
+    }
+    (rows - 1)
+        .checked_mul(rs)
+        .and_then(|r| (cols - 1).checked_mul(cs).and_then(|c| r.checked_add(c)))
+        .is_some_and(|last| last < len)
+}
+
+/// `c = a @ b + beta * c` for an `m x k` matrix `a` and a `k x n` matrix `b` given by slices and
+/// (row, column) strides, and a row-major contiguous `m x n` matrix `c`. Large products are
+/// split by rows of `c` across the global pool.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn strided_gemm<T: FloatGemm>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[T],
+    (a_rs, a_cs): (usize, usize),
+    b: &[T],
+    (b_rs, b_cs): (usize, usize),
+    beta: T,
+    c: &mut [T],
+) -> Result<()> {
+    let fits = strided_fits(a.len(), m, k, a_rs, a_cs)
+        && strided_fits(b.len(), k, n, b_rs, b_cs)
+        && m.checked_mul(n).is_some_and(|mn| mn <= c.len());
+    if !fits {
+        return Err(TensorError::InvalidArgument(
+            "internal error: GEMM operands do not match their sizes".to_string(),
+        ));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let work = m.saturating_mul(n).saturating_mul(k.max(1));
+    let threads = if work >= crate::ops::parallel::PARALLEL_THRESHOLD {
+        crate::ops::parallel::num_threads().min(m)
+    } else {
+        1
+    };
+    let run_block = |row_start: usize, rows: usize, c_block: &mut [T]| {
+        // SAFETY: `strided_fits` checked that rows 0..m of `a` (so rows row_start..row_start+rows,
+        // whose first element is at row_start * a_rs) and all of `b` lie inside their slices;
+        // `c_block` holds exactly `rows * n` elements with row stride n. `c_block` is an exclusive
+        // borrow distinct from the shared input slices, so nothing aliases.
+        unsafe {
+            T::raw_gemm(
+                rows,
+                k,
+                n,
+                a.as_ptr().add(row_start * a_rs),
+                a_rs as isize,
+                a_cs as isize,
+                b.as_ptr(),
+                b_rs as isize,
+                b_cs as isize,
+                beta,
+                c_block.as_mut_ptr(),
+                n as isize,
+            )
+        }
+    };
+    let c = &mut c[..m * n];
+    if threads <= 1 {
+        run_block(0, m, c);
+        return Ok(());
+    }
+    let rows_per_block = m.div_ceil(threads);
+    use rayon::prelude::*;
+    c.par_chunks_mut(rows_per_block * n)
+        .enumerate()
+        .for_each(|(block, c_block)| {
+            let rows = c_block.len() / n;
+            run_block(block * rows_per_block, rows, c_block);
+        });
+    Ok(())
+}
 
 macro_rules! impl_gemm_float {
-    ($t:ty, $gemm:path) => {
+    ($t:ty) => {
         impl GemmElement for $t {
             fn batched_gemm(
                 a: &[Self],
@@ -73,41 +206,24 @@ macro_rules! impl_gemm_float {
                     return out;
                 }
                 let (sa, sb, so) = (n * k, k * m, n * m);
-                assert!(a.len() >= batch * sa && b.len() >= batch * sb);
                 for bi in 0..batch {
-                    let a_mat = &a[bi * sa..(bi + 1) * sa];
-                    let b_mat = &b[bi * sb..(bi + 1) * sb];
+                    let (Some(a_mat), Some(b_mat)) = (
+                        a.get(bi * sa..(bi + 1) * sa),
+                        b.get(bi * sb..(bi + 1) * sb),
+                    ) else {
+                        return out;
+                    };
                     let out_mat = &mut out[bi * so..(bi + 1) * so];
-                    // SAFETY: a_mat has exactly n*k, b_mat k*m and out_mat n*m elements, all
-                    // row-major with the strides given here, so every address the kernel forms
-                    // (row * row_stride + col for in-range row/col) lies inside its slice.
-                    // out_mat is a distinct exclusive borrow, so it does not alias the inputs.
-                    unsafe {
-                        $gemm(
-                            n,
-                            k,
-                            m,
-                            1.0,
-                            a_mat.as_ptr(),
-                            k as isize,
-                            1,
-                            b_mat.as_ptr(),
-                            m as isize,
-                            1,
-                            0.0,
-                            out_mat.as_mut_ptr(),
-                            m as isize,
-                            1,
-                        );
-                    }
+                    // Sizes match by construction, so this cannot fail.
+                    let _ = strided_gemm(n, k, m, a_mat, (k, 1), b_mat, (m, 1), 0.0, out_mat);
                 }
                 out
             }
         }
     };
 }
-impl_gemm_float!(f32, matrixmultiply::sgemm);
-impl_gemm_float!(f64, matrixmultiply::dgemm);
+impl_gemm_float!(f32);
+impl_gemm_float!(f64);
 
 /// Lower-case C++ type names PyTorch prints in dtype mismatch messages of matrix products.
 fn cpp_type_name(d: DType) -> &'static str {
@@ -118,6 +234,8 @@ fn cpp_type_name(d: DType) -> &'static str {
         DType::Int16 => "short int",
         DType::Int32 => "int",
         DType::Int64 => "long int",
+        DType::Float16 => "c10::Half",
+        DType::BFloat16 => "c10::BFloat16",
         DType::Float32 => "float",
         DType::Float64 => "double",
     }

@@ -1,8 +1,16 @@
 //! Tensor operations, grouped by kind. Most are inherent methods on `Tensor`.
 
 pub mod binary;
+pub mod creation;
+pub mod indexing;
 pub mod join;
 pub mod linalg;
+pub mod nn;
+pub mod parallel;
+pub mod pointwise;
+pub mod products;
 pub mod reduce;
+pub mod special;
+pub mod ternary;
 pub mod unary;
 pub mod views;

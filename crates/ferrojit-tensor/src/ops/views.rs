@@ -322,3 +322,277 @@ fn legacy_type_name(t: &Tensor) -> String {
     let storage = t.dtype().to_torch_storage_name();
     format!("torch.{}Tensor", storage.trim_end_matches("Storage"))
 }
+
+/// `memory_format` argument of `clone`/`contiguous` (c10::MemoryFormat numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryFormat {
+    Contiguous,
+    Preserve,
+    ChannelsLast,
+    ChannelsLast3d,
+}
+
+impl MemoryFormat {
+    /// From c10's enum index: Contiguous=0, Preserve=1, ChannelsLast=2, ChannelsLast3d=3.
+    pub fn from_index(index: i64) -> Result<MemoryFormat> {
+        Ok(match index {
+            0 => MemoryFormat::Contiguous,
+            1 => MemoryFormat::Preserve,
+            2 => MemoryFormat::ChannelsLast,
+            3 => MemoryFormat::ChannelsLast3d,
+            other => {
+                return Err(TensorError::InvalidArgument(format!(
+                    "unknown memory format {other}"
+                )))
+            }
+        })
+    }
+}
+
+/// Strides for a dim order listed from outermost to innermost.
+fn strides_for_order(sizes: &[usize], order: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0usize; sizes.len()];
+    let mut acc = 1usize;
+    for &d in order.iter().rev() {
+        strides[d] = acc;
+        acc = acc.saturating_mul(sizes[d].max(1));
+    }
+    strides
+}
+
+impl Tensor {
+    /// `as_strided(size, stride, storage_offset)`: any geometry inside the storage.
+    pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<Tensor> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::InvalidArgument(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let to_usize = |v: i64, what: &str| {
+            usize::try_from(v).map_err(|_| {
+                TensorError::InvalidArgument(format!(
+                    "as_strided: Negative {what} are not supported, got {v}"
+                ))
+            })
+        };
+        let sizes = sizes
+            .iter()
+            .map(|&s| to_usize(s, "sizes"))
+            .collect::<Result<Vec<_>>>()?;
+        let strides = strides
+            .iter()
+            .map(|&s| to_usize(s, "strides"))
+            .collect::<Result<Vec<_>>>()?;
+        let offset = match offset {
+            None => self.storage_offset(),
+            Some(o) => usize::try_from(o).map_err(|_| {
+                TensorError::InvalidArgument(format!(
+                    "Tensor: invalid storage offset {o}"
+                ))
+            })?,
+        };
+        Tensor::from_storage(self.storage().clone(), offset, sizes, strides)
+    }
+
+    /// `expand_as(other)`.
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        let shape: Vec<i64> = other.sizes().iter().map(|&s| s as i64).collect();
+        self.expand(&shape)
+    }
+
+    /// `unflatten(dim, sizes)`: splits one dim into several (one `-1` allowed).
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.dim())?;
+        if sizes.is_empty() {
+            return Err(TensorError::InvalidArgument(
+                "unflatten: sizes must be non-empty".to_string(),
+            ));
+        }
+        let current = self.sizes().get(d).copied().unwrap_or(1);
+        let inner = infer_size(sizes, current).map_err(|_| {
+            TensorError::InvalidArgument(format!(
+                "unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor",
+                format_shape_i64(sizes),
+                dim,
+                current
+            ))
+        })?;
+        let mut shape: Vec<i64> = Vec::new();
+        for (i, &s) in self.sizes().iter().enumerate() {
+            if i == d {
+                shape.extend(inner.iter().map(|&x| x as i64));
+            } else {
+                shape.push(s as i64);
+            }
+        }
+        self.view(&shape)
+    }
+
+    /// `unbind(dim)`: the slices along `dim`, as views.
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "Dimension specified as 0 but tensor has no dimensions".to_string(),
+            ));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        (0..self.sizes()[d])
+            .map(|i| self.select(d as i64, i as i64))
+            .collect()
+    }
+
+    /// `split(split_size, dim)`: views of `split_size` (the last may be shorter).
+    pub fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "split expects at least a 1-dimensional tensor".to_string(),
+            ));
+        }
+        if split_size < 0 {
+            return Err(TensorError::InvalidArgument(format!(
+                "split expects split_size be non-negative, but got split_size={split_size}"
+            )));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes()[d] as i64;
+        if split_size == 0 && size != 0 {
+            return Err(TensorError::InvalidArgument(format!(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+            )));
+        }
+        let count = if split_size == 0 {
+            1
+        } else {
+            ((size + split_size - 1) / split_size).max(1)
+        };
+        (0..count)
+            .map(|i| {
+                let start = i * split_size;
+                let len = split_size.min(size - start);
+                self.narrow(d as i64, start, len)
+            })
+            .collect()
+    }
+
+    /// `split_with_sizes(split_sizes, dim)`.
+    pub fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes().get(d).copied().unwrap_or(0) as i64;
+        let total: i64 = split_sizes.iter().sum();
+        if total != size || split_sizes.iter().any(|&s| s < 0) {
+            return Err(TensorError::InvalidArgument(format!(
+                "split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {dim}), but got split_sizes={}",
+                format_shape_i64(split_sizes)
+            )));
+        }
+        let mut start = 0;
+        let mut out = Vec::with_capacity(split_sizes.len());
+        for &len in split_sizes {
+            out.push(self.narrow(d as i64, start, len)?);
+            start += len;
+        }
+        Ok(out)
+    }
+
+    /// `chunk(chunks, dim)`: at most `chunks` views of equal size (ceil division).
+    pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "chunk expects at least a 1-dimensional tensor".to_string(),
+            ));
+        }
+        if chunks <= 0 {
+            return Err(TensorError::InvalidArgument(
+                "chunk expects `chunks` to be greater than 0, got: ".to_string()
+                    + &chunks.to_string(),
+            ));
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let size = self.sizes()[d] as i64;
+        let split_size = (size + chunks - 1) / chunks;
+        if split_size == 0 && size == 0 {
+            let sizes = vec![0i64; chunks as usize];
+            return self.split_with_sizes(&sizes, dim);
+        }
+        self.split(split_size, dim)
+    }
+
+    /// `diagonal(offset, dim1, dim2)`: a view of the diagonal, appended as the last dim.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        let n = self.dim();
+        if n < 2 {
+            return Err(TensorError::InvalidArgument(format!(
+                "diagonal dimensions requires ndim larger than 1, but got {n}"
+            )));
+        }
+        let a = wrap_dim(dim1, n)?;
+        let b = wrap_dim(dim2, n)?;
+        if a == b {
+            return Err(TensorError::InvalidArgument(format!(
+                "diagonal dimensions cannot be identical {dim1}, {dim2}"
+            )));
+        }
+        let (size_a, size_b) = (self.sizes()[a] as i64, self.sizes()[b] as i64);
+        let len = if offset >= 0 {
+            size_a.min(size_b - offset).max(0)
+        } else {
+            (size_a + offset).min(size_b).max(0)
+        };
+        let mut storage_offset = self.storage_offset();
+        if len > 0 {
+            storage_offset += if offset >= 0 {
+                offset as usize * self.strides()[b]
+            } else {
+                offset.unsigned_abs() as usize * self.strides()[a]
+            };
+        }
+        let mut sizes = Vec::with_capacity(n - 1);
+        let mut strides = Vec::with_capacity(n - 1);
+        for d in 0..n {
+            if d != a && d != b {
+                sizes.push(self.sizes()[d]);
+                strides.push(self.strides()[d]);
+            }
+        }
+        sizes.push(len as usize);
+        strides.push(self.strides()[a] + self.strides()[b]);
+        Ok(self.with_geometry(sizes, strides, storage_offset))
+    }
+
+    /// `clone(memory_format)`: a deep copy laid out as requested (`Preserve` keeps a dense
+    /// non-overlapping layout's strides, otherwise row-major).
+    pub fn clone_with_format(&self, format: MemoryFormat) -> Result<Tensor> {
+        let order: Vec<usize> = match format {
+            MemoryFormat::Contiguous => (0..self.dim()).collect(),
+            MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
+                let expected = if format == MemoryFormat::ChannelsLast { 4 } else { 5 };
+                if self.dim() != expected {
+                    return Err(TensorError::InvalidArgument(format!(
+                        "required rank {expected} tensor to use {} format",
+                        if expected == 4 { "channels_last" } else { "channels_last_3d" }
+                    )));
+                }
+                let mut order = vec![0];
+                order.extend(2..self.dim());
+                order.push(1);
+                order
+            }
+            MemoryFormat::Preserve => {
+                // Outermost = largest stride; ties keep the original order.
+                let mut order: Vec<usize> = (0..self.dim()).collect();
+                order.sort_by(|&x, &y| self.strides()[y].cmp(&self.strides()[x]));
+                let strides = strides_for_order(self.sizes(), &order);
+                let dense = strides == self.strides() || self.is_contiguous();
+                if dense { order } else { (0..self.dim()).collect() }
+            }
+        };
+        let strides = strides_for_order(self.sizes(), &order);
+        let copy = self.clone_tensor();
+        let out = Tensor::zeros(&[copy.numel()], self.dtype())?;
+        let shaped = out.with_geometry(self.sizes().to_vec(), strides, 0);
+        shaped.write_from(&copy)?;
+        Ok(shaped)
+    }
+}

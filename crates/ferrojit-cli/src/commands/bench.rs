@@ -1,0 +1,151 @@
+//! `ferrojit bench`: times opening a model and running its `forward` repeatedly.
+//!
+//! Output (one `key=value` line each, for scripts to parse): `load_ms=<number>`, then the spread
+//! of run times (`runs=`, `min_ms=`, `p10_ms=`, `p90_ms=`, `max_ms=`, `mean_ms=`), `threads=`,
+//! and last `median_ms=<number>`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ferrojit_runtime::ivalue::IValue;
+use ferrojit_serialize::import::load_module;
+use ferrojit_serialize::torch_save;
+
+/// What `ferrojit bench` was asked to do.
+#[derive(Debug, Clone)]
+pub struct BenchOptions<'a> {
+    pub model: &'a Path,
+    pub inputs: Option<&'a Path>,
+    pub iterations: usize,
+    pub warmup: usize,
+    pub threads: Option<usize>,
+    pub method: &'a str,
+}
+
+/// The statistics printed for a list of run times in milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub p10: f64,
+    pub median: f64,
+    pub p90: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// The spread of `times` (milliseconds); `None` for an empty list. The median of an even
+/// count is the mean of the two middle values.
+pub fn spread(times: &[f64]) -> Option<Spread> {
+    if times.is_empty() {
+        return None;
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let last = sorted.len() - 1;
+    let at = |fraction: f64| sorted[((last as f64) * fraction).round() as usize];
+    let middle = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 1 {
+        sorted[middle]
+    } else {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    };
+    Some(Spread {
+        min: sorted[0],
+        p10: at(0.1),
+        median,
+        p90: at(0.9),
+        max: sorted[last],
+        mean: sorted.iter().sum::<f64>() / sorted.len() as f64,
+    })
+}
+
+fn milliseconds(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
+    if options.iterations == 0 {
+        return Err("--iters must be at least 1".to_string());
+    }
+    if let Some(threads) = options.threads {
+        if threads == 0 {
+            return Err("--threads must be at least 1".to_string());
+        }
+        if !ferrojit_runtime::set_num_threads(threads) {
+            return Err(format!(
+                "cannot set the thread count to {threads}: the worker pool is already running"
+            ));
+        }
+    }
+    let arguments = match options.inputs {
+        Some(path) => {
+            let value = torch_save::load_file(path)
+                .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
+            match value {
+                IValue::Tuple(tuple) => tuple.items.to_vec(),
+                other => vec![other],
+            }
+        }
+        None => Vec::new(),
+    };
+    let load_start = Instant::now();
+    let loaded = load_module(options.model)
+        .map_err(|e| format!("cannot load model {}: {e}", options.model.display()))?;
+    let load_ms = milliseconds(load_start);
+    println!("load_ms={load_ms:.3}");
+    let method = options.method;
+    let class = loaded.module.object().class();
+    if !class.has_method(method) {
+        return Err(format!(
+            "the model ({}) has no method '{method}'",
+            class.qualified_name()
+        ));
+    }
+    let run_once = || {
+        loaded
+            .module
+            .run_method(method, arguments.clone())
+            .map_err(|e| format!("{method}() failed: {e}"))
+    };
+    // The first call compiles the method; it counts as warm-up.
+    let first_start = Instant::now();
+    run_once()?;
+    println!("first_run_ms={:.3}", milliseconds(first_start));
+    for _ in 1..options.warmup {
+        run_once()?;
+    }
+    let mut times = Vec::with_capacity(options.iterations);
+    for _ in 0..options.iterations {
+        let start = Instant::now();
+        let result = run_once()?;
+        times.push(milliseconds(start));
+        drop(result);
+    }
+    let stats = spread(&times).ok_or("no timed runs")?;
+    println!("runs={}", times.len());
+    println!("threads={}", ferrojit_runtime::num_threads());
+    println!("min_ms={:.3}", stats.min);
+    println!("p10_ms={:.3}", stats.p10);
+    println!("p90_ms={:.3}", stats.p90);
+    println!("max_ms={:.3}", stats.max);
+    println!("mean_ms={:.3}", stats.mean);
+    println!("median_ms={:.3}", stats.median);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread;
+
+    #[test]
+    fn spread_of_known_values() {
+        let stats = spread(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(stats.min, 1.0);
+        assert_eq!(stats.median, 3.0);
+        assert_eq!(stats.max, 5.0);
+        assert_eq!(stats.mean, 3.0);
+        let even = spread(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(even.median, 2.5);
+        assert!(spread(&[]).is_none());
+    }
+}

@@ -1,0 +1,120 @@
+//! `ferrojit inspect MODEL.pt`: show what an archive holds: a method's compiled graph
+//! (`--graph`), the Python-printed code of the model's class (`--code`), or the module tree
+//! with parameters, buffers and attributes, their types and shapes (`--summary`).
+
+use std::path::Path;
+
+use ferrojit_ir::{AttributeKind, Type};
+use ferrojit_runtime::ivalue::IValue;
+use ferrojit_runtime::Module;
+use ferrojit_serialize::import::load_module;
+use ferrojit_serialize::python_printer::print_program;
+
+/// What `inspect` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InspectView {
+    Graph,
+    Code,
+    Summary,
+}
+
+pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<(), String> {
+    let loaded =
+        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let class = loaded.module.class().clone();
+    match view {
+        InspectView::Graph => {
+            if !class.has_method(method) {
+                let mut methods = class.method_names();
+                methods.sort();
+                return Err(format!(
+                    "the model ({}) has no method '{method}'; its methods are: {}",
+                    class.qualified_name(),
+                    methods.join(", ")
+                ));
+            }
+            let function = loaded
+                .unit
+                .method(&class, method)
+                .map_err(|e| format!("cannot find {method}: {e}"))?;
+            let graph = function
+                .graph(&loaded.unit)
+                .map_err(|e| format!("cannot compile {method}: {e}"))?;
+            print!("{}", graph.to_ir_string());
+        }
+        InspectView::Code => {
+            let printed = print_program(&loaded.unit, &[class.qualified_name().to_string()], &[])
+                .map_err(|e| format!("cannot print the code of {}: {e}", class.qualified_name()))?;
+            for (qualifier, text) in &printed.files {
+                if printed.files.len() > 1 {
+                    println!("# {qualifier}");
+                }
+                print!("{text}");
+                if !text.ends_with('\n') {
+                    println!();
+                }
+            }
+        }
+        InspectView::Summary => print!("{}", module_summary(&loaded.module)),
+    }
+    Ok(())
+}
+
+/// The module tree: one line per module (`name: class`), then its parameters, buffers and
+/// plain attributes with their types, and tensor dtypes and shapes.
+pub fn module_summary(root: &Module) -> String {
+    let mut out = String::new();
+    // Module trees are as deep as the archive made them; walk with an explicit stack.
+    let mut pending: Vec<(usize, String, Module)> = vec![(0, "<root>".to_string(), root.clone())];
+    while let Some((depth, name, module)) = pending.pop() {
+        let indent = "  ".repeat(depth);
+        out.push_str(&format!(
+            "{indent}{name}: {}\n",
+            module.class().qualified_name()
+        ));
+        let class = module.class().clone();
+        for attribute in class.attributes() {
+            let Ok(value) = module.attr(&attribute.name) else {
+                continue;
+            };
+            if matches!(&value, IValue::Object(object) if object.class().is_module()) {
+                continue;
+            }
+            let label = match attribute.kind {
+                AttributeKind::Parameter => "parameter",
+                AttributeKind::Buffer => "buffer",
+                AttributeKind::Regular => "attribute",
+            };
+            out.push_str(&format!(
+                "{indent}  {label} {}: {}\n",
+                attribute.name,
+                describe_value(&attribute.ty, &value)
+            ));
+        }
+        for (child_name, child) in module.named_children().into_iter().rev() {
+            pending.push((depth + 1, child_name, child));
+        }
+    }
+    out
+}
+
+fn describe_value(declared: &Type, value: &IValue) -> String {
+    match value {
+        IValue::Tensor(tensor) => {
+            let sizes: Vec<String> = tensor.sizes().iter().map(|s| s.to_string()).collect();
+            format!("Tensor {} [{}]", tensor.dtype(), sizes.join(", "))
+        }
+        IValue::None if !matches!(declared, Type::NoneType) => {
+            format!("{} = None", declared.annotation_str())
+        }
+        other => {
+            let mut repr = other.python_repr();
+            if repr.len() > 60 {
+                let cut = (0..=60).rev().find(|&i| repr.is_char_boundary(i)).unwrap_or(0);
+                repr.truncate(cut);
+                repr.push_str("...");
+            }
+            format!("{} = {repr}", declared.annotation_str())
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Conformance of the linear-algebra, neural-network, indexing and creation operators with
+//! PyTorch (cases from tests/fixtures/ops_nn/generate.py), plus seeded checks of the random
+//! operators, whose values PyTorch's RNG would not reproduce bit for bit.
+
+use ferrojit_conformance::{repo_root, run_case_file};
+use ferrojit_runtime::ivalue::IValue;
+use ferrojit_runtime::registry::OperatorRegistry;
+use ferrojit_tensor::{DType, Tensor};
+
+fn check_file(name: &str) {
+    let path = repo_root().join("tests/fixtures/ops_nn").join(name);
+    let failures = run_case_file(&path);
+    assert!(
+        failures.is_empty(),
+        "{} failure(s) in {name}:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn linalg_cases() {
+    check_file("linalg.pt");
+}
+
+#[test]
+fn conv_pool_cases() {
+    check_file("conv_pool.pt");
+}
+
+#[test]
+fn norm_act_cases() {
+    check_file("norm_act.pt");
+}
+
+#[test]
+fn loss_cases() {
+    check_file("losses.pt");
+}
+
+#[test]
+fn misc_nn_cases() {
+    check_file("misc_nn.pt");
+}
+
+#[test]
+fn indexing_cases() {
+    check_file("indexing.pt");
+}
+
+#[test]
+fn creation_cases() {
+    check_file("creation.pt");
+}
+
+fn call(op: &str, args: Vec<IValue>) -> IValue {
+    let operator = OperatorRegistry::global()
+        .lookup(op)
+        .unwrap_or_else(|| panic!("{op} is not registered"));
+    let mut stack = args;
+    (operator.kernel)(&mut stack).unwrap_or_else(|e| panic!("{op} failed: {e}"));
+    stack.pop().unwrap_or(IValue::None)
+}
+
+fn sizes(values: &[i64]) -> IValue {
+    IValue::int_list(values)
+}
+
+fn none4() -> Vec<IValue> {
+    vec![IValue::None, IValue::None, IValue::None, IValue::None]
+}
+
+fn rand_values(op: &str, seed: i64) -> Vec<f64> {
+    call("aten::manual_seed", vec![IValue::Int(seed)]);
+    let mut args = vec![sizes(&[20000])];
+    args.extend(none4());
+    call(op, args).to_tensor().unwrap().to_f64_vec()
+}
+
+// The random ops share the global generator, so these checks run in one test, in sequence.
+#[test]
+fn random_ops_are_seeded_and_well_distributed() {
+    // rand: uniform [0, 1), mean 1/2, variance 1/12; the same seed gives the same values.
+    let a = rand_values("aten::rand", 7);
+    let b = rand_values("aten::rand", 7);
+    let c = rand_values("aten::rand", 8);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert!(a.iter().all(|v| (0.0..1.0).contains(v)));
+    let mean = a.iter().sum::<f64>() / a.len() as f64;
+    let var = a.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / a.len() as f64;
+    assert!((mean - 0.5).abs() < 0.01, "rand mean {mean}");
+    assert!((var - 1.0 / 12.0).abs() < 0.005, "rand variance {var}");
+
+    // randn: mean 0, variance 1.
+    let n = rand_values("aten::randn", 3);
+    let mean = n.iter().sum::<f64>() / n.len() as f64;
+    let var = n.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n.len() as f64;
+    assert!(mean.abs() < 0.03, "randn mean {mean}");
+    assert!((var - 1.0).abs() < 0.05, "randn variance {var}");
+
+    // randint(low, high): int64 by default, inside [low, high), every value hit.
+    call("aten::manual_seed", vec![IValue::Int(1)]);
+    let mut args = vec![IValue::Int(-2), IValue::Int(3), sizes(&[4, 500])];
+    args.extend(none4());
+    let r = call("aten::randint.low", args);
+    let r = r.to_tensor().unwrap();
+    assert_eq!(r.dtype(), DType::Int64);
+    assert_eq!(r.sizes(), &[4, 500]);
+    let values = r.to_i64_vec();
+    for v in -2..3 {
+        assert!(values.contains(&v));
+    }
+    assert!(values.iter().all(|v| (-2..3).contains(v)));
+
+    // randperm: a permutation of 0..n.
+    let mut args = vec![IValue::Int(50)];
+    args.extend(none4());
+    let p = call("aten::randperm", args);
+    let mut perm = p.to_tensor().unwrap().to_i64_vec();
+    perm.sort();
+    assert_eq!(perm, (0..50).collect::<Vec<i64>>());
+
+    // normal_ / uniform_ in place, through a view: only the view's elements change.
+    let base = Tensor::zeros(&[4, 6], DType::Float64).unwrap();
+    let view = base.slice(1, Some(0), Some(6), 2).unwrap();
+    let out = call(
+        "aten::uniform_",
+        vec![IValue::Tensor(view.clone()), IValue::Double(2.0), IValue::Double(3.0), IValue::None],
+    );
+    assert!(out.to_tensor().unwrap().is_same(&view));
+    let all = base.to_f64_vec();
+    for (i, v) in all.iter().enumerate() {
+        if i % 2 == 0 {
+            assert!((2.0..3.0).contains(v));
+        } else {
+            assert_eq!(*v, 0.0);
+        }
+    }
+    let big = Tensor::zeros(&[20000], DType::Float32).unwrap();
+    call(
+        "aten::normal_",
+        vec![IValue::Tensor(big.clone()), IValue::Double(5.0), IValue::Double(2.0), IValue::None],
+    );
+    let v = big.to_f64_vec();
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    assert!((mean - 5.0).abs() < 0.06, "normal_ mean {mean}");
+
+    // bernoulli_(p) and dropout in training mode: rate and scaling.
+    let t = Tensor::zeros(&[20000], DType::Float32).unwrap();
+    call("aten::bernoulli_.float", vec![IValue::Tensor(t.clone()), IValue::Double(0.3), IValue::None]);
+    let ones = t.to_f64_vec().iter().filter(|&&v| v == 1.0).count() as f64 / 20000.0;
+    assert!((ones - 0.3).abs() < 0.02, "bernoulli rate {ones}");
+    let x = Tensor::full(&[20000], ferrojit_tensor::Scalar::Float(1.0), DType::Float32).unwrap();
+    let d = call("aten::dropout", vec![IValue::Tensor(x), IValue::Double(0.25), IValue::Bool(true)]);
+    let d = d.to_tensor().unwrap().to_f64_vec();
+    let kept = d.iter().filter(|&&v| v != 0.0).count() as f64 / 20000.0;
+    assert!((kept - 0.75).abs() < 0.02, "dropout keep rate {kept}");
+    assert!(d.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.75).abs() < 1e-6));
+}
+
+#[test]
+fn empty_has_the_requested_shape_and_dtype() {
+    let mut args = vec![sizes(&[2, 0, 3])];
+    args.extend(vec![IValue::Int(4), IValue::None, IValue::None, IValue::None, IValue::None]);
+    let e = call("aten::empty.memory_format", args);
+    let e = e.to_tensor().unwrap();
+    assert_eq!(e.sizes(), &[2, 0, 3]);
+    assert_eq!(e.dtype(), DType::Int64);
+}

@@ -1,0 +1,366 @@
+//! Creation and shape operators: `*_like`/`new_*` factories, empty, linspace/logspace, eye,
+//! random tensors from the seedable default generator, tril/triu, hstack/vstack, repeat,
+//! repeat_interleave, tile, flip, roll, meshgrid and broadcast_tensors.
+
+use ferrojit_tensor::ops::creation;
+use ferrojit_tensor::{DType, Scalar, Tensor};
+
+use super::nn_ops::tensor_list;
+use super::{optional_dtype, pop_array, pop_vec, push, scalar, KernelTableEntry};
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::IValue;
+use crate::registry::Stack;
+
+fn check_cpu(device: &IValue) -> Result<()> {
+    match device {
+        IValue::None => Ok(()),
+        IValue::Device(d) if d.device_type == "cpu" => Ok(()),
+        IValue::Device(d) => Err(RuntimeError::Other(format!(
+            "device '{d}' is not available: ferrojit runs on the CPU only"
+        ))),
+        other => Err(RuntimeError::type_mismatch("Device", other.type_of().to_string(), "device argument")),
+    }
+}
+
+fn sizes(value: &IValue) -> Result<Vec<usize>> {
+    let raw = value.to_int_vec()?;
+    raw.iter()
+        .map(|&s| {
+            usize::try_from(s).map_err(|_| {
+                RuntimeError::Other(format!(
+                    "Trying to create tensor with negative dimension {s}: {raw:?}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Pops the trailing `dtype, layout, device, pin_memory` (and `memory_format` when `with_format`)
+/// options, returning the dtype.
+fn pop_options(stack: &mut Stack, with_format: bool) -> Result<Option<DType>> {
+    if with_format {
+        pop_vec(stack, 1)?;
+    }
+    let [dtype, _layout, device, _pin] = pop_array::<4>(stack)?;
+    check_cpu(&device)?;
+    Ok(optional_dtype(&dtype)?)
+}
+
+fn full_like(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, true)?;
+    let [s, fill] = pop_array::<2>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, Tensor::full(t.sizes(), scalar(&fill)?, dtype.unwrap_or(t.dtype()))?)
+}
+
+fn empty_like(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, true)?;
+    let [s] = pop_array::<1>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, Tensor::zeros(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+}
+
+fn empty(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, true)?;
+    let [size] = pop_array::<1>(stack)?;
+    push(stack, Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+}
+
+fn new_filled(stack: &mut Stack, fill: Scalar) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [s, size] = pop_array::<2>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, Tensor::full(&sizes(&size)?, fill, dtype.unwrap_or(t.dtype()))?)
+}
+
+fn new_zeros(stack: &mut Stack) -> Result<()> {
+    new_filled(stack, Scalar::Int(0))
+}
+fn new_ones(stack: &mut Stack) -> Result<()> {
+    new_filled(stack, Scalar::Int(1))
+}
+fn new_empty(stack: &mut Stack) -> Result<()> {
+    new_filled(stack, Scalar::Int(0))
+}
+
+fn new_full(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [s, size, fill] = pop_array::<3>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, Tensor::full(&sizes(&size)?, scalar(&fill)?, dtype.unwrap_or(t.dtype()))?)
+}
+
+fn rand_like(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, true)?;
+    let [s] = pop_array::<1>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, creation::rand(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+}
+
+fn randn_like(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, true)?;
+    let [s] = pop_array::<1>(stack)?;
+    let t = s.to_tensor()?;
+    push(stack, creation::randn(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+}
+
+fn linspace(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [start, end, steps] = pop_array::<3>(stack)?;
+    let r = creation::linspace(
+        scalar(&start)?.to_f64(),
+        scalar(&end)?.to_f64(),
+        steps.to_int()?,
+        dtype.unwrap_or(DType::default_float()),
+    )?;
+    push(stack, r)
+}
+
+fn logspace(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [start, end, steps, base] = pop_array::<4>(stack)?;
+    let r = creation::logspace(
+        scalar(&start)?.to_f64(),
+        scalar(&end)?.to_f64(),
+        steps.to_int()?,
+        base.to_double()?,
+        dtype.unwrap_or(DType::default_float()),
+    )?;
+    push(stack, r)
+}
+
+fn eye(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [n] = pop_array::<1>(stack)?;
+    push(stack, creation::eye(n.to_int()?, None, dtype.unwrap_or(DType::default_float()))?)
+}
+
+fn eye_m(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [n, m] = pop_array::<2>(stack)?;
+    push(stack, creation::eye(n.to_int()?, Some(m.to_int()?), dtype.unwrap_or(DType::default_float()))?)
+}
+
+fn rand(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [size] = pop_array::<1>(stack)?;
+    push(stack, creation::rand(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+}
+
+fn randn(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [size] = pop_array::<1>(stack)?;
+    push(stack, creation::randn(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+}
+
+fn randint(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [high, size] = pop_array::<2>(stack)?;
+    let r = creation::randint(0, high.to_int()?, &sizes(&size)?, dtype.unwrap_or(DType::Int64))?;
+    push(stack, r)
+}
+
+fn randint_low(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [low, high, size] = pop_array::<3>(stack)?;
+    let r = creation::randint(low.to_int()?, high.to_int()?, &sizes(&size)?, dtype.unwrap_or(DType::Int64))?;
+    push(stack, r)
+}
+
+fn randperm(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [n] = pop_array::<1>(stack)?;
+    push(stack, creation::randperm(n.to_int()?, dtype.unwrap_or(DType::Int64))?)
+}
+
+fn reject_generator(generator: &IValue) -> Result<()> {
+    match generator {
+        IValue::None => Ok(()),
+        _ => Err(RuntimeError::Other(
+            "explicit Generator objects are not supported; use torch.manual_seed".to_string(),
+        )),
+    }
+}
+
+fn normal_(stack: &mut Stack) -> Result<()> {
+    let [s, mean, std, generator] = pop_array::<4>(stack)?;
+    reject_generator(&generator)?;
+    s.to_tensor()?.normal_(mean.to_double()?, std.to_double()?)?;
+    push(stack, s)
+}
+
+fn uniform_(stack: &mut Stack) -> Result<()> {
+    let [s, from, to, generator] = pop_array::<4>(stack)?;
+    reject_generator(&generator)?;
+    s.to_tensor()?.uniform_(from.to_double()?, to.to_double()?)?;
+    push(stack, s)
+}
+
+fn normal_float_float(stack: &mut Stack) -> Result<()> {
+    let dtype = pop_options(stack, false)?;
+    let [mean, std, size, generator] = pop_array::<4>(stack)?;
+    reject_generator(&generator)?;
+    let t = Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?;
+    t.normal_(mean.to_double()?, std.to_double()?)?;
+    push(stack, t)
+}
+
+fn bernoulli(stack: &mut Stack) -> Result<()> {
+    let [s, generator] = pop_array::<2>(stack)?;
+    reject_generator(&generator)?;
+    push(stack, s.to_tensor()?.bernoulli()?)
+}
+
+fn bernoulli_p(stack: &mut Stack) -> Result<()> {
+    let [s, p, generator] = pop_array::<3>(stack)?;
+    reject_generator(&generator)?;
+    let t = s.to_tensor()?;
+    let out = Tensor::zeros(t.sizes(), t.dtype())?;
+    out.bernoulli_scalar_(p.to_double()?)?;
+    push(stack, out)
+}
+
+fn bernoulli_float_(stack: &mut Stack) -> Result<()> {
+    let [s, p, generator] = pop_array::<3>(stack)?;
+    reject_generator(&generator)?;
+    s.to_tensor()?.bernoulli_scalar_(p.to_double()?)?;
+    push(stack, s)
+}
+
+fn manual_seed(stack: &mut Stack) -> Result<()> {
+    let [seed] = pop_array::<1>(stack)?;
+    creation::manual_seed(seed.to_int()? as u64);
+    Ok(())
+}
+
+fn tril(stack: &mut Stack) -> Result<()> {
+    let [s, d] = pop_array::<2>(stack)?;
+    push(stack, s.to_tensor()?.tril(d.to_int()?)?)
+}
+
+fn triu(stack: &mut Stack) -> Result<()> {
+    let [s, d] = pop_array::<2>(stack)?;
+    push(stack, s.to_tensor()?.triu(d.to_int()?)?)
+}
+
+fn tril_(stack: &mut Stack) -> Result<()> {
+    let [s, d] = pop_array::<2>(stack)?;
+    let t = s.to_tensor()?;
+    t.copy_(&t.tril(d.to_int()?)?)?;
+    push(stack, s)
+}
+
+fn triu_(stack: &mut Stack) -> Result<()> {
+    let [s, d] = pop_array::<2>(stack)?;
+    let t = s.to_tensor()?;
+    t.copy_(&t.triu(d.to_int()?)?)?;
+    push(stack, s)
+}
+
+fn hstack(stack: &mut Stack) -> Result<()> {
+    let [ts] = pop_array::<1>(stack)?;
+    push(stack, creation::hstack(&ts.to_tensor_vec()?)?)
+}
+
+fn vstack(stack: &mut Stack) -> Result<()> {
+    let [ts] = pop_array::<1>(stack)?;
+    push(stack, creation::vstack(&ts.to_tensor_vec()?)?)
+}
+
+fn repeat(stack: &mut Stack) -> Result<()> {
+    let [s, reps] = pop_array::<2>(stack)?;
+    push(stack, s.to_tensor()?.repeat(&reps.to_int_vec()?)?)
+}
+
+fn tile(stack: &mut Stack) -> Result<()> {
+    let [s, dims] = pop_array::<2>(stack)?;
+    push(stack, s.to_tensor()?.tile(&dims.to_int_vec()?)?)
+}
+
+fn repeat_interleave_tensor(stack: &mut Stack) -> Result<()> {
+    let [reps, _output_size] = pop_array::<2>(stack)?;
+    push(stack, reps.to_tensor()?.repeat_interleave_self_tensor()?)
+}
+
+fn repeat_interleave_self_tensor(stack: &mut Stack) -> Result<()> {
+    let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
+    let r = s.to_tensor()?.repeat_interleave(reps.to_tensor()?, dim.to_optional_int()?)?;
+    push(stack, r)
+}
+
+fn repeat_interleave_self_int(stack: &mut Stack) -> Result<()> {
+    let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
+    let reps = Tensor::scalar_tensor(Scalar::Int(reps.to_int()?), DType::Int64);
+    let r = s.to_tensor()?.repeat_interleave(&reps, dim.to_optional_int()?)?;
+    push(stack, r)
+}
+
+fn flip(stack: &mut Stack) -> Result<()> {
+    let [s, dims] = pop_array::<2>(stack)?;
+    push(stack, s.to_tensor()?.flip(&dims.to_int_vec()?)?)
+}
+
+fn roll(stack: &mut Stack) -> Result<()> {
+    let [s, shifts, dims] = pop_array::<3>(stack)?;
+    push(stack, s.to_tensor()?.roll(&shifts.to_int_vec()?, &dims.to_int_vec()?)?)
+}
+
+fn meshgrid(stack: &mut Stack) -> Result<()> {
+    let [ts] = pop_array::<1>(stack)?;
+    push(stack, tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, "ij")?))
+}
+
+fn meshgrid_indexing(stack: &mut Stack) -> Result<()> {
+    let [ts, indexing] = pop_array::<2>(stack)?;
+    push(stack, tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, indexing.to_str()?)?))
+}
+
+fn broadcast_tensors(stack: &mut Stack) -> Result<()> {
+    let [ts] = pop_array::<1>(stack)?;
+    push(stack, tensor_list(creation::broadcast_tensors(&ts.to_tensor_vec()?)?))
+}
+
+#[rustfmt::skip]
+pub const TABLE: &[KernelTableEntry] = &[
+    ("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", full_like),
+    ("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty_like),
+    ("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty),
+    ("aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_zeros),
+    ("aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_ones),
+    ("aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_empty),
+    ("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_full),
+    ("aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", rand_like),
+    ("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", randn_like),
+    ("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", linspace),
+    ("aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", logspace),
+    ("aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye),
+    ("aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye_m),
+    ("aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand),
+    ("aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn),
+    ("aten::randint(SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint),
+    ("aten::randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low),
+    ("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm),
+    ("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", normal_),
+    ("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", uniform_),
+    ("aten::normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", normal_float_float),
+    ("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", bernoulli),
+    ("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", bernoulli_p),
+    ("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", bernoulli_float_),
+    ("aten::manual_seed(int seed) -> ()", manual_seed),
+    ("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor", tril),
+    ("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor", triu),
+    ("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", tril_),
+    ("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", triu_),
+    ("aten::hstack(Tensor[] tensors) -> Tensor", hstack),
+    ("aten::vstack(Tensor[] tensors) -> Tensor", vstack),
+    ("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", repeat),
+    ("aten::tile(Tensor self, SymInt[] dims) -> Tensor", tile),
+    ("aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor", repeat_interleave_tensor),
+    ("aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_tensor),
+    ("aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_int),
+    ("aten::flip(Tensor self, int[] dims) -> Tensor", flip),
+    ("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", roll),
+    ("aten::meshgrid(Tensor[] tensors) -> Tensor[]", meshgrid),
+    ("aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", meshgrid_indexing),
+    ("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcast_tensors),
+];

@@ -1,0 +1,780 @@
+//! Prints one compiled graph (a method or free function) as the body of a Python `def`, the
+//! way PyTorch's `python_print.cpp` does: author's names from debug names, single-use pure
+//! expressions inlined where evaluation order allows, `torch.X(...)` calls for `aten::` ops,
+//! `ops.ns.X(...)` for other namespaces, and `if`/`while`/`for` for `prim::If`/`prim::Loop`.
+
+use std::collections::{HashMap, HashSet};
+
+use ferrojit_ir::attributes::{format_float, quote_string};
+use ferrojit_ir::{AttributeValue, BlockId, DefaultValue, Graph, NodeId, Type, ValueId};
+
+use super::PrintContext;
+use crate::load_error::LoadError;
+
+/// `while` loops carry this trip count (no limit).
+const NO_TRIP_LIMIT: i64 = i64::MAX;
+
+/// Names a printed value may never take: Python keywords and the globals that PyTorch's
+/// importer defines for `code/` files.
+const RESERVED_NAMES: &[&str] = &[
+    "_", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "False", "finally", "for", "from", "global", "if", "import", "in",
+    "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True", "try",
+    "while", "with", "yield", "__torch__", "annotate", "aten", "attribute", "bool", "CONSTANTS",
+    "dict", "float", "fork", "getattr", "inf", "int", "isinstance", "len", "list", "math",
+    "nan", "ops", "print", "range", "setattr", "str", "torch", "tuple", "unchecked_cast",
+    "uninitialized", "Tensor", "List", "Dict", "Optional", "Tuple", "Final", "Module",
+    "Any", "Device", "NoneType", "number",
+];
+
+/// Prints the statements of one function body.
+pub(crate) struct FunctionPrinter<'g, 'c> {
+    graph: &'g Graph,
+    context: &'c mut PrintContext,
+    names: HashMap<ValueId, String>,
+    used_names: HashSet<String>,
+    next_suffix: HashMap<String, usize>,
+    inlined: HashSet<NodeId>,
+    out: String,
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The base of a debug name: `x.3` → `x`; names that are not identifiers give `_`.
+fn base_name(name: &str) -> String {
+    let base = match name.rsplit_once('.') {
+        Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => name,
+    };
+    let cleaned: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if is_identifier(&cleaned) {
+        cleaned
+    } else {
+        "_".to_string()
+    }
+}
+
+/// A Python literal for a float, as PyTorch prints it (`1.`, `0.10000000000000001`, `inf`).
+pub(crate) fn float_literal(value: f64) -> String {
+    format_float(value)
+}
+
+impl<'g, 'c> FunctionPrinter<'g, 'c> {
+    pub(crate) fn new(graph: &'g Graph, context: &'c mut PrintContext) -> Self {
+        FunctionPrinter {
+            graph,
+            context,
+            names: HashMap::new(),
+            used_names: HashSet::new(),
+            next_suffix: HashMap::new(),
+            inlined: HashSet::new(),
+            out: String::new(),
+        }
+    }
+
+    fn fresh_name(&mut self, candidate: &str) -> String {
+        let mut name = candidate.to_string();
+        while self.used_names.contains(&name) || RESERVED_NAMES.contains(&name.as_str()) {
+            let counter = self.next_suffix.entry(candidate.to_string()).or_insert(0);
+            name = format!("{candidate}{counter}");
+            *counter += 1;
+        }
+        self.used_names.insert(name.clone());
+        name
+    }
+
+    /// Gives graph input `value` exactly `name` (a parameter name from the signature).
+    pub(crate) fn name_input(&mut self, value: ValueId, name: &str) {
+        self.used_names.insert(name.to_string());
+        self.names.insert(value, name.to_string());
+    }
+
+    fn name_of(&mut self, value: ValueId) -> String {
+        if let Some(name) = self.names.get(&value) {
+            return name.clone();
+        }
+        let candidate = match self.graph.debug_name(value) {
+            Some(debug) => base_name(debug),
+            None => "_".to_string(),
+        };
+        let name = self.fresh_name(&candidate);
+        self.names.insert(value, name.clone());
+        name
+    }
+
+    /// Gives `alias` the same name as `target` (loop-carried block parameters).
+    fn alias(&mut self, alias: ValueId, target: ValueId) {
+        let name = self.name_of(target);
+        self.names.insert(alias, name);
+    }
+
+    // ----- inlining decisions (PyTorch's scanBlock / scanNode / scanValue) -----------------
+
+    fn is_constant_like(&self, node: NodeId) -> bool {
+        self.graph.kind(node).is("prim::Constant")
+    }
+
+    fn can_inline(&self, value: ValueId) -> bool {
+        let Some(node) = self.graph.producer(value) else {
+            return false;
+        };
+        let data = self.graph.node(node);
+        if data.outputs.len() != 1 || !data.blocks.is_empty() {
+            return false;
+        }
+        let uses = self.graph.value_uses(value);
+        let [only_use] = uses else {
+            return false;
+        };
+        let user_kind = self.graph.kind(only_use.node);
+        if self.graph.debug_name(value).is_some() && !user_kind.is("prim::Return") {
+            return false;
+        }
+        if user_kind.is("prim::Loop") && only_use.input_index >= 2 {
+            return false;
+        }
+        !matches!(
+            data.kind.as_str(),
+            "prim::isinstance" | "prim::Uninitialized" | "prim::SetAttr"
+        )
+    }
+
+    fn previous_non_constant(&self, node: NodeId) -> Option<NodeId> {
+        // A block's return node sits outside the node list; its predecessor is the last node.
+        let mut current = match self.graph.node(node).owning_block {
+            Some(block) if self.graph.block_return_node(block) == node => {
+                self.graph.block_nodes(block).last().copied()
+            }
+            _ => self.graph.previous_node(node),
+        };
+        while let Some(candidate) = current {
+            if !self.is_constant_like(candidate) {
+                return Some(candidate);
+            }
+            current = self.graph.previous_node(candidate);
+        }
+        None
+    }
+
+    fn scan_block(&mut self, block: BlockId) {
+        self.scan_node(self.graph.block_return_node(block));
+        let nodes = self.graph.block_nodes(block);
+        for &node in nodes.iter().rev() {
+            self.scan_node(node);
+        }
+    }
+
+    fn scan_node(&mut self, node: NodeId) -> Option<NodeId> {
+        if self.inlined.contains(&node) {
+            return Some(node);
+        }
+        for &block in self.graph.node_blocks(node) {
+            self.scan_block(block);
+        }
+        let mut point = self.previous_non_constant(node);
+        let inputs = self.graph.node_inputs(node).to_vec();
+        for &input in inputs.iter().rev() {
+            point = self.scan_value(point, input);
+        }
+        point
+    }
+
+    fn scan_value(&mut self, point: Option<NodeId>, value: ValueId) -> Option<NodeId> {
+        let Some(producer) = self.graph.producer(value) else {
+            return point;
+        };
+        if Some(producer) == point && self.can_inline(value) {
+            let next_point = self.scan_node(producer);
+            self.inlined.insert(producer);
+            return next_point;
+        }
+        if self.is_constant_like(producer) {
+            self.inlined.insert(producer);
+        }
+        point
+    }
+
+    // ----- printing --------------------------------------------------------------------
+
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// Prints the body of the top block at `indent` and returns the text.
+    pub(crate) fn print_body(mut self, indent: usize) -> Result<String, LoadError> {
+        let top = self.graph.top_block();
+        self.scan_block(top);
+        self.print_block_nodes(top, indent)?;
+        let outputs = self.graph.block_outputs(top).to_vec();
+        let returned = match outputs.as_slice() {
+            [] => "None".to_string(),
+            [single] => self.use_of(*single)?,
+            many => {
+                let parts = many
+                    .iter()
+                    .map(|&v| self.use_of(v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                format!("({})", parts.join(", "))
+            }
+        };
+        self.line(indent, &format!("return {returned}"));
+        Ok(self.out)
+    }
+
+    fn print_block_nodes(&mut self, block: BlockId, indent: usize) -> Result<usize, LoadError> {
+        let mut printed = 0;
+        for node in self.graph.block_nodes(block) {
+            if self.inlined.contains(&node) {
+                continue;
+            }
+            self.print_node(node, indent)?;
+            printed += 1;
+        }
+        Ok(printed)
+    }
+
+    /// Prints a nested block followed by `outputs = block outputs`; `pass` if empty.
+    fn print_sub_block(
+        &mut self,
+        block: BlockId,
+        indent: usize,
+        targets: &[ValueId],
+    ) -> Result<(), LoadError> {
+        let mut printed = self.print_block_nodes(block, indent)?;
+        let sources = self.graph.block_outputs(block).to_vec();
+        if self.print_assignment(indent, targets, &sources)? {
+            printed += 1;
+        }
+        if printed == 0 {
+            self.line(indent, "pass");
+        }
+        Ok(())
+    }
+
+    fn print_assignment(
+        &mut self,
+        indent: usize,
+        targets: &[ValueId],
+        sources: &[ValueId],
+    ) -> Result<bool, LoadError> {
+        if targets.is_empty() {
+            return Ok(false);
+        }
+        let left = targets
+            .iter()
+            .map(|&v| self.name_of(v))
+            .collect::<Vec<_>>();
+        let right = sources
+            .iter()
+            .map(|&v| self.use_of(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.line(indent, &format!("{} = {}", left.join(", "), right.join(", ")));
+        Ok(true)
+    }
+
+    fn print_node(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
+        let kind = self.graph.kind(node).as_str().to_string();
+        match kind.as_str() {
+            "prim::If" => self.print_if(node, indent),
+            "prim::Loop" => self.print_loop(node, indent),
+            "prim::SetAttr" => {
+                let inputs = self.graph.node_inputs(node).to_vec();
+                let [object, value] = inputs.as_slice() else {
+                    return Err(self.malformed(node, "SetAttr needs two inputs"));
+                };
+                let name = self.string_attribute(node, "name")?;
+                let object = self.use_of(*object)?;
+                let value = self.use_of(*value)?;
+                let text = if is_identifier(&name) {
+                    format!("{object}.{name} = {value}")
+                } else {
+                    format!("setattr({object}, {}, {value})", quote_string(&name))
+                };
+                self.line(indent, &text);
+                Ok(())
+            }
+            _ => {
+                let expression = self.expression(node)?;
+                let outputs = self.graph.node_outputs(node).to_vec();
+                if outputs.is_empty() {
+                    self.line(indent, &expression);
+                } else {
+                    let names: Vec<String> = outputs.iter().map(|&v| self.name_of(v)).collect();
+                    let left = if names.len() == 1 && self.is_unpack(node) {
+                        format!("{},", names[0])
+                    } else {
+                        names.join(", ")
+                    };
+                    self.line(indent, &format!("{left} = {expression}"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn is_unpack(&self, node: NodeId) -> bool {
+        matches!(
+            self.graph.kind(node).as_str(),
+            "prim::TupleUnpack" | "prim::ListUnpack"
+        )
+    }
+
+    fn print_if(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
+        let condition = self
+            .graph
+            .node_inputs(node)
+            .first()
+            .copied()
+            .ok_or_else(|| self.malformed(node, "If without a condition"))?;
+        let blocks = self.graph.node_blocks(node).to_vec();
+        let [then_block, else_block] = blocks.as_slice() else {
+            return Err(self.malformed(node, "If needs two blocks"));
+        };
+        let outputs = self.graph.node_outputs(node).to_vec();
+        for &output in &outputs {
+            self.name_of(output);
+        }
+        let condition = self.use_of(condition)?;
+        self.line(indent, &format!("if {condition}:"));
+        self.print_sub_block(*then_block, indent + 1, &outputs)?;
+        let else_empty = self.graph.block_nodes(*else_block).is_empty();
+        if !else_empty || !outputs.is_empty() {
+            self.line(indent, "else:");
+            self.print_sub_block(*else_block, indent + 1, &outputs)?;
+        }
+        Ok(())
+    }
+
+    fn constant_int(&self, value: ValueId) -> Option<i64> {
+        let node = self.graph.producer(value)?;
+        if !self.is_constant_like(node) {
+            return None;
+        }
+        match self.graph.attribute(node, "value") {
+            Some(AttributeValue::Int(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn is_constant_true(&self, value: ValueId) -> bool {
+        *self.graph.value_type(value) == Type::Bool && self.constant_int(value) == Some(1)
+    }
+
+    fn print_loop(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
+        let inputs = self.graph.node_inputs(node).to_vec();
+        let [trip_count, start_condition, carried_inputs @ ..] = inputs.as_slice() else {
+            return Err(self.malformed(node, "Loop needs a trip count and a condition"));
+        };
+        let blocks = self.graph.node_blocks(node).to_vec();
+        let [body] = blocks.as_slice() else {
+            return Err(self.malformed(node, "Loop needs one block"));
+        };
+        let parameters = self.graph.block_parameters(*body).to_vec();
+        let body_outputs = self.graph.block_outputs(*body).to_vec();
+        let outputs = self.graph.node_outputs(node).to_vec();
+        if parameters.len() != outputs.len() + 1 || body_outputs.len() != outputs.len() + 1 {
+            return Err(self.malformed(node, "Loop block does not match its carried values"));
+        }
+        let iteration = parameters[0];
+        let next_condition = body_outputs[0];
+        for &output in &outputs {
+            self.name_of(output);
+        }
+        for (&parameter, &output) in parameters[1..].iter().zip(&outputs) {
+            self.alias(parameter, output);
+        }
+        self.print_assignment(indent, &outputs, carried_inputs)?;
+        let limited = self.constant_int(*trip_count) != Some(NO_TRIP_LIMIT);
+        let always_true =
+            self.is_constant_true(*start_condition) && self.is_constant_true(next_condition);
+        if limited && always_true {
+            let counter = self.name_of(iteration);
+            let limit = self.use_of(*trip_count)?;
+            self.line(indent, &format!("for {counter} in range({limit}):"));
+            let mut printed = self.print_block_nodes(*body, indent + 1)?;
+            if self.print_assignment(indent + 1, &outputs, &body_outputs[1..])? {
+                printed += 1;
+            }
+            if printed == 0 {
+                self.line(indent + 1, "pass");
+            }
+            return Ok(());
+        }
+        // A `while` loop; the condition (and a trip limit) live in variables of their own,
+        // evaluated once and in input order.
+        let limit = if limited {
+            let expression = self.use_of(*trip_count)?;
+            let name = self.fresh_name("_");
+            self.line(indent, &format!("{name} = {expression}"));
+            Some(name)
+        } else {
+            None
+        };
+        let condition = self.fresh_name("_");
+        let start = self.use_of(*start_condition)?;
+        self.line(indent, &format!("{condition} = {start}"));
+        let counter_used = !self.graph.value_uses(iteration).is_empty();
+        let header = if let Some(limit) = limit {
+            let counter = self.name_of(iteration);
+            self.line(indent, &format!("{counter} = 0"));
+            format!("while {condition} and torch.lt({counter}, {limit}):")
+        } else {
+            if counter_used {
+                let counter = self.name_of(iteration);
+                self.line(indent, &format!("{counter} = 0"));
+            }
+            format!("while {condition}:")
+        };
+        self.line(indent, &header);
+        let inner = indent + 1;
+        self.print_block_nodes(*body, inner)?;
+        let carried_sources = body_outputs[1..].to_vec();
+        let mut targets: Vec<String> = outputs.iter().map(|&v| self.name_of(v)).collect();
+        let mut sources = carried_sources
+            .iter()
+            .map(|&v| self.use_of(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        targets.insert(0, condition.clone());
+        sources.insert(0, self.use_of(next_condition)?);
+        self.line(
+            inner,
+            &format!("{} = {}", targets.join(", "), sources.join(", ")),
+        );
+        if limited || counter_used {
+            let counter = self.name_of(iteration);
+            self.line(inner, &format!("{counter} = torch.add({counter}, 1)"));
+        }
+        Ok(())
+    }
+
+    fn malformed(&self, node: NodeId, message: &str) -> LoadError {
+        LoadError::format(
+            "code",
+            format!("cannot print {}: {message}", self.graph.kind(node)),
+        )
+    }
+
+    fn string_attribute(&self, node: NodeId, name: &str) -> Result<String, LoadError> {
+        match self.graph.attribute(node, name) {
+            Some(AttributeValue::Str(text)) => Ok(text.clone()),
+            _ => Err(self.malformed(node, &format!("missing string attribute {name}"))),
+        }
+    }
+
+    /// The text standing for `value` at a use: its name, or its inlined expression.
+    fn use_of(&mut self, value: ValueId) -> Result<String, LoadError> {
+        if let Some(node) = self.graph.producer(value) {
+            if self.inlined.contains(&node) {
+                return self.expression(node);
+            }
+        }
+        Ok(self.name_of(value))
+    }
+
+    fn uses_of(&mut self, values: &[ValueId]) -> Result<Vec<String>, LoadError> {
+        values.iter().map(|&v| self.use_of(v)).collect()
+    }
+
+    fn constant_literal(&mut self, node: NodeId) -> Result<String, LoadError> {
+        let output = self.graph.node_output(node, 0);
+        let ty = self.graph.value_type(output).clone();
+        let attribute = self.graph.attribute(node, "value").cloned();
+        Ok(match (attribute, &ty) {
+            (None, _) => "None".to_string(),
+            (Some(AttributeValue::Int(v)), Type::Bool) => {
+                if v != 0 { "True" } else { "False" }.to_string()
+            }
+            (Some(AttributeValue::Int(v)), _) => v.to_string(),
+            (Some(AttributeValue::Float(v)), _) => float_literal(v),
+            (Some(AttributeValue::Str(text)), Type::Device) => {
+                format!("torch.device({})", quote_string(&text))
+            }
+            (Some(AttributeValue::Str(text)), _) => quote_string(&text),
+            (Some(AttributeValue::Ints(values)), _) => {
+                let parts: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+                list_literal(&parts)
+            }
+            (Some(AttributeValue::Floats(values)), _) => {
+                let parts: Vec<String> = values.iter().map(|v| float_literal(*v)).collect();
+                list_literal(&parts)
+            }
+            (Some(AttributeValue::Strs(values)), _) => {
+                let parts: Vec<String> = values.iter().map(|v| quote_string(v)).collect();
+                list_literal(&parts)
+            }
+            (Some(AttributeValue::Tensor(tensor)), _) => {
+                let index = self.context.tensor_constant(&tensor);
+                format!("CONSTANTS.c{index}")
+            }
+            (Some(_), _) => {
+                return Err(self.malformed(node, "this constant kind cannot be printed"))
+            }
+        })
+    }
+
+    /// The right-hand side of a node's assignment (or the statement for zero outputs).
+    fn expression(&mut self, node: NodeId) -> Result<String, LoadError> {
+        let kind = self.graph.kind(node).clone();
+        let inputs = self.graph.node_inputs(node).to_vec();
+        let outputs = self.graph.node_outputs(node).to_vec();
+        for &output in &outputs {
+            self.context.note_type(self.graph.value_type(output));
+        }
+        Ok(match kind.as_str() {
+            "prim::Constant" => self.constant_literal(node)?,
+            "prim::GetAttr" => {
+                let name = self.string_attribute(node, "name")?;
+                let object = self.single_input(node, &inputs)?;
+                let object = self.use_of(object)?;
+                if is_identifier(&name) {
+                    format!("{object}.{name}")
+                } else {
+                    format!("getattr({object}, {})", quote_string(&name))
+                }
+            }
+            "prim::CallMethod" => {
+                let name = self.string_attribute(node, "name")?;
+                let (object, rest) = inputs
+                    .split_first()
+                    .ok_or_else(|| self.malformed(node, "CallMethod without an object"))?;
+                if let Type::Class(class) = self.graph.value_type(*object) {
+                    self.context.note_class(class.qualified_name());
+                }
+                let object = self.use_of(*object)?;
+                let arguments = self.uses_of(rest)?;
+                format!("({object}).{name}({})", trailing_comma_list(&arguments))
+            }
+            "prim::CallFunction" => {
+                let name = self.string_attribute(node, "name")?;
+                self.context.note_function(&name);
+                let arguments = self.uses_of(&inputs)?;
+                format!("{name}({})", trailing_comma_list(&arguments))
+            }
+            "prim::TupleConstruct" => {
+                let items = self.uses_of(&inputs)?;
+                match items.as_slice() {
+                    [single] => format!("({single},)"),
+                    _ => format!("({})", items.join(", ")),
+                }
+            }
+            "prim::TupleUnpack" | "prim::ListUnpack" => {
+                let source = self.single_input(node, &inputs)?;
+                self.use_of(source)?
+            }
+            "prim::TupleIndex" | "aten::__getitem__" => {
+                let [container, index] = inputs.as_slice() else {
+                    return Err(self.malformed(node, "indexing needs two inputs"));
+                };
+                let container = self.use_of(*container)?;
+                let index = self.use_of(*index)?;
+                format!("{container}[{index}]")
+            }
+            "prim::ListConstruct" => {
+                let list_type = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).clone())
+                    .unwrap_or(Type::Any);
+                let element = match &list_type {
+                    Type::List(element) => (**element).clone(),
+                    _ => Type::Any,
+                };
+                let items = self.uses_of(&inputs)?;
+                let literal = list_literal_plain(&items);
+                let inferable = !inputs.is_empty()
+                    && element_type_is_inferable(&element)
+                    && inputs
+                        .iter()
+                        .all(|&v| *self.graph.value_type(v) == element);
+                if inferable {
+                    literal
+                } else {
+                    format!("annotate({}, {literal})", list_type.annotation_str())
+                }
+            }
+            "prim::DictConstruct" => {
+                let dict_type = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).clone())
+                    .unwrap_or(Type::Any);
+                let items = self.uses_of(&inputs)?;
+                let pairs: Vec<String> = items
+                    .chunks(2)
+                    .map(|pair| pair.join(": "))
+                    .collect();
+                let literal = format!("{{{}}}", pairs.join(", "));
+                let inferable = match &dict_type {
+                    Type::Dict(key, value) => {
+                        !inputs.is_empty()
+                            && element_type_is_inferable(value)
+                            && inputs.chunks(2).all(|pair| {
+                                pair.len() == 2
+                                    && *self.graph.value_type(pair[0]) == **key
+                                    && *self.graph.value_type(pair[1]) == **value
+                            })
+                    }
+                    _ => false,
+                };
+                if inferable {
+                    literal
+                } else {
+                    format!("annotate({}, {literal})", dict_type.annotation_str())
+                }
+            }
+            "prim::RaiseException" => {
+                let arguments = self.uses_of(&inputs)?;
+                format!("ops.prim.RaiseException({})", arguments.join(", "))
+            }
+            "prim::Uninitialized" => {
+                let ty = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).annotation_str())
+                    .unwrap_or_else(|| "Any".to_string());
+                format!("uninitialized({ty})")
+            }
+            "prim::unchecked_cast" => {
+                let source = self.single_input(node, &inputs)?;
+                let ty = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).annotation_str())
+                    .unwrap_or_else(|| "Any".to_string());
+                format!("unchecked_cast({ty}, {})", self.use_of(source)?)
+            }
+            "prim::Print" => {
+                let arguments = self.uses_of(&inputs)?;
+                format!("print({})", arguments.join(", "))
+            }
+            "aten::Int" | "aten::Float" | "aten::Bool" | "aten::str"
+                if inputs.len() == 1 && self.graph.node(node).schema.is_some() =>
+            {
+                let function = match kind.as_str() {
+                    "aten::Int" => "int",
+                    "aten::Float" => "float",
+                    "aten::Bool" => "bool",
+                    _ => "str",
+                };
+                format!("{function}({})", self.use_of(inputs[0])?)
+            }
+            _ => self.operator_call(node, &inputs)?,
+        })
+    }
+
+    fn single_input(&self, node: NodeId, inputs: &[ValueId]) -> Result<ValueId, LoadError> {
+        match inputs {
+            [single] => Ok(*single),
+            _ => Err(self.malformed(node, "expected exactly one input")),
+        }
+    }
+
+    /// `torch.name(args, kw=value)` for `aten::`, `ops.ns.name(...)` otherwise. Trailing
+    /// arguments equal to their schema defaults are left out, as PyTorch does.
+    fn operator_call(&mut self, node: NodeId, inputs: &[ValueId]) -> Result<String, LoadError> {
+        let kind = self.graph.kind(node).clone();
+        let namespace = kind.namespace().to_string();
+        let name = kind.unqualified().to_string();
+        if namespace != "aten" && namespace != "prim" {
+            if !self.graph.node(node).blocks.is_empty() || kind.as_str().is_empty() {
+                return Err(self.malformed(node, "this node kind has no Python form"));
+            }
+        }
+        let prefix = if namespace == "aten" {
+            "torch".to_string()
+        } else {
+            format!("ops.{namespace}")
+        };
+        let schema = self.graph.node(node).schema.clone();
+        let mut count = inputs.len();
+        if let Some(schema) = &schema {
+            if !schema.is_vararg && schema.arguments.len() == inputs.len() {
+                while count > 0 {
+                    let argument = &schema.arguments[count - 1];
+                    let Some(default) = &argument.default else {
+                        break;
+                    };
+                    if !self.constant_equals_default(inputs[count - 1], default) {
+                        break;
+                    }
+                    count -= 1;
+                }
+            }
+        }
+        let mut parts = Vec::with_capacity(count);
+        for (index, &input) in inputs[..count].iter().enumerate() {
+            let text = self.use_of(input)?;
+            let keyword = schema
+                .as_ref()
+                .filter(|s| !s.is_vararg && s.arguments.len() == inputs.len())
+                .and_then(|s| s.arguments.get(index))
+                .filter(|a| a.kwarg_only)
+                .map(|a| a.name.clone());
+            match keyword {
+                Some(keyword) => parts.push(format!("{keyword}={text}")),
+                None => parts.push(text),
+            }
+        }
+        Ok(format!("{prefix}.{name}({})", parts.join(", ")))
+    }
+
+    fn constant_equals_default(&self, value: ValueId, default: &DefaultValue) -> bool {
+        let Some(node) = self.graph.producer(value) else {
+            return false;
+        };
+        if !self.is_constant_like(node) {
+            return false;
+        }
+        let ty = self.graph.value_type(value);
+        let attribute = self.graph.attribute(node, "value");
+        match (default, attribute) {
+            (DefaultValue::None, None) => *ty == Type::NoneType,
+            (DefaultValue::Bool(b), Some(AttributeValue::Int(v))) => {
+                *ty == Type::Bool && (*v != 0) == *b
+            }
+            (DefaultValue::Int(i), Some(AttributeValue::Int(v))) => *ty == Type::Int && v == i,
+            (DefaultValue::Float(f), Some(AttributeValue::Float(v))) => {
+                v.to_bits() == f.to_bits()
+            }
+            (DefaultValue::Str(s), Some(AttributeValue::Str(v))) => {
+                *ty == Type::Str && v == s
+            }
+            (DefaultValue::IntList(list), Some(AttributeValue::Ints(v))) => v == list,
+            (DefaultValue::FloatList(list), Some(AttributeValue::Floats(v))) => {
+                v.len() == list.len()
+                    && v.iter().zip(list).all(|(a, b)| a.to_bits() == b.to_bits())
+            }
+            _ => false,
+        }
+    }
+}
+
+fn list_literal(parts: &[String]) -> String {
+    list_literal_plain(parts)
+}
+
+fn list_literal_plain(parts: &[String]) -> String {
+    format!("[{}]", parts.join(", "))
+}
+
+/// `a, b, ` as PyTorch prints arguments of method and function calls.
+fn trailing_comma_list(parts: &[String]) -> String {
+    let mut text = String::new();
+    for part in parts {
+        text.push_str(part);
+        text.push_str(", ");
+    }
+    text
+}
+
+/// Whether a list or dict literal of elements of this type reads back with this type.
+fn element_type_is_inferable(element: &Type) -> bool {
+    !matches!(element, Type::Optional(_) | Type::Any | Type::Number | Type::NoneType)
+}

@@ -1,0 +1,362 @@
+//! The Python printer: turns the classes and functions of a `CompilationUnit` back into the
+//! `code/` files of a TorchScript archive, printed from their compiled IR (never copied from
+//! the source they were compiled from), in the style of PyTorch's `python_print.cpp`.
+//!
+//! Each code object goes to the file of its qualifier (`__torch__.a.b.C` → `code/__torch__/a/b.py`).
+//! Classes print their attribute declarations (`__parameters__`, `__buffers__`, `name : T`,
+//! `__annotations__["0"] = T`), their `Final` constants and their methods; free functions
+//! print as `def`s. Tensor constants become `CONSTANTS.cN` entries of `constants.pkl`.
+
+mod function;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use ferrojit_frontend::compilation_unit::{CompilationUnit, ConstantValue};
+use ferrojit_frontend::Function;
+use ferrojit_ir::attributes::quote_string;
+use ferrojit_ir::{AttributeKind, AttributeValue, ClassType, DefaultValue, Graph, Type};
+use ferrojit_tensor::{Storage, Tensor};
+
+use crate::load_error::LoadError;
+use function::{float_literal, FunctionPrinter};
+
+/// The file format version PyTorch writes when no operator needs a newer one.
+pub const BASE_FILE_VERSION: u64 = 3;
+
+/// State shared by all code objects of one archive: the constant table and the code
+/// objects still to print.
+#[derive(Default)]
+pub(crate) struct PrintContext {
+    constants: Vec<Tensor>,
+    queue: VecDeque<CodeObject>,
+    seen: HashSet<CodeObject>,
+    min_version: u64,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum CodeObject {
+    Class(String),
+    Function(String),
+}
+
+impl PrintContext {
+    /// The index of `tensor` in the constant table; the same view of the same storage
+    /// always gets the same index.
+    pub(crate) fn tensor_constant(&mut self, tensor: &Tensor) -> usize {
+        if let Some(index) = self.constants.iter().position(|known| {
+            Storage::ptr_eq(known.storage(), tensor.storage())
+                && known.storage_offset() == tensor.storage_offset()
+                && known.sizes() == tensor.sizes()
+                && known.strides() == tensor.strides()
+        }) {
+            return index;
+        }
+        self.constants.push(tensor.clone());
+        self.constants.len() - 1
+    }
+
+    fn enqueue(&mut self, object: CodeObject) {
+        if self.seen.insert(object.clone()) {
+            self.queue.push_back(object);
+        }
+    }
+
+    pub(crate) fn note_class(&mut self, qualified_name: &str) {
+        self.enqueue(CodeObject::Class(qualified_name.to_string()));
+    }
+
+    pub(crate) fn note_function(&mut self, qualified_name: &str) {
+        self.enqueue(CodeObject::Function(qualified_name.to_string()));
+    }
+
+    /// Queues every class a type mentions.
+    pub(crate) fn note_type(&mut self, ty: &Type) {
+        match ty {
+            Type::Class(class) => self.note_class(class.qualified_name()),
+            Type::List(inner) | Type::Optional(inner) => self.note_type(inner),
+            Type::Tuple(items) => {
+                for item in items {
+                    self.note_type(item);
+                }
+            }
+            Type::Dict(key, value) => {
+                self.note_type(key);
+                self.note_type(value);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The printed `code/` files and what goes with them.
+#[derive(Debug, Default)]
+pub struct PrintedProgram {
+    /// `qualifier → source text`, e.g. `__torch__.torch.nn.modules.linear → "class Linear(Module):…"`.
+    pub files: BTreeMap<String, String>,
+    /// The `CONSTANTS.cN` table, written to `constants.pkl`.
+    pub constants: Vec<Tensor>,
+    /// The archive `version` the printed operators need (PyTorch's operator version map).
+    pub min_version: u64,
+}
+
+/// The `code/` record of a qualifier: `__torch__.a.b` → `code/__torch__/a/b.py`.
+pub fn code_record_name(qualifier: &str) -> String {
+    format!("code/{}.py", qualifier.replace('.', "/"))
+}
+
+/// The version an operator needs: PyTorch bumps the file version when a graph uses an
+/// operator whose semantics changed (so old files get upgraders and new ones do not).
+fn operator_min_version(kind: &str) -> u64 {
+    match kind {
+        "aten::div" | "aten::div_" => 4,
+        "aten::full" => 5,
+        "aten::linspace" => 8,
+        "aten::logspace" => 9,
+        "aten::gelu" | "aten::gelu_" => 10,
+        _ => BASE_FILE_VERSION,
+    }
+}
+
+fn split_qualified(name: &str) -> (&str, &str) {
+    name.rsplit_once('.').unwrap_or(("__torch__", name))
+}
+
+/// Prints `classes` and `functions` (qualified names) and everything they depend on.
+pub fn print_program(
+    unit: &CompilationUnit,
+    classes: &[String],
+    functions: &[String],
+) -> Result<PrintedProgram, LoadError> {
+    let mut context = PrintContext {
+        min_version: BASE_FILE_VERSION,
+        ..PrintContext::default()
+    };
+    for class in classes {
+        context.note_class(class);
+    }
+    for function in functions {
+        context.note_function(function);
+    }
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    while let Some(object) = context.queue.pop_front() {
+        let (qualified, text) = match &object {
+            CodeObject::Class(name) => (name.clone(), print_class(unit, name, &mut context)?),
+            CodeObject::Function(name) => {
+                let function = unit.function(name)?;
+                let text = print_function(unit, &function, 0, &mut context)?;
+                (name.clone(), text)
+            }
+        };
+        let (qualifier, _) = split_qualified(&qualified);
+        let file = files.entry(qualifier.to_string()).or_default();
+        if !file.is_empty() && !file.ends_with("\n\n") {
+            file.push('\n');
+        }
+        file.push_str(&text);
+    }
+    Ok(PrintedProgram {
+        files,
+        constants: context.constants,
+        min_version: context.min_version,
+    })
+}
+
+fn graph_min_version(graph: &Graph) -> u64 {
+    graph
+        .all_nodes()
+        .into_iter()
+        .map(|node| operator_min_version(graph.kind(node).as_str()))
+        .max()
+        .unwrap_or(BASE_FILE_VERSION)
+}
+
+fn print_class(
+    unit: &CompilationUnit,
+    qualified_name: &str,
+    context: &mut PrintContext,
+) -> Result<String, LoadError> {
+    let class: Arc<ClassType> = unit.resolve_class(qualified_name)?;
+    let mut out = String::new();
+    let short = class.short_name();
+    if class.is_module() {
+        out.push_str(&format!("class {short}(Module):\n"));
+    } else {
+        out.push_str(&format!("class {short}:\n"));
+    }
+    let attributes = class.attributes();
+    let mut members = 0;
+    if class.is_module() {
+        for (label, kind) in [
+            ("__parameters__", AttributeKind::Parameter),
+            ("__buffers__", AttributeKind::Buffer),
+        ] {
+            let names: Vec<String> = attributes
+                .iter()
+                .filter(|a| a.kind == kind)
+                .map(|a| format!("{}, ", quote_string(&a.name)))
+                .collect();
+            out.push_str(&format!("  {label} = [{}]\n", names.concat()));
+            members += 1;
+        }
+    }
+    for attribute in &attributes {
+        context.note_type(&attribute.ty);
+        let ty = attribute.ty.annotation_str();
+        if is_plain_identifier(&attribute.name) {
+            out.push_str(&format!("  {} : {ty}\n", attribute.name));
+        } else {
+            out.push_str(&format!(
+                "  __annotations__[{}] = {ty}\n",
+                quote_string(&attribute.name)
+            ));
+        }
+        members += 1;
+    }
+    for (name, constant) in unit.class_constants(qualified_name) {
+        let literal = constant_literal(&constant).ok_or_else(|| {
+            LoadError::format(
+                "code",
+                format!("class constant {qualified_name}.{name} cannot be printed"),
+            )
+        })?;
+        out.push_str(&format!(
+            "  {name} : Final[{}] = {literal}\n",
+            constant.ty().annotation_str()
+        ));
+        members += 1;
+    }
+    for method in class.method_names() {
+        let function = unit.method(&class, &method)?;
+        out.push_str(&print_function(unit, &function, 1, context)?);
+        members += 1;
+    }
+    if members == 0 {
+        out.push_str("  pass\n");
+    }
+    Ok(out)
+}
+
+fn is_plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn constant_literal(constant: &ConstantValue) -> Option<String> {
+    Some(match constant {
+        ConstantValue::Scalar(None, _) => "None".to_string(),
+        ConstantValue::Scalar(Some(AttributeValue::Int(v)), Type::Bool) => {
+            if *v != 0 { "True" } else { "False" }.to_string()
+        }
+        ConstantValue::Scalar(Some(AttributeValue::Int(v)), _) => v.to_string(),
+        ConstantValue::Scalar(Some(AttributeValue::Float(v)), _) => float_literal(*v),
+        ConstantValue::Scalar(Some(AttributeValue::Str(s)), _) => quote_string(s),
+        ConstantValue::Scalar(Some(AttributeValue::Ints(v)), _) => format!(
+            "[{}]",
+            v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        ConstantValue::Scalar(Some(AttributeValue::Floats(v)), _) => format!(
+            "[{}]",
+            v.iter()
+                .map(|f| float_literal(*f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ConstantValue::Tuple(items) => {
+            let parts = items
+                .iter()
+                .map(constant_literal)
+                .collect::<Option<Vec<_>>>()?;
+            if parts.len() == 1 {
+                format!("({},)", parts[0])
+            } else {
+                format!("({})", parts.join(", "))
+            }
+        }
+        _ => return None,
+    })
+}
+
+fn default_literal(default: &DefaultValue) -> String {
+    match default {
+        DefaultValue::None => "None".to_string(),
+        DefaultValue::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        DefaultValue::Int(i) => i.to_string(),
+        DefaultValue::Float(f) => float_literal(*f),
+        DefaultValue::Str(s) => quote_string(s),
+        DefaultValue::IntList(v) => format!(
+            "[{}]",
+            v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        DefaultValue::FloatList(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|f| float_literal(*f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        DefaultValue::BoolList(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|b| if *b { "True" } else { "False" })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        DefaultValue::EmptyList => "[]".to_string(),
+        DefaultValue::Named(name) => name.clone(),
+    }
+}
+
+/// Prints `def name(args) -> T:` and the body; `level` is 0 for free functions and 1 for
+/// methods (two spaces per level, as PyTorch).
+fn print_function(
+    unit: &CompilationUnit,
+    function: &Function,
+    level: usize,
+    context: &mut PrintContext,
+) -> Result<String, LoadError> {
+    let graph = function.graph(unit)?;
+    context.min_version = context.min_version.max(graph_min_version(&graph));
+    let schema = function.schema();
+    let indent = "  ".repeat(level);
+    let mut parameters = Vec::new();
+    for argument in &schema.arguments {
+        context.note_type(&argument.ty);
+        let mut text = format!("{}: {}", argument.name, argument.ty.annotation_str());
+        if let Some(default) = &argument.default {
+            text.push('=');
+            text.push_str(&default_literal(default));
+        }
+        parameters.push(text);
+    }
+    let return_type = schema
+        .returns
+        .first()
+        .map(|r| r.ty.clone())
+        .unwrap_or(Type::NoneType);
+    context.note_type(&return_type);
+    let mut out = format!(
+        "{indent}def {}({}) -> {}:\n",
+        function.name(),
+        parameters.join(",\n    "),
+        return_type.annotation_str()
+    );
+    if graph.inputs().len() != schema.arguments.len() {
+        return Err(LoadError::format(
+            "code",
+            format!(
+                "{}: the graph has {} inputs but the signature {} parameters",
+                function.qualified_name(),
+                graph.inputs().len(),
+                schema.arguments.len()
+            ),
+        ));
+    }
+    let mut printer = FunctionPrinter::new(&graph, context);
+    for (&input, argument) in graph.inputs().iter().zip(&schema.arguments) {
+        printer.name_input(input, &argument.name);
+    }
+    out.push_str(&printer.print_body(level + 1)?);
+    Ok(out)
+}

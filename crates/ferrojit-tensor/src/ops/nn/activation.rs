@@ -1,0 +1,99 @@
+//! Activations that reduce along a dim (softmax, log_softmax) and dropout.
+
+use super::{from_f64, invalid};
+use crate::dtype::DType;
+use crate::error::{Result, TensorError};
+use crate::shape::wrap_dim;
+use crate::tensor::Tensor;
+
+/// Applies `f` to each run of values along `dim`, writing the same number of outputs.
+pub(crate) fn along_dim(input: &Tensor, dim: usize, mut f: impl FnMut(&[f64], &mut [f64])) -> Vec<f64> {
+    let x = input.to_f64_vec();
+    let sizes = input.sizes();
+    let len = sizes.get(dim).copied().unwrap_or(1);
+    let inner: usize = sizes.get(dim + 1..).map_or(1, |s| s.iter().product());
+    let outer = if len * inner == 0 { 0 } else { x.len() / (len * inner) };
+    let mut out = vec![0.0; x.len()];
+    let mut run = vec![0.0; len];
+    let mut res = vec![0.0; len];
+    for o in 0..outer {
+        for i in 0..inner {
+            for k in 0..len {
+                run[k] = x[(o * len + k) * inner + i];
+            }
+            f(&run, &mut res);
+            for k in 0..len {
+                out[(o * len + k) * inner + i] = res[k];
+            }
+        }
+    }
+    out
+}
+
+fn softmax_impl(input: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
+    let input = match dtype {
+        Some(d) => input.to_dtype(d),
+        None => input.clone(),
+    };
+    if !input.dtype().is_floating_point() {
+        return Err(TensorError::NotImplementedForDType {
+            op: if log { "log_softmax_lastdim_kernel_impl" } else { "softmax_lastdim_kernel_impl" },
+            dtype: input.dtype(),
+        });
+    }
+    let d = wrap_dim(dim, input.dim().max(1))?;
+    let out = along_dim(&input, d, |run, res| {
+        let max = run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let max = if max.is_finite() { max } else { 0.0 };
+        let sum: f64 = run.iter().map(|v| (v - max).exp()).sum();
+        for (r, v) in res.iter_mut().zip(run) {
+            *r = if log { v - max - sum.ln() } else { (v - max).exp() / sum };
+        }
+        if run.iter().any(|v| v.is_nan()) {
+            res.fill(f64::NAN);
+        }
+    });
+    Ok(from_f64(out, input.sizes(), input.dtype()))
+}
+
+impl Tensor {
+    /// `torch.softmax(self, dim, dtype)`.
+    pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        softmax_impl(self, dim, dtype, false)
+    }
+
+    /// `torch.log_softmax(self, dim, dtype)`.
+    pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        softmax_impl(self, dim, dtype, true)
+    }
+
+    /// `torch.dropout(self, p, train)`: identity when not training; otherwise zeroes each element
+    /// with probability `p` (default generator) and scales the rest by `1 / (1 - p)`.
+    pub fn dropout(&self, p: f64, train: bool) -> Result<Tensor> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(invalid(format!(
+                "dropout probability has to be between 0 and 1, but got {p}"
+            )));
+        }
+        if !train || p == 0.0 || self.numel() == 0 {
+            return Ok(self.clone());
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(TensorError::NotImplementedForDType {
+                op: "bernoulli_scalar_cpu_",
+                dtype: self.dtype(),
+            });
+        }
+        if p == 1.0 {
+            return Tensor::zeros(self.sizes(), self.dtype());
+        }
+        let x = self.to_f64_vec();
+        let scale = 1.0 / (1.0 - p);
+        let out: Vec<f64> = crate::ops::creation::with_default_generator(|g| {
+            x.iter()
+                .map(|v| if g.next_f64() < p { 0.0 } else { v * scale })
+                .collect()
+        });
+        Ok(from_f64(out, self.sizes(), self.dtype()))
+    }
+}

@@ -1,0 +1,75 @@
+//! Neural-network kernels (`torch.nn.functional`): convolution, pooling, normalization,
+//! activations with reductions, losses, embedding, padding, resampling and attention, plus the
+//! small helpers they share.
+
+pub mod activation;
+pub mod conv;
+pub mod loss;
+pub mod misc;
+pub mod norm;
+pub mod pool;
+pub mod resample;
+
+use crate::dtype::DType;
+use crate::error::{Result, TensorError};
+use crate::macros::dispatch_dtype;
+use crate::tensor::Tensor;
+
+pub(crate) fn invalid(message: impl Into<String>) -> TensorError {
+    TensorError::InvalidArgument(message.into())
+}
+
+/// A contiguous tensor of `dtype` from f64 values (logical order).
+pub(crate) fn from_f64(values: Vec<f64>, sizes: &[usize], dtype: DType) -> Tensor {
+    dispatch_dtype!(dtype, T => {
+        use crate::element::Element;
+        Tensor::from_values(values.into_iter().map(<T as Element>::from_f64).collect::<Vec<T>>(), sizes)
+    })
+}
+
+/// Fails unless `t` has a floating dtype (the message names the op like PyTorch's dispatch).
+pub(crate) fn require_float(t: &Tensor, op: &'static str) -> Result<DType> {
+    if t.dtype().is_floating_point() {
+        Ok(t.dtype())
+    } else {
+        Err(TensorError::NotImplementedForDType {
+            op,
+            dtype: t.dtype(),
+        })
+    }
+}
+
+/// Expands an `int[N]` argument given as one value or N values, checking signs.
+pub(crate) fn expand_param(values: &[i64], n: usize, name: &str, allow_zero: bool) -> Result<Vec<usize>> {
+    let expanded: Vec<i64> = match values.len() {
+        1 => vec![values[0]; n],
+        len if len == n => values.to_vec(),
+        len => {
+            return Err(invalid(format!(
+                "expected {name} to be a single integer value or a list of {n} values to match the convolution dimensions, but got {name}={values:?} (length {len})"
+            )))
+        }
+    };
+    expanded
+        .iter()
+        .map(|&v| {
+            if v < 0 || (v == 0 && !allow_zero) {
+                Err(invalid(format!(
+                    "non-positive {name} is not supported"
+                )))
+            } else {
+                Ok(v as usize)
+            }
+        })
+        .collect()
+}
+
+/// Converts a list of non-negative ints to sizes.
+pub(crate) fn to_sizes(values: &[i64], what: &str) -> Result<Vec<usize>> {
+    values
+        .iter()
+        .map(|&v| {
+            usize::try_from(v).map_err(|_| invalid(format!("{what} must be non-negative, got {v}")))
+        })
+        .collect()
+}

@@ -1,0 +1,276 @@
+//! Normalization layers: batch_norm (inference and training statistics, running-stat update),
+//! layer_norm, group_norm and instance_norm. Statistics are accumulated in f64.
+
+use super::{from_f64, invalid, require_float, to_sizes};
+use crate::error::{format_shape, Result};
+use crate::tensor::Tensor;
+
+/// Mean and biased variance of each of `groups` consecutive runs of `len` values.
+fn group_stats(x: &[f64], groups: usize, len: usize) -> Vec<(f64, f64)> {
+    (0..groups)
+        .map(|g| {
+            let run = &x[g * len..(g + 1) * len];
+            let n = len as f64;
+            let mean = run.iter().sum::<f64>() / n;
+            let var = run.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+            (mean, var)
+        })
+        .collect()
+}
+
+/// Per-channel optional affine parameter as f64 values (checked length).
+fn channel_param(p: Option<&Tensor>, channels: usize, what: &str) -> Result<Option<Vec<f64>>> {
+    match p {
+        None => Ok(None),
+        Some(t) => {
+            if t.numel() != channels {
+                return Err(invalid(format!(
+                    "{what} should contain {channels} elements not {}",
+                    t.numel()
+                )));
+            }
+            Ok(Some(t.to_f64_vec()))
+        }
+    }
+}
+
+/// Writes `value` (f64 values, same numel) into a running-stat tensor in place.
+fn update_running(target: &Tensor, values: Vec<f64>) -> Result<()> {
+    let update = from_f64(values, target.sizes(), target.dtype());
+    target.copy_(&update)?;
+    Ok(())
+}
+
+/// `torch.batch_norm`.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    let dtype = require_float(input, "batch_norm")?;
+    if input.dim() < 2 {
+        return Err(invalid(format!(
+            "Expected 2D or higher input to batch_norm, but got input of size {}",
+            format_shape(input.sizes())
+        )));
+    }
+    let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
+    let inner: usize = input.sizes()[2..].iter().product();
+    let x = input.to_f64_vec();
+    let weight = channel_param(weight, channels, "weight")?;
+    let bias = channel_param(bias, channels, "bias")?;
+    let stats: Vec<(f64, f64)> = if training {
+        let count = batch * inner;
+        if count <= 1 {
+            return Err(invalid(format!(
+                "Expected more than 1 value per channel when training, got input size {}",
+                format_shape(input.sizes())
+            )));
+        }
+        let mut stats = Vec::with_capacity(channels);
+        for c in 0..channels {
+            let mut sum = 0.0;
+            for n in 0..batch {
+                let base = (n * channels + c) * inner;
+                sum += x[base..base + inner].iter().sum::<f64>();
+            }
+            let mean = sum / count as f64;
+            let mut sq = 0.0;
+            for n in 0..batch {
+                let base = (n * channels + c) * inner;
+                sq += x[base..base + inner].iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+            }
+            stats.push((mean, sq / count as f64));
+        }
+        if let Some(rm) = running_mean {
+            let old = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
+            let new = old.iter().zip(&stats).map(|(o, s)| (1.0 - momentum) * o + momentum * s.0).collect();
+            update_running(rm, new)?;
+        }
+        if let Some(rv) = running_var {
+            let old = channel_param(Some(rv), channels, "running_var")?.unwrap_or_default();
+            let unbias = count as f64 / (count as f64 - 1.0);
+            let new = old
+                .iter()
+                .zip(&stats)
+                .map(|(o, s)| (1.0 - momentum) * o + momentum * s.1 * unbias)
+                .collect();
+            update_running(rv, new)?;
+        }
+        stats
+    } else {
+        let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+            return Err(invalid("running_mean and running_var must be defined in evaluation mode"));
+        };
+        let means = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
+        let vars = channel_param(Some(rv), channels, "running_var")?.unwrap_or_default();
+        means.into_iter().zip(vars).collect()
+    };
+    let mut out = Vec::with_capacity(x.len());
+    for n in 0..batch {
+        for (c, &(mean, var)) in stats.iter().enumerate() {
+            let inv = 1.0 / (var + eps).sqrt();
+            let w = weight.as_ref().map_or(1.0, |w| w[c]);
+            let b = bias.as_ref().map_or(0.0, |b| b[c]);
+            let base = (n * channels + c) * inner;
+            out.extend(x[base..base + inner].iter().map(|v| (v - mean) * inv * w + b));
+        }
+    }
+    Ok(from_f64(out, input.sizes(), dtype))
+}
+
+/// `torch.layer_norm`: normalizes over the trailing `normalized_shape` dims.
+pub fn layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let dtype = require_float(input, "LayerNormKernelImpl")?;
+    let shape = to_sizes(normalized_shape, "normalized_shape")?;
+    let k = shape.len();
+    if k == 0 || input.dim() < k || input.sizes()[input.dim() - k..] != shape[..] {
+        return Err(invalid(format!(
+            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            format_shape(&shape),
+            shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            format_shape(input.sizes())
+        )));
+    }
+    for (p, name) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(t) = p {
+            if t.sizes() != &shape[..] {
+                return Err(invalid(format!(
+                    "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}",
+                    format_shape(t.sizes()),
+                    format_shape(&shape)
+                )));
+            }
+        }
+    }
+    let len: usize = shape.iter().product();
+    let x = input.to_f64_vec();
+    let groups = if len == 0 { 0 } else { x.len() / len };
+    let w = weight.map(|t| t.to_f64_vec());
+    let b = bias.map(|t| t.to_f64_vec());
+    let mut out = Vec::with_capacity(x.len());
+    for (g, (mean, var)) in group_stats(&x, groups, len).into_iter().enumerate() {
+        let inv = 1.0 / (var + eps).sqrt();
+        for i in 0..len {
+            let v = (x[g * len + i] - mean) * inv;
+            let v = w.as_ref().map_or(v, |w| v * w[i]);
+            out.push(b.as_ref().map_or(v, |b| v + b[i]));
+        }
+    }
+    Ok(from_f64(out, input.sizes(), dtype))
+}
+
+/// `torch.group_norm`: statistics over each group of channels (and all spatial positions).
+pub fn group_norm(
+    input: &Tensor,
+    num_groups: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let dtype = require_float(input, "GroupNormKernelImpl")?;
+    if input.dim() < 2 {
+        return Err(invalid(format!(
+            "Expected at least 2 dimensions for input tensor but received {}",
+            input.dim()
+        )));
+    }
+    let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
+    if num_groups <= 0 || channels % num_groups as usize != 0 {
+        return Err(invalid(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={num_groups}",
+            format_shape(input.sizes())
+        )));
+    }
+    let groups = num_groups as usize;
+    let inner: usize = input.sizes()[2..].iter().product();
+    let w = channel_param(weight, channels, "weight")?;
+    let b = channel_param(bias, channels, "bias")?;
+    let x = input.to_f64_vec();
+    let len = channels / groups * inner;
+    let stats = group_stats(&x, batch * groups, len);
+    let mut out = Vec::with_capacity(x.len());
+    for n in 0..batch {
+        for c in 0..channels {
+            let (mean, var) = stats[n * groups + c / (channels / groups)];
+            let inv = 1.0 / (var + eps).sqrt();
+            let base = (n * channels + c) * inner;
+            let wc = w.as_ref().map_or(1.0, |w| w[c]);
+            let bc = b.as_ref().map_or(0.0, |b| b[c]);
+            out.extend(x[base..base + inner].iter().map(|v| (v - mean) * inv * wc + bc));
+        }
+    }
+    Ok(from_f64(out, input.sizes(), dtype))
+}
+
+/// `torch.instance_norm`: per-sample, per-channel statistics (or the running ones when
+/// `use_input_stats` is false); running stats are updated with the batch average.
+#[allow(clippy::too_many_arguments)]
+pub fn instance_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    use_input_stats: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    require_float(input, "batch_norm")?;
+    if input.dim() < 2 {
+        return Err(invalid(format!(
+            "Expected 2D or higher input to instance_norm, but got input of size {}",
+            format_shape(input.sizes())
+        )));
+    }
+    if !use_input_stats {
+        return batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+    }
+    let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
+    // Fold the batch into channels: [1, N*C, ...], and repeat the per-channel parameters.
+    let mut folded_shape = vec![1, batch * channels];
+    folded_shape.extend(&input.sizes()[2..]);
+    let folded = input.reshape_usize(&folded_shape)?;
+    let repeat = |p: Option<&Tensor>| -> Result<Option<Tensor>> {
+        match channel_param(p, channels, "weight")? {
+            None => Ok(None),
+            Some(v) => {
+                let r: Vec<f64> = (0..batch).flat_map(|_| v.iter().copied()).collect();
+                Ok(Some(from_f64(r, &[batch * channels], input.dtype())))
+            }
+        }
+    };
+    let (w, b) = (repeat(weight)?, repeat(bias)?);
+    let rm = match running_mean {
+        Some(t) => Some(repeat(Some(t))?.unwrap_or_else(|| t.clone())),
+        None => None,
+    };
+    let rv = match running_var {
+        Some(t) => Some(repeat(Some(t))?.unwrap_or_else(|| t.clone())),
+        None => None,
+    };
+    let out = batch_norm(&folded, w.as_ref(), b.as_ref(), rm.as_ref(), rv.as_ref(), true, momentum, eps)?;
+    // Average the updated per-(sample, channel) running stats back into the real buffers.
+    for (updated, target) in [(rm, running_mean), (rv, running_var)] {
+        if let (Some(updated), Some(target)) = (updated, target) {
+            let u = updated.to_f64_vec();
+            let avg: Vec<f64> = (0..channels)
+                .map(|c| (0..batch).map(|n| u[n * channels + c]).sum::<f64>() / batch as f64)
+                .collect();
+            update_running(target, avg)?;
+        }
+    }
+    out.reshape_usize(input.sizes())
+}

@@ -1,0 +1,181 @@
+//! Interpolation (`aten::upsample_*`): nearest, nearest-exact, (bi/tri)linear and bicubic,
+//! applied one spatial dim at a time (all these kernels are separable).
+
+use super::{from_f64, invalid};
+use crate::error::{format_shape, Result, TensorError};
+use crate::tensor::Tensor;
+
+/// Interpolation kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterpolateMode {
+    Nearest,
+    NearestExact,
+    Linear,
+    Cubic,
+}
+
+/// PyTorch's `area_pixel_compute_scale`.
+fn compute_scale(input: usize, output: usize, align_corners: bool, scale: Option<f64>) -> f64 {
+    if align_corners {
+        if output > 1 {
+            (input as f64 - 1.0) / (output as f64 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        match scale {
+            Some(s) if s > 0.0 => 1.0 / s,
+            _ => input as f64 / output as f64,
+        }
+    }
+}
+
+fn cubic_weights(t: f64) -> [f64; 4] {
+    const A: f64 = -0.75;
+    let c1 = |x: f64| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let c2 = |x: f64| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    [c2(t + 1.0), c1(t), c1(1.0 - t), c2(2.0 - t)]
+}
+
+/// Resamples `x` (contiguous values of `sizes`) along `dim` to `out_len`.
+fn resample_dim(
+    x: &[f64],
+    sizes: &[usize],
+    dim: usize,
+    out_len: usize,
+    mode: InterpolateMode,
+    align_corners: bool,
+    scale: Option<f64>,
+) -> Vec<f64> {
+    let in_len = sizes[dim];
+    let outer: usize = sizes[..dim].iter().product();
+    let inner: usize = sizes[dim + 1..].iter().product();
+    let s = match mode {
+        InterpolateMode::Nearest | InterpolateMode::NearestExact => compute_scale(in_len, out_len, false, scale),
+        _ => compute_scale(in_len, out_len, align_corners, scale),
+    };
+    // Per output position: (source index, weight) taps.
+    let taps: Vec<Vec<(usize, f64)>> = (0..out_len)
+        .map(|o| {
+            let last = in_len.saturating_sub(1);
+            match mode {
+                InterpolateMode::Nearest => {
+                    vec![(nearest_index(o, s, false).min(last), 1.0)]
+                }
+                InterpolateMode::NearestExact => vec![(nearest_index(o, s, true).min(last), 1.0)],
+                InterpolateMode::Linear => {
+                    let real = if align_corners {
+                        o as f64 * s
+                    } else {
+                        ((o as f64 + 0.5) * s - 0.5).max(0.0)
+                    };
+                    let i0 = (real.floor() as usize).min(last);
+                    let i1 = (i0 + 1).min(last);
+                    let l = real - i0 as f64;
+                    vec![(i0, 1.0 - l), (i1, l)]
+                }
+                InterpolateMode::Cubic => {
+                    let real = if align_corners {
+                        o as f64 * s
+                    } else {
+                        (o as f64 + 0.5) * s - 0.5
+                    };
+                    let base = real.floor();
+                    let t = real - base;
+                    let w = cubic_weights(t);
+                    (0..4)
+                        .map(|k| {
+                            let idx = (base as i64 - 1 + k as i64).clamp(0, last as i64) as usize;
+                            (idx, w[k])
+                        })
+                        .collect()
+                }
+            }
+        })
+        .collect();
+    let mut out = Vec::with_capacity(outer * out_len * inner);
+    for o in 0..outer {
+        for tap in &taps {
+            for i in 0..inner {
+                let v: f64 = tap.iter().map(|&(src, w)| w * x[(o * in_len + src) * inner + i]).sum();
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// PyTorch's nearest source index, computed in float like its CPU kernel.
+fn nearest_index(o: usize, scale: f64, exact: bool) -> usize {
+    let s = scale as f32;
+    let v = if exact { (o as f32 + 0.5) * s } else { o as f32 * s };
+    v.floor().max(0.0) as usize
+}
+
+/// Interpolates the trailing `output_size.len()` dims of `input` (`[N, C, ...]`).
+pub fn upsample(
+    input: &Tensor,
+    output_size: &[usize],
+    scales: &[Option<f64>],
+    mode: InterpolateMode,
+    align_corners: bool,
+) -> Result<Tensor> {
+    let spatial = output_size.len();
+    if input.dim() != spatial + 2 {
+        return Err(invalid(format!(
+            "Expected {}D input, but got input of size {}",
+            spatial + 2,
+            format_shape(input.sizes())
+        )));
+    }
+    if mode != InterpolateMode::Nearest && mode != InterpolateMode::NearestExact && !input.dtype().is_floating_point() {
+        return Err(TensorError::NotImplementedForDType {
+            op: "upsample",
+            dtype: input.dtype(),
+        });
+    }
+    if input.sizes()[2..].iter().any(|&s| s == 0) || output_size.iter().any(|&s| s == 0) {
+        return Err(invalid(format!(
+            "Input and output sizes should be greater than 0, but got input ({}) and output ({})",
+            format_shape(&input.sizes()[2..]),
+            format_shape(output_size)
+        )));
+    }
+    let mut sizes = input.sizes().to_vec();
+    let mut values = input.to_f64_vec();
+    for k in 0..spatial {
+        let d = 2 + k;
+        values = resample_dim(&values, &sizes, d, output_size[k], mode, align_corners, scales.get(k).copied().flatten());
+        sizes[d] = output_size[k];
+    }
+    Ok(from_f64(values, &sizes, input.dtype()))
+}
+
+/// Output size from `output_size` or `scale_factors` (exactly one must be given).
+pub fn output_size_for(
+    input: &Tensor,
+    spatial: usize,
+    output_size: Option<&[i64]>,
+    scale_factors: Option<&[f64]>,
+) -> Result<Vec<usize>> {
+    if input.dim() < spatial {
+        return Err(invalid("input has too few dimensions for this interpolation"));
+    }
+    let in_sp = &input.sizes()[input.dim() - spatial..];
+    match (output_size, scale_factors) {
+        (Some(o), None) => {
+            if o.len() != spatial {
+                return Err(invalid(format!("It is expected output_size equals to {spatial}, but got size {}", o.len())));
+            }
+            super::to_sizes(o, "output_size")
+        }
+        (None, Some(s)) => {
+            if s.len() != spatial {
+                return Err(invalid(format!("It is expected scale_factors equals to {spatial}, but got size {}", s.len())));
+            }
+            Ok(in_sp.iter().zip(s).map(|(&i, &f)| (i as f64 * f).floor() as usize).collect())
+        }
+        (Some(_), Some(_)) => Err(invalid("Must specify exactly one of output_size and scale_factors")),
+        (None, None) => Err(invalid("Must specify exactly one of output_size and scale_factors")),
+    }
+}
