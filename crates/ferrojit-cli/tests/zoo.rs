@@ -175,7 +175,9 @@ fn custom_operator_with_a_bad_schema_or_duplicate_name_is_refused() {
     assert!(register_operator("aten::relu(Tensor self) -> Tensor", noop).is_err());
     // A kernel's error reaches the caller as a failure of forward, not a panic.
     register_operator("zoo_test::fails(Tensor x) -> Tensor", |_: &mut Stack| {
-        Err(RuntimeError::Other("zoo_test::fails always fails".to_string()))
+        Err(RuntimeError::Other(
+            "zoo_test::fails always fails".to_string(),
+        ))
     })
     .unwrap();
 }

@@ -369,7 +369,10 @@ fn language_corpus_runs_like_pytorch() {
         .expect("tests/fixtures/lang/corpus.json exists");
     let corpus: Json = serde_json::from_str(&corpus_text).expect("corpus.json is JSON");
     let programs = corpus["programs"].as_array().expect("a program list");
-    assert!(programs.len() >= 200, "the corpus has at least 200 programs");
+    assert!(
+        programs.len() >= 200,
+        "the corpus has at least 200 programs"
+    );
 
     let mut archive = Tally::new("archive", SKIP_FROM_ARCHIVE);
     let mut source = Tally::new("source", SKIP_FROM_SOURCE);

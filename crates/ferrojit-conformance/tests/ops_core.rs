@@ -9,7 +9,11 @@ fn check(file: &str) {
     for failure in &failures {
         println!("{failure}");
     }
-    assert!(failures.is_empty(), "{} failing cases in {file}", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} failing cases in {file}",
+        failures.len()
+    );
 }
 
 #[test]

@@ -2,14 +2,64 @@
 //! PyTorch (cases from tests/fixtures/ops_nn/generate.py), plus seeded checks of the random
 //! operators, whose values PyTorch's RNG would not reproduce bit for bit.
 
-use ferrojit_conformance::{repo_root, run_case_file};
+use ferrojit_conformance::{compare, load_cases, repo_root, run_case, OpCase};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::registry::OperatorRegistry;
 use ferrojit_tensor::{DType, Tensor};
 
+/// A deep copy of an argument: the generator calls PyTorch on copies (so in-place cases
+/// leave the saved tensors alone), and torch.save keeps one tensor used by several cases
+/// as one storage; each case must therefore run on its own copies.
+fn fresh(value: &IValue) -> IValue {
+    match value {
+        IValue::Tensor(t) => IValue::Tensor(t.clone_tensor()),
+        IValue::List(list) => IValue::list(
+            list.element_type().clone(),
+            list.to_vec().iter().map(fresh).collect(),
+        ),
+        IValue::Tuple(tuple) => IValue::tuple(tuple.items.iter().map(fresh).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Runs every case of a file, each on fresh copies of its arguments; one line per failure.
+fn run_isolated(path: &std::path::Path) -> Vec<String> {
+    let cases = match load_cases(path) {
+        Ok(cases) => cases,
+        Err(error) => return vec![error],
+    };
+    let mut failures = Vec::new();
+    for case in &cases {
+        let isolated = OpCase {
+            args: case.args.iter().map(fresh).collect(),
+            kwargs: case
+                .kwargs
+                .iter()
+                .map(|(name, value)| (name.clone(), fresh(value)))
+                .collect(),
+            ..case.clone()
+        };
+        let label = format!("{} ({})", case.name, case.op);
+        match (&case.expected, run_case(&isolated)) {
+            (Ok(expected), Ok(actual)) => {
+                if let Err(difference) = compare(&actual, expected, &label) {
+                    failures.push(difference);
+                }
+            }
+            (Ok(_), Err(error)) => failures.push(format!("{label}: ferrojit failed: {error}")),
+            (Err(message), Ok(actual)) => failures.push(format!(
+                "{label}: PyTorch raised '{message}' but ferrojit returned {}",
+                actual.python_repr()
+            )),
+            (Err(_), Err(_)) => {}
+        }
+    }
+    failures
+}
+
 fn check_file(name: &str) {
     let path = repo_root().join("tests/fixtures/ops_nn").join(name);
-    let failures = run_case_file(&path);
+    let failures = run_isolated(&path);
     assert!(
         failures.is_empty(),
         "{} failure(s) in {name}:\n{}",
@@ -126,7 +176,12 @@ fn random_ops_are_seeded_and_well_distributed() {
     let view = base.slice(1, Some(0), Some(6), 2).unwrap();
     let out = call(
         "aten::uniform_",
-        vec![IValue::Tensor(view.clone()), IValue::Double(2.0), IValue::Double(3.0), IValue::None],
+        vec![
+            IValue::Tensor(view.clone()),
+            IValue::Double(2.0),
+            IValue::Double(3.0),
+            IValue::None,
+        ],
     );
     assert!(out.to_tensor().unwrap().is_same(&view));
     let all = base.to_f64_vec();
@@ -140,7 +195,12 @@ fn random_ops_are_seeded_and_well_distributed() {
     let big = Tensor::zeros(&[20000], DType::Float32).unwrap();
     call(
         "aten::normal_",
-        vec![IValue::Tensor(big.clone()), IValue::Double(5.0), IValue::Double(2.0), IValue::None],
+        vec![
+            IValue::Tensor(big.clone()),
+            IValue::Double(5.0),
+            IValue::Double(2.0),
+            IValue::None,
+        ],
     );
     let v = big.to_f64_vec();
     let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -148,11 +208,22 @@ fn random_ops_are_seeded_and_well_distributed() {
 
     // bernoulli_(p) and dropout in training mode: rate and scaling.
     let t = Tensor::zeros(&[20000], DType::Float32).unwrap();
-    call("aten::bernoulli_.float", vec![IValue::Tensor(t.clone()), IValue::Double(0.3), IValue::None]);
+    call(
+        "aten::bernoulli_.float",
+        vec![IValue::Tensor(t.clone()), IValue::Double(0.3), IValue::None],
+    );
     let ones = t.to_f64_vec().iter().filter(|&&v| v == 1.0).count() as f64 / 20000.0;
     assert!((ones - 0.3).abs() < 0.02, "bernoulli rate {ones}");
-    let x = Tensor::full(&[20000], ferrojit_tensor::Scalar::Float(1.0), DType::Float32).unwrap();
-    let d = call("aten::dropout", vec![IValue::Tensor(x), IValue::Double(0.25), IValue::Bool(true)]);
+    let x = Tensor::full(
+        &[20000],
+        ferrojit_tensor::Scalar::Float(1.0),
+        DType::Float32,
+    )
+    .unwrap();
+    let d = call(
+        "aten::dropout",
+        vec![IValue::Tensor(x), IValue::Double(0.25), IValue::Bool(true)],
+    );
     let d = d.to_tensor().unwrap().to_f64_vec();
     let kept = d.iter().filter(|&&v| v != 0.0).count() as f64 / 20000.0;
     assert!((kept - 0.75).abs() < 0.02, "dropout keep rate {kept}");
@@ -162,7 +233,13 @@ fn random_ops_are_seeded_and_well_distributed() {
 #[test]
 fn empty_has_the_requested_shape_and_dtype() {
     let mut args = vec![sizes(&[2, 0, 3])];
-    args.extend(vec![IValue::Int(4), IValue::None, IValue::None, IValue::None, IValue::None]);
+    args.extend(vec![
+        IValue::Int(4),
+        IValue::None,
+        IValue::None,
+        IValue::None,
+        IValue::None,
+    ]);
     let e = call("aten::empty.memory_format", args);
     let e = e.to_tensor().unwrap();
     assert_eq!(e.sizes(), &[2, 0, 3]);

@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ferrojit_ir::{
-    Argument, AttributeKind, AttributeValue, ClassType, DefaultValue, FunctionSchema, Graph, Type,
+    Argument, AttributeKind, AttributeValue, ClassType, DefaultValue, FunctionSchema, Graph,
+    NamedTupleType, Type,
 };
 
 use crate::ast::{ClassDef, Def, Expr, ExprKind, ParamKind, StmtKind, UnaryOpKind};
@@ -41,6 +42,61 @@ struct ClassEntry {
     ty: Arc<ClassType>,
     definition: ClassDef,
     qualifier: String,
+    /// `@property` getters: reading the attribute calls the method of the same name.
+    properties: HashSet<String>,
+}
+
+/// A `class P(NamedTuple)` definition; field types are resolved on first use.
+struct NamedTupleEntry {
+    definition: ClassDef,
+    qualifier: String,
+}
+
+/// A TorchScript enum class (`class Color(Enum)`), with its members in declaration order.
+#[derive(Debug, Clone)]
+pub struct EnumInfo {
+    pub qualified_name: String,
+    pub members: Vec<(String, ConstantValue)>,
+    pub value_type: Type,
+}
+
+/// What a class-like definition turned out to be.
+enum ClassKind {
+    Regular,
+    NamedTuple,
+    Enum,
+}
+
+fn base_names(class: &ClassDef) -> Vec<String> {
+    class.bases.iter().filter_map(Expr::dotted_name).collect()
+}
+
+fn class_kind(class: &ClassDef) -> ClassKind {
+    let bases = base_names(class);
+    let has = |names: &[&str]| bases.iter().any(|b| names.contains(&b.as_str()));
+    if has(&["NamedTuple", "typing.NamedTuple"]) {
+        ClassKind::NamedTuple
+    } else if has(&["Enum", "enum.Enum", "IntEnum", "enum.IntEnum"]) {
+        ClassKind::Enum
+    } else {
+        ClassKind::Regular
+    }
+}
+
+fn has_decorator(def: &Def, names: &[&str]) -> bool {
+    def.decorators.iter().any(|decorator| {
+        decorator
+            .dotted_name()
+            .is_some_and(|name| names.contains(&name.as_str()))
+    })
+}
+
+fn is_static_method(def: &Def) -> bool {
+    has_decorator(def, &["staticmethod"])
+}
+
+fn is_property(def: &Def) -> bool {
+    has_decorator(def, &["property"])
 }
 
 struct FunctionEntry {
@@ -51,6 +107,9 @@ struct FunctionEntry {
 #[derive(Default)]
 struct UnitState {
     classes: HashMap<String, Arc<ClassEntry>>,
+    named_tuple_entries: HashMap<String, Arc<NamedTupleEntry>>,
+    named_tuples: HashMap<String, Arc<NamedTupleType>>,
+    enums: HashMap<String, Arc<EnumInfo>>,
     functions: HashMap<String, Arc<FunctionEntry>>,
     function_order: Vec<String>,
     compiled_functions: HashMap<String, Arc<Function>>,
@@ -123,6 +182,8 @@ impl Function {
         let context = CompileContext {
             unit,
             qualifier: &self.qualifier,
+            owner: self.owner.clone(),
+            function_name: &self.name,
         };
         compile_function(
             context,
@@ -262,6 +323,59 @@ fn is_final_annotation(expr: &Expr) -> bool {
     }
 }
 
+/// Reads the members of an enum class (`RED = 1`).
+fn enum_info(class: &ClassDef, qualifier: &str) -> Result<EnumInfo, FrontendError> {
+    let qualified_name = format!("{qualifier}.{}", class.name.name);
+    let mut members = Vec::new();
+    for stmt in &class.body {
+        match &stmt.kind {
+            StmtKind::Assign(assign) => {
+                let ([target], Some(value)) = (assign.targets.as_slice(), &assign.value) else {
+                    continue;
+                };
+                let ExprKind::Name(name) = &target.kind else {
+                    continue;
+                };
+                let constant = literal_constant(value).ok_or_else(|| {
+                    FrontendError::new(
+                        "enum values must be int, float or str literals",
+                        value.range.clone(),
+                    )
+                })?;
+                members.push((name.clone(), constant));
+            }
+            StmtKind::Pass | StmtKind::Expr(_) => {}
+            _ => {
+                return Err(FrontendError::new(
+                    "only member assignments are supported in enum classes",
+                    stmt.range.clone(),
+                ))
+            }
+        }
+    }
+    let value_type = members
+        .first()
+        .map(|(_, value)| value.ty())
+        .unwrap_or(Type::Int);
+    for (name, value) in &members {
+        if value.ty() != value_type {
+            return Err(FrontendError::new(
+                format!(
+                    "Enum class with varying value types are not supported: {name} is a {} but the first member is a {}",
+                    value.ty().annotation_str(),
+                    value_type.annotation_str()
+                ),
+                class.name.range.clone(),
+            ));
+        }
+    }
+    Ok(EnumInfo {
+        qualified_name,
+        members,
+        value_type,
+    })
+}
+
 impl CompilationUnit {
     pub fn new(operators: Arc<dyn OperatorSchemas>) -> CompilationUnit {
         CompilationUnit {
@@ -308,14 +422,49 @@ impl CompilationUnit {
         let module = crate::parser::parse_file(file)?;
         let mut classes = Vec::new();
         let mut functions = Vec::new();
+        let mut named_tuples = Vec::new();
+        let mut enums = Vec::new();
         for stmt in &module.body {
             match &stmt.kind {
                 StmtKind::ClassDef(class) => {
                     let name = format!("{qualifier}.{}", class.name.name);
+                    match class_kind(class) {
+                        ClassKind::NamedTuple => {
+                            named_tuples.push((
+                                name,
+                                Arc::new(NamedTupleEntry {
+                                    definition: class.clone(),
+                                    qualifier: qualifier.to_string(),
+                                }),
+                            ));
+                            continue;
+                        }
+                        ClassKind::Enum => {
+                            enums.push((name, enum_info(class, qualifier)?));
+                            continue;
+                        }
+                        ClassKind::Regular => {}
+                    }
                     let is_module = class.bases.iter().any(is_module_base);
                     let ty = ClassType::new(name.clone(), is_module);
+                    let mut properties = HashSet::new();
                     for member in &class.body {
                         if let StmtKind::Def(def) = &member.kind {
+                            if is_static_method(def) {
+                                // Static methods are free functions named after the class.
+                                functions.push((
+                                    format!("{name}.{}", def.name.name),
+                                    Arc::new(FunctionEntry {
+                                        definition: Arc::new(def.clone()),
+                                        qualifier: qualifier.to_string(),
+                                    }),
+                                    member.range.clone(),
+                                ));
+                                continue;
+                            }
+                            if is_property(def) {
+                                properties.insert(def.name.name.clone());
+                            }
                             ty.add_method_name(&def.name.name);
                         }
                     }
@@ -325,6 +474,7 @@ impl CompilationUnit {
                             ty,
                             definition: class.clone(),
                             qualifier: qualifier.to_string(),
+                            properties,
                         }),
                         stmt.range.clone(),
                     ));
@@ -375,6 +525,12 @@ impl CompilationUnit {
             state.function_order.push(name.clone());
             state.functions.insert(name, entry);
         }
+        for (name, entry) in named_tuples {
+            state.named_tuple_entries.insert(name, entry);
+        }
+        for (name, info) in enums {
+            state.enums.insert(name, Arc::new(info));
+        }
         Ok(())
     }
 
@@ -391,6 +547,8 @@ impl CompilationUnit {
             let mut state = lock(&self.state);
             if state.classes.contains_key(qualified_name)
                 || state.functions.contains_key(qualified_name)
+                || state.named_tuple_entries.contains_key(qualified_name)
+                || state.enums.contains_key(qualified_name)
             {
                 return Ok(());
             }
@@ -439,6 +597,15 @@ impl CompilationUnit {
                 state
                     .class_constants
                     .insert(qualified_name.to_string(), constants);
+                drop(state);
+                // Script classes get their attributes from the assignments in `__init__`
+                // (PyTorch's inference); compiling it now adds them before any other method
+                // reads them. A broken `__init__` reports its error when it is called.
+                if !entry.ty.is_module() && entry.ty.has_method("__init__") {
+                    if let Ok(init) = self.method(&entry.ty, "__init__") {
+                        let _ = init.graph(self);
+                    }
+                }
                 Ok(Some(entry.ty.clone()))
             }
             Err(error) => Err(error),
@@ -574,6 +741,85 @@ impl CompilationUnit {
         ordered
     }
 
+    /// A NamedTuple class by qualified name (loading its file on demand).
+    pub fn try_resolve_named_tuple(
+        &self,
+        qualified_name: &str,
+    ) -> Result<Option<Arc<NamedTupleType>>, FrontendError> {
+        self.load_defining_file(qualified_name)?;
+        let entry = {
+            let state = lock(&self.state);
+            if let Some(resolved) = state.named_tuples.get(qualified_name) {
+                return Ok(Some(resolved.clone()));
+            }
+            let Some(entry) = state.named_tuple_entries.get(qualified_name).cloned() else {
+                return Ok(None);
+            };
+            entry
+        };
+        let resolver = TypeResolver {
+            unit: self,
+            qualifier: &entry.qualifier,
+        };
+        let mut fields = Vec::new();
+        for stmt in &entry.definition.body {
+            match &stmt.kind {
+                StmtKind::Assign(assign) => {
+                    let ([target], Some(annotation)) =
+                        (assign.targets.as_slice(), &assign.annotation)
+                    else {
+                        continue;
+                    };
+                    let ExprKind::Name(name) = &target.kind else {
+                        continue;
+                    };
+                    if assign.value.is_some() {
+                        return Err(FrontendError::new(
+                            "default values of NamedTuple fields are not supported",
+                            stmt.range.clone(),
+                        ));
+                    }
+                    fields.push((name.clone(), resolver.resolve(annotation)?));
+                }
+                StmtKind::Pass | StmtKind::Expr(_) => {}
+                _ => {
+                    return Err(FrontendError::new(
+                        "only annotated fields are supported in NamedTuple classes",
+                        stmt.range.clone(),
+                    ))
+                }
+            }
+        }
+        let resolved = Arc::new(NamedTupleType {
+            name: Some(qualified_name.to_string()),
+            fields,
+        });
+        Ok(Some(
+            lock(&self.state)
+                .named_tuples
+                .entry(qualified_name.to_string())
+                .or_insert(resolved)
+                .clone(),
+        ))
+    }
+
+    /// An enum class by qualified name (loading its file on demand).
+    pub fn try_resolve_enum(
+        &self,
+        qualified_name: &str,
+    ) -> Result<Option<Arc<EnumInfo>>, FrontendError> {
+        self.load_defining_file(qualified_name)?;
+        Ok(lock(&self.state).enums.get(qualified_name).cloned())
+    }
+
+    /// Whether `name` is a `@property` of the class.
+    pub(crate) fn is_property(&self, class: &str, name: &str) -> bool {
+        lock(&self.state)
+            .classes
+            .get(class)
+            .is_some_and(|entry| entry.properties.contains(name))
+    }
+
     pub(crate) fn has_function(&self, qualified_name: &str) -> Result<bool, FrontendError> {
         self.load_defining_file(qualified_name)?;
         Ok(lock(&self.state).functions.contains_key(qualified_name))
@@ -699,6 +945,15 @@ impl CompilationUnit {
         };
         let mut arguments = Vec::new();
         let mut parameters = Vec::new();
+        let (comment_params, comment_return) = match &definition.type_comment {
+            Some(comment) => parse_type_comment(comment)?,
+            None => (None, None),
+        };
+        // A method's type comment leaves out `self`.
+        let comment_offset = match (&comment_params, &owner) {
+            (Some(types), Some(_)) if types.len() + 1 == definition.params.len() => 1,
+            _ => 0,
+        };
         for (index, param) in definition.params.iter().enumerate() {
             let kwarg_only = match param.kind {
                 ParamKind::Normal | ParamKind::PositionalOnly => false,
@@ -710,8 +965,14 @@ impl CompilationUnit {
                     ))
                 }
             };
+            let from_comment = comment_params
+                .as_ref()
+                .and_then(|types| index.checked_sub(comment_offset).and_then(|i| types.get(i)));
             let ty = match (&param.annotation, &owner) {
                 (Some(annotation), _) => resolver.resolve(annotation)?,
+                (None, _) if from_comment.is_some() => {
+                    resolver.resolve(from_comment.expect("checked above"))?
+                }
                 (None, Some(class)) if index == 0 => Type::Class(class.clone()),
                 (None, _) => Type::Tensor,
             };
@@ -738,9 +999,10 @@ impl CompilationUnit {
                 ty,
             });
         }
-        let declared_return = match &definition.returns {
-            Some(annotation) => Some(resolver.resolve(annotation)?),
-            None => None,
+        let declared_return = match (&definition.returns, &comment_return) {
+            (Some(annotation), _) => Some(resolver.resolve(annotation)?),
+            (None, Some(annotation)) => Some(resolver.resolve(annotation)?),
+            (None, None) => None,
         };
         let mut function = Function {
             qualified_name: qualified_name.to_string(),
@@ -789,6 +1051,33 @@ impl CompilationUnit {
         });
         Ok(function)
     }
+}
+
+/// Reads a `# type: (int, List[int]) -> int` comment into parameter and return annotations.
+fn parse_type_comment(
+    comment: &crate::ast::TypeComment,
+) -> Result<(Option<Vec<Expr>>, Option<Expr>), FrontendError> {
+    let text = comment.text.trim();
+    let text = text.strip_prefix("type:").unwrap_or(text).trim();
+    let bad = || FrontendError::new("malformed type comment", comment.range.clone());
+    let (params, returns) = text.split_once("->").ok_or_else(bad)?;
+    let params = params.trim();
+    let inner = params
+        .strip_prefix('(')
+        .and_then(|p| p.strip_suffix(')'))
+        .ok_or_else(bad)?;
+    let parameter_types = if inner.trim().is_empty() {
+        Vec::new()
+    } else {
+        // Parsed as a tuple so that commas inside brackets are handled by the parser.
+        let tuple = crate::parser::parse_expression_str("<type comment>", &format!("({inner},)"))?;
+        match tuple.kind {
+            ExprKind::Tuple(items) => items,
+            _ => return Err(bad()),
+        }
+    };
+    let return_type = crate::parser::parse_expression_str("<type comment>", returns.trim())?;
+    Ok((Some(parameter_types), Some(return_type)))
 }
 
 /// Compiles hand-written TorchScript source: defines everything under `__torch__`.

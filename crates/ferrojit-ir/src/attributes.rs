@@ -130,8 +130,16 @@ fn element_format(values: &[f64]) -> ElementFormat {
             low = low.min(value.abs());
             high = high.max(value.abs());
         }
-        exp_min = if low != 0.0 { low.log10().floor() as i64 + 1 } else { 1 };
-        exp_max = if high != 0.0 { high.log10().floor() as i64 + 1 } else { 1 };
+        exp_min = if low != 0.0 {
+            low.log10().floor() as i64 + 1
+        } else {
+            1
+        };
+        exp_max = if high != 0.0 {
+            high.log10().floor() as i64 + 1
+        } else {
+            1
+        };
     }
     let fixed = |width: usize, precision: usize, scale: f64| ElementFormat {
         width,
@@ -141,13 +149,27 @@ fn element_format(values: &[f64]) -> ElementFormat {
     };
     if int_mode {
         if exp_max > 9 {
-            ElementFormat { width: 11, precision: 4, scale: 1.0, scientific: true }
+            ElementFormat {
+                width: 11,
+                precision: 4,
+                scale: 1.0,
+                scientific: true,
+            }
         } else {
             fixed(exp_max.max(0) as usize + 1, 0, 1.0)
         }
     } else if exp_max - exp_min > 4 {
-        let width = if exp_max.abs() > 99 || exp_min.abs() > 99 { 12 } else { 11 };
-        ElementFormat { width, precision: 4, scale: 1.0, scientific: true }
+        let width = if exp_max.abs() > 99 || exp_min.abs() > 99 {
+            12
+        } else {
+            11
+        };
+        ElementFormat {
+            width,
+            precision: 4,
+            scale: 1.0,
+            scientific: true,
+        }
     } else if exp_max > 5 || exp_max < 0 {
         fixed(7, 4, 10f64.powi((exp_max - 1) as i32))
     } else if exp_max == 0 {

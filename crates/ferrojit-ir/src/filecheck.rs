@@ -15,10 +15,10 @@
 //! not move the search position. Failures read like PyTorch's, with the searched position
 //! marked `~~~ <--- HERE`.
 //!
-//! `CHECK-REGEX` patterns use a small built-in backtracking regex engine ([`regex`]) instead of
-//! a dependency: literals, `.`, classes `[a-z]`/`[^...]`, `\d \w \s \D \W \S`, escapes,
-//! groups `(...)`/`(?:...)`, alternation `|`, `* + ?`, `{n}`, `{n,}`, `{n,m}` (lazy with
-//! a trailing `?`), anchors `^ $`. Matching is bounded by a step budget.
+//! `CHECK-REGEX` patterns are compiled by the `regex` crate, whose syntax covers what PyTorch's
+//! ECMAScript patterns use in practice (classes, `\d \w \s`, groups, alternation, repetition,
+//! anchors) and whose matching time is linear in the text, so no pattern can hang a test.
+//! A pattern that does not compile is reported before any check runs.
 
 use std::fmt;
 
@@ -177,7 +177,8 @@ impl FileCheck {
             };
             let count_start = text.len() - after.len();
             let colon = after[..line_end - count_start].find(": ");
-            let parsed = colon.and_then(|colon| after[..colon].parse::<usize>().ok().map(|n| (n, colon)));
+            let parsed =
+                colon.and_then(|colon| after[..colon].parse::<usize>().ok().map(|n| (n, colon)));
             let Some((count, colon)) = parsed else {
                 return Err(FileCheckError {
                     message: format!(
@@ -186,6 +187,16 @@ impl FileCheck {
                     ),
                 });
             };
+            if count == 0 {
+                // PyTorch accepts the directive and then fails an internal assert when it runs;
+                // refuse it up front with a message that says what to write instead.
+                return Err(FileCheckError {
+                    message: format!(
+                        "CHECK-COUNT-0 can never match; write CHECK-NOT instead, at:\n{}Check for bad input.",
+                        highlight(text, start, start + 1)
+                    ),
+                });
+            }
             let pattern_start = (count_start + colon + 2).min(line_end);
             let pattern = text[pattern_start..line_end].to_string();
             *self = std::mem::take(self).check_count(&pattern, count, exactly);
@@ -208,9 +219,19 @@ impl FileCheck {
     pub fn run(&self, text: &str) -> Result<(), FileCheckError> {
         if self.groups.first().is_none_or(|g| g.is_empty()) {
             return Err(FileCheckError {
-                message: "No checks have been added to this instance of Filecheck! Check for bad input."
-                    .to_string(),
+                message:
+                    "No checks have been added to this instance of Filecheck! Check for bad input."
+                        .to_string(),
             });
+        }
+        for check in self.groups.iter().flatten() {
+            if check.kind == CheckKind::Regex {
+                if let Err(error) = regex::Regex::new(&check.pattern) {
+                    return Err(FileCheckError {
+                        message: format!("Invalid regex in {check}\n{error}"),
+                    });
+                }
+            }
         }
         let mut previous = Range { start: 0, end: 0 };
         let mut index = 0;
@@ -261,7 +282,10 @@ fn find(check: &Check, text: &str, start: usize, limit: usize) -> Option<(usize,
         return None;
     }
     let found = if check.kind == CheckKind::Regex {
-        regex::search(&check.pattern, text, start)
+        let pattern = regex::Regex::new(&check.pattern).ok()?;
+        pattern
+            .find_at(text, start)
+            .map(|found| (found.start(), found.len()))
     } else {
         text[start..]
             .find(check.pattern.as_str())
@@ -298,7 +322,12 @@ fn expect_find_for(
     })
 }
 
-fn expect_no_newline(check: &Check, text: &str, from: usize, to: usize) -> Result<(), FileCheckError> {
+fn expect_no_newline(
+    check: &Check,
+    text: &str,
+    from: usize,
+    to: usize,
+) -> Result<(), FileCheckError> {
     if let Some(offset) = text[from..to.max(from)].find('\n') {
         return Err(FileCheckError {
             message: format!(
@@ -426,7 +455,10 @@ fn check_source_highlighted(check: &Check, text: &str, start: usize) -> Result<(
                 kind: CheckKind::Check,
                 pattern: "~".to_string(),
             };
-            for (from, to) in [(highlight_start.saturating_sub(1), highlight_start), (highlight_end, highlight_end + 1)] {
+            for (from, to) in [
+                (highlight_start.saturating_sub(1), highlight_start),
+                (highlight_end, highlight_end + 1),
+            ] {
                 if let Some((found, _)) = find(&tilde, text, from, to) {
                     return Err(FileCheckError {
                         message: format!(
@@ -466,7 +498,7 @@ fn highlight(text: &str, start: usize, end: usize) -> String {
     while begin_line > 0 && at(begin_line - 1) != b'\n' {
         begin_line -= 1;
     }
-    let mut end_line = range_end.max(begin_line);
+    let mut end_line = range_end;
     while end_line < size && at(end_line) != b'\n' {
         end_line += 1;
     }
@@ -492,7 +524,10 @@ fn highlight(text: &str, start: usize, end: usize) -> String {
         }
         end_context += 1;
     }
-    let slice = |from: usize, to: usize| String::from_utf8_lossy(&bytes[from.min(size)..to.min(size).max(from.min(size))]).into_owned();
+    let slice = |from: usize, to: usize| {
+        String::from_utf8_lossy(&bytes[from.min(size)..to.min(size).max(from.min(size))])
+            .into_owned()
+    };
     let mut out = slice(begin_context, start);
     let mut line_start = start;
     let mut line_end = start;
@@ -536,357 +571,18 @@ fn highlight(text: &str, start: usize, end: usize) -> String {
         line_start = line_end;
     }
     if line_end <= size {
-        let tail = slice(line_end, end_context);
+        // PyTorch takes `end_context - line_end` characters; when the context ends before
+        // `line_end` (a range whose end was given as a length) that count wraps around and
+        // the rest of the text is printed. Keep that, so messages match PyTorch's.
+        let tail = if end_context < line_end {
+            slice(line_end, size)
+        } else {
+            slice(line_end, end_context)
+        };
         out.push_str(&tail);
         if !tail.is_empty() && !tail.ends_with('\n') {
             out.push('\n');
         }
     }
     out
-}
-
-pub mod regex {
-    //! A small backtracking regular-expression matcher for `CHECK-REGEX` (ECMAScript-like
-    //! syntax, see the parent module). Invalid patterns never match.
-
-    use std::cell::Cell;
-
-    /// Matching gives up (no match) after this many steps, so no pattern can hang a test.
-    const STEP_BUDGET: usize = 1_000_000;
-
-    #[derive(Debug, Clone)]
-    enum Node {
-        Literal(char),
-        AnyButNewline,
-        Class { negated: bool, items: Vec<ClassItem> },
-        LineStart,
-        LineEnd,
-        Group(Vec<Vec<Node>>),
-        Repeat { node: Box<Node>, min: usize, max: usize, greedy: bool },
-    }
-
-    #[derive(Debug, Clone)]
-    enum ClassItem {
-        Range(char, char),
-        Digit(bool),
-        Word(bool),
-        Space(bool),
-    }
-
-    fn class_matches(items: &[ClassItem], c: char) -> bool {
-        items.iter().any(|item| match *item {
-            ClassItem::Range(low, high) => low <= c && c <= high,
-            ClassItem::Digit(negated) => c.is_ascii_digit() != negated,
-            ClassItem::Word(negated) => (c.is_ascii_alphanumeric() || c == '_') != negated,
-            ClassItem::Space(negated) => c.is_whitespace() != negated,
-        })
-    }
-
-    struct PatternParser {
-        chars: Vec<char>,
-        position: usize,
-        depth: usize,
-    }
-
-    impl PatternParser {
-        fn peek(&self) -> Option<char> {
-            self.chars.get(self.position).copied()
-        }
-
-        fn alternatives(&mut self) -> Option<Vec<Vec<Node>>> {
-            self.depth += 1;
-            if self.depth > 100 {
-                return None;
-            }
-            let mut alternatives = vec![self.sequence()?];
-            while self.peek() == Some('|') {
-                self.position += 1;
-                alternatives.push(self.sequence()?);
-            }
-            self.depth -= 1;
-            Some(alternatives)
-        }
-
-        fn sequence(&mut self) -> Option<Vec<Node>> {
-            let mut nodes = Vec::new();
-            while let Some(c) = self.peek() {
-                if c == '|' || c == ')' {
-                    break;
-                }
-                let atom = self.atom()?;
-                nodes.push(self.quantified(atom)?);
-            }
-            Some(nodes)
-        }
-
-        fn escape(c: char) -> Result<ClassItem, char> {
-            match c {
-                'd' => Ok(ClassItem::Digit(false)),
-                'D' => Ok(ClassItem::Digit(true)),
-                'w' => Ok(ClassItem::Word(false)),
-                'W' => Ok(ClassItem::Word(true)),
-                's' => Ok(ClassItem::Space(false)),
-                'S' => Ok(ClassItem::Space(true)),
-                'n' => Err('\n'),
-                't' => Err('\t'),
-                'r' => Err('\r'),
-                other => Err(other),
-            }
-        }
-
-        fn atom(&mut self) -> Option<Node> {
-            let c = self.peek()?;
-            self.position += 1;
-            Some(match c {
-                '.' => Node::AnyButNewline,
-                '^' => Node::LineStart,
-                '$' => Node::LineEnd,
-                '(' => {
-                    if self.chars.get(self.position..self.position + 2) == Some(&['?', ':']) {
-                        self.position += 2;
-                    }
-                    let alternatives = self.alternatives()?;
-                    if self.peek() != Some(')') {
-                        return None;
-                    }
-                    self.position += 1;
-                    Node::Group(alternatives)
-                }
-                '\\' => {
-                    let escaped = self.peek()?;
-                    self.position += 1;
-                    match PatternParser::escape(escaped) {
-                        Ok(item) => Node::Class {
-                            negated: false,
-                            items: vec![item],
-                        },
-                        Err(literal) => Node::Literal(literal),
-                    }
-                }
-                '[' => self.class()?,
-                '*' | '+' | '?' | '{' | ')' => return None,
-                other => Node::Literal(other),
-            })
-        }
-
-        fn class(&mut self) -> Option<Node> {
-            let negated = self.peek() == Some('^');
-            if negated {
-                self.position += 1;
-            }
-            let mut items = Vec::new();
-            let mut first = true;
-            loop {
-                let c = self.peek()?;
-                self.position += 1;
-                if c == ']' && !first {
-                    break;
-                }
-                first = false;
-                let low = if c == '\\' {
-                    let escaped = self.peek()?;
-                    self.position += 1;
-                    match PatternParser::escape(escaped) {
-                        Ok(item) => {
-                            items.push(item);
-                            continue;
-                        }
-                        Err(literal) => literal,
-                    }
-                } else {
-                    c
-                };
-                if self.peek() == Some('-') && self.chars.get(self.position + 1).is_some_and(|&n| n != ']') {
-                    self.position += 1;
-                    let high = self.peek()?;
-                    self.position += 1;
-                    items.push(ClassItem::Range(low, high));
-                } else {
-                    items.push(ClassItem::Range(low, low));
-                }
-            }
-            Some(Node::Class { negated, items })
-        }
-
-        fn number(&mut self) -> Option<usize> {
-            let start = self.position;
-            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                self.position += 1;
-            }
-            self.chars[start..self.position]
-                .iter()
-                .collect::<String>()
-                .parse()
-                .ok()
-        }
-
-        fn quantified(&mut self, atom: Node) -> Option<Node> {
-            let (min, max) = match self.peek() {
-                Some('*') => (0, usize::MAX),
-                Some('+') => (1, usize::MAX),
-                Some('?') => (0, 1),
-                Some('{') => {
-                    self.position += 1;
-                    let min = self.number()?;
-                    let max = if self.peek() == Some(',') {
-                        self.position += 1;
-                        if self.peek() == Some('}') {
-                            usize::MAX
-                        } else {
-                            self.number()?
-                        }
-                    } else {
-                        min
-                    };
-                    if self.peek() != Some('}') || max < min {
-                        return None;
-                    }
-                    (min, max)
-                }
-                _ => return Some(atom),
-            };
-            self.position += 1;
-            let greedy = if self.peek() == Some('?') {
-                self.position += 1;
-                false
-            } else {
-                true
-            };
-            if matches!(atom, Node::LineStart | Node::LineEnd) {
-                return None;
-            }
-            Some(Node::Repeat {
-                node: Box::new(atom),
-                min,
-                max,
-                greedy,
-            })
-        }
-    }
-
-    struct Matcher<'t> {
-        text: &'t [char],
-        steps: Cell<usize>,
-    }
-
-    impl Matcher<'_> {
-        fn tick(&self) -> bool {
-            let steps = self.steps.get() + 1;
-            self.steps.set(steps);
-            steps <= STEP_BUDGET
-        }
-
-        fn sequence(&self, nodes: &[Node], position: usize, next: &mut dyn FnMut(usize) -> bool) -> bool {
-            if !self.tick() {
-                return false;
-            }
-            let Some((first, rest)) = nodes.split_first() else {
-                return next(position);
-            };
-            match first {
-                Node::Literal(c) => {
-                    self.text.get(position) == Some(c) && self.sequence(rest, position + 1, next)
-                }
-                Node::AnyButNewline => {
-                    self.text.get(position).is_some_and(|&c| c != '\n')
-                        && self.sequence(rest, position + 1, next)
-                }
-                Node::Class { negated, items } => {
-                    self.text
-                        .get(position)
-                        .is_some_and(|&c| class_matches(items, c) != *negated)
-                        && self.sequence(rest, position + 1, next)
-                }
-                Node::LineStart => {
-                    (position == 0 || self.text.get(position - 1) == Some(&'\n'))
-                        && self.sequence(rest, position, next)
-                }
-                Node::LineEnd => {
-                    (position == self.text.len() || self.text.get(position) == Some(&'\n'))
-                        && self.sequence(rest, position, next)
-                }
-                Node::Group(alternatives) => alternatives.iter().any(|alternative| {
-                    self.sequence(alternative, position, &mut |after| self.sequence(rest, after, next))
-                }),
-                Node::Repeat { node, min, max, greedy } => {
-                    self.repeat(node, *min, *max, *greedy, 0, position, rest, next)
-                }
-            }
-        }
-
-        #[allow(clippy::too_many_arguments)]
-        fn repeat(
-            &self,
-            node: &Node,
-            min: usize,
-            max: usize,
-            greedy: bool,
-            count: usize,
-            position: usize,
-            rest: &[Node],
-            next: &mut dyn FnMut(usize) -> bool,
-        ) -> bool {
-            if !self.tick() {
-                return false;
-            }
-            let more = |matcher: &Self, next: &mut dyn FnMut(usize) -> bool| {
-                count < max
-                    && matcher.sequence(std::slice::from_ref(node), position, &mut |after| {
-                        // An iteration that consumes nothing cannot help; stop it looping.
-                        after != position
-                            && matcher.repeat(node, min, max, greedy, count + 1, after, rest, next)
-                    })
-            };
-            if greedy {
-                more(self, next) || (count >= min && self.sequence(rest, position, next))
-            } else {
-                (count >= min && self.sequence(rest, position, next)) || more(self, next)
-            }
-        }
-    }
-
-    /// The first match of `pattern` in `text` starting at byte `start` or later, as (byte
-    /// position, byte length), leftmost and then by the usual backtracking preference.
-    pub fn search(pattern: &str, text: &str, start: usize) -> Option<(usize, usize)> {
-        let mut parser = PatternParser {
-            chars: pattern.chars().collect(),
-            position: 0,
-            depth: 0,
-        };
-        let alternatives = parser.alternatives()?;
-        if parser.position != parser.chars.len() {
-            return None;
-        }
-        let root = vec![Node::Group(alternatives)];
-        let offsets: Vec<usize> = text
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(text.len()))
-            .collect();
-        let chars: Vec<char> = text.chars().collect();
-        let matcher = Matcher {
-            text: &chars,
-            steps: Cell::new(0),
-        };
-        let first = offsets.iter().position(|&o| o >= start)?;
-        for begin in first..offsets.len() {
-            let mut end = None;
-            if matcher.sequence(&root, begin, &mut |after| {
-                end = Some(after);
-                true
-            }) {
-                let end = end?;
-                return Some((offsets[begin], offsets[end] - offsets[begin]));
-            }
-            if matcher.steps.get() > STEP_BUDGET {
-                return None;
-            }
-        }
-        None
-    }
-
-    /// Whether `pattern` matches somewhere in `text`.
-    pub fn is_match(pattern: &str, text: &str) -> bool {
-        search(pattern, text, 0).is_some()
-    }
 }

@@ -711,10 +711,17 @@ impl Graph {
             let data = source.node(node);
             let mut inputs = Vec::with_capacity(data.inputs.len());
             for input in &data.inputs {
-                inputs.push(*value_map.get(input).ok_or(CopyError::UnmappedValue(*input))?);
+                inputs.push(
+                    *value_map
+                        .get(input)
+                        .ok_or(CopyError::UnmappedValue(*input))?,
+                );
             }
-            let output_types: Vec<Type> =
-                data.outputs.iter().map(|&o| source.value_type(o).clone()).collect();
+            let output_types: Vec<Type> = data
+                .outputs
+                .iter()
+                .map(|&o| source.value_type(o).clone())
+                .collect();
             let copy = self.create_node(data.kind.as_str(), &inputs, &output_types);
             {
                 let target = &mut self.nodes[copy.index()];
@@ -754,7 +761,12 @@ impl Graph {
         source
             .block_outputs(block)
             .iter()
-            .map(|o| value_map.get(o).copied().ok_or(CopyError::UnmappedValue(*o)))
+            .map(|o| {
+                value_map
+                    .get(o)
+                    .copied()
+                    .ok_or(CopyError::UnmappedValue(*o))
+            })
             .collect()
     }
 

@@ -7,6 +7,7 @@ pub mod attributes;
 pub mod filecheck;
 pub mod graph;
 pub mod parser;
+pub mod passes;
 pub mod printer;
 pub mod schema;
 pub mod types;

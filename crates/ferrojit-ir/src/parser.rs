@@ -268,10 +268,13 @@ impl<'a> Parser<'a> {
             let subgraph = self.parse_graph_section(depth + 1)?;
             let node = candidate.node;
             graph.node_mut(node).kind = crate::graph::Symbol::new(&candidate.base_kind);
-            graph
-                .node_mut(node)
-                .attributes
-                .insert(0, ("Subgraph".to_string(), AttributeValue::Graph(Box::new(subgraph))));
+            graph.node_mut(node).attributes.insert(
+                0,
+                (
+                    "Subgraph".to_string(),
+                    AttributeValue::Graph(Box::new(subgraph)),
+                ),
+            );
         }
         Ok(graph)
     }
@@ -706,9 +709,8 @@ impl<'a> Parser<'a> {
                                     _ => break,
                                 }
                             }
-                            let byte = u8::try_from(value).map_err(|_| {
-                                self.error("octal escape out of range")
-                            })?;
+                            let byte = u8::try_from(value)
+                                .map_err(|_| self.error("octal escape out of range"))?;
                             bytes.push(byte);
                         }
                         other => {
@@ -739,7 +741,11 @@ impl<'a> Parser<'a> {
                 && !body[word.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             {
                 self.position += sign_length + word.len();
-                let value = if word == "inf" { f64::INFINITY } else { f64::NAN };
+                let value = if word == "inf" {
+                    f64::INFINITY
+                } else {
+                    f64::NAN
+                };
                 return Ok(Number::Float(sign * value));
             }
         }
@@ -782,7 +788,10 @@ impl<'a> Parser<'a> {
     }
 
     /// `{5.5}` / `{3}`: a one-element tensor, typed by the output when it says.
-    fn parse_scalar_tensor(&mut self, output_type: Option<&Type>) -> Result<AttributeValue, IrParseError> {
+    fn parse_scalar_tensor(
+        &mut self,
+        output_type: Option<&Type>,
+    ) -> Result<AttributeValue, IrParseError> {
         self.expect("{")?;
         let number = self.parse_number()?;
         self.expect("}")?;
@@ -838,7 +847,10 @@ impl<'a> Parser<'a> {
             return Ok(None);
         };
         let Some(dtype) = dtype_from_tensor_type_name(type_name) else {
-            return Err(self.error_at(start + marker, &format!("unknown tensor type `{type_name}`")));
+            return Err(self.error_at(
+                start + marker,
+                &format!("unknown tensor type `{type_name}`"),
+            ));
         };
         let mut sizes = Vec::new();
         for dim in dims.split(',').filter(|d| !d.is_empty()) {
@@ -901,7 +913,11 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_single_contained(&mut self, depth: usize) -> Result<Type, IrParseError> {
-        let close = if self.rest().starts_with('[') { "]" } else { ")" };
+        let close = if self.rest().starts_with('[') {
+            "]"
+        } else {
+            ")"
+        };
         self.position += 1;
         let inner = self.parse_type(depth + 1)?;
         self.expect(close)?;
@@ -914,7 +930,11 @@ impl<'a> Parser<'a> {
         let opens = self.rest().starts_with('(') || self.rest().starts_with('[');
         let ty = match name.as_str() {
             "Dict" if opens => {
-                let close = if self.rest().starts_with('[') { "]" } else { ")" };
+                let close = if self.rest().starts_with('[') {
+                    "]"
+                } else {
+                    ")"
+                };
                 self.position += 1;
                 let key = self.parse_type(depth + 1)?;
                 self.expect(",")?;
@@ -928,7 +948,11 @@ impl<'a> Parser<'a> {
             "Await" if opens => Type::Await(Box::new(self.parse_single_contained(depth)?)),
             "RRef" if opens => Type::RRef(Box::new(self.parse_single_contained(depth)?)),
             "Tuple" if opens => {
-                let close = if self.rest().starts_with('[') { "]" } else { ")" };
+                let close = if self.rest().starts_with('[') {
+                    "]"
+                } else {
+                    ")"
+                };
                 self.position += 1;
                 // `Tuple[()]` is the empty tuple in annotation style.
                 if self.eat("()") {
@@ -939,7 +963,11 @@ impl<'a> Parser<'a> {
                 }
             }
             "Union" if opens => {
-                let close = if self.rest().starts_with('[') { "]" } else { ")" };
+                let close = if self.rest().starts_with('[') {
+                    "]"
+                } else {
+                    ")"
+                };
                 self.position += 1;
                 Type::Union(self.parse_type_list(close, depth)?)
             }
@@ -1051,7 +1079,8 @@ impl<'a> Parser<'a> {
                     }
                     saw_sizes_section = true;
                 } else {
-                    let key = self.identifier("a size, `strides=`, `requires_grad=` or `device=`")?;
+                    let key =
+                        self.identifier("a size, `strides=`, `requires_grad=` or `device=`")?;
                     self.expect("=")?;
                     match key {
                         "strides" => {
@@ -1086,7 +1115,9 @@ impl<'a> Parser<'a> {
                             self.skip_whitespace();
                             let rest = self.rest();
                             let length = rest
-                                .find(|c: char| !(c.is_ascii_alphanumeric() || c == ':' || c == '_'))
+                                .find(|c: char| {
+                                    !(c.is_ascii_alphanumeric() || c == ':' || c == '_')
+                                })
                                 .unwrap_or(rest.len());
                             if length == 0 {
                                 return Err(self.error("expected a device"));
@@ -1171,5 +1202,6 @@ fn placeholder_tensor(output_type: Option<&Type>) -> Tensor {
                 .is_some_and(|n| n > MAX_TENSOR_DISPLAY_SIZE && n <= 1 << 24)
         })
         .unwrap_or_else(|| vec![MAX_TENSOR_DISPLAY_SIZE + 1]);
-    Tensor::zeros(&sizes, dtype).unwrap_or_else(|_| Tensor::scalar_tensor(ferrojit_tensor::Scalar::Float(0.0), dtype))
+    Tensor::zeros(&sizes, dtype)
+        .unwrap_or_else(|_| Tensor::scalar_tensor(ferrojit_tensor::Scalar::Float(0.0), dtype))
 }

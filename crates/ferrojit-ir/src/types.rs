@@ -133,7 +133,10 @@ impl TensorRefinement {
                 None
             }
         }
-        fn dims(a: &Option<Vec<Option<i64>>>, b: &Option<Vec<Option<i64>>>) -> Option<Vec<Option<i64>>> {
+        fn dims(
+            a: &Option<Vec<Option<i64>>>,
+            b: &Option<Vec<Option<i64>>>,
+        ) -> Option<Vec<Option<i64>>> {
             match (a, b) {
                 (Some(a), Some(b)) if a.len() == b.len() => Some(
                     a.iter()
@@ -504,9 +507,7 @@ impl PartialEq for Type {
             (Type::Enum(a), Type::Enum(b)) | (Type::Interface(a), Type::Interface(b)) => a == b,
             (Type::Function(a), Type::Function(b)) => a == b,
             // Every remaining variant carries no data: equal when the variants are equal.
-            (a, b) => {
-                std::mem::discriminant(a) == std::mem::discriminant(b) && a.is_leaf()
-            }
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b) && a.is_leaf(),
         }
     }
 }

@@ -18,6 +18,11 @@
 //!    `(continue_condition : bool, carried...)`, and as many outputs as carried values.
 //! 6. **Block outputs type-check**: If/Loop block outputs are subtypes of the node's
 //!    output types (after unification by the compiler).
+//! 7. **Schema conformance**: a node carrying an operator schema has the schema's name as
+//!    its kind and no more inputs than the schema takes (unless it ends in `...`); every node
+//!    carrying a schema (calls of script functions and methods included) has exactly as many outputs as the schema returns (unless `...` returns), and each
+//!    output type is a subtype of the declared return type where that type has no type
+//!    variables.
 
 use std::collections::HashSet;
 
@@ -157,6 +162,7 @@ fn verify_node(
         }
     }
     verify_inputs(graph, node, visible)?;
+    verify_schema(graph, node)?;
     let kind = graph.kind(node).clone();
     if kind.is("prim::If") {
         verify_if(graph, node)?;
@@ -171,6 +177,56 @@ fn verify_node(
             ));
         }
         verify_block(graph, nested, visible)?;
+    }
+    Ok(())
+}
+
+fn verify_schema(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
+    let Some(schema) = graph.node(node).schema.as_ref() else {
+        return Ok(());
+    };
+    // Calls of script functions and methods carry the callee's schema; their inputs also
+    // hold the callee (a function value) or `self`, so only the outputs are compared.
+    let is_call = matches!(
+        graph.kind(node).as_str(),
+        "prim::CallFunction" | "prim::CallMethod"
+    );
+    if !is_call && graph.kind(node).as_str() != schema.name {
+        return fail(format!(
+            "`{}` carries the schema of {}",
+            describe(graph, node),
+            schema.full_name()
+        ));
+    }
+    let inputs = graph.node_inputs(node).len();
+    let arguments = schema.arguments.len();
+    if !is_call && inputs > arguments && !schema.is_vararg {
+        return fail(format!(
+            "`{}` has {inputs} inputs but {} takes {arguments}",
+            describe(graph, node),
+            schema.full_name()
+        ));
+    }
+    let outputs = graph.node_outputs(node);
+    if !schema.is_varret && outputs.len() != schema.returns.len() {
+        return fail(format!(
+            "`{}` has {} outputs but {} returns {}",
+            describe(graph, node),
+            outputs.len(),
+            schema.full_name(),
+            schema.returns.len()
+        ));
+    }
+    for (&output, declared) in outputs.iter().zip(&schema.returns) {
+        let actual = graph.value_type(output);
+        if !declared.ty.has_free_variables() && !actual.is_subtype_of(&declared.ty) {
+            return fail(format!(
+                "`{}` outputs {actual} where {} returns {}",
+                describe(graph, node),
+                schema.full_name(),
+                declared.ty
+            ));
+        }
     }
     Ok(())
 }
@@ -279,6 +335,48 @@ mod tests {
     use super::*;
     use crate::attributes::AttributeValue;
     use crate::graph::InsertPoint;
+
+    fn relu_schema() -> std::sync::Arc<crate::schema::FunctionSchema> {
+        std::sync::Arc::new(
+            crate::schema::parse_schema("aten::relu(Tensor self) -> Tensor").unwrap(),
+        )
+    }
+
+    #[test]
+    fn schema_nodes_must_match_their_schema() {
+        let mut graph = Graph::new();
+        let x = graph.add_input(Type::Tensor, Some("x"));
+        let relu = graph.insert_with_schema(relu_schema(), &[x]);
+        let out = graph.node_output(relu, 0);
+        graph.register_output(out);
+        verify(&graph).unwrap();
+
+        // An output retyped against the schema's return type.
+        graph.set_value_type(out, Type::Int);
+        let error = verify(&graph).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("outputs int where aten::relu returns Tensor"),
+            "{error}"
+        );
+        graph.set_value_type(out, Type::Tensor);
+
+        // An extra input the schema does not take.
+        let mut graph = Graph::new();
+        let x = graph.add_input(Type::Tensor, Some("x"));
+        let y = graph.add_input(Type::Tensor, Some("y"));
+        let relu = graph.insert_with_schema(relu_schema(), &[x, y]);
+        let out = graph.node_output(relu, 0);
+        graph.register_output(out);
+        let error = verify(&graph).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("has 2 inputs but aten::relu takes 1"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn accepts_well_formed_if() {

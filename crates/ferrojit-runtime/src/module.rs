@@ -43,6 +43,17 @@ impl Module {
         let mut inputs = Vec::with_capacity(args.len() + 1);
         inputs.push(IValue::Object(self.0.clone()));
         inputs.extend(args);
+        if inputs.len() < graph.inputs().len() {
+            // Arguments left out take the defaults of the method's declaration.
+            if let Some(schema) = self.0.methods().method_schema(self.class(), name) {
+                for argument in schema.arguments.iter().skip(inputs.len()) {
+                    let Some(default) = &argument.default else {
+                        break;
+                    };
+                    inputs.push(crate::interpreter::default_value(default, &argument.ty)?);
+                }
+            }
+        }
         coerce_call_arguments(&graph, &mut inputs);
         check_call_arguments(name, &graph, &inputs)?;
         let methods = self.0.methods().clone();
@@ -278,6 +289,20 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         }
         (Type::Class(class), IValue::Object(object)) => {
             class.qualified_name() == object.class().qualified_name()
+        }
+        (Type::Enum(name), IValue::Object(object)) => name == object.class().qualified_name(),
+        (Type::Union(members), _) => members.iter().any(|m| value_matches_type(value, m)),
+        (Type::RefinedTensor(_), IValue::Tensor(_)) => true,
+        (Type::AnyList, IValue::List(_)) => true,
+        (Type::AnyTuple, IValue::Tuple(_)) => true,
+        (Type::AnyClass, IValue::Object(_)) => true,
+        (Type::NamedTuple(named), IValue::Tuple(tuple)) => {
+            named.fields.len() == tuple.items.len()
+                && named
+                    .fields
+                    .iter()
+                    .zip(&tuple.items)
+                    .all(|((_, ty), item)| value_matches_type(item, ty))
         }
         _ => false,
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
-use ferrojit_ir::{ClassType, Graph};
+use ferrojit_ir::{ClassType, FunctionSchema, Graph};
 
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
@@ -18,6 +18,16 @@ pub trait MethodSource: Send + Sync {
     fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>>;
     /// The graph of a free function by qualified name (`__torch__.foo`).
     fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>>;
+    /// A shared handle to this source, for objects created while running (script-class
+    /// instances need their methods). `None` when the source cannot be shared.
+    fn shared(&self) -> Option<Arc<dyn MethodSource>> {
+        None
+    }
+    /// The declared signature of method `name` of `class` (with `self`), when known: it
+    /// supplies default values for arguments a caller leaves out.
+    fn method_schema(&self, _class: &ClassType, _name: &str) -> Option<FunctionSchema> {
+        None
+    }
 }
 
 /// A `MethodSource` that knows no methods or functions: for objects that are plain data.

@@ -258,11 +258,12 @@ impl OperatorRegistry {
         if builtin.is_some() {
             return builtin;
         }
-        let added: Option<&'static Operator> = self
-            .read_added()
-            .by_name
-            .get(name)
-            .and_then(|ops| ops.iter().copied().find(|op| schema_accepts(&op.schema, types)));
+        let added: Option<&'static Operator> =
+            self.read_added().by_name.get(name).and_then(|ops| {
+                ops.iter()
+                    .copied()
+                    .find(|op| schema_accepts(&op.schema, types))
+            });
         added
     }
 }

@@ -79,7 +79,11 @@ pub fn save_module_to_bytes(
         archive.write_record(name, bytes)
     };
     for (index, storage) in data_writer.storages().iter().enumerate() {
-        write(&mut archive, &format!("data/{index}"), &storage.to_le_bytes())?;
+        write(
+            &mut archive,
+            &format!("data/{index}"),
+            &storage.to_le_bytes(),
+        )?;
     }
     write(&mut archive, "data.pkl", &data)?;
     for (qualifier, text) in &program.files {

@@ -80,6 +80,16 @@ impl MethodSource for CompiledMethods {
             .graph(&self.unit)
             .map_err(|error| RuntimeError::Other(error.to_string()))
     }
+    fn method_schema(&self, class: &ClassType, name: &str) -> Option<FunctionSchema> {
+        let function = self.unit.method(class, name).ok()?;
+        Some(function.schema().clone())
+    }
+
+    fn shared(&self) -> Option<Arc<dyn MethodSource>> {
+        Some(Arc::new(CompiledMethods {
+            unit: self.unit.clone(),
+        }))
+    }
 }
 
 struct ArchiveClasses {

@@ -8,9 +8,14 @@
 //! - stack, mark and memo underflow, and APPEND/SETITEM/BUILD aimed at the wrong
 //!   kind of value, are typed errors carrying the byte offset and opcode;
 //! - the VM is a flat loop (no recursion); MARK nesting is capped at `max_depth`, and
-//!   after STOP the value graph is checked (iteratively) for cycles and for nesting
-//!   deeper than `max_depth`. On any error, everything built so far is dismantled so
-//!   reference cycles cannot leak.
+//!   so is the nesting of containers as they are built (tracked per container, so a
+//!   million-deep list fails at level `max_depth`, not after it exists); after STOP the
+//!   value graph is checked (iteratively) for cycles and, exactly, for nesting deeper
+//!   than `max_depth`. On any error, everything built so far is dismantled so
+//!   reference cycles cannot leak;
+//! - the memory the values take is estimated as they are built and capped
+//!   ([`UnpicklerOptions::max_value_bytes`]): one-byte opcodes such as EMPTY_LIST or
+//!   BINGET would otherwise turn a small (or DEFLATE-compressed) pickle into gigabytes.
 //!
 //! Special cases the later converters rely on:
 //! - `collections.OrderedDict()` (REDUCE with empty args) becomes a plain `Dict`, so
@@ -42,6 +47,9 @@ pub struct UnpicklerOptions {
     pub max_depth: usize,
     /// Maximum number of distinct memo entries.
     pub max_memo_entries: usize,
+    /// Cap on the estimated memory of the values built (containers, strings, stack and
+    /// memo slots), in bytes. `None`: [`default_value_budget`] of the pickle's length.
+    pub max_value_bytes: Option<usize>,
 }
 
 impl fmt::Debug for UnpicklerOptions {
@@ -49,6 +57,7 @@ impl fmt::Debug for UnpicklerOptions {
         f.debug_struct("UnpicklerOptions")
             .field("max_depth", &self.max_depth)
             .field("max_memo_entries", &self.max_memo_entries)
+            .field("max_value_bytes", &self.max_value_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -57,6 +66,21 @@ impl fmt::Debug for UnpicklerOptions {
 pub const DEFAULT_MAX_DEPTH: usize = 1000;
 /// Default for [`UnpicklerOptions::max_memo_entries`].
 pub const DEFAULT_MAX_MEMO_ENTRIES: usize = 1 << 24;
+/// Fixed part of [`default_value_budget`].
+pub const DEFAULT_VALUE_BUDGET_BASE: usize = 16 << 20;
+/// Estimated bytes of values allowed per pickle byte in [`default_value_budget`].
+pub const DEFAULT_VALUE_BYTES_PER_PICKLE_BYTE: usize = 8;
+
+/// The default cap on the memory of the values a pickle of `pickle_len` bytes builds:
+/// 16 MiB plus 8 bytes per pickle byte. PyTorch's pickles stay far below it (the
+/// fixtures' largest, 550 KB, needs about 12 MB; big pickles of tensor metadata or
+/// string lists need 5-10 bytes per byte), while a pickle of one-byte container
+/// opcodes (`]]]]…`) would need about 120 bytes per byte and is refused early.
+pub fn default_value_budget(pickle_len: usize) -> usize {
+    DEFAULT_VALUE_BUDGET_BASE
+        .saturating_add(pickle_len.saturating_mul(DEFAULT_VALUE_BYTES_PER_PICKLE_BYTE))
+}
+
 /// Longest accepted GLOBAL / INT text line (module or name), in bytes.
 const MAX_LINE_LEN: usize = 64 * 1024;
 
@@ -119,6 +143,7 @@ impl UnpicklerOptions {
             allowed_global: Box::new(allowed_global),
             max_depth: DEFAULT_MAX_DEPTH,
             max_memo_entries: DEFAULT_MAX_MEMO_ENTRIES,
+            max_value_bytes: None,
         }
     }
 
@@ -200,6 +225,12 @@ pub fn unpickle_prefix(
         marks: Vec::new(),
         memo: HashMap::new(),
         ordered_dicts: HashSet::new(),
+        heights: HashMap::new(),
+        value_bytes: 0,
+        stack_high_water: 0,
+        value_budget: options
+            .max_value_bytes
+            .unwrap_or_else(|| default_value_budget(bytes.len())),
         options,
     };
     let outcome = machine.run();
@@ -246,7 +277,53 @@ struct Machine<'a> {
     memo: HashMap<u32, PickleValue>,
     /// Dicts made by `collections.OrderedDict()`: BUILD on them is tolerated.
     ordered_dicts: HashSet<usize>,
+    /// Nesting height of the containers built so far that hold other containers (absent:
+    /// 1 for a container, 0 for anything else), keyed by `ptr_id`. A lower bound: a
+    /// container mutated after it was nested does not raise its holders' heights, which
+    /// the exact check after STOP covers. Every container the VM makes sets or clears its
+    /// entry, so an address reused after a drop never inherits a stale height.
+    heights: HashMap<usize, usize>,
+    /// Estimated bytes of the values built so far (never decreased), and its cap.
+    value_bytes: usize,
+    /// Largest stack length so far (its slots are charged once).
+    stack_high_water: usize,
+    value_budget: usize,
     options: &'a UnpicklerOptions,
+}
+
+/// Estimated heap bytes of one allocation besides its payload (allocator bookkeeping).
+const ALLOCATION_OVERHEAD: usize = 16;
+/// Bytes of one value slot (on the stack or in a container).
+const SLOT: usize = std::mem::size_of::<PickleValue>();
+/// Reference counts in front of every `Rc` allocation.
+const RC_HEADER: usize = 2 * std::mem::size_of::<usize>();
+/// Estimated bytes of one memo or height-table entry (slot, control byte, load factor).
+const TABLE_ENTRY: usize = 48;
+
+/// Estimated heap bytes a freshly built `value` owns itself (not counting values it
+/// shares with others, which were charged when they were built).
+fn own_bytes(value: &PickleValue) -> usize {
+    let rc = RC_HEADER + ALLOCATION_OVERHEAD;
+    match value {
+        PickleValue::None | PickleValue::Bool(_) | PickleValue::Int(_) | PickleValue::Float(_) => 0,
+        PickleValue::Str(text) => rc + text.len(),
+        PickleValue::Bytes(bytes) => rc + bytes.len(),
+        PickleValue::Tuple(items) => {
+            2 * rc + std::mem::size_of::<Vec<PickleValue>>() + SLOT * items.len()
+        }
+        PickleValue::List(items) => {
+            2 * rc + std::mem::size_of::<RefCell<Vec<PickleValue>>>() + SLOT * items.borrow().len()
+        }
+        PickleValue::Dict(items) => {
+            2 * rc
+                + std::mem::size_of::<RefCell<Vec<(PickleValue, PickleValue)>>>()
+                + 2 * SLOT * items.borrow().len()
+        }
+        PickleValue::Global { module, name } => 2 * rc + module.len() + name.len(),
+        PickleValue::Reduce(_) => rc + std::mem::size_of::<RefCell<ReduceData>>(),
+        PickleValue::Object(_) => rc + std::mem::size_of::<RefCell<ObjectData>>(),
+        PickleValue::PersistentId(_) => rc + SLOT,
+    }
 }
 
 fn opcode_name(byte: u8) -> &'static str {
@@ -389,6 +466,113 @@ impl<'a> Machine<'a> {
         Ok(PickleValue::Bytes(Rc::from(raw)))
     }
 
+    /// Adds `bytes` to the estimated memory of the values built; fails past the budget.
+    fn charge(&mut self, bytes: usize) -> Result<(), PickleError> {
+        self.value_bytes = self.value_bytes.saturating_add(bytes);
+        if self.value_bytes > self.value_budget {
+            return Err(self.limit(format!(
+                "the values built need more than {} bytes of memory",
+                self.value_budget
+            )));
+        }
+        Ok(())
+    }
+
+    /// Nesting height of a value: 0 for scalars, 1 for a container of scalars.
+    fn height_of(&self, value: &PickleValue) -> usize {
+        match value.ptr_id() {
+            Some(id) => self.heights.get(&id).copied().unwrap_or(1),
+            None => 0,
+        }
+    }
+
+    /// The largest height among the values `value` holds directly (0 when none).
+    fn max_child_height(&self, value: &PickleValue) -> usize {
+        let highest = |items: &mut dyn Iterator<Item = &PickleValue>| {
+            items.map(|item| self.height_of(item)).max().unwrap_or(0)
+        };
+        match value {
+            PickleValue::Tuple(items) => highest(&mut items.iter()),
+            PickleValue::List(items) => highest(&mut items.borrow().iter()),
+            PickleValue::Dict(items) => {
+                highest(&mut items.borrow().iter().flat_map(|(k, v)| [k, v]))
+            }
+            PickleValue::Reduce(data) => {
+                let data = data.borrow();
+                let height =
+                    highest(&mut [&data.callable, &data.args].into_iter().chain(&data.state));
+                height
+            }
+            PickleValue::Object(data) => {
+                let data = data.borrow();
+                let height = highest(
+                    &mut std::iter::once(&data.args)
+                        .chain(&data.state)
+                        .chain(data.dict_items.iter().flat_map(|(k, v)| [k, v])),
+                );
+                height
+            }
+            PickleValue::PersistentId(pid) => self.height_of(pid),
+            _ => 0,
+        }
+    }
+
+    /// Records a container's height, refusing nesting deeper than `max_depth`.
+    fn set_height(&mut self, value: &PickleValue, height: usize) -> Result<(), PickleError> {
+        if height > self.options.max_depth {
+            return Err(self.limit(format!(
+                "containers nested deeper than {}",
+                self.options.max_depth
+            )));
+        }
+        let Some(id) = value.ptr_id() else {
+            return Ok(());
+        };
+        if height > 1 {
+            if self.heights.insert(id, height).is_none() {
+                self.charge(TABLE_ENTRY)?;
+            }
+        } else {
+            self.heights.remove(&id);
+        }
+        Ok(())
+    }
+
+    /// After `items` were added to `target`: raises its height to hold them.
+    fn raise_height<'v>(
+        &mut self,
+        target: &PickleValue,
+        items: impl IntoIterator<Item = &'v PickleValue>,
+    ) -> Result<(), PickleError> {
+        let highest = items
+            .into_iter()
+            .map(|item| self.height_of(item))
+            .max()
+            .unwrap_or(0);
+        let height = self.height_of(target).max(highest.saturating_add(1));
+        self.set_height(target, height)
+    }
+
+    /// Pushes a value the VM just built: records its height and charges its memory.
+    fn push_new(&mut self, value: PickleValue) -> Result<(), PickleError> {
+        if value.ptr_id().is_some() {
+            let height = self.max_child_height(&value).saturating_add(1);
+            self.set_height(&value, height)?;
+        }
+        self.charge(own_bytes(&value))?;
+        self.push_shared(value)
+    }
+
+    /// Pushes a value, charging the stack's growth past its largest size so far.
+    fn push_shared(&mut self, value: PickleValue) -> Result<(), PickleError> {
+        if self.stack.len() >= self.stack_high_water {
+            self.stack_high_water = self.stack.len() + 1;
+            self.charge(SLOT)?;
+        }
+        self.stack.push(value);
+        Ok(())
+    }
+
     /// Lowest stack index the current MARK frame may touch.
     fn frame_floor(&self) -> usize {
         self.marks.last().copied().unwrap_or(0)
@@ -424,11 +608,14 @@ impl<'a> Machine<'a> {
 
     fn memo_put(&mut self, index: u32) -> Result<(), PickleError> {
         let value = self.top()?.clone();
-        if !self.memo.contains_key(&index) && self.memo.len() >= self.options.max_memo_entries {
-            return Err(self.limit(format!(
-                "more than {} memo entries",
-                self.options.max_memo_entries
-            )));
+        if !self.memo.contains_key(&index) {
+            if self.memo.len() >= self.options.max_memo_entries {
+                return Err(self.limit(format!(
+                    "more than {} memo entries",
+                    self.options.max_memo_entries
+                )));
+            }
+            self.charge(TABLE_ENTRY)?;
         }
         self.memo.insert(index, value);
         Ok(())
@@ -438,8 +625,7 @@ impl<'a> Machine<'a> {
         match self.memo.get(&index) {
             Some(value) => {
                 let value = value.clone();
-                self.stack.push(value);
-                Ok(())
+                self.push_shared(value)
             }
             None => Err(self.invalid(format!("memo has no entry {index}"))),
         }
@@ -501,6 +687,9 @@ impl<'a> Machine<'a> {
         if !pairs.len().is_multiple_of(2) {
             return Err(self.invalid("odd number of items for SETITEMS"));
         }
+        // The target's buffer grows by the pairs (allowing for doubling).
+        self.charge(pairs.len().saturating_mul(SLOT + SLOT / 2))?;
+        self.raise_height(target, &pairs)?;
         let mut iter = pairs.into_iter();
         let mut collected = Vec::new();
         while let (Some(key), Some(value)) = (iter.next(), iter.next()) {
@@ -526,6 +715,9 @@ impl<'a> Machine<'a> {
     ) -> Result<(), PickleError> {
         match target {
             PickleValue::List(list) => {
+                // Slots in the list, allowing for its buffer doubling as it grows.
+                self.charge(items.len().saturating_mul(SLOT + SLOT / 2))?;
+                self.raise_height(target, &items)?;
                 list.borrow_mut().extend(items);
                 Ok(())
             }
@@ -571,6 +763,9 @@ impl<'a> Machine<'a> {
 
     fn build(&mut self, state: PickleValue) -> Result<(), PickleError> {
         let target = self.top()?.clone();
+        if matches!(target, PickleValue::Object(_) | PickleValue::Reduce(_)) {
+            self.raise_height(&target, [&state])?;
+        }
         match &target {
             PickleValue::Object(data) => {
                 let mut data = data.borrow_mut();
@@ -645,11 +840,11 @@ impl<'a> Machine<'a> {
                 }
                 b'2' => {
                     let value = self.top()?.clone();
-                    self.stack.push(value);
+                    self.push_shared(value)?;
                 }
-                b'N' => self.stack.push(PickleValue::None),
-                0x88 => self.stack.push(PickleValue::Bool(true)),
-                0x89 => self.stack.push(PickleValue::Bool(false)),
+                b'N' => self.push_new(PickleValue::None)?,
+                0x88 => self.push_new(PickleValue::Bool(true))?,
+                0x89 => self.push_new(PickleValue::Bool(false))?,
                 b'I' => {
                     let line = self.read_line()?;
                     let value = match line {
@@ -660,25 +855,25 @@ impl<'a> Machine<'a> {
                                 .map_err(|_| self.invalid(format!("bad INT text {text:?}")))?,
                         ),
                     };
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 b'J' => {
                     let value = i32::from_le_bytes(self.take_array()?);
-                    self.stack.push(PickleValue::Int(i64::from(value)));
+                    self.push_new(PickleValue::Int(i64::from(value)))?;
                 }
                 b'K' => {
                     let value = self.read_u8()?;
-                    self.stack.push(PickleValue::Int(i64::from(value)));
+                    self.push_new(PickleValue::Int(i64::from(value)))?;
                 }
                 b'M' => {
                     let value = u16::from_le_bytes(self.take_array()?);
-                    self.stack.push(PickleValue::Int(i64::from(value)));
+                    self.push_new(PickleValue::Int(i64::from(value)))?;
                 }
                 0x8a => {
                     let length = self.read_u8()?;
                     let raw = self.take(u64::from(length))?;
                     let value = self.decode_long(raw)?;
-                    self.stack.push(PickleValue::Int(value));
+                    self.push_new(PickleValue::Int(value))?;
                 }
                 0x8b => {
                     let length = i32::from_le_bytes(self.take_array()?);
@@ -686,26 +881,26 @@ impl<'a> Machine<'a> {
                         u64::try_from(length).map_err(|_| self.invalid("negative LONG4 length"))?;
                     let raw = self.take(length)?;
                     let value = self.decode_long(raw)?;
-                    self.stack.push(PickleValue::Int(value));
+                    self.push_new(PickleValue::Int(value))?;
                 }
                 b'G' => {
                     let value = f64::from_be_bytes(self.take_array()?);
-                    self.stack.push(PickleValue::Float(value));
+                    self.push_new(PickleValue::Float(value))?;
                 }
                 b'X' => {
                     let length = self.read_u32()?;
                     let value = self.read_text(u64::from(length))?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 0x8c => {
                     let length = self.read_u8()?;
                     let value = self.read_text(u64::from(length))?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 0x8d => {
                     let length = self.read_u64()?;
                     let value = self.read_text(length)?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 b'T' | b'U' => {
                     let length = if opcode == b'T' {
@@ -721,27 +916,27 @@ impl<'a> Machine<'a> {
                         Ok(text) => PickleValue::Str(Rc::from(text)),
                         Err(_) => PickleValue::Bytes(Rc::from(raw)),
                     };
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 b'B' => {
                     let length = self.read_u32()?;
                     let value = self.read_bytes(u64::from(length))?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 b'C' => {
                     let length = self.read_u8()?;
                     let value = self.read_bytes(u64::from(length))?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 0x8e => {
                     let length = self.read_u64()?;
                     let value = self.read_bytes(length)?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
-                b')' => self.stack.push(PickleValue::tuple(Vec::new())),
+                b')' => self.push_new(PickleValue::tuple(Vec::new()))?,
                 b't' => {
                     let items = self.pop_mark()?;
-                    self.stack.push(PickleValue::tuple(items));
+                    self.push_new(PickleValue::tuple(items))?;
                 }
                 0x85..=0x87 => {
                     let count = usize::from(opcode - 0x84);
@@ -750,12 +945,12 @@ impl<'a> Machine<'a> {
                         return Err(self.invalid("stack underflow"));
                     }
                     let items = self.stack.split_off(self.stack.len() - count);
-                    self.stack.push(PickleValue::tuple(items));
+                    self.push_new(PickleValue::tuple(items))?;
                 }
-                b']' => self.stack.push(PickleValue::list(Vec::new())),
+                b']' => self.push_new(PickleValue::list(Vec::new()))?,
                 b'l' => {
                     let items = self.pop_mark()?;
-                    self.stack.push(PickleValue::list(items));
+                    self.push_new(PickleValue::list(items))?;
                 }
                 b'a' => {
                     let item = self.pop()?;
@@ -767,12 +962,12 @@ impl<'a> Machine<'a> {
                     let target = self.top()?.clone();
                     self.append_items(&target, items)?;
                 }
-                b'}' => self.stack.push(PickleValue::dict(Vec::new())),
+                b'}' => self.push_new(PickleValue::dict(Vec::new()))?,
                 b'd' => {
                     let items = self.pop_mark()?;
                     let dict = PickleValue::dict(Vec::new());
                     self.set_items(&dict, items)?;
-                    self.stack.push(dict);
+                    self.push_new(dict)?;
                 }
                 b's' => {
                     let value = self.pop()?;
@@ -789,7 +984,7 @@ impl<'a> Machine<'a> {
                     let module = self.read_line()?;
                     let name = self.read_line()?;
                     let global = self.make_global(module, name)?;
-                    self.stack.push(global);
+                    self.push_new(global)?;
                 }
                 0x93 => {
                     let name = self.pop()?;
@@ -798,13 +993,13 @@ impl<'a> Machine<'a> {
                         return Err(self.invalid("STACK_GLOBAL needs two strings"));
                     };
                     let global = self.make_global(module, name)?;
-                    self.stack.push(global);
+                    self.push_new(global)?;
                 }
                 b'R' => {
                     let args = self.pop()?;
                     let callable = self.pop()?;
                     let value = self.reduce(callable, args)?;
-                    self.stack.push(value);
+                    self.push_new(value)?;
                 }
                 0x81 => {
                     let args = self.pop()?;
@@ -823,8 +1018,7 @@ impl<'a> Machine<'a> {
                         state: None,
                         dict_items: Vec::new(),
                     };
-                    self.stack
-                        .push(PickleValue::Object(Rc::new(RefCell::new(object))));
+                    self.push_new(PickleValue::Object(Rc::new(RefCell::new(object))))?;
                 }
                 b'b' => {
                     let state = self.pop()?;
@@ -853,7 +1047,7 @@ impl<'a> Machine<'a> {
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    self.stack.push(PickleValue::persistent_id(pid));
+                    self.push_new(PickleValue::persistent_id(pid))?;
                 }
                 other => {
                     return Err(PickleError::UnknownOpcode {
@@ -863,5 +1057,154 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `.pkl` record of the committed fixtures (the adversarial ones excepted).
+    fn fixture_pickles() -> Vec<(String, Vec<u8>)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let mut pending = vec![root];
+        let mut out = Vec::new();
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|entry| entry.path()) {
+                if path.is_dir() {
+                    if !path.ends_with("adversarial") {
+                        pending.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|extension| extension != "pt") {
+                    continue;
+                }
+                let Ok(archive) = crate::zip_archive::ArchiveReader::open(&path) else {
+                    continue;
+                };
+                for name in archive.record_names() {
+                    if name.ends_with(".pkl") {
+                        let bytes = archive.read_record(name).unwrap();
+                        out.push((format!("{}: {name}", path.display()), bytes));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The value budget leaves real pickles a wide margin: each fixture pickle that loads
+    /// at all also loads with half its default budget.
+    #[test]
+    fn fixture_pickles_load_within_half_the_default_value_budget() {
+        let pickles = fixture_pickles();
+        assert!(pickles.len() > 100, "{} pickles", pickles.len());
+        for (name, bytes) in &pickles {
+            let options = UnpicklerOptions::new(|_, _| true);
+            if unpickle(bytes, &options).is_err() {
+                continue;
+            }
+            let half = UnpicklerOptions {
+                max_value_bytes: Some(default_value_budget(bytes.len()) / 2),
+                ..UnpicklerOptions::new(|_, _| true)
+            };
+            if let Err(error) = unpickle(bytes, &half) {
+                panic!("{name}: {error}");
+            }
+        }
+    }
+
+    /// A million EMPTY_LISTs in 1 MB are refused by the budget, long before they exist.
+    #[test]
+    fn one_byte_containers_are_refused_by_the_value_budget() {
+        let mut pickle = b"\x80\x02".to_vec();
+        pickle.extend(std::iter::repeat_n(b']', 1_000_000));
+        pickle.push(b'.');
+        let error = unpickle(&pickle, &UnpicklerOptions::default()).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("bytes of memory"), "{message}");
+        // Refused after about (16 MiB + 8 MB) / 120 bytes per list, not at the end.
+        let PickleError::LimitExceeded { offset, .. } = error else {
+            panic!("{message}");
+        };
+        assert!((100_000..400_000).contains(&offset), "{offset}");
+    }
+
+    /// BINGET of one list, repeated: each costs a stack slot, counted once per slot.
+    #[test]
+    fn repeated_memo_references_are_charged() {
+        let mut pickle = b"\x80\x02]q\x00(".to_vec();
+        for _ in 0..2_000_000 {
+            pickle.extend_from_slice(b"h\x00");
+        }
+        pickle.extend_from_slice(b"t.");
+        let options = UnpicklerOptions {
+            max_value_bytes: Some(8 << 20),
+            ..UnpicklerOptions::default()
+        };
+        let message = unpickle(&pickle, &options).unwrap_err().to_string();
+        assert!(message.contains("more than 8388608 bytes of memory"), "{message}");
+    }
+
+    /// Nesting is refused at the opcode that goes one level too deep, not after STOP.
+    #[test]
+    fn nesting_is_refused_as_it_is_built() {
+        let mut pickle = b"\x80\x02)".to_vec();
+        pickle.extend(std::iter::repeat_n(0x85u8, 100_000)); // TUPLE1, wrapping the last
+        pickle.push(b'.');
+        let options = UnpicklerOptions {
+            max_depth: 50,
+            ..UnpicklerOptions::default()
+        };
+        let error = unpickle(&pickle, &options).unwrap_err();
+        // `)` makes a height-1 tuple at byte 2; the 50th TUPLE1 (byte 52) reaches 51.
+        match &error {
+            PickleError::LimitExceeded {
+                offset,
+                opcode,
+                message,
+            } => {
+                assert_eq!((*offset, *opcode), (52, "TUPLE1"));
+                assert_eq!(message, "containers nested deeper than 50");
+            }
+            other => panic!("{other}"),
+        }
+        // Exactly max_depth levels load.
+        let mut pickle = b"\x80\x02)".to_vec();
+        pickle.extend(std::iter::repeat_n(0x85u8, 49));
+        pickle.push(b'.');
+        assert!(unpickle(&pickle, &options).is_ok());
+    }
+
+    /// A list nested after it was memoized (the early estimate misses it) is still caught
+    /// by the exact check after STOP.
+    #[test]
+    fn nesting_through_the_memo_is_caught_after_stop() {
+        // Lists L0..L3 memoized, then L3 appended into L2, L2 into L1, L1 into L0: each
+        // append sees an empty list, yet L0 ends 4 deep.
+        let mut pickle = b"\x80\x02".to_vec();
+        for index in 0..4u8 {
+            pickle.extend_from_slice(&[b']', b'q', index, b'0']);
+        }
+        for index in (0..3u8).rev() {
+            pickle.extend_from_slice(&[b'h', index, b'h', index + 1, b'a', b'0']);
+        }
+        pickle.extend_from_slice(b"h\x00.");
+        let options = UnpicklerOptions {
+            max_depth: 3,
+            ..UnpicklerOptions::default()
+        };
+        let message = unpickle(&pickle, &options).unwrap_err().to_string();
+        assert!(message.contains("(STOP)"), "{message}");
+        assert!(message.contains("nested deeper than 3"), "{message}");
+        let options = UnpicklerOptions {
+            max_depth: 4,
+            ..UnpicklerOptions::default()
+        };
+        assert!(unpickle(&pickle, &options).is_ok());
     }
 }

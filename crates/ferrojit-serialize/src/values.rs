@@ -9,7 +9,7 @@ use ferrojit_ir::{ClassType, Type};
 use ferrojit_runtime::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use ferrojit_runtime::object::{MethodSource, Object};
 use ferrojit_runtime::Device;
-use ferrojit_tensor::{DType, Storage, Tensor};
+use ferrojit_tensor::{DType, Storage, Tensor, TensorError};
 
 use crate::load_error::LoadError;
 use crate::pickle_value::PickleValue;
@@ -246,7 +246,7 @@ impl<'a> ValueReader<'a> {
             )));
         }
         let storage = match &args[0] {
-            PickleValue::PersistentId(pid) => self.load_storage(pid)?,
+            PickleValue::PersistentId(pid) => self.storage_reference(pid)?,
             other => {
                 return Err(self.error(format!(
                     "tensor storage is a {}, not a persistent id",
@@ -257,6 +257,15 @@ impl<'a> ValueReader<'a> {
         let offset = self.non_negative(&args[1], "storage offset")?;
         let sizes = self.int_tuple(&args[2], "size")?;
         let strides = self.int_tuple(&args[3], "stride")?;
+        // The view is checked against the declared element count before the storage is
+        // read, so a bad view is refused without decoding (and copying) its storage.
+        check_view_fits(&storage, offset, &sizes, &strides).map_err(|source| {
+            LoadError::Tensor {
+                context: self.pickle_record.clone(),
+                source,
+            }
+        })?;
+        let storage = self.load_storage(storage)?;
         let mut tensor =
             Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| {
                 LoadError::Tensor {
@@ -293,8 +302,9 @@ impl<'a> ValueReader<'a> {
             .collect()
     }
 
-    /// Reads `('storage', torch.FloatStorage, key, location, numel)` and its record.
-    fn load_storage(&mut self, pid: &PickleValue) -> Result<Storage, LoadError> {
+    /// Reads `('storage', torch.FloatStorage, key, location, numel)`, checking everything
+    /// but the record itself.
+    fn storage_reference(&self, pid: &PickleValue) -> Result<StorageReference, LoadError> {
         let parts = pid
             .as_tuple()
             .ok_or_else(|| self.error("persistent id is not a tuple"))?;
@@ -320,6 +330,27 @@ impl<'a> ValueReader<'a> {
         Device::parse(location)
             .map_err(|_| self.error(format!("storage {key} is on unknown device '{location}'")))?;
         let numel = self.non_negative(&parts[4], "storage element count")?;
+        let byte_size = numel.checked_mul(dtype.item_size()).ok_or_else(|| {
+            self.error(format!(
+                "storage {key}: {numel} elements overflow the byte size"
+            ))
+        })?;
+        Ok(StorageReference {
+            key,
+            dtype,
+            numel,
+            byte_size,
+        })
+    }
+
+    /// The storage a reference names: decoded from its record on first use, shared after.
+    fn load_storage(&mut self, reference: StorageReference) -> Result<Storage, LoadError> {
+        let StorageReference {
+            key,
+            dtype,
+            numel,
+            byte_size,
+        } = reference;
         if let Some(existing) = self.storages.get(&key) {
             if existing.dtype() != dtype {
                 return Err(self.error(format!("storage {key} is used with two dtypes")));
@@ -327,20 +358,15 @@ impl<'a> ValueReader<'a> {
             return Ok(existing.clone());
         }
         let record = format!("{}/{}", self.storage_folder, key);
-        let expected = numel.checked_mul(dtype.item_size()).ok_or_else(|| {
-            self.error(format!(
-                "storage {key}: {numel} elements overflow the byte size"
-            ))
-        })?;
         let actual = self
             .archive
             .record_size(&record)
             .ok_or_else(|| LoadError::format(&record, "storage record is missing"))?;
-        if actual != expected as u64 {
+        if actual != byte_size as u64 {
             return Err(LoadError::format(
                 &record,
                 format!(
-                    "storage holds {actual} bytes but {numel} {} elements need {expected}",
+                    "storage holds {actual} bytes but {numel} {} elements need {byte_size}",
                     dtype.name()
                 ),
             ));
@@ -399,6 +425,58 @@ impl<'a> ValueReader<'a> {
         }
         Ok(IValue::Object(object))
     }
+}
+
+/// A storage named by a persistent id, checked but not read yet.
+struct StorageReference {
+    key: String,
+    dtype: DType,
+    /// Declared element count.
+    numel: usize,
+    /// `numel` × item size (checked not to overflow).
+    byte_size: usize,
+}
+
+/// Whether a view with this geometry stays inside a storage of `storage.numel` elements:
+/// the rules and errors of `Tensor::from_storage`, applied before the storage exists.
+/// Zero-size views are always valid.
+fn check_view_fits(
+    storage: &StorageReference,
+    offset: usize,
+    sizes: &[usize],
+    strides: &[usize],
+) -> Result<(), TensorError> {
+    if sizes.len() != strides.len() {
+        return Err(TensorError::InvalidArgument(format!(
+            "mismatch in length of strides and shape: {} vs {}",
+            strides.len(),
+            sizes.len()
+        )));
+    }
+    if ferrojit_tensor::shape::checked_numel(sizes)? == 0 {
+        return Ok(());
+    }
+    // Largest element index the view reaches; None when it overflows.
+    let last = sizes
+        .iter()
+        .zip(strides)
+        .try_fold(offset, |last, (&size, &stride)| {
+            (size - 1)
+                .checked_mul(stride)
+                .and_then(|extent| last.checked_add(extent))
+        });
+    if last.is_some_and(|last| last < storage.numel) {
+        return Ok(());
+    }
+    let item_size = storage.dtype.item_size();
+    Err(TensorError::StorageOutOfBounds {
+        sizes: sizes.to_vec(),
+        strides: strides.to_vec(),
+        offset,
+        item_size,
+        required_bytes: last.map_or(u128::MAX, |last| (last as u128 + 1) * item_size as u128),
+        storage_bytes: storage.byte_size,
+    })
 }
 
 /// Gives a freshly unpickled list or dict the element types its declaration names, so that
@@ -627,11 +705,9 @@ impl ValueWriter {
                 PickleValue::tuple(items)
             }
             IValue::Dict(dict) => {
-                let (key_type, value_type) = match (dict.key_type(), dict.value_type(), declared)
-                {
-                    (Type::Any, _, Some(Type::Dict(k, v))) | (_, Type::Any, Some(Type::Dict(k, v))) => {
-                        ((**k).clone(), (**v).clone())
-                    }
+                let (key_type, value_type) = match (dict.key_type(), dict.value_type(), declared) {
+                    (Type::Any, _, Some(Type::Dict(k, v)))
+                    | (_, Type::Any, Some(Type::Dict(k, v))) => ((**k).clone(), (**v).clone()),
                     (k, v, _) => (k.clone(), v.clone()),
                 };
                 let mut items = Vec::new();

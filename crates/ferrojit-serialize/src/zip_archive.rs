@@ -213,10 +213,8 @@ fn check_central_directory(
     let (disk, cd_disk) = (field16(4), field16(6));
     let (disk_entries, entries) = (field16(8), field16(10));
     let (size, offset) = (field32(12), field32(16));
-    let is_zip64 = disk_entries == u16::MAX
-        || entries == u16::MAX
-        || size == u32::MAX
-        || offset == u32::MAX;
+    let is_zip64 =
+        disk_entries == u16::MAX || entries == u16::MAX || size == u32::MAX || offset == u32::MAX;
     let (directory, directory_end_limit) = if is_zip64 {
         let locator = end.checked_sub(ZIP64_LOCATOR_LEN).ok_or_else(|| {
             corrupt("zip64 end of central directory locator is missing (truncated?)")
@@ -321,14 +319,20 @@ fn check_central_directory(
 /// Names are only ever map keys here; this keeps hostile ones out of error messages and
 /// out of whatever a caller might do with [`ArchiveReader::record_names`].
 fn checked_entry_name(raw: &[u8]) -> Result<String, ArchiveError> {
-    let shown = || String::from_utf8_lossy(&raw[..raw.len().min(200)]).escape_debug().to_string();
+    let shown = || {
+        String::from_utf8_lossy(&raw[..raw.len().min(200)])
+            .escape_debug()
+            .to_string()
+    };
     let name = std::str::from_utf8(raw).map_err(|_| {
         ArchiveError::Corrupt(format!("entry name '{}' is not valid UTF-8", shown()))
     })?;
     let body = name.strip_suffix('/').unwrap_or(name);
     let bad = body.is_empty()
         || body.contains(['\0', '\\', ':'])
-        || body.split('/').any(|part| part.is_empty() || part == "." || part == "..");
+        || body
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..");
     if bad {
         return Err(ArchiveError::Corrupt(format!(
             "entry name '{}' is not a plain relative path",
@@ -662,14 +666,17 @@ impl ArchiveReader {
             self.inflated
                 .set(self.inflated.get().saturating_add(read as u64));
         }
-        if read as u64 != info.size {
+        // At most `size + 1` bytes were read: one more than declared shows the record is
+        // longer than it says, not by how much.
+        if read as u64 > info.size {
             return Err(ArchiveError::Corrupt(format!(
-                "record '{name}' holds {}{read} bytes but declares {}",
-                if read as u64 > info.size {
-                    "more than "
-                } else {
-                    ""
-                },
+                "record '{name}' holds more than {} bytes, the size it declares",
+                info.size
+            )));
+        }
+        if (read as u64) < info.size {
+            return Err(ArchiveError::Corrupt(format!(
+                "record '{name}' holds {read} bytes but declares {}",
                 info.size
             )));
         }

@@ -66,11 +66,21 @@ fn ops_on_views_equal_ops_on_contiguous_copies() {
         let (_, view) = random_view(&mut rng);
         let copy = view.clone_tensor();
         assert!(copy.is_contiguous());
-        for op in [UnaryOp::Exp, UnaryOp::Abs, UnaryOp::Gelu(false), UnaryOp::Floor] {
+        for op in [
+            UnaryOp::Exp,
+            UnaryOp::Abs,
+            UnaryOp::Gelu(false),
+            UnaryOp::Floor,
+        ] {
             same(&view.unary(op).unwrap(), &copy.unary(op).unwrap());
         }
         let other = view.unary(UnaryOp::Sin).unwrap();
-        for op in [BinaryOp::Mul, BinaryOp::Fmod, BinaryOp::Maximum, BinaryOp::Lt] {
+        for op in [
+            BinaryOp::Mul,
+            BinaryOp::Fmod,
+            BinaryOp::Maximum,
+            BinaryOp::Lt,
+        ] {
             same(
                 &view.binary(&other, op).unwrap(),
                 &copy.binary(&other, op).unwrap(),
@@ -85,8 +95,14 @@ fn ops_on_views_equal_ops_on_contiguous_copies() {
             &view.cumulative(0, None, false).unwrap(),
             &copy.cumulative(0, None, false).unwrap(),
         );
-        same(&view.sort(last, true).unwrap().0, &copy.sort(last, true).unwrap().0);
-        same(&view.sort(last, true).unwrap().1, &copy.sort(last, true).unwrap().1);
+        same(
+            &view.sort(last, true).unwrap().0,
+            &copy.sort(last, true).unwrap().0,
+        );
+        same(
+            &view.sort(last, true).unwrap().1,
+            &copy.sort(last, true).unwrap().1,
+        );
         same(
             &view.var_std(&[], 1.0, false, true).unwrap(),
             &copy.var_std(&[], 1.0, false, true).unwrap(),
@@ -103,8 +119,8 @@ fn in_place_ops_through_views_write_through() {
         let before_view = view.to_f64_vec();
         // Mark every element the view can reach: a view of index positions.
         let numel = base.numel();
-        let positions = Tensor::from_vec((0..numel as i64).collect::<Vec<_>>(), base.sizes())
-            .unwrap();
+        let positions =
+            Tensor::from_vec((0..numel as i64).collect::<Vec<_>>(), base.sizes()).unwrap();
         let reached: Vec<i64> = positions
             .as_strided(
                 &view.sizes().iter().map(|&s| s as i64).collect::<Vec<_>>(),
@@ -113,8 +129,11 @@ fn in_place_ops_through_views_write_through() {
             )
             .unwrap()
             .to_i64_vec();
-        view.add_(&Tensor::wrapped_scalar(Scalar::Float(10.0)), &Scalar::Int(1))
-            .unwrap();
+        view.add_(
+            &Tensor::wrapped_scalar(Scalar::Float(10.0)),
+            &Scalar::Int(1),
+        )
+        .unwrap();
         view.unary_(UnaryOp::Neg).unwrap();
         let after_view = view.to_f64_vec();
         for (a, b) in after_view.iter().zip(&before_view) {

@@ -14,8 +14,9 @@ fn shape_error(message: impl Into<String>) -> TorchvisionError {
 
 /// Converts a non-negative `i64` argument to `usize`.
 fn non_negative(name: &str, value: i64) -> Result<usize> {
-    usize::try_from(value)
-        .map_err(|_| TorchvisionError::Argument(format!("{name} must be non-negative, got {value}")))
+    usize::try_from(value).map_err(|_| {
+        TorchvisionError::Argument(format!("{name} must be non-negative, got {value}"))
+    })
 }
 
 fn positive(name: &str, value: i64) -> Result<usize> {
@@ -102,7 +103,11 @@ fn batch_index<T: Real>(value: T, batch: usize) -> Result<usize> {
     usize::try_from(index)
         .ok()
         .filter(|&i| i < batch)
-        .ok_or_else(|| shape_error(format!("roi batch index {index} is out of range for a batch of {batch}")))
+        .ok_or_else(|| {
+            shape_error(format!(
+                "roi batch index {index} is out of range for a batch of {batch}"
+            ))
+        })
 }
 
 /// `torchvision::nms`: indices of the boxes kept by greedy non-maximum suppression, in
@@ -329,11 +334,7 @@ fn roi_align_typed<T: Real>(
     let data: Vec<T> = input.to_vec()?;
     let rois: Vec<T> = rois.to_vec()?;
     let scale = T::from_f64(spatial_scale);
-    let offset = if aligned {
-        T::from_f64(0.5)
-    } else {
-        T::ZERO
-    };
+    let offset = if aligned { T::from_f64(0.5) } else { T::ZERO };
     let plane_size = height * width;
     let bins = pooled_height * pooled_width;
     let mut output = vec![T::ZERO; num_rois * channels * bins];
@@ -371,7 +372,9 @@ fn roi_align_typed<T: Real>(
         let per_bin = (grid_h.max(0) * grid_w.max(0)) as usize;
         for c in 0..channels {
             let plane_start = (b * channels + c) * plane_size;
-            let plane = data.get(plane_start..plane_start + plane_size).unwrap_or(&[]);
+            let plane = data
+                .get(plane_start..plane_start + plane_size)
+                .unwrap_or(&[]);
             for bin in 0..bins {
                 let mut total = T::ZERO;
                 for weights in samples[bin * per_bin..(bin + 1) * per_bin].iter().flatten() {
@@ -406,7 +409,9 @@ pub fn roi_pool(
         non_negative("pooled_width", pooled_width)?,
     );
     match dtype {
-        DType::Float32 => roi_pool_typed::<f32>(input, rois, shape, num_rois, spatial_scale, pooled),
+        DType::Float32 => {
+            roi_pool_typed::<f32>(input, rois, shape, num_rois, spatial_scale, pooled)
+        }
         _ => roi_pool_typed::<f64>(input, rois, shape, num_rois, spatial_scale, pooled),
     }
 }
@@ -450,7 +455,9 @@ fn roi_pool_typed<T: Real>(
                 let is_empty = h_end <= h_start || w_end <= w_start;
                 for c in 0..channels {
                     let plane_start = (b * channels + c) * plane_size;
-                    let plane = data.get(plane_start..plane_start + plane_size).unwrap_or(&[]);
+                    let plane = data
+                        .get(plane_start..plane_start + plane_size)
+                        .unwrap_or(&[]);
                     let mut best = if is_empty { T::ZERO } else { T::LOWEST_FLOAT };
                     let mut best_index: i32 = -1;
                     for h in h_start..h_end {
@@ -472,7 +479,10 @@ fn roi_pool_typed<T: Real>(
         }
     }
     let sizes = [num_rois, channels, pooled_height, pooled_width];
-    Ok((Tensor::from_vec(output, &sizes)?, Tensor::from_vec(argmax, &sizes)?))
+    Ok((
+        Tensor::from_vec(output, &sizes)?,
+        Tensor::from_vec(argmax, &sizes)?,
+    ))
 }
 
 /// `torchvision::ps_roi_align`: position-sensitive roi_align (always half-pixel aligned);
@@ -500,10 +510,24 @@ pub fn ps_roi_align(
         ));
     }
     match dtype {
-        DType::Float32 => {
-            ps_roi_align_typed::<f32>(input, rois, shape, num_rois, spatial_scale, pooled, sampling_ratio)
-        }
-        _ => ps_roi_align_typed::<f64>(input, rois, shape, num_rois, spatial_scale, pooled, sampling_ratio),
+        DType::Float32 => ps_roi_align_typed::<f32>(
+            input,
+            rois,
+            shape,
+            num_rois,
+            spatial_scale,
+            pooled,
+            sampling_ratio,
+        ),
+        _ => ps_roi_align_typed::<f64>(
+            input,
+            rois,
+            shape,
+            num_rois,
+            spatial_scale,
+            pooled,
+            sampling_ratio,
+        ),
     }
 }
 
@@ -539,17 +563,21 @@ fn ps_roi_align_typed<T: Real>(
         for c_out in 0..channels_out {
             for ph in 0..pooled_height {
                 for pw in 0..pooled_width {
-                    let index = ((n * channels_out + c_out) * pooled_height + ph) * pooled_width + pw;
+                    let index =
+                        ((n * channels_out + c_out) * pooled_height + ph) * pooled_width + pw;
                     let h_start = T::from_i64(ph as i64) * bin_h + start_h;
                     let w_start = T::from_i64(pw as i64) * bin_w + start_w;
                     let plane_start = (b * channels + c_in) * plane_size;
-                    let plane = data.get(plane_start..plane_start + plane_size).unwrap_or(&[]);
+                    let plane = data
+                        .get(plane_start..plane_start + plane_size)
+                        .unwrap_or(&[]);
                     let mut sum = T::ZERO;
                     for iy in 0..grid_h.max(0) {
-                        let y = h_start + T::from_f64(iy as f64 + 0.5) * bin_h / T::from_i64(grid_h);
+                        let y =
+                            h_start + T::from_f64(iy as f64 + 0.5) * bin_h / T::from_i64(grid_h);
                         for ix in 0..grid_w.max(0) {
-                            let x =
-                                w_start + T::from_f64(ix as f64 + 0.5) * bin_w / T::from_i64(grid_w);
+                            let x = w_start
+                                + T::from_f64(ix as f64 + 0.5) * bin_w / T::from_i64(grid_w);
                             if let Some(weights) = bilinear_weights(height, width, y, x) {
                                 sum += sample(plane, &weights);
                             }
@@ -563,7 +591,10 @@ fn ps_roi_align_typed<T: Real>(
         }
     }
     let sizes = [num_rois, channels_out, pooled_height, pooled_width];
-    Ok((Tensor::from_vec(output, &sizes)?, Tensor::from_vec(mapping, &sizes)?))
+    Ok((
+        Tensor::from_vec(output, &sizes)?,
+        Tensor::from_vec(mapping, &sizes)?,
+    ))
 }
 
 /// The integer arguments of `deform_conv2d`, as (height, width) pairs.
@@ -663,7 +694,8 @@ fn deform_conv2d_typed<T: Real>(
             "input.size(1) ({in_channels}) must be divisible by offset_groups ({offset_groups})"
         )));
     }
-    if in_channels % groups != 0 || out_channels % groups != 0 || weight_in * groups != in_channels {
+    if in_channels % groups != 0 || out_channels % groups != 0 || weight_in * groups != in_channels
+    {
         return Err(shape_error(format!(
             "weight of shape {:?} does not fit {in_channels} input channels in {groups} groups",
             weight.sizes()
@@ -718,7 +750,9 @@ fn deform_conv2d_typed<T: Real>(
         for c in 0..in_channels {
             let group = c / channels_per_offset_group;
             let plane_start = (b * in_channels + c) * height * width;
-            let plane = data.get(plane_start..plane_start + height * width).unwrap_or(&[]);
+            let plane = data
+                .get(plane_start..plane_start + height * width)
+                .unwrap_or(&[]);
             for i in 0..kernel_h {
                 for j in 0..kernel_w {
                     let tap = i * kernel_w + j;
@@ -728,16 +762,19 @@ fn deform_conv2d_typed<T: Real>(
                         for ox in 0..out_w {
                             let position = oy * out_w + ox;
                             let offset_h = at(&offsets, offset_channel * out_plane + position);
-                            let offset_w = at(&offsets, (offset_channel + 1) * out_plane + position);
+                            let offset_w =
+                                at(&offsets, (offset_channel + 1) * out_plane + position);
                             let mask_value = if parameters.use_mask {
                                 at(&masks, mask_channel * out_plane + position)
                             } else {
                                 T::ONE
                             };
-                            let y = T::from_i64((oy * stride_h) as i64 - pad_h as i64 + (i * dilation_h) as i64)
-                                + offset_h;
-                            let x = T::from_i64((ox * stride_w) as i64 - pad_w as i64 + (j * dilation_w) as i64)
-                                + offset_w;
+                            let y = T::from_i64(
+                                (oy * stride_h) as i64 - pad_h as i64 + (i * dilation_h) as i64,
+                            ) + offset_h;
+                            let x = T::from_i64(
+                                (ox * stride_w) as i64 - pad_w as i64 + (j * dilation_w) as i64,
+                            ) + offset_w;
                             columns[(c * taps + tap) * out_plane + position] =
                                 mask_value * deform_sample(plane, height, width, y, x);
                         }
@@ -763,7 +800,10 @@ fn deform_conv2d_typed<T: Real>(
             }
         }
     }
-    Ok(Tensor::from_vec(output, &[batch, out_channels, out_h, out_w])?)
+    Ok(Tensor::from_vec(
+        output,
+        &[batch, out_channels, out_h, out_w],
+    )?)
 }
 
 #[cfg(test)]
@@ -774,7 +814,9 @@ mod tests {
     fn nms_keeps_the_best_of_overlapping_boxes() {
         // Boxes 0 and 1 overlap with IoU 81/119 ≈ 0.68; box 2 is apart.
         let boxes = Tensor::from_vec(
-            vec![0.0f32, 0.0, 10.0, 10.0, 1.0, 1.0, 11.0, 11.0, 20.0, 20.0, 30.0, 30.0],
+            vec![
+                0.0f32, 0.0, 10.0, 10.0, 1.0, 1.0, 11.0, 11.0, 20.0, 20.0, 30.0, 30.0,
+            ],
             &[3, 4],
         )
         .unwrap();

@@ -56,8 +56,12 @@ fn int_argument(value: &IValue) -> Result<i64, RuntimeError> {
 
 fn nms_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     let [dets, scores, threshold] = pop_arguments::<3>(stack)?;
-    let keep = kernels::nms(dets.to_tensor()?, scores.to_tensor()?, threshold.to_double()?)
-        .map_err(|e| to_runtime("nms", e))?;
+    let keep = kernels::nms(
+        dets.to_tensor()?,
+        scores.to_tensor()?,
+        threshold.to_double()?,
+    )
+    .map_err(|e| to_runtime("nms", e))?;
     stack.push(IValue::Tensor(keep));
     Ok(())
 }

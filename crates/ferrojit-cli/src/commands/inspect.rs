@@ -44,7 +44,9 @@ pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<()
         }
         InspectView::Code => {
             let printed = print_program(&loaded.unit, &[class.qualified_name().to_string()], &[])
-                .map_err(|e| format!("cannot print the code of {}: {e}", class.qualified_name()))?;
+                .map_err(|e| {
+                format!("cannot print the code of {}: {e}", class.qualified_name())
+            })?;
             for (qualifier, text) in &printed.files {
                 if printed.files.len() > 1 {
                     println!("# {qualifier}");
@@ -110,7 +112,10 @@ fn describe_value(declared: &Type, value: &IValue) -> String {
         other => {
             let mut repr = other.python_repr();
             if repr.len() > 60 {
-                let cut = (0..=60).rev().find(|&i| repr.is_char_boundary(i)).unwrap_or(0);
+                let cut = (0..=60)
+                    .rev()
+                    .find(|&i| repr.is_char_boundary(i))
+                    .unwrap_or(0);
                 repr.truncate(cut);
                 repr.push_str("...");
             }

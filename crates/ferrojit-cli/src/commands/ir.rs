@@ -10,7 +10,8 @@ pub fn print_canonical_ir(file: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let text = ir_text_without_directives(&text);
-    let graph = parse_graph(&text).map_err(|e| format!("{}:{}:{}: {}", file.display(), e.line, e.column, e.message))?;
+    let graph = parse_graph(&text)
+        .map_err(|e| format!("{}:{}:{}: {}", file.display(), e.line, e.column, e.message))?;
     verify(&graph).map_err(|e| format!("{}: {e}", file.display()))?;
     print!("{}", graph.to_ir_string());
     Ok(())
@@ -20,7 +21,13 @@ pub fn print_canonical_ir(file: &Path) -> Result<(), String> {
 /// are not IR. They are blanked (not removed) so error line numbers still match the file.
 fn ir_text_without_directives(text: &str) -> String {
     text.lines()
-        .map(|line| if line.trim_start().starts_with('#') { "" } else { line })
+        .map(|line| {
+            if line.trim_start().starts_with('#') {
+                ""
+            } else {
+                line
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -23,9 +23,9 @@ pub(crate) struct KeywordArgument {
 }
 
 /// The result of matching one schema: the node inputs and the output types.
-struct MatchedSchema {
-    inputs: Vec<ValueId>,
-    return_types: Vec<Type>,
+pub(crate) struct MatchedSchema {
+    pub inputs: Vec<ValueId>,
+    pub return_types: Vec<Type>,
 }
 
 /// Primitive ops reachable as `ops.prim.X` that the interpreter implements itself.
@@ -184,7 +184,7 @@ fn named_default(name: &str) -> Option<i64> {
 }
 
 impl<'a> Emitter<'a> {
-    fn emit_arguments(
+    pub(crate) fn emit_arguments(
         &mut self,
         args: &[Expr],
         keywords: &[Keyword],
@@ -220,6 +220,9 @@ impl<'a> Emitter<'a> {
     ) -> Result<ValueId, FrontendError> {
         // PyTorch reports call errors at the callee (`torch.add`), not the whole call.
         let range = &func.range;
+        if let Some(sugared) = self.resolve_sugared(func)? {
+            return self.emit_sugared_call(sugared, expr, args, keywords, hint);
+        }
         if let ExprKind::Name(name) = &func.kind {
             if self.lookup(name).is_none() {
                 return self.emit_builtin_function_call(expr, name, args, keywords, hint);
@@ -456,10 +459,7 @@ impl<'a> Emitter<'a> {
                 self.location = Some(range.clone());
                 Ok(self.insert_one("prim::unchecked_cast", &[value], ty))
             }
-            "isinstance" => {
-                let answer = self.static_isinstance(expr, args)?;
-                Ok(self.bool_constant(answer))
-            }
+            "isinstance" => self.isinstance_value(expr, args),
             "hasattr" => {
                 expect_args(self, 2)?;
                 let object = self.emit_expr(&args[0], None)?;
@@ -530,17 +530,23 @@ impl<'a> Emitter<'a> {
                 Ok(self.none_constant())
             }
             "len" | "abs" | "min" | "max" | "round" | "divmod" | "list" | "sum" | "ord" | "chr"
-            | "hash" | "all" | "any" => {
+            | "hash" | "all" | "any" | "sorted" | "hex" | "oct" | "bin" => {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
                 let op = match name {
+                    // PyTorch maps the builtins min/max/abs to prim:: (prim::min.self_int for
+                    // `min(xs)`); tensor arguments keep the aten:: overloads.
                     "min" | "max" => {
-                        if positional.len() == 2 {
-                            format!("prim::{name}")
-                        } else {
+                        let on_tensor = positional
+                            .iter()
+                            .any(|(v, _)| *self.graph.value_type(*v) == Type::Tensor);
+                        if on_tensor {
                             format!("aten::{name}")
+                        } else {
+                            format!("prim::{name}")
                         }
                     }
+                    "abs" => "prim::abs".to_string(),
                     other => format!("aten::{other}"),
                 };
                 if self.context.unit.operators().overloads(&op).is_empty()
@@ -570,38 +576,8 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    pub fn static_isinstance(&mut self, expr: &Expr, args: &[Expr]) -> Result<bool, FrontendError> {
-        if args.len() != 2 {
-            return Err(self.error("isinstance() expects 2 arguments", &expr.range));
-        }
-        let value = self.emit_expr(&args[0], None)?;
-        let actual = self.graph.value_type(value).clone();
-        let candidates: Vec<&Expr> = match &args[1].kind {
-            ExprKind::Tuple(items) => items.iter().collect(),
-            _ => vec![&args[1]],
-        };
-        for candidate in candidates {
-            let ty = match candidate.dotted_name().as_deref() {
-                Some("list") => Type::list(Type::Any),
-                Some("tuple") => Type::Tuple(Vec::new()),
-                Some("dict") => Type::dict(Type::Any, Type::Any),
-                _ => self.type_resolver().resolve(candidate)?,
-            };
-            let matches = match (&ty, &actual) {
-                (Type::List(_), Type::List(_)) if ty == Type::list(Type::Any) => true,
-                (Type::Tuple(e), Type::Tuple(_)) if e.is_empty() => true,
-                (Type::Dict(..), Type::Dict(..)) if ty == Type::dict(Type::Any, Type::Any) => true,
-                _ => actual.is_subtype_of(&ty),
-            };
-            if matches {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
     /// `prim::CallFunction[name=...]` of a free function of the compilation unit.
-    fn emit_function_call(
+    pub(crate) fn emit_function_call(
         &mut self,
         qualified_name: &str,
         positional: &[PositionalArgument],
@@ -629,7 +605,8 @@ impl<'a> Emitter<'a> {
             "name",
             AttributeValue::Str(qualified_name.to_string()),
         );
-        self.graph.node_mut(node).schema = Some(schema);
+        // Calls are not operators: PyTorch gives them no schema, and the verifier checks
+        // that a node carrying one is that operator.
         self.pack_outputs(node)
     }
 
@@ -666,7 +643,8 @@ impl<'a> Emitter<'a> {
         let node = self.insert("prim::CallMethod", &matched.inputs, &matched.return_types);
         self.graph
             .set_attribute(node, "name", AttributeValue::Str(method.to_string()));
-        self.graph.node_mut(node).schema = Some(schema);
+        // Calls are not operators: PyTorch gives them no schema, and the verifier checks
+        // that a node carrying one is that operator.
         self.pack_outputs(node)
     }
 
@@ -690,6 +668,9 @@ impl<'a> Emitter<'a> {
         named: &[KeywordArgument],
         range: &SourceRange,
     ) -> Result<ValueId, FrontendError> {
+        if let Some(value) = self.try_class_dunder(name, positional, named, range)? {
+            return Ok(value);
+        }
         let overloads = self.context.unit.operators().overloads(name);
         if overloads.is_empty() {
             return Err(self.error(
@@ -722,7 +703,7 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    fn match_schemas(
+    pub(crate) fn match_schemas(
         &mut self,
         schemas: &[Arc<FunctionSchema>],
         positional: &[PositionalArgument],
@@ -887,6 +868,10 @@ impl<'a> Emitter<'a> {
             }
         }
         let actual = self.graph.value_type(value).clone();
+        // `AnyEnumType` reads as `Any` in schemas but only takes enum values.
+        if argument.type_spelling.starts_with("AnyEnumType") && !matches!(actual, Type::Enum(_)) {
+            return Err(type_mismatch(formal, &actual, &argument.name));
+        }
         // ScalarType / Layout / MemoryFormat are ints at run time, but PyTorch only lets an
         // int stand for one once plain matches have failed (`x.view(-1)` is not a dtype view).
         let enum_like = ["ScalarType", "Layout", "MemoryFormat"]

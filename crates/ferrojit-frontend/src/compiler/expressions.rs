@@ -124,6 +124,13 @@ impl<'a> Emitter<'a> {
         if let Some(branch) = partly {
             return Err(self.error(format!("{name} is not defined in the {branch}"), range));
         }
+        let name_expr = Expr {
+            kind: ExprKind::Name(name.to_string()),
+            range: range.clone(),
+        };
+        if let Some(sugared) = self.resolve_sugared(&name_expr)? {
+            return self.emit_sugared_value(&sugared, range);
+        }
         Err(self.error(format!("undefined value {name}"), range))
     }
 
@@ -377,17 +384,8 @@ impl<'a> Emitter<'a> {
                     false_refinements: Vec::new(),
                 })
             }
-            ExprKind::Call { func, args, .. }
-                if matches!(&func.kind, ExprKind::Name(n) if n == "isinstance")
-                    && self.lookup("isinstance").is_none() =>
-            {
-                let answer = self.static_isinstance(expr, args)?;
-                Ok(Condition {
-                    value: None,
-                    static_value: Some(answer),
-                    true_refinements: Vec::new(),
-                    false_refinements: Vec::new(),
-                })
+            ExprKind::Call { func, args, .. } if self.is_isinstance_callee(func)? => {
+                self.isinstance_condition(expr, args)
             }
             _ => {
                 let value = self.emit_expr(expr, None)?;
@@ -685,7 +683,15 @@ impl<'a> Emitter<'a> {
                 if let Some(dtype) = dotted.strip_prefix("torch.").and_then(dtype_constant) {
                     return Ok(self.int_constant(dtype));
                 }
-                return Err(self.error(format!("undefined value {dotted}"), &expr.range));
+                if let Some(sugared) = self.resolve_sugared(object_expr)? {
+                    return self.emit_sugared_attribute(&sugared, name, &expr.range);
+                }
+                if let Some(sugared) = self.resolve_sugared(expr)? {
+                    return self.emit_sugared_value(&sugared, &expr.range);
+                }
+                if !matches!(object_expr.kind, ExprKind::Attribute { .. }) {
+                    return Err(self.error(format!("undefined value {dotted}"), &expr.range));
+                }
             }
         }
         let object = self.emit_expr(object_expr, None)?;
@@ -693,7 +699,27 @@ impl<'a> Emitter<'a> {
         let object_type = self.graph.value_type(object).clone();
         match &object_type {
             Type::Class(class) => {
+                if self.context.unit.is_property(class.qualified_name(), name) {
+                    let class_name = class.qualified_name().to_string();
+                    return self.emit_method_call(object, &class_name, name, &[], &[], &expr.range);
+                }
                 self.emit_get_attr(object, class.qualified_name(), name, &expr.range)
+            }
+            Type::Enum(enum_name) => self.emit_enum_attribute(object, enum_name, name, &expr.range),
+            Type::NamedTuple(named) => {
+                let Some(index) = named.fields.iter().position(|(field, _)| field == name) else {
+                    return Err(self.error(
+                        format!(
+                            "'{}' object has no attribute or method '{name}'",
+                            object_type.annotation_str()
+                        ),
+                        &expr.range,
+                    ));
+                };
+                let element_type = named.fields[index].1.clone();
+                let index_value = self.int_constant(index as i64);
+                self.location = Some(expr.range.clone());
+                Ok(self.insert_one("prim::TupleIndex", &[object, index_value], element_type))
             }
             Type::Tensor => {
                 let (kind, ty) = match name {
@@ -778,8 +804,14 @@ impl<'a> Emitter<'a> {
         let value = self.emit_expr(value_expr, None)?;
         let value_type = self.graph.value_type(value).clone();
         self.location = Some(expr.range.clone());
+        let tuple_elements = match &value_type {
+            Type::NamedTuple(named) => Some(named.fields.iter().map(|(_, t)| t.clone()).collect()),
+            Type::Tuple(elements) => Some(elements.clone()),
+            _ => None,
+        };
         match &value_type {
-            Type::Tuple(elements) => {
+            Type::Tuple(_) | Type::NamedTuple(_) => {
+                let elements = tuple_elements.unwrap_or_default();
                 let constant_index = match &index.kind {
                     ExprKind::Int(v) => i64::try_from(*v).ok(),
                     ExprKind::UnaryOp {

@@ -8,17 +8,19 @@
 //! not return, which is the structure PyTorch's exit transform leaves after its cleanups.
 
 mod calls;
-mod cleanup;
 mod expressions;
+mod fork;
+mod isinstance;
 mod statements;
+mod sugared;
 pub(crate) mod types;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use ferrojit_ir::{
-    AttributeValue, BlockId, Graph, InsertPoint, NodeId, SourceLocation, Type, ValueDefinition,
-    ValueId,
+    AttributeValue, BlockId, ClassType, Graph, InsertPoint, NamedTupleType, NodeId, SourceLocation,
+    Type, ValueDefinition, ValueId,
 };
 
 use crate::ast::Def;
@@ -31,6 +33,30 @@ pub(crate) struct CompileContext<'a> {
     pub unit: &'a CompilationUnit,
     /// Qualifier of the defining file, e.g. `__torch__.torch.nn.modules.linear`.
     pub qualifier: &'a str,
+    /// The class whose method is being compiled (`None` for free functions).
+    pub owner: Option<Arc<ClassType>>,
+    /// The simple name of the function or method being compiled.
+    pub function_name: &'a str,
+}
+
+/// A compile-time-only value a name can stand for (PyTorch's non-simple `SugaredValue`s):
+/// calling it or reading its attributes emits code, but it has no run-time value itself.
+#[derive(Debug, Clone)]
+pub(crate) enum Sugared {
+    /// A free function of the compilation unit, by qualified name.
+    Function(String),
+    /// A script class: calling it constructs an instance.
+    Class(Arc<ClassType>),
+    /// `C.__new__`: allocates an instance without running `__init__`.
+    ClassNew(Arc<ClassType>),
+    /// A NamedTuple class: calling it builds the tuple.
+    NamedTuple(Arc<NamedTupleType>),
+    /// An enum class: its members are attributes, and it iterates over them.
+    Enum(Arc<crate::compilation_unit::EnumInfo>),
+    /// A builtin reached through a module path (`torch.jit.fork`), by canonical name.
+    Builtin(String),
+    /// A function defined inside the function being compiled (a closure for `fork`).
+    Closure(Arc<Def>),
 }
 
 /// One formal parameter of the function being compiled.
@@ -47,7 +73,20 @@ pub(crate) fn compile_function(
     parameters: &[Parameter],
     declared_return: Option<Type>,
 ) -> Result<Graph, FrontendError> {
+    compile_function_with_names(context, def, parameters, declared_return, BTreeMap::new())
+}
+
+/// Compiles `def` with some names already bound to sugared values (a closure sees the
+/// functions its enclosing function bound).
+pub(crate) fn compile_function_with_names(
+    context: CompileContext<'_>,
+    def: &Def,
+    parameters: &[Parameter],
+    declared_return: Option<Type>,
+    sugared: BTreeMap<String, Sugared>,
+) -> Result<Graph, FrontendError> {
     let mut emitter = Emitter::new(context, declared_return);
+    emitter.frames[0].sugared = sugared;
     for parameter in parameters {
         let value = emitter
             .graph
@@ -75,7 +114,7 @@ pub(crate) fn compile_function(
         }
     };
     emitter.graph.register_output(output);
-    cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
+    ferrojit_ir::passes::cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
     ferrojit_ir::verifier::verify(&emitter.graph).map_err(|error| {
         FrontendError::new(
             format!(
@@ -122,6 +161,8 @@ pub(crate) struct Frame {
     /// Types from annotations (`o: Optional[int] = None`): later assignments are checked
     /// against these rather than against the type of the first value.
     pub declared: BTreeMap<String, Type>,
+    /// Names bound to compile-time values (`_0 = __torch__.m.helper`).
+    pub sugared: BTreeMap<String, Sugared>,
 }
 
 pub(crate) struct Emitter<'a> {
@@ -136,6 +177,8 @@ pub(crate) struct Emitter<'a> {
     pub location: Option<SourceRange>,
     pub loop_depth: usize,
     pub loops: Vec<LoopContext>,
+    /// The annotated type of the attribute assignment being emitted (`self.x: T = v`).
+    pub pending_attribute_type: Option<Type>,
 }
 
 /// PyTorch's `meaningfulName`: `_0`, `_12` are printer temporaries and do not name values.
@@ -160,12 +203,14 @@ impl<'a> Emitter<'a> {
                 vars: BTreeMap::new(),
                 partly_defined: BTreeMap::new(),
                 declared: BTreeMap::new(),
+                sugared: BTreeMap::new(),
             }],
             declared_return,
             empty_list_literals: HashSet::new(),
             location: None,
             loop_depth: 0,
             loops: Vec::new(),
+            pending_attribute_type: None,
         }
     }
 
@@ -188,6 +233,7 @@ impl<'a> Emitter<'a> {
             vars: BTreeMap::new(),
             partly_defined: BTreeMap::new(),
             declared: BTreeMap::new(),
+            sugared: BTreeMap::new(),
         });
         self.graph.set_insert_point(InsertPoint::EndOf(block));
     }
@@ -198,6 +244,7 @@ impl<'a> Emitter<'a> {
             vars: BTreeMap::new(),
             partly_defined: BTreeMap::new(),
             declared: BTreeMap::new(),
+            sugared: BTreeMap::new(),
         });
         let block = self.current_block();
         self.graph.set_insert_point(InsertPoint::EndOf(block));
@@ -381,6 +428,18 @@ impl<'a> Emitter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether `object` is `self` inside the `__init__` of `class`, where assignments to
+    /// unknown attributes define them.
+    pub fn is_init_self(&self, object: ValueId, class: &ClassType) -> bool {
+        self.context.function_name == "__init__"
+            && self
+                .context
+                .owner
+                .as_ref()
+                .is_some_and(|owner| owner.qualified_name() == class.qualified_name())
+            && self.graph.inputs().first() == Some(&object)
     }
 
     pub fn type_resolver(&self) -> types::TypeResolver<'_> {

@@ -2,13 +2,14 @@
 //! `raise`, `assert` and `return`.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use ferrojit_ir::{AttributeValue, Type, ValueId};
 
 use super::types::unify_types;
-use super::{meaningful_name, Emitter, Exit, LoopContext, DID_RETURN, RETURN_VALUE};
+use super::{meaningful_name, Emitter, Exit, LoopContext, Sugared, DID_RETURN, RETURN_VALUE};
 use crate::ast::{
-    Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While,
+    Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While, With,
 };
 use crate::error::FrontendError;
 use crate::source::SourceRange;
@@ -150,14 +151,24 @@ impl<'a> Emitter<'a> {
                     self.emit_while(stmt_while, &stmt.range)?;
                     if contains_return(&stmt_while.body) {
                         let rest = &stmts[index + 1..];
-                        return self.after_returning_loop(rest, continuation, reaches_end, &stmt.range);
+                        return self.after_returning_loop(
+                            rest,
+                            continuation,
+                            reaches_end,
+                            &stmt.range,
+                        );
                     }
                 }
                 StmtKind::For(stmt_for) => {
                     self.emit_for(stmt_for, &stmt.range)?;
                     if contains_return(&stmt_for.body) {
                         let rest = &stmts[index + 1..];
-                        return self.after_returning_loop(rest, continuation, reaches_end, &stmt.range);
+                        return self.after_returning_loop(
+                            rest,
+                            continuation,
+                            reaches_end,
+                            &stmt.range,
+                        );
                     }
                 }
                 StmtKind::Assert(assert) => {
@@ -176,10 +187,14 @@ impl<'a> Emitter<'a> {
                     let forced = if is_break { Some(false) } else { None };
                     return Ok(Exit::LoopEnd(self.loop_end(forced, &stmt.range)?));
                 }
-                StmtKind::Def(_) => {
-                    return Err(
-                        self.error("nested function definitions are not supported", &stmt.range)
-                    );
+                StmtKind::Def(def) => {
+                    // A closure: usable as the function `fork` runs.
+                    if let Some(frame) = self.frames.last_mut() {
+                        frame.sugared.insert(
+                            def.name.name.clone(),
+                            Sugared::Closure(Arc::new(def.clone())),
+                        );
+                    }
                 }
                 StmtKind::ClassDef(_) => {
                     return Err(self.error(
@@ -187,9 +202,10 @@ impl<'a> Emitter<'a> {
                         &stmt.range,
                     ));
                 }
-                StmtKind::With(_) => {
-                    return Err(self.error("with statements are not supported yet", &stmt.range))
-                }
+                StmtKind::With(with) => match self.emit_with(with, &stmt.range)? {
+                    Exit::FallsThrough => {}
+                    other => return Ok(other),
+                },
                 StmtKind::Del(_) => {
                     return Err(self.error("del statements are not supported yet", &stmt.range))
                 }
@@ -284,8 +300,11 @@ impl<'a> Emitter<'a> {
 
         self.push_frame(false_block);
         self.apply_refinements(&condition.false_refinements, range)?;
-        let mut false_exit =
-            self.emit_statements(&stmt_if.orelse, branch_continuation, reaches_end || has_exit)?;
+        let mut false_exit = self.emit_statements(
+            &stmt_if.orelse,
+            branch_continuation,
+            reaches_end || has_exit,
+        )?;
         if has_exit {
             false_exit = self.close_merged_branch(false_exit, range)?;
         }
@@ -302,7 +321,11 @@ impl<'a> Emitter<'a> {
 
     /// A branch that had the rest of its function or loop body merged into it ends by
     /// leaving: falling off its end returns None (function) or ends the loop body.
-    fn close_merged_branch(&mut self, exit: Exit, range: &SourceRange) -> Result<Exit, FrontendError> {
+    fn close_merged_branch(
+        &mut self,
+        exit: Exit,
+        range: &SourceRange,
+    ) -> Result<Exit, FrontendError> {
         match exit {
             Exit::FallsThrough if self.loops.is_empty() => {
                 let none = self.none_constant();
@@ -322,7 +345,10 @@ impl<'a> Emitter<'a> {
         range: &SourceRange,
     ) -> Result<Vec<ValueId>, FrontendError> {
         let Some(context) = self.loops.last() else {
-            return Err(self.error("internal compiler error: loop exit outside of a loop", range));
+            return Err(self.error(
+                "internal compiler error: loop exit outside of a loop",
+                range,
+            ));
         };
         let carried = context.carried.clone();
         let while_test = context.while_test.clone();
@@ -360,7 +386,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// Before a loop whose body returns: the hidden flag and value it sets.
-    fn prepare_loop_return(&mut self, body: &[Stmt], range: &SourceRange) -> Result<(), FrontendError> {
+    fn prepare_loop_return(
+        &mut self,
+        body: &[Stmt],
+        range: &SourceRange,
+    ) -> Result<(), FrontendError> {
         if !contains_return(body) || self.lookup(DID_RETURN).is_some() {
             return Ok(());
         }
@@ -429,7 +459,11 @@ impl<'a> Emitter<'a> {
         for value in values {
             let ty = self.graph.value_type(value).clone();
             let other = self.uninitialized(ty.clone());
-            let (t, f) = if true_block_first { (value, other) } else { (other, value) };
+            let (t, f) = if true_block_first {
+                (value, other)
+            } else {
+                (other, value)
+            };
             let (tb, fb) = if true_block_first {
                 (ending_block, raising_block)
             } else {
@@ -552,11 +586,19 @@ impl<'a> Emitter<'a> {
                         let (t, f) = match (true_value, false_value) {
                             (Some(t), Some(f)) => (t, f),
                             (Some(_), None) | (None, Some(_)) => {
-                                let side = if true_value.is_some() { "false" } else { "true" };
+                                let side = if true_value.is_some() {
+                                    "false"
+                                } else {
+                                    "true"
+                                };
                                 if let Some(frame) = self.frames.last_mut() {
                                     frame.partly_defined.insert(
                                         name.clone(),
-                                        if side == "false" { "false branch" } else { "true branch" },
+                                        if side == "false" {
+                                            "false branch"
+                                        } else {
+                                            "true branch"
+                                        },
                                     );
                                 }
                                 continue;
@@ -683,10 +725,9 @@ impl<'a> Emitter<'a> {
                 Exit::FallsThrough => self.loop_end(None, range),
                 Exit::LoopEnd(values) => Ok(values),
                 Exit::Raises => self.loop_end(Some(true), range),
-                Exit::Returns(_) => Err(self.error(
-                    "internal compiler error: return escaped its loop",
-                    range,
-                )),
+                Exit::Returns(_) => {
+                    Err(self.error("internal compiler error: return escaped its loop", range))
+                }
             }
         })();
         self.loop_depth -= 1;
@@ -850,6 +891,92 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    // ----- with ----------------------------------------------------------------------------
+
+    /// `with a, b as x: body`: `__enter__` in order, the body, `__exit__(None, None, None)` in
+    /// reverse order. `torch.no_grad()` saves, clears and restores the grad mode.
+    fn emit_with(&mut self, with: &With, range: &SourceRange) -> Result<Exit, FrontendError> {
+        if contains_return(&with.body) || find_break_or_continue(&with.body).is_some() {
+            return Err(self.error(
+                "return, break and continue inside a with statement are not supported yet",
+                range,
+            ));
+        }
+        enum Manager {
+            Object(ValueId, String),
+            GradMode(ValueId),
+        }
+        let mut managers = Vec::new();
+        for item in &with.items {
+            let builtin = match &item.context.kind {
+                ExprKind::Call { func, args, .. } if args.is_empty() => {
+                    match self.resolve_sugared(func)? {
+                        Some(Sugared::Builtin(name))
+                            if name == "no_grad" || name == "enable_grad" =>
+                        {
+                            Some(name)
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(name) = builtin {
+                self.location = Some(item.range.clone());
+                let previous = self.emit_builtin("aten::is_grad_enabled", &[], &item.range)?;
+                let enabled = self.bool_constant(name == "enable_grad");
+                self.emit_builtin("aten::set_grad_enabled", &[enabled], &item.range)?;
+                if let Some(target) = &item.target {
+                    let none = self.none_constant();
+                    self.assign_to_target(target, none)?;
+                }
+                managers.push(Manager::GradMode(previous));
+                continue;
+            }
+            let object = self.emit_expr(&item.context, None)?;
+            let Type::Class(class) = self.graph.value_type(object).clone() else {
+                return Err(self.error(
+                    format!(
+                        "with statements need an object with __enter__ and __exit__, not a value of type {}",
+                        self.graph.value_type(object).annotation_str()
+                    ),
+                    &item.context.range,
+                ));
+            };
+            let class_name = class.qualified_name().to_string();
+            for method in ["__enter__", "__exit__"] {
+                if !class.has_method(method) {
+                    return Err(self.error(
+                        format!("object of type {class_name} has no method {method} and cannot be used as a context manager"),
+                        &item.context.range,
+                    ));
+                }
+            }
+            self.location = Some(item.range.clone());
+            let entered =
+                self.emit_method_call(object, &class_name, "__enter__", &[], &[], &item.range)?;
+            if let Some(target) = &item.target {
+                self.assign_to_target(target, entered)?;
+            }
+            managers.push(Manager::Object(object, class_name));
+        }
+        let exit = self.emit_statements(&with.body, &[], false)?;
+        for manager in managers.into_iter().rev() {
+            self.location = Some(range.clone());
+            match manager {
+                Manager::GradMode(previous) => {
+                    self.emit_builtin("aten::set_grad_enabled", &[previous], range)?;
+                }
+                Manager::Object(object, class_name) => {
+                    let none = self.none_constant();
+                    let arguments = vec![(none, range.clone()); 3];
+                    self.emit_method_call(object, &class_name, "__exit__", &arguments, &[], range)?;
+                }
+            }
+        }
+        Ok(exit)
+    }
+
     // ----- raise / assert ------------------------------------------------------------------
 
     fn emit_raise(&mut self, raise: &Raise, range: &SourceRange) -> Result<(), FrontendError> {
@@ -957,7 +1084,10 @@ impl<'a> Emitter<'a> {
                 ));
             }
             for target in &assign.targets {
-                self.assign_to_target(target, value)?;
+                self.pending_attribute_type = Some(ty.clone());
+                let assigned = self.assign_to_target(target, value);
+                self.pending_attribute_type = None;
+                assigned?;
                 if let ExprKind::Name(name) = &target.kind {
                     if let Some(frame) = self.frames.last_mut() {
                         frame.declared.insert(name.clone(), ty.clone());
@@ -984,6 +1114,21 @@ impl<'a> Emitter<'a> {
                         self.assign_value_from(target, value, value_expr)?;
                     }
                     return Ok(());
+                }
+            }
+        }
+        // `_0 = __torch__.m.helper`: the name stands for the function from now on.
+        if let ([target], ExprKind::Name(_) | ExprKind::Attribute { .. }) =
+            (assign.targets.as_slice(), &value_expr.kind)
+        {
+            if let ExprKind::Name(name) = &target.kind {
+                if let Some(sugared) = self.resolve_sugared(value_expr)? {
+                    if !matches!(sugared, Sugared::Enum(_)) {
+                        if let Some(frame) = self.frames.last_mut() {
+                            frame.sugared.insert(name.clone(), sugared);
+                        }
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -1020,6 +1165,12 @@ impl<'a> Emitter<'a> {
             ExprKind::Tuple(targets) | ExprKind::List(targets) => {
                 let ty = self.graph.value_type(value).clone();
                 self.location = Some(target.range.clone());
+                let ty = match ty {
+                    Type::NamedTuple(named) => {
+                        Type::Tuple(named.fields.iter().map(|(_, t)| t.clone()).collect())
+                    }
+                    other => other,
+                };
                 let elements = match &ty {
                     Type::Tuple(types) if types.len() == targets.len() => {
                         let node = self.insert("prim::TupleUnpack", &[value], types);
@@ -1068,6 +1219,14 @@ impl<'a> Emitter<'a> {
                     ));
                 };
                 let class = self.context.unit.resolve_class(class.qualified_name())?;
+                if class.attribute(&attr.name).is_none() && self.is_init_self(object, &class) {
+                    // PyTorch infers script-class attributes from `self.x = ...` in __init__.
+                    let ty = self
+                        .pending_attribute_type
+                        .take()
+                        .unwrap_or_else(|| self.graph.value_type(value).clone());
+                    class.add_attribute(&attr.name, ty, ferrojit_ir::AttributeKind::Regular);
+                }
                 let Some(attribute) = class.attribute(&attr.name) else {
                     return Err(self.error(
                         format!("Tried to set nonexistent attribute: {}. Did you forget to initialize it in __init__()?", attr.name),
@@ -1127,6 +1286,23 @@ impl<'a> Emitter<'a> {
                 } else {
                     self.emit_builtin("aten::fill_", &[view, value], &target.range)?;
                 }
+                Ok(())
+            }
+            Type::Class(class) if !class.is_module() => {
+                let index_value = self.emit_expr(index, None)?;
+                self.location = Some(target.range.clone());
+                let class_name = class.qualified_name().to_string();
+                self.emit_method_call(
+                    container,
+                    &class_name,
+                    "__setitem__",
+                    &[
+                        (index_value, index.range.clone()),
+                        (value, target.range.clone()),
+                    ],
+                    &[],
+                    &target.range,
+                )?;
                 Ok(())
             }
             other => Err(self.error(

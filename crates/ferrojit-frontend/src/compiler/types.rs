@@ -18,6 +18,7 @@ pub(crate) struct TypeResolver<'a> {
 fn strip_typing_prefix(name: &str) -> &str {
     name.strip_prefix("typing.")
         .or_else(|| name.strip_prefix("t."))
+        .or_else(|| name.strip_prefix("torch.jit."))
         .unwrap_or(name)
 }
 
@@ -119,21 +120,31 @@ impl<'a> TypeResolver<'a> {
                         ))
                     }
                     "Union" => {
-                        // Only Optional spelled as a union is supported (no Union type in the IR).
-                        let types = elements
-                            .iter()
-                            .map(|e| self.resolve(e))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        let non_none: Vec<&Type> =
-                            types.iter().filter(|t| **t != Type::NoneType).collect();
-                        if non_none.len() == 1 && types.len() == 2 {
-                            Ok(Type::optional(non_none[0].clone()))
-                        } else {
-                            Err(FrontendError::new(
-                                "Union types other than Optional are not supported",
-                                expr.range.clone(),
-                            ))
+                        let mut members: Vec<Type> = Vec::new();
+                        for element in &elements {
+                            let ty = self.resolve(element)?;
+                            let flattened = match ty {
+                                Type::Union(inner) => inner,
+                                Type::Optional(inner) => vec![*inner, Type::NoneType],
+                                other => vec![other],
+                            };
+                            for member in flattened {
+                                if !members.contains(&member) {
+                                    members.push(member);
+                                }
+                            }
                         }
+                        let non_none: Vec<&Type> =
+                            members.iter().filter(|t| **t != Type::NoneType).collect();
+                        Ok(match (non_none.as_slice(), members.len()) {
+                            ([single], 1) => (*single).clone(),
+                            ([single], 2) => Type::optional((*single).clone()),
+                            _ => Type::Union(members),
+                        })
+                    }
+                    "Future" => {
+                        expect_count(1)?;
+                        Ok(Type::Future(Box::new(self.resolve(elements[0])?)))
                     }
                     other => Err(FrontendError::new(
                         format!("Unknown type constructor {other}"),
@@ -155,6 +166,12 @@ impl<'a> TypeResolver<'a> {
         }
         candidates.push(name.to_string());
         for candidate in &candidates {
+            if let Some(named) = self.unit.try_resolve_named_tuple(candidate)? {
+                return Ok(Type::NamedTuple(named));
+            }
+            if let Some(info) = self.unit.try_resolve_enum(candidate)? {
+                return Ok(Type::Enum(info.qualified_name.clone()));
+            }
             if let Some(class) = self.unit.try_resolve_class(candidate)? {
                 return Ok(Type::Class(class));
             }

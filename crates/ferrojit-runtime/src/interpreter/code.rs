@@ -97,6 +97,21 @@ pub enum PrimOp {
     },
     Uninitialized,
     Print(usize),
+    /// `prim::fork`: runs the compiled subgraph on the inputs; leaves a future.
+    Fork {
+        code: Arc<Code>,
+        num_inputs: usize,
+    },
+    /// `isinstance(x, (T1, T2))`: pops a value, pushes whether it matches one of the types.
+    IsInstance(Vec<Type>),
+    /// A new instance of a script class with every attribute unset (`C.__new__(C)`).
+    CreateObject(Arc<ferrojit_ir::ClassType>),
+    /// An enum member: pops the member's value and wraps it with the member's name. The
+    /// class describes the run-time representation: an object with `name` and `value`.
+    EnumConstant {
+        class: Arc<ferrojit_ir::ClassType>,
+        name: String,
+    },
 }
 
 /// A graph compiled for the interpreter.
@@ -137,6 +152,14 @@ impl fmt::Display for Code {
 
 fn invalid(message: impl Into<String>) -> RuntimeError {
     RuntimeError::InvalidGraph(message.into())
+}
+
+/// The run-time class of enum values: an object holding the member's `name` and `value`.
+pub fn enum_runtime_class(enum_name: &str, value_type: Type) -> Arc<ferrojit_ir::ClassType> {
+    let class = ferrojit_ir::ClassType::new(enum_name, false);
+    class.add_attribute("name", Type::Str, ferrojit_ir::AttributeKind::Regular);
+    class.add_attribute("value", value_type, ferrojit_ir::AttributeKind::Regular);
+    class
 }
 
 /// Compiles `graph` against the builtin operator registry.
@@ -342,6 +365,76 @@ impl<'g> Compiler<'g> {
                 };
                 self.push_inputs(node);
                 self.prim(prim);
+                self.store_outputs(node);
+            }
+            "prim::CreateObject" => {
+                let class = match self.output_type(node)? {
+                    Type::Class(class) => class,
+                    other => {
+                        return Err(invalid(format!(
+                            "prim::CreateObject output must be a class, not {other}"
+                        )))
+                    }
+                };
+                self.prim(PrimOp::CreateObject(class));
+                self.store_outputs(node);
+            }
+            "prim::EnumConstant" => {
+                let Type::Enum(enum_name) = self.output_type(node)? else {
+                    return Err(invalid("prim::EnumConstant output must be an enum"));
+                };
+                if num_inputs != 1 {
+                    return Err(invalid("prim::EnumConstant takes the member's value"));
+                }
+                let name = self.attribute_str(node, "name")?;
+                let value_type = self
+                    .graph
+                    .value_type(self.graph.node_inputs(node)[0])
+                    .clone();
+                let class = enum_runtime_class(&enum_name, value_type);
+                self.push_inputs(node);
+                self.prim(PrimOp::EnumConstant { class, name });
+                self.store_outputs(node);
+            }
+            "prim::fork" => {
+                let Some(AttributeValue::Graph(subgraph)) = self.graph.attribute(node, "Subgraph")
+                else {
+                    return Err(invalid("prim::fork is missing its Subgraph"));
+                };
+                if subgraph.inputs().len() != num_inputs || subgraph.outputs().len() != 1 {
+                    return Err(invalid(
+                        "prim::fork's subgraph must take the node's inputs and return one value",
+                    ));
+                }
+                let code = Arc::new(compile_with_registry(subgraph, self.registry)?);
+                self.push_inputs(node);
+                self.prim(PrimOp::Fork { code, num_inputs });
+                self.store_outputs(node);
+            }
+            "prim::isinstance" => {
+                let types = match self.graph.attribute(node, "types") {
+                    Some(AttributeValue::Types(types)) => types.clone(),
+                    Some(AttributeValue::Type(ty)) => vec![ty.clone()],
+                    _ => return Err(invalid("prim::isinstance is missing its types")),
+                };
+                if num_inputs != 1 {
+                    return Err(invalid("prim::isinstance takes one input"));
+                }
+                self.push_inputs(node);
+                self.prim(PrimOp::IsInstance(types));
+                self.store_outputs(node);
+            }
+            "prim::EnumName" | "prim::EnumValue" => {
+                if num_inputs != 1 {
+                    return Err(invalid(format!("{kind} takes one enum input")));
+                }
+                let field = if kind == "prim::EnumName" {
+                    "name"
+                } else {
+                    "value"
+                };
+                self.push_inputs(node);
+                self.prim(PrimOp::GetAttr(field.to_string()));
                 self.store_outputs(node);
             }
             "prim::ListConstruct" => {

@@ -10,7 +10,7 @@ use ferrojit_ir::Graph;
 use super::code::{compile, Code, Instruction, PrimOp};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
-use crate::object::MethodSource;
+use crate::object::{MethodSource, NoMethods, Object};
 
 /// Receives each line `prim::Print` produces (without the trailing newline).
 pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;
@@ -115,6 +115,9 @@ struct Frame {
     /// Where `CallFunction` looks functions up: the object's source inside methods, the
     /// caller-supplied one at the entry frame (`None`).
     functions: Option<Arc<dyn MethodSource>>,
+    /// For the frame running forked code (`prim::fork`): the operand stack height below
+    /// its inputs, where its future goes when it returns or fails.
+    fork_base: Option<usize>,
 }
 
 impl Frame {
@@ -125,6 +128,7 @@ impl Frame {
             pc: 0,
             registers,
             functions,
+            fork_base: None,
         }
     }
 }
@@ -180,7 +184,21 @@ pub fn run_code(
                 return Err(RuntimeError::StepBudgetExceeded(budget));
             }
         }
-        match step(frame, &mut stack, methods, options)? {
+        let control = match step(frame, &mut stack, methods, options) {
+            Ok(control) => control,
+            // An error inside forked code is kept in its future, to be raised by `wait`.
+            Err(error) => match frames.iter().rposition(|f| f.fork_base.is_some()) {
+                Some(index) => {
+                    let base = frames[index].fork_base.unwrap_or(0);
+                    frames.truncate(index);
+                    stack.truncate(base);
+                    stack.push(super::future::completed(Err(error)));
+                    continue;
+                }
+                None => return Err(error),
+            },
+        };
+        match control {
             Control::Next => {}
             Control::Call(callee) => {
                 if frames.len() >= options.max_call_depth {
@@ -189,7 +207,11 @@ pub fn run_code(
                 frames.push(callee);
             }
             Control::Return => {
-                frames.pop();
+                let finished = frames.pop();
+                if finished.is_some_and(|f| f.fork_base.is_some()) {
+                    let value = pop(&mut stack)?;
+                    stack.push(super::future::completed(Ok(value)));
+                }
                 if frames.is_empty() {
                     return Ok(stack);
                 }
@@ -448,6 +470,39 @@ fn run_prim(
             });
         }
         PrimOp::Uninitialized => stack.push(IValue::Uninitialized),
+        PrimOp::Fork { code, num_inputs } => {
+            // Forked code runs now, to completion; its result or error waits in a future.
+            let base = stack
+                .len()
+                .checked_sub(*num_inputs)
+                .ok_or_else(|| corrupt("operand stack underflow"))?;
+            let mut callee = Frame::new(code.clone(), frame.functions.clone());
+            callee.fork_base = Some(base);
+            return Ok(Control::Call(callee));
+        }
+        PrimOp::IsInstance(types) => {
+            let value = pop(stack)?;
+            let matches = types
+                .iter()
+                .any(|ty| crate::module::value_matches_type(&value, ty));
+            stack.push(IValue::Bool(matches));
+        }
+        PrimOp::CreateObject(class) => {
+            let source: Arc<dyn MethodSource> = match &frame.functions {
+                Some(source) => source.clone(),
+                None => methods.shared().unwrap_or_else(|| Arc::new(NoMethods)),
+            };
+            stack.push(IValue::Object(Object::new(class.clone(), source)));
+        }
+        PrimOp::EnumConstant { class, name } => {
+            let value = pop(stack)?;
+            let slots = vec![IValue::Str(Arc::from(name.as_str())), value];
+            stack.push(IValue::Object(Object::with_slots(
+                class.clone(),
+                slots,
+                Arc::new(NoMethods),
+            )));
+        }
         PrimOp::Print(count) => {
             let items = pop_n(stack, *count)?;
             let parts: Vec<String> = items.iter().map(IValue::to_string).collect();

@@ -6,6 +6,7 @@
 
 pub mod code;
 pub mod execute;
+pub mod future;
 mod liveness;
 
 pub use code::{

@@ -199,53 +199,105 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
     register_unary(r, "logit", "float? eps=None", (true, true), |a| {
         Ok(Logit(optional_f64(arg(a, 1)?)?))
     });
-    reg(r, "aten::round.decimals(Tensor self, *, int decimals) -> Tensor", |a| {
-        one(tensor(a, 0)?.unary(Round(arg(a, 1)?.to_int()?))?)
+    reg(
+        r,
+        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
+        |a| one(tensor(a, 0)?.unary(Round(arg(a, 1)?.to_int()?))?),
+    );
+    reg(
+        r,
+        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.unary_(Round(arg(a, 1)?.to_int()?))?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    reg(
+        r,
+        "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
+        |a| one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), tensor(a, 2)?)?),
+    );
+    register_unary(
+        r,
+        "leaky_relu",
+        "Scalar negative_slope=0.01",
+        (true, true),
+        |a| Ok(LeakyRelu(f64_arg(a, 1)?)),
+    );
+    register_unary(
+        r,
+        "elu",
+        "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+        (true, true),
+        |a| Ok(Elu(f64_arg(a, 1)?, f64_arg(a, 2)?, f64_arg(a, 3)?)),
+    );
+    register_unary(r, "celu", "Scalar alpha=1.0", (true, true), |a| {
+        Ok(Celu(f64_arg(a, 1)?))
     });
-    reg(r, "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.unary_(Round(arg(a, 1)?.to_int()?))?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), tensor(a, 2)?)?)
-    });
-    register_unary(r, "leaky_relu", "Scalar negative_slope=0.01", (true, true), |a| {
-        Ok(LeakyRelu(f64_arg(a, 1)?))
-    });
-    register_unary(r, "elu", "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", (true, true), |a| {
-        Ok(Elu(f64_arg(a, 1)?, f64_arg(a, 2)?, f64_arg(a, 3)?))
-    });
-    register_unary(r, "celu", "Scalar alpha=1.0", (true, true), |a| Ok(Celu(f64_arg(a, 1)?)));
-    register_unary(r, "gelu", "*, str approximate='none'", (true, true), |a| {
-        match arg(a, 1)?.to_str()? {
+    register_unary(
+        r,
+        "gelu",
+        "*, str approximate='none'",
+        (true, true),
+        |a| match arg(a, 1)?.to_str()? {
             "none" => Ok(Gelu(false)),
             "tanh" => Ok(Gelu(true)),
-            other => Err(RuntimeError::Other(format!("approximate argument must be either none or tanh. Got {other}"))),
-        }
-    });
-    register_unary(r, "hardtanh", "Scalar min_val=-1, Scalar max_val=1", (true, true), |a| {
-        Ok(Hardtanh(f64_arg(a, 1)?, f64_arg(a, 2)?))
-    });
-    register_unary(r, "softplus", "Scalar beta=1, Scalar threshold=20", (false, true), |a| {
-        Ok(Softplus(f64_arg(a, 1)?, f64_arg(a, 2)?))
-    });
-    register_unary(r, "nan_to_num", "float? nan=None, float? posinf=None, float? neginf=None", (true, true), |a| {
-        Ok(NanToNum(optional_f64(arg(a, 1)?)?, optional_f64(arg(a, 2)?)?, optional_f64(arg(a, 3)?)?))
-    });
+            other => Err(RuntimeError::Other(format!(
+                "approximate argument must be either none or tanh. Got {other}"
+            ))),
+        },
+    );
+    register_unary(
+        r,
+        "hardtanh",
+        "Scalar min_val=-1, Scalar max_val=1",
+        (true, true),
+        |a| Ok(Hardtanh(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+    );
+    register_unary(
+        r,
+        "softplus",
+        "Scalar beta=1, Scalar threshold=20",
+        (false, true),
+        |a| Ok(Softplus(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+    );
+    register_unary(
+        r,
+        "nan_to_num",
+        "float? nan=None, float? posinf=None, float? neginf=None",
+        (true, true),
+        |a| {
+            Ok(NanToNum(
+                optional_f64(arg(a, 1)?)?,
+                optional_f64(arg(a, 2)?)?,
+                optional_f64(arg(a, 3)?)?,
+            ))
+        },
+    );
 }
 
 fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, variants: (bool, bool)) {
-    reg(r, &format!("aten::{name}(Tensor self) -> Tensor"), move |a| one(tensor(a, 0)?.unary(op)?));
+    reg(
+        r,
+        &format!("aten::{name}(Tensor self) -> Tensor"),
+        move |a| one(tensor(a, 0)?.unary(op)?),
+    );
     if variants.0 {
-        reg(r, &format!("aten::{name}_(Tensor(a!) self) -> Tensor(a!)"), move |a| {
-            tensor(a, 0)?.unary_(op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        });
+        reg(
+            r,
+            &format!("aten::{name}_(Tensor(a!) self) -> Tensor(a!)"),
+            move |a| {
+                tensor(a, 0)?.unary_(op)?;
+                Ok(vec![arg(a, 0)?.clone()])
+            },
+        );
     }
     if variants.1 {
-        reg(r, &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.unary_out(op, tensor(a, 1)?)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+            move |a| one(tensor(a, 0)?.unary_out(op, tensor(a, 1)?)?),
+        );
     }
 }
 
@@ -265,42 +317,77 @@ fn register_binary(
     out_overloads: (Option<&str>, Option<&str>),
     scalar_tensor: Option<&str>,
 ) {
-    let dot = |o: &str| if o.is_empty() { String::new() } else { format!(".{o}") };
-    reg(r, &format!("aten::{name}{}(Tensor self, Tensor {other}) -> Tensor", dot(tensor_overload)), move |a| {
-        one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?)
-    });
+    let dot = |o: &str| {
+        if o.is_empty() {
+            String::new()
+        } else {
+            format!(".{o}")
+        }
+    };
+    reg(
+        r,
+        &format!(
+            "aten::{name}{}(Tensor self, Tensor {other}) -> Tensor",
+            dot(tensor_overload)
+        ),
+        move |a| one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?),
+    );
     if let Some(so) = scalar_overload {
-        reg(r, &format!("aten::{name}.{so}(Tensor self, Scalar {other}) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.binary(&wrapped(arg(a, 1)?)?, op)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}.{so}(Tensor self, Scalar {other}) -> Tensor"),
+            move |a| one(tensor(a, 0)?.binary(&wrapped(arg(a, 1)?)?, op)?),
+        );
     }
     if inplace {
-        let tensor_ip = if tensor_overload.is_empty() { ".Tensor".to_string() } else { dot(tensor_overload) };
-        reg(r, &format!("aten::{name}_{tensor_ip}(Tensor(a!) self, Tensor {other}) -> Tensor(a!)"), move |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        });
-        if let Some(so) = scalar_overload {
-            reg(r, &format!("aten::{name}_.{so}(Tensor(a!) self, Scalar {other}) -> Tensor(a!)"), move |a| {
-                tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
+        let tensor_ip = if tensor_overload.is_empty() {
+            ".Tensor".to_string()
+        } else {
+            dot(tensor_overload)
+        };
+        reg(
+            r,
+            &format!("aten::{name}_{tensor_ip}(Tensor(a!) self, Tensor {other}) -> Tensor(a!)"),
+            move |a| {
+                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
                 Ok(vec![arg(a, 0)?.clone()])
-            });
+            },
+        );
+        if let Some(so) = scalar_overload {
+            reg(
+                r,
+                &format!("aten::{name}_.{so}(Tensor(a!) self, Scalar {other}) -> Tensor(a!)"),
+                move |a| {
+                    tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
+                    Ok(vec![arg(a, 0)?.clone()])
+                },
+            );
         }
     }
     if let Some(to) = out_overloads.0 {
-        reg(r, &format!("aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?)
-        });
+        reg(
+            r,
+            &format!(
+                "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
+            ),
+            move |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?),
+        );
     }
     if let Some(so) = out_overloads.1 {
-        reg(r, &format!("aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, tensor(a, 2)?)?)
-        });
+        reg(
+            r,
+            &format!(
+                "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
+            ),
+            move |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, tensor(a, 2)?)?),
+        );
     }
     if let Some(st) = scalar_tensor {
-        reg(r, &format!("aten::{name}.{st}(Scalar self, Tensor {other}) -> Tensor"), move |a| {
-            one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, op)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}.{st}(Scalar self, Tensor {other}) -> Tensor"),
+            move |a| one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, op)?),
+        );
     }
 }
 
@@ -308,45 +395,179 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
     use BinaryOp::*;
     // Already registered in tensor_ops: mul/div/add/sub base overloads, remainder, pow,
     // maximum/minimum, floor_divide and the comparison base overloads.
-    register_binary(r, "fmod", Fmod, "other", "Tensor", Some("Scalar"), true, (Some("Tensor_out"), Some("Scalar_out")), None);
-    register_binary(r, "atan2", Atan2, "other", "", None, false, (Some("out"), None), None);
-    reg(r, "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.binary_(tensor(a, 1)?, Atan2)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    register_binary(r, "hypot", Hypot, "other", "", None, false, (Some("out"), None), None);
-    reg(r, "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.binary_(tensor(a, 1)?, Hypot)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    register_binary(r, "fmax", Fmax, "other", "", None, false, (Some("out"), None), None);
-    register_binary(r, "fmin", Fmin, "other", "", None, false, (Some("out"), None), None);
-    for (name, op) in [("bitwise_and", BitwiseAnd), ("bitwise_or", BitwiseOr), ("bitwise_xor", BitwiseXor)] {
-        register_binary(r, name, op, "other", "Tensor", Some("Scalar"), true, (Some("Tensor_out"), Some("Scalar_out")), Some("Scalar_Tensor"));
+    register_binary(
+        r,
+        "fmod",
+        Fmod,
+        "other",
+        "Tensor",
+        Some("Scalar"),
+        true,
+        (Some("Tensor_out"), Some("Scalar_out")),
+        None,
+    );
+    register_binary(
+        r,
+        "atan2",
+        Atan2,
+        "other",
+        "",
+        None,
+        false,
+        (Some("out"), None),
+        None,
+    );
+    reg(
+        r,
+        "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.binary_(tensor(a, 1)?, Atan2)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    register_binary(
+        r,
+        "hypot",
+        Hypot,
+        "other",
+        "",
+        None,
+        false,
+        (Some("out"), None),
+        None,
+    );
+    reg(
+        r,
+        "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.binary_(tensor(a, 1)?, Hypot)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    register_binary(
+        r,
+        "fmax",
+        Fmax,
+        "other",
+        "",
+        None,
+        false,
+        (Some("out"), None),
+        None,
+    );
+    register_binary(
+        r,
+        "fmin",
+        Fmin,
+        "other",
+        "",
+        None,
+        false,
+        (Some("out"), None),
+        None,
+    );
+    for (name, op) in [
+        ("bitwise_and", BitwiseAnd),
+        ("bitwise_or", BitwiseOr),
+        ("bitwise_xor", BitwiseXor),
+    ] {
+        register_binary(
+            r,
+            name,
+            op,
+            "other",
+            "Tensor",
+            Some("Scalar"),
+            true,
+            (Some("Tensor_out"), Some("Scalar_out")),
+            Some("Scalar_Tensor"),
+        );
     }
-    for (name, op) in [("bitwise_left_shift", BitwiseLeftShift), ("bitwise_right_shift", BitwiseRightShift)] {
-        register_binary(r, name, op, "other", "Tensor", Some("Tensor_Scalar"), true, (Some("Tensor_out"), Some("Tensor_Scalar_out")), Some("Scalar_Tensor"));
+    for (name, op) in [
+        ("bitwise_left_shift", BitwiseLeftShift),
+        ("bitwise_right_shift", BitwiseRightShift),
+    ] {
+        register_binary(
+            r,
+            name,
+            op,
+            "other",
+            "Tensor",
+            Some("Tensor_Scalar"),
+            true,
+            (Some("Tensor_out"), Some("Tensor_Scalar_out")),
+            Some("Scalar_Tensor"),
+        );
     }
-    for (name, op) in [("__and__", BitwiseAnd), ("__or__", BitwiseOr), ("__xor__", BitwiseXor), ("__lshift__", BitwiseLeftShift), ("__rshift__", BitwiseRightShift)] {
-        register_binary(r, name, op, "other", "Tensor", Some("Scalar"), false, (None, None), None);
+    for (name, op) in [
+        ("__and__", BitwiseAnd),
+        ("__or__", BitwiseOr),
+        ("__xor__", BitwiseXor),
+        ("__lshift__", BitwiseLeftShift),
+        ("__rshift__", BitwiseRightShift),
+    ] {
+        register_binary(
+            r,
+            name,
+            op,
+            "other",
+            "Tensor",
+            Some("Scalar"),
+            false,
+            (None, None),
+            None,
+        );
         let iname = format!("__i{}", &name[2..]);
         register_binary_inplace_only(r, &iname, op);
     }
-    for (name, op) in [("logical_and", LogicalAnd), ("logical_or", LogicalOr), ("logical_xor", LogicalXor)] {
-        register_binary(r, name, op, "other", "", None, false, (Some("out"), None), None);
-        reg(r, &format!("aten::{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)"), move |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        });
+    for (name, op) in [
+        ("logical_and", LogicalAnd),
+        ("logical_or", LogicalOr),
+        ("logical_xor", LogicalXor),
+    ] {
+        register_binary(
+            r,
+            name,
+            op,
+            "other",
+            "",
+            None,
+            false,
+            (Some("out"), None),
+            None,
+        );
+        reg(
+            r,
+            &format!("aten::{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+            move |a| {
+                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+                Ok(vec![arg(a, 0)?.clone()])
+            },
+        );
     }
-    for (name, op) in [("eq", Eq), ("ne", Ne), ("lt", Lt), ("le", Le), ("gt", Gt), ("ge", Ge)] {
+    for (name, op) in [
+        ("eq", Eq),
+        ("ne", Ne),
+        ("lt", Lt),
+        ("le", Le),
+        ("gt", Gt),
+        ("ge", Ge),
+    ] {
         for (overload, is_scalar) in [("Tensor", false), ("Scalar", true)] {
             let ty = if is_scalar { "Scalar" } else { "Tensor" };
-            reg(r, &format!("aten::{name}_.{overload}(Tensor(a!) self, {ty} other) -> Tensor(a!)"), move |a| {
-                let other = if is_scalar { wrapped(arg(a, 1)?)? } else { tensor(a, 1)?.clone() };
-                tensor(a, 0)?.binary_(&other, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            });
+            reg(
+                r,
+                &format!("aten::{name}_.{overload}(Tensor(a!) self, {ty} other) -> Tensor(a!)"),
+                move |a| {
+                    let other = if is_scalar {
+                        wrapped(arg(a, 1)?)?
+                    } else {
+                        tensor(a, 1)?.clone()
+                    };
+                    tensor(a, 0)?.binary_(&other, op)?;
+                    Ok(vec![arg(a, 0)?.clone()])
+                },
+            );
             reg(r, &format!("aten::{name}.{overload}_out(Tensor self, {ty} other, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
                 let other = if is_scalar { wrapped(arg(a, 1)?)? } else { tensor(a, 1)?.clone() };
                 one(tensor(a, 0)?.binary_out(&other, op, tensor(a, 2)?)?)
@@ -354,18 +575,38 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         }
     }
     // Variants of the arithmetic operators whose base overloads live in tensor_ops.
-    reg(r, "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Mul, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.add(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
-    });
-    reg(r, "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sub(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
-    });
-    reg(r, "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(tensor(a, 1)?, None)?.write_into_out(tensor(a, 2)?)?)
-    });
+    reg(
+        r,
+        "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Mul, tensor(a, 2)?)?),
+    );
+    reg(
+        r,
+        "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        |a| {
+            one(tensor(a, 0)?
+                .add(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
+                .write_into_out(tensor(a, 3)?)?)
+        },
+    );
+    reg(
+        r,
+        "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        |a| {
+            one(tensor(a, 0)?
+                .sub(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
+                .write_into_out(tensor(a, 3)?)?)
+        },
+    );
+    reg(
+        r,
+        "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| {
+            one(tensor(a, 0)?
+                .div(tensor(a, 1)?, None)?
+                .write_into_out(tensor(a, 2)?)?)
+        },
+    );
     reg(r, "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
         one(tensor(a, 0)?.div(tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
     });
@@ -378,33 +619,59 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         Ok(vec![arg(a, 0)?.clone()])
     });
     for (name, op) in [("remainder", Remainder), ("floor_divide", FloorDivide)] {
-        let tensor_ip = if name == "remainder" { "Tensor" } else { "Tensor" };
-        reg(r, &format!("aten::{name}_.{tensor_ip}(Tensor(a!) self, Tensor other) -> Tensor(a!)"), move |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        });
-        reg(r, &format!("aten::{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"), move |a| {
-            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        });
+        let tensor_ip = if name == "remainder" {
+            "Tensor"
+        } else {
+            "Tensor"
+        };
+        reg(
+            r,
+            &format!("aten::{name}_.{tensor_ip}(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+            move |a| {
+                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+                Ok(vec![arg(a, 0)?.clone()])
+            },
+        );
+        reg(
+            r,
+            &format!("aten::{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+            move |a| {
+                tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
+                Ok(vec![arg(a, 0)?.clone()])
+            },
+        );
     }
-    reg(r, "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Remainder, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", |a| {
-        one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, Remainder)?)
-    });
-    reg(r, "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(tensor(a, 1)?, FloorDivide, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, Pow)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.binary_(tensor(a, 1)?, Pow)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
+    reg(
+        r,
+        "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Remainder, tensor(a, 2)?)?),
+    );
+    reg(
+        r,
+        "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+        |a| one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, Remainder)?),
+    );
+    reg(
+        r,
+        "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, FloorDivide, tensor(a, 2)?)?),
+    );
+    reg(
+        r,
+        "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, Pow)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    reg(
+        r,
+        "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.binary_(tensor(a, 1)?, Pow)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
     reg(r, "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
         one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Pow, tensor(a, 2)?)?)
     });
@@ -412,26 +679,40 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Pow, tensor(a, 2)?)?)
     });
     for (name, op) in [("maximum", Maximum), ("minimum", Minimum)] {
-        reg(r, &format!("aten::{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?)
-        });
+        reg(
+            r,
+            &format!(
+                "aten::{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+            ),
+            move |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?),
+        );
     }
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
-        reg(r, &format!("aten::{name}.other(Tensor self, Tensor other) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}.other(Tensor self, Tensor other) -> Tensor"),
+            move |a| one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?),
+        );
     }
 }
 
 fn register_binary_inplace_only(r: &mut OperatorRegistry, name: &str, op: BinaryOp) {
-    reg(r, &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"), move |a| {
-        tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"), move |a| {
-        tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
+    reg(
+        r,
+        &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+        move |a| {
+            tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    reg(
+        r,
+        &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+        move |a| {
+            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
 }
 
 // ----- ternary -------------------------------------------------------------------------
@@ -450,79 +731,187 @@ fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
 }
 
 fn register_ternary_ops(r: &mut OperatorRegistry) {
-    reg(r, "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", |a| {
-        one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor", |a| {
-        one(Tensor::where_(tensor(a, 0)?, &wrapped(arg(a, 1)?)?, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor", |a| {
-        one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
-    });
-    reg(r, "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor", |a| {
-        one(Tensor::where_(tensor(a, 0)?, &wrapped(arg(a, 1)?)?, &wrapped(arg(a, 2)?)?)?)
-    });
+    reg(
+        r,
+        "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        |a| one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, tensor(a, 2)?)?),
+    );
+    reg(
+        r,
+        "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+        |a| {
+            one(Tensor::where_(
+                tensor(a, 0)?,
+                &wrapped(arg(a, 1)?)?,
+                tensor(a, 2)?,
+            )?)
+        },
+    );
+    reg(
+        r,
+        "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+        |a| {
+            one(Tensor::where_(
+                tensor(a, 0)?,
+                tensor(a, 1)?,
+                &wrapped(arg(a, 2)?)?,
+            )?)
+        },
+    );
+    reg(
+        r,
+        "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
+        |a| {
+            one(Tensor::where_(
+                tensor(a, 0)?,
+                &wrapped(arg(a, 1)?)?,
+                &wrapped(arg(a, 2)?)?,
+            )?)
+        },
+    );
     reg(r, "aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
         one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, tensor(a, 2)?)?.write_into_out(tensor(a, 3)?)?)
     });
-    reg(r, "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", |a| {
-        one(tensor(a, 0)?.masked_fill(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?)
-    });
-    reg(r, "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", |a| {
-        one(tensor(a, 0)?.masked_fill_tensor(tensor(a, 1)?, tensor(a, 2)?)?)
-    });
-    reg(r, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.masked_fill_(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.masked_fill_tensor_(tensor(a, 1)?, tensor(a, 2)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
+    reg(
+        r,
+        "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        |a| one(tensor(a, 0)?.masked_fill(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?),
+    );
+    reg(
+        r,
+        "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+        |a| one(tensor(a, 0)?.masked_fill_tensor(tensor(a, 1)?, tensor(a, 2)?)?),
+    );
+    reg(
+        r,
+        "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.masked_fill_(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
+    reg(
+        r,
+        "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+        |a| {
+            tensor(a, 0)?.masked_fill_tensor_(tensor(a, 1)?, tensor(a, 2)?)?;
+            Ok(vec![arg(a, 0)?.clone()])
+        },
+    );
     // clamp family: scalar bounds and tensor bounds.
     let clamp_s = |a: &Args| -> Result<Tensor> {
         let (lo, hi) = (optional_scalar(arg(a, 1)?)?, optional_scalar(arg(a, 2)?)?);
         Ok(tensor(a, 0)?.clamp(lo.as_ref(), hi.as_ref())?)
     };
     let clamp_t = |a: &Args| -> Result<Tensor> {
-        let (lo, hi) = (optional_tensor_owned(arg(a, 1)?)?, optional_tensor_owned(arg(a, 2)?)?);
+        let (lo, hi) = (
+            optional_tensor_owned(arg(a, 1)?)?,
+            optional_tensor_owned(arg(a, 2)?)?,
+        );
         Ok(tensor(a, 0)?.clamp_tensor(lo.as_ref(), hi.as_ref())?)
     };
-    reg(r, "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", move |a| one(clamp_s(a)?));
-    reg(r, "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", move |a| one(clamp_t(a)?));
-    reg(r, "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", move |a| in_place(a, clamp_s(a)?));
-    reg(r, "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", move |a| in_place(a, clamp_t(a)?));
+    reg(
+        r,
+        "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        move |a| one(clamp_s(a)?),
+    );
+    reg(
+        r,
+        "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+        move |a| one(clamp_t(a)?),
+    );
+    reg(
+        r,
+        "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+        move |a| in_place(a, clamp_s(a)?),
+    );
+    reg(
+        r,
+        "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+        move |a| in_place(a, clamp_t(a)?),
+    );
     reg(r, "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
         one(clamp_s(a)?.write_into_out(tensor(a, 3)?)?)
     });
     reg(r, "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
         one(clamp_t(a)?.write_into_out(tensor(a, 3)?)?)
     });
-    reg(r, "aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", move |a| one(clamp_s(a)?));
+    reg(
+        r,
+        "aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        move |a| one(clamp_s(a)?),
+    );
     for (name, is_min) in [("clamp_min", true), ("clamp_max", false)] {
         let bound = if is_min { "min" } else { "max" };
         let scalar_fn = move |a: &Args| -> Result<Tensor> {
             let s = scalar(arg(a, 1)?)?;
-            Ok(if is_min { tensor(a, 0)?.clamp(Some(&s), None)? } else { tensor(a, 0)?.clamp(None, Some(&s))? })
+            Ok(if is_min {
+                tensor(a, 0)?.clamp(Some(&s), None)?
+            } else {
+                tensor(a, 0)?.clamp(None, Some(&s))?
+            })
         };
         let tensor_fn = move |a: &Args| -> Result<Tensor> {
             let t = tensor(a, 1)?;
-            Ok(if is_min { tensor(a, 0)?.clamp_tensor(Some(t), None)? } else { tensor(a, 0)?.clamp_tensor(None, Some(t))? })
+            Ok(if is_min {
+                tensor(a, 0)?.clamp_tensor(Some(t), None)?
+            } else {
+                tensor(a, 0)?.clamp_tensor(None, Some(t))?
+            })
         };
-        reg(r, &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"), move |a| one(scalar_fn(a)?));
-        reg(r, &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"), move |a| one(tensor_fn(a)?));
-        reg(r, &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"), move |a| in_place(a, scalar_fn(a)?));
-        reg(r, &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"), move |a| in_place(a, tensor_fn(a)?));
-        reg(r, &format!("aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(scalar_fn(a)?.write_into_out(tensor(a, 2)?)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"),
+            move |a| one(scalar_fn(a)?),
+        );
+        reg(
+            r,
+            &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"),
+            move |a| one(tensor_fn(a)?),
+        );
+        reg(
+            r,
+            &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"),
+            move |a| in_place(a, scalar_fn(a)?),
+        );
+        reg(
+            r,
+            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"),
+            move |a| in_place(a, tensor_fn(a)?),
+        );
+        reg(
+            r,
+            &format!(
+                "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
+            ),
+            move |a| one(scalar_fn(a)?.write_into_out(tensor(a, 2)?)?),
+        );
     }
-    let lerp_s = |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?) };
-    let lerp_t = |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, tensor(a, 2)?)?) };
-    reg(r, "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", move |a| one(lerp_s(a)?));
-    reg(r, "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", move |a| one(lerp_t(a)?));
-    reg(r, "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", move |a| in_place(a, lerp_s(a)?));
-    reg(r, "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", move |a| in_place(a, lerp_t(a)?));
+    let lerp_s = |a: &Args| -> Result<Tensor> {
+        Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
+    };
+    let lerp_t =
+        |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, tensor(a, 2)?)?) };
+    reg(
+        r,
+        "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        move |a| one(lerp_s(a)?),
+    );
+    reg(
+        r,
+        "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        move |a| one(lerp_t(a)?),
+    );
+    reg(
+        r,
+        "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        move |a| in_place(a, lerp_s(a)?),
+    );
+    reg(
+        r,
+        "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+        move |a| in_place(a, lerp_t(a)?),
+    );
     reg(r, "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
         one(lerp_s(a)?.write_into_out(tensor(a, 3)?)?)
     });
@@ -548,7 +937,11 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
 
 // ----- reductions ----------------------------------------------------------------------
 
-fn correction(a: &Args, unbiased_index: Option<usize>, correction_index: Option<usize>) -> Result<f64> {
+fn correction(
+    a: &Args,
+    unbiased_index: Option<usize>,
+    correction_index: Option<usize>,
+) -> Result<f64> {
     if let Some(i) = correction_index {
         return Ok(optional_f64(arg(a, i)?)?.unwrap_or(1.0));
     }
@@ -559,9 +952,11 @@ fn correction(a: &Args, unbiased_index: Option<usize>, correction_index: Option<
 }
 
 fn register_reductions(r: &mut OperatorRegistry) {
-    reg(r, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", |a| {
-        one(tensor(a, 0)?.prod_dim(&[], false, optional_dtype(arg(a, 1)?)?)?)
-    });
+    reg(
+        r,
+        "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        |a| one(tensor(a, 0)?.prod_dim(&[], false, optional_dtype(arg(a, 1)?)?)?),
+    );
     reg(r, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
         let d = arg(a, 1)?.to_int()?;
         one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?)
@@ -581,21 +976,35 @@ fn register_reductions(r: &mut OperatorRegistry) {
             two(tensor(a, 0)?.max_min_dim(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?, is_max)?)
         });
         let a_name = if is_max { "amax" } else { "amin" };
-        reg(r, &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?)
-        });
+        reg(
+            r,
+            &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
+            move |a| one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?),
+        );
         reg(r, &format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
             one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?.write_into_out(tensor(a, 3)?)?)
         });
         let arg_name = if is_max { "argmax" } else { "argmin" };
-        reg(r, &format!("aten::{arg_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.argmax(arg(a, 1)?.to_optional_int()?, arg(a, 2)?.to_bool()?, is_max)?)
-        });
+        reg(
+            r,
+            &format!("aten::{arg_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"),
+            move |a| {
+                one(tensor(a, 0)?.argmax(
+                    arg(a, 1)?.to_optional_int()?,
+                    arg(a, 2)?.to_bool()?,
+                    is_max,
+                )?)
+            },
+        );
     }
     for (name, take_sqrt) in [("std", true), ("var", false)] {
-        reg(r, &format!("aten::{name}(Tensor self, bool unbiased=True) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.var_std(&[], correction(a, Some(1), None)?, false, take_sqrt)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}(Tensor self, bool unbiased=True) -> Tensor"),
+            move |a| {
+                one(tensor(a, 0)?.var_std(&[], correction(a, Some(1), None)?, false, take_sqrt)?)
+            },
+        );
         reg(r, &format!("aten::{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"), move |a| {
             one(tensor(a, 0)?.var_std(&dims(arg(a, 1)?)?, correction(a, Some(2), None)?, arg(a, 3)?.to_bool()?, take_sqrt)?)
         });
@@ -606,37 +1015,77 @@ fn register_reductions(r: &mut OperatorRegistry) {
     reg(r, "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
         one(tensor(a, 0)?.vector_norm(f64_arg(a, 1)?, &dims(arg(a, 2)?)?, arg(a, 3)?.to_bool()?, optional_dtype(arg(a, 4)?)?)?)
     });
-    reg(r, "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor", |a| {
-        one(tensor(a, 0)?.vector_norm(f64_arg(a, 1)?, &[], false, None)?)
-    });
+    reg(
+        r,
+        "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
+        |a| one(tensor(a, 0)?.vector_norm(f64_arg(a, 1)?, &[], false, None)?),
+    );
     reg(r, "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", |a| {
         let p = optional_f64(arg(a, 1)?)?.unwrap_or(2.0);
         one(tensor(a, 0)?.vector_norm(p, &dims(arg(a, 2)?)?, arg(a, 3)?.to_bool()?, None)?)
     });
-    reg(r, "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", |a| {
-        one(tensor(a, 0)?.logsumexp(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?)?)
-    });
+    reg(
+        r,
+        "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        |a| one(tensor(a, 0)?.logsumexp(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?)?),
+    );
     for (name, is_any) in [("any", true), ("all", false)] {
-        reg(r, &format!("aten::{name}(Tensor self) -> Tensor"), move |a| one(tensor(a, 0)?.any_all(&[], false, is_any)?));
-        reg(r, &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.any_all(&[arg(a, 1)?.to_int()?], arg(a, 2)?.to_bool()?, is_any)?)
-        });
-        reg(r, &format!("aten::{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.any_all(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_any)?)
-        });
+        reg(
+            r,
+            &format!("aten::{name}(Tensor self) -> Tensor"),
+            move |a| one(tensor(a, 0)?.any_all(&[], false, is_any)?),
+        );
+        reg(
+            r,
+            &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"),
+            move |a| {
+                one(tensor(a, 0)?.any_all(
+                    &[arg(a, 1)?.to_int()?],
+                    arg(a, 2)?.to_bool()?,
+                    is_any,
+                )?)
+            },
+        );
+        reg(
+            r,
+            &format!(
+                "aten::{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
+            ),
+            move |a| {
+                one(tensor(a, 0)?.any_all(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_any)?)
+            },
+        );
     }
-    reg(r, "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", |a| {
-        one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?)
-    });
-    reg(r, "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor", |a| {
-        one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?)
-    });
+    reg(
+        r,
+        "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+        |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
+    );
+    reg(
+        r,
+        "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor",
+        |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
+    );
     for (name, is_product) in [("cumsum", false), ("cumprod", true)] {
         let f = move |a: &Args| -> Result<Tensor> {
-            Ok(tensor(a, 0)?.cumulative(arg(a, 1)?.to_int()?, optional_dtype(arg(a, 2)?)?, is_product)?)
+            Ok(tensor(a, 0)?.cumulative(
+                arg(a, 1)?.to_int()?,
+                optional_dtype(arg(a, 2)?)?,
+                is_product,
+            )?)
         };
-        reg(r, &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"), move |a| one(f(a)?));
-        reg(r, &format!("aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"), move |a| in_place(a, f(a)?));
+        reg(
+            r,
+            &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
+            move |a| one(f(a)?),
+        );
+        reg(
+            r,
+            &format!(
+                "aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+            ),
+            move |a| in_place(a, f(a)?),
+        );
         reg(r, &format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), move |a| {
             one(f(a)?.write_into_out(tensor(a, 3)?)?)
         });
@@ -647,9 +1096,15 @@ fn register_reductions(r: &mut OperatorRegistry) {
     reg(r, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.sort(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)
     });
-    reg(r, "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", |a| {
-        one(tensor(a, 0)?.sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?.1)
-    });
+    reg(
+        r,
+        "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+        |a| {
+            one(tensor(a, 0)?
+                .sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?
+                .1)
+        },
+    );
     reg(r, "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", |a| {
         one(tensor(a, 0)?.sort(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?.1)
     });
@@ -659,7 +1114,9 @@ fn register_reductions(r: &mut OperatorRegistry) {
     reg(r, "aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.kthvalue(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)
     });
-    reg(r, "aten::median(Tensor self) -> Tensor", |a| one(tensor(a, 0)?.median_all()?));
+    reg(r, "aten::median(Tensor self) -> Tensor", |a| {
+        one(tensor(a, 0)?.median_all()?)
+    });
     reg(r, "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.median_dim(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)
     });
@@ -677,27 +1134,49 @@ fn register_views(r: &mut OperatorRegistry) {
     reg(r, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", |a| {
         one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
     });
-    reg(r, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", |a| {
-        one(tensor(a, 0)?.unflatten(arg(a, 1)?.to_int()?, &arg(a, 2)?.to_int_vec()?)?)
-    });
-    reg(r, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.unbind(arg(a, 1)?.to_int()?)?)
-    });
-    reg(r, "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.split(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?)
-    });
-    reg(r, "aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.split_with_sizes(&arg(a, 1)?.to_int_vec()?, arg(a, 2)?.to_int()?)?)
-    });
+    reg(
+        r,
+        "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+        |a| one(tensor(a, 0)?.unflatten(arg(a, 1)?.to_int()?, &arg(a, 2)?.to_int_vec()?)?),
+    );
+    reg(
+        r,
+        "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+        |a| tensor_list(tensor(a, 0)?.unbind(arg(a, 1)?.to_int()?)?),
+    );
+    reg(
+        r,
+        "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        |a| tensor_list(tensor(a, 0)?.split(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?),
+    );
+    reg(
+        r,
+        "aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        |a| {
+            tensor_list(
+                tensor(a, 0)?.split_with_sizes(&arg(a, 1)?.to_int_vec()?, arg(a, 2)?.to_int()?)?,
+            )
+        },
+    );
     reg(r, "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", |a| {
         tensor_list(tensor(a, 0)?.split_with_sizes(&arg(a, 1)?.to_int_vec()?, arg(a, 2)?.to_int()?)?)
     });
-    reg(r, "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.chunk(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?)
-    });
-    reg(r, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", |a| {
-        one(tensor(a, 0)?.diagonal(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_int()?)?)
-    });
+    reg(
+        r,
+        "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+        |a| tensor_list(tensor(a, 0)?.chunk(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?),
+    );
+    reg(
+        r,
+        "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        |a| {
+            one(tensor(a, 0)?.diagonal(
+                arg(a, 1)?.to_int()?,
+                arg(a, 2)?.to_int()?,
+                arg(a, 3)?.to_int()?,
+            )?)
+        },
+    );
 }
 
 /// `MemoryFormat?` argument (None = preserve).

@@ -18,7 +18,11 @@ fn check_cpu(device: &IValue) -> Result<()> {
         IValue::Device(d) => Err(RuntimeError::Other(format!(
             "device '{d}' is not available: ferrojit runs on the CPU only"
         ))),
-        other => Err(RuntimeError::type_mismatch("Device", other.type_of().to_string(), "device argument")),
+        other => Err(RuntimeError::type_mismatch(
+            "Device",
+            other.type_of().to_string(),
+            "device argument",
+        )),
     }
 }
 
@@ -50,7 +54,10 @@ fn full_like(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, true)?;
     let [s, fill] = pop_array::<2>(stack)?;
     let t = s.to_tensor()?;
-    push(stack, Tensor::full(t.sizes(), scalar(&fill)?, dtype.unwrap_or(t.dtype()))?)
+    push(
+        stack,
+        Tensor::full(t.sizes(), scalar(&fill)?, dtype.unwrap_or(t.dtype()))?,
+    )
 }
 
 fn empty_like(stack: &mut Stack) -> Result<()> {
@@ -63,14 +70,20 @@ fn empty_like(stack: &mut Stack) -> Result<()> {
 fn empty(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, true)?;
     let [size] = pop_array::<1>(stack)?;
-    push(stack, Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+    push(
+        stack,
+        Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
+    )
 }
 
 fn new_filled(stack: &mut Stack, fill: Scalar) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [s, size] = pop_array::<2>(stack)?;
     let t = s.to_tensor()?;
-    push(stack, Tensor::full(&sizes(&size)?, fill, dtype.unwrap_or(t.dtype()))?)
+    push(
+        stack,
+        Tensor::full(&sizes(&size)?, fill, dtype.unwrap_or(t.dtype()))?,
+    )
 }
 
 fn new_zeros(stack: &mut Stack) -> Result<()> {
@@ -87,21 +100,30 @@ fn new_full(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [s, size, fill] = pop_array::<3>(stack)?;
     let t = s.to_tensor()?;
-    push(stack, Tensor::full(&sizes(&size)?, scalar(&fill)?, dtype.unwrap_or(t.dtype()))?)
+    push(
+        stack,
+        Tensor::full(&sizes(&size)?, scalar(&fill)?, dtype.unwrap_or(t.dtype()))?,
+    )
 }
 
 fn rand_like(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, true)?;
     let [s] = pop_array::<1>(stack)?;
     let t = s.to_tensor()?;
-    push(stack, creation::rand(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+    push(
+        stack,
+        creation::rand(t.sizes(), dtype.unwrap_or(t.dtype()))?,
+    )
 }
 
 fn randn_like(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, true)?;
     let [s] = pop_array::<1>(stack)?;
     let t = s.to_tensor()?;
-    push(stack, creation::randn(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+    push(
+        stack,
+        creation::randn(t.sizes(), dtype.unwrap_or(t.dtype()))?,
+    )
 }
 
 fn linspace(stack: &mut Stack) -> Result<()> {
@@ -132,45 +154,74 @@ fn logspace(stack: &mut Stack) -> Result<()> {
 fn eye(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [n] = pop_array::<1>(stack)?;
-    push(stack, creation::eye(n.to_int()?, None, dtype.unwrap_or(DType::default_float()))?)
+    push(
+        stack,
+        creation::eye(n.to_int()?, None, dtype.unwrap_or(DType::default_float()))?,
+    )
 }
 
 fn eye_m(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [n, m] = pop_array::<2>(stack)?;
-    push(stack, creation::eye(n.to_int()?, Some(m.to_int()?), dtype.unwrap_or(DType::default_float()))?)
+    push(
+        stack,
+        creation::eye(
+            n.to_int()?,
+            Some(m.to_int()?),
+            dtype.unwrap_or(DType::default_float()),
+        )?,
+    )
 }
 
 fn rand(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [size] = pop_array::<1>(stack)?;
-    push(stack, creation::rand(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+    push(
+        stack,
+        creation::rand(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
+    )
 }
 
 fn randn(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [size] = pop_array::<1>(stack)?;
-    push(stack, creation::randn(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?)
+    push(
+        stack,
+        creation::randn(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
+    )
 }
 
 fn randint(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [high, size] = pop_array::<2>(stack)?;
-    let r = creation::randint(0, high.to_int()?, &sizes(&size)?, dtype.unwrap_or(DType::Int64))?;
+    let r = creation::randint(
+        0,
+        high.to_int()?,
+        &sizes(&size)?,
+        dtype.unwrap_or(DType::Int64),
+    )?;
     push(stack, r)
 }
 
 fn randint_low(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [low, high, size] = pop_array::<3>(stack)?;
-    let r = creation::randint(low.to_int()?, high.to_int()?, &sizes(&size)?, dtype.unwrap_or(DType::Int64))?;
+    let r = creation::randint(
+        low.to_int()?,
+        high.to_int()?,
+        &sizes(&size)?,
+        dtype.unwrap_or(DType::Int64),
+    )?;
     push(stack, r)
 }
 
 fn randperm(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [n] = pop_array::<1>(stack)?;
-    push(stack, creation::randperm(n.to_int()?, dtype.unwrap_or(DType::Int64))?)
+    push(
+        stack,
+        creation::randperm(n.to_int()?, dtype.unwrap_or(DType::Int64))?,
+    )
 }
 
 fn reject_generator(generator: &IValue) -> Result<()> {
@@ -185,14 +236,16 @@ fn reject_generator(generator: &IValue) -> Result<()> {
 fn normal_(stack: &mut Stack) -> Result<()> {
     let [s, mean, std, generator] = pop_array::<4>(stack)?;
     reject_generator(&generator)?;
-    s.to_tensor()?.normal_(mean.to_double()?, std.to_double()?)?;
+    s.to_tensor()?
+        .normal_(mean.to_double()?, std.to_double()?)?;
     push(stack, s)
 }
 
 fn uniform_(stack: &mut Stack) -> Result<()> {
     let [s, from, to, generator] = pop_array::<4>(stack)?;
     reject_generator(&generator)?;
-    s.to_tensor()?.uniform_(from.to_double()?, to.to_double()?)?;
+    s.to_tensor()?
+        .uniform_(from.to_double()?, to.to_double()?)?;
     push(stack, s)
 }
 
@@ -284,14 +337,18 @@ fn repeat_interleave_tensor(stack: &mut Stack) -> Result<()> {
 
 fn repeat_interleave_self_tensor(stack: &mut Stack) -> Result<()> {
     let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
-    let r = s.to_tensor()?.repeat_interleave(reps.to_tensor()?, dim.to_optional_int()?)?;
+    let r = s
+        .to_tensor()?
+        .repeat_interleave(reps.to_tensor()?, dim.to_optional_int()?)?;
     push(stack, r)
 }
 
 fn repeat_interleave_self_int(stack: &mut Stack) -> Result<()> {
     let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
     let reps = Tensor::scalar_tensor(Scalar::Int(reps.to_int()?), DType::Int64);
-    let r = s.to_tensor()?.repeat_interleave(&reps, dim.to_optional_int()?)?;
+    let r = s
+        .to_tensor()?
+        .repeat_interleave(&reps, dim.to_optional_int()?)?;
     push(stack, r)
 }
 
@@ -302,22 +359,38 @@ fn flip(stack: &mut Stack) -> Result<()> {
 
 fn roll(stack: &mut Stack) -> Result<()> {
     let [s, shifts, dims] = pop_array::<3>(stack)?;
-    push(stack, s.to_tensor()?.roll(&shifts.to_int_vec()?, &dims.to_int_vec()?)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .roll(&shifts.to_int_vec()?, &dims.to_int_vec()?)?,
+    )
 }
 
 fn meshgrid(stack: &mut Stack) -> Result<()> {
     let [ts] = pop_array::<1>(stack)?;
-    push(stack, tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, "ij")?))
+    push(
+        stack,
+        tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, "ij")?),
+    )
 }
 
 fn meshgrid_indexing(stack: &mut Stack) -> Result<()> {
     let [ts, indexing] = pop_array::<2>(stack)?;
-    push(stack, tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, indexing.to_str()?)?))
+    push(
+        stack,
+        tensor_list(creation::meshgrid(
+            &ts.to_tensor_vec()?,
+            indexing.to_str()?,
+        )?),
+    )
 }
 
 fn broadcast_tensors(stack: &mut Stack) -> Result<()> {
     let [ts] = pop_array::<1>(stack)?;
-    push(stack, tensor_list(creation::broadcast_tensors(&ts.to_tensor_vec()?)?))
+    push(
+        stack,
+        tensor_list(creation::broadcast_tensors(&ts.to_tensor_vec()?)?),
+    )
 }
 
 #[rustfmt::skip]

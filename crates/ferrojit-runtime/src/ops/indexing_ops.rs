@@ -24,53 +24,88 @@ fn optional_tensor_list(value: &IValue) -> Result<Vec<Option<Tensor>>> {
 
 fn index(stack: &mut Stack) -> Result<()> {
     let [s, indices] = pop_array::<2>(stack)?;
-    let r = s.to_tensor()?.index_tensor(&optional_tensor_list(&indices)?)?;
+    let r = s
+        .to_tensor()?
+        .index_tensor(&optional_tensor_list(&indices)?)?;
     push(stack, r)
 }
 
 fn index_put_(stack: &mut Stack) -> Result<()> {
     let [s, indices, values, accumulate] = pop_array::<4>(stack)?;
-    s.to_tensor()?
-        .index_put_(&optional_tensor_list(&indices)?, values.to_tensor()?, accumulate.to_bool()?)?;
+    s.to_tensor()?.index_put_(
+        &optional_tensor_list(&indices)?,
+        values.to_tensor()?,
+        accumulate.to_bool()?,
+    )?;
     push(stack, s)
 }
 
 fn index_put(stack: &mut Stack) -> Result<()> {
     let [s, indices, values, accumulate] = pop_array::<4>(stack)?;
     let copy = s.to_tensor()?.clone_tensor();
-    copy.index_put_(&optional_tensor_list(&indices)?, values.to_tensor()?, accumulate.to_bool()?)?;
+    copy.index_put_(
+        &optional_tensor_list(&indices)?,
+        values.to_tensor()?,
+        accumulate.to_bool()?,
+    )?;
     push(stack, copy)
 }
 
 fn index_select(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx] = pop_array::<3>(stack)?;
-    push(stack, s.to_tensor()?.index_select(dim.to_int()?, idx.to_tensor()?)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .index_select(dim.to_int()?, idx.to_tensor()?)?,
+    )
 }
 
 fn gather(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, _sparse_grad] = pop_array::<4>(stack)?;
-    push(stack, s.to_tensor()?.gather_index(dim.to_int()?, idx.to_tensor()?)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .gather_index(dim.to_int()?, idx.to_tensor()?)?,
+    )
 }
 
 fn scatter_src(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, src] = pop_array::<4>(stack)?;
-    push(stack, s.to_tensor()?.scatter_src(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?, None)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .scatter_src(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?, None)?,
+    )
 }
 
 fn scatter_value(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, value] = pop_array::<4>(stack)?;
-    push(stack, s.to_tensor()?.scatter_value(dim.to_int()?, idx.to_tensor()?, &scalar(&value)?, None)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .scatter_value(dim.to_int()?, idx.to_tensor()?, &scalar(&value)?, None)?,
+    )
 }
 
 fn scatter_reduce_src(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, src, reduce] = pop_array::<5>(stack)?;
-    let r = s.to_tensor()?.scatter_src(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?, optional_str(&reduce)?)?;
+    let r = s.to_tensor()?.scatter_src(
+        dim.to_int()?,
+        idx.to_tensor()?,
+        src.to_tensor()?,
+        optional_str(&reduce)?,
+    )?;
     push(stack, r)
 }
 
 fn scatter_reduce_value(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, value, reduce] = pop_array::<5>(stack)?;
-    let r = s.to_tensor()?.scatter_value(dim.to_int()?, idx.to_tensor()?, &scalar(&value)?, optional_str(&reduce)?)?;
+    let r = s.to_tensor()?.scatter_value(
+        dim.to_int()?,
+        idx.to_tensor()?,
+        &scalar(&value)?,
+        optional_str(&reduce)?,
+    )?;
     push(stack, r)
 }
 
@@ -80,7 +115,9 @@ fn in_place(stack: &mut Stack, kernel: fn(&mut Stack) -> Result<()>, arity: usiz
         .len()
         .checked_sub(arity)
         .and_then(|i| stack.get(i).cloned())
-        .ok_or_else(|| crate::error::RuntimeError::InvalidGraph("operand stack underflow".into()))?;
+        .ok_or_else(|| {
+            crate::error::RuntimeError::InvalidGraph("operand stack underflow".into())
+        })?;
     kernel(stack)?;
     let [result] = pop_array::<1>(stack)?;
     target.to_tensor()?.copy_(result.to_tensor()?)?;
@@ -102,7 +139,11 @@ fn scatter_reduce_value_(stack: &mut Stack) -> Result<()> {
 
 fn scatter_add(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, src] = pop_array::<4>(stack)?;
-    push(stack, s.to_tensor()?.scatter_add(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .scatter_add(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?)?,
+    )
 }
 
 fn scatter_add_(stack: &mut Stack) -> Result<()> {
@@ -132,7 +173,11 @@ fn masked_select(stack: &mut Stack) -> Result<()> {
 
 fn masked_scatter(stack: &mut Stack) -> Result<()> {
     let [s, mask, source] = pop_array::<3>(stack)?;
-    push(stack, s.to_tensor()?.masked_scatter(mask.to_tensor()?, source.to_tensor()?)?)
+    push(
+        stack,
+        s.to_tensor()?
+            .masked_scatter(mask.to_tensor()?, source.to_tensor()?)?,
+    )
 }
 
 fn masked_scatter_(stack: &mut Stack) -> Result<()> {

@@ -1,6 +1,7 @@
 //! List and dict operators (generic over the element type `t`, PyTorch's register_prim_ops
 //! schemas). Lists and dicts are shared by reference, so mutating ops change every alias.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use ferrojit_ir::Type;
@@ -157,31 +158,44 @@ fn slice(stack: &mut Stack) -> Result<()> {
     )
 }
 
-fn repeat(list: &ListValue, times: i64) -> IValue {
+/// The most elements a list operation builds: `[0] * 10**12` fails instead of exhausting
+/// memory.
+pub(crate) const MAX_LIST_ELEMENTS: usize = 1 << 28;
+
+fn repeat(list: &ListValue, times: i64) -> Result<IValue> {
     let items = list.to_vec();
     let times = usize::try_from(times).unwrap_or(0);
-    let mut result = Vec::with_capacity(items.len().saturating_mul(times).min(1 << 20));
+    let total = items.len().saturating_mul(times);
+    if total > MAX_LIST_ELEMENTS {
+        return Err(RuntimeError::Other(format!(
+            "list repetition would create {total} elements (more than {MAX_LIST_ELEMENTS})"
+        )));
+    }
+    let mut result = Vec::with_capacity(total);
     for _ in 0..times {
         result.extend(items.iter().cloned());
     }
-    IValue::List(ListValue::new(list.element_type().clone(), result))
+    Ok(IValue::List(ListValue::new(
+        list.element_type().clone(),
+        result,
+    )))
 }
 
 fn mul_left(stack: &mut Stack) -> Result<()> {
     let [list, times] = pop_array::<2>(stack)?;
-    let result = repeat(list.to_list()?, times.to_int()?);
+    let result = repeat(list.to_list()?, times.to_int()?)?;
     push(stack, result)
 }
 
 fn mul_right(stack: &mut Stack) -> Result<()> {
     let [times, list] = pop_array::<2>(stack)?;
-    let result = repeat(list.to_list()?, times.to_int()?);
+    let result = repeat(list.to_list()?, times.to_int()?)?;
     push(stack, result)
 }
 
 fn mul_in_place(stack: &mut Stack) -> Result<()> {
     let [list, times] = pop_array::<2>(stack)?;
-    let repeated = repeat(list.to_list()?, times.to_int()?);
+    let repeated = repeat(list.to_list()?, times.to_int()?)?;
     let new_items = repeated.to_list()?.to_vec();
     *list.to_list()?.write() = new_items;
     push(stack, list)
@@ -270,37 +284,223 @@ fn list_min(stack: &mut Stack) -> Result<()> {
     extreme(stack, false)
 }
 
-fn sort(stack: &mut Stack) -> Result<()> {
-    let [list, reverse] = pop_array::<2>(stack)?;
-    let reverse = reverse.to_bool()?;
-    let mut items = list.to_list()?.write();
-    let mut failure = None;
+/// PyTorch's `a < b` on list elements of one kind, as a total preorder so that sorting
+/// never sees an inconsistent comparison (NaN sorts after the numbers, as `total_cmp`).
+fn compare_elements(a: &IValue, b: &IValue) -> Result<Ordering> {
+    Ok(match (a, b) {
+        (IValue::Int(x), IValue::Int(y)) => x.cmp(y),
+        (IValue::Double(x), IValue::Double(y)) => {
+            x.partial_cmp(y).unwrap_or_else(|| x.total_cmp(y))
+        }
+        (IValue::Bool(x), IValue::Bool(y)) => x.cmp(y),
+        (IValue::Str(x), IValue::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (IValue::Tensor(x), IValue::Tensor(y)) => {
+            let (x, y) = (single_element(x)?, single_element(y)?);
+            x.partial_cmp(&y).unwrap_or_else(|| x.total_cmp(&y))
+        }
+        _ => {
+            return Err(RuntimeError::Other(format!(
+                "IValues of type: {} are not comparable",
+                a.tag_name()
+            )))
+        }
+    })
+}
+
+/// The value of a one-element tensor compared as `bool(a < b)` requires.
+fn single_element(tensor: &ferrojit_tensor::Tensor) -> Result<f64> {
+    if tensor.numel() != 1 {
+        return Err(RuntimeError::Other(
+            "Boolean value of Tensor with more than one value is ambiguous".to_string(),
+        ));
+    }
+    Ok(tensor.item()?.to_f64())
+}
+
+/// Sorts `items` in place (stable), failing on elements that cannot be compared.
+fn sort_values(items: &mut [IValue], reverse: bool) -> Result<()> {
+    for item in items.iter() {
+        compare_elements(item, item)?;
+    }
+    if let Some(first) = items.first() {
+        for item in items.iter() {
+            compare_elements(first, item)?;
+        }
+    }
     items.sort_by(|a, b| {
-        let ordering = match (a, b) {
-            (IValue::Int(x), IValue::Int(y)) => x.cmp(y),
-            (IValue::Double(x), IValue::Double(y)) => {
-                x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal)
-            }
-            (IValue::Bool(x), IValue::Bool(y)) => x.cmp(y),
-            (IValue::Str(x), IValue::Str(y)) => x.cmp(y),
-            _ => {
-                failure = Some(RuntimeError::Other(format!(
-                    "IValues of type: {} are not comparable",
-                    a.tag_name()
-                )));
-                std::cmp::Ordering::Equal
-            }
-        };
+        let ordering = compare_elements(a, b).unwrap_or(Ordering::Equal);
         if reverse {
             ordering.reverse()
         } else {
             ordering
         }
     });
-    match failure {
-        Some(error) => Err(error),
-        None => Ok(()),
+    Ok(())
+}
+
+fn sort(stack: &mut Stack) -> Result<()> {
+    let [list, reverse] = pop_array::<2>(stack)?;
+    let reverse = reverse.to_bool()?;
+    let list = list.to_list()?;
+    let mut items = list.to_vec();
+    sort_values(&mut items, reverse)?;
+    *list.write() = items;
+    Ok(())
+}
+
+/// `sorted(l)`: a sorted copy.
+fn sorted(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let list = list.to_list()?;
+    let mut items = list.to_vec();
+    sort_values(&mut items, false)?;
+    push(
+        stack,
+        IValue::List(ListValue::new(list.element_type().clone(), items)),
+    )
+}
+
+/// C++ `operator<<` of a list element, for error messages (`%g`-style doubles, bools as
+/// 1/0).
+fn element_text(value: &IValue) -> String {
+    match value {
+        IValue::Double(f) => c_general_float(*f),
+        IValue::Bool(b) => u8::from(*b).to_string(),
+        other => other.to_string(),
     }
+}
+
+/// C's `%g` with 6 significant digits (the default `std::ostream` float format).
+fn c_general_float(value: f64) -> String {
+    if value.is_nan() {
+        return "nan".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let scientific = format!("{value:.5e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |text: String| -> String {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    };
+    if !(-4..6).contains(&exponent) {
+        let mantissa = trim(mantissa.to_string());
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    } else {
+        let decimals = usize::try_from(5 - exponent).unwrap_or(0);
+        trim(format!("{value:.decimals$}"))
+    }
+}
+
+fn position_of(items: &[IValue], element: &IValue) -> Result<Option<usize>> {
+    for (position, item) in items.iter().enumerate() {
+        if item.equals(element)? {
+            return Ok(Some(position));
+        }
+    }
+    Ok(None)
+}
+
+/// `l.remove(x)`: removes the first element equal to `x`.
+fn remove(stack: &mut Stack) -> Result<()> {
+    let [list, element] = pop_array::<2>(stack)?;
+    let list = list.to_list()?;
+    let items = list.to_vec();
+    match position_of(&items, &element)? {
+        Some(position) => {
+            let mut items = list.write();
+            if position < items.len() {
+                items.remove(position);
+            }
+            Ok(())
+        }
+        None => Err(RuntimeError::Other(
+            "list.remove(x): x not in list".to_string(),
+        )),
+    }
+}
+
+/// `l.index(x)`: the position of the first element equal to `x`.
+fn index(stack: &mut Stack) -> Result<()> {
+    let [list, element] = pop_array::<2>(stack)?;
+    let items = list.to_list()?.to_vec();
+    match position_of(&items, &element)? {
+        Some(position) => push(stack, position as i64),
+        None => Err(RuntimeError::Other(format!(
+            "'{}' is not in list",
+            element_text(&element)
+        ))),
+    }
+}
+
+/// `l.count(x)`: how many elements equal `x`.
+fn count(stack: &mut Stack) -> Result<()> {
+    let [list, element] = pop_array::<2>(stack)?;
+    let items = list.to_list()?.to_vec();
+    let mut total = 0i64;
+    for item in &items {
+        if item.equals(&element)? {
+            total += 1;
+        }
+    }
+    push(stack, total)
+}
+
+fn sum_bool(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    let mut total = 0i64;
+    for item in list.to_list()?.to_vec() {
+        if item.to_bool()? {
+            total += 1;
+        }
+    }
+    push(stack, total)
+}
+
+/// Python truthiness of an int/float/bool/str list element.
+fn truthy(value: &IValue) -> Result<bool> {
+    Ok(match value {
+        IValue::Bool(b) => *b,
+        IValue::Int(i) => *i != 0,
+        IValue::Double(f) => *f != 0.0,
+        IValue::Str(text) => !text.is_empty(),
+        other => {
+            return Err(RuntimeError::type_mismatch(
+                "int, float, bool or str elements",
+                other.tag_name(),
+                "any()/all()",
+            ))
+        }
+    })
+}
+
+fn any(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    for item in list.to_list()?.to_vec() {
+        if truthy(&item)? {
+            return push(stack, true);
+        }
+    }
+    push(stack, false)
+}
+
+fn all(stack: &mut Stack) -> Result<()> {
+    let [list] = pop_array::<1>(stack)?;
+    for item in list.to_list()?.to_vec() {
+        if !truthy(&item)? {
+            return push(stack, false);
+        }
+    }
+    push(stack, true)
 }
 
 pub const TABLE: &[KernelTableEntry] = &[
@@ -380,6 +580,61 @@ pub const TABLE: &[KernelTableEntry] = &[
         "aten::sort.str(str[](a!) self, bool reverse=False) -> ()",
         sort,
     ),
+    (
+        "aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()",
+        sort,
+    ),
+    ("aten::remove.int(int[](a!) self, int el) -> ()", remove),
+    ("aten::index.list_int(int[] self, int el) -> int", index),
+    ("aten::count.int(int[] self, int el) -> int", count),
+    (
+        "aten::remove.float(float[](a!) self, float el) -> ()",
+        remove,
+    ),
+    (
+        "aten::index.list_float(float[] self, float el) -> int",
+        index,
+    ),
+    ("aten::count.float(float[] self, float el) -> int", count),
+    ("aten::remove.bool(bool[](a!) self, bool el) -> ()", remove),
+    ("aten::index.list_bool(bool[] self, bool el) -> int", index),
+    ("aten::count.bool(bool[] self, bool el) -> int", count),
+    (
+        "aten::remove.Tensor(Tensor[](a!) self, Tensor el) -> ()",
+        remove,
+    ),
+    (
+        "aten::index.list_Tensor(Tensor[] self, Tensor el) -> int",
+        index,
+    ),
+    ("aten::count.Tensor(Tensor[] self, Tensor el) -> int", count),
+    ("aten::remove.str(str[](a!) self, str el) -> ()", remove),
+    ("aten::index.list_str(str[] self, str el) -> int", index),
+    ("aten::count.str(str[] self, str el) -> int", count),
+    ("aten::sorted.int(int[](a) input) -> (int[])", sorted),
+    ("aten::sorted.float(float[](a) input) -> (float[])", sorted),
+    (
+        "aten::sorted.Tensor(Tensor[](a) input) -> (Tensor[])",
+        sorted,
+    ),
+    ("aten::sorted.bool(bool[](a) input) -> (bool[])", sorted),
+    ("aten::sorted.str(str[](a) input) -> (str[])", sorted),
+    (
+        "aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+        list_eq,
+    ),
+    (
+        "aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+        list_ne,
+    ),
+    ("aten::sum.bool(bool[] self) -> int", sum_bool),
+    ("aten::any.str(str[] self) -> bool", any),
+    ("aten::any.int(int[] self) -> bool", any),
+    ("aten::any.float(float[] self) -> bool", any),
+    ("aten::any.bool(bool[] self) -> bool", any),
+    ("aten::all.int(int[] self) -> bool", all),
+    ("aten::all.float(float[] self) -> bool", all),
+    ("aten::all.bool(bool[] self) -> bool", all),
 ];
 
 // ----- dicts ---------------------------------------------------------------------------

@@ -1,13 +1,18 @@
 //! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
 //! stack helpers the kernels share.
 
+pub mod core_ops;
 pub mod creation_ops;
 pub mod indexing_ops;
-pub mod core_ops;
 pub mod list_ops;
+pub mod math_ops;
 pub mod misc_ops;
 pub mod nn_ops;
+pub mod prim_lang_ops;
+pub mod rnn_ops;
 pub mod scalar_ops;
+pub mod str_format_ops;
+pub mod str_ops;
 pub mod tensor_ops;
 
 use ferrojit_tensor::{DType, Scalar, Tensor};
@@ -25,12 +30,17 @@ pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(tensor_ops::TABLE);
     core_ops::register(registry);
     registry.register_table(nn_ops::TABLE);
+    registry.register_table(rnn_ops::TABLE);
     registry.register_table(indexing_ops::TABLE);
     registry.register_table(creation_ops::TABLE);
     registry.register_table(scalar_ops::TABLE);
+    registry.register_table(math_ops::TABLE);
+    registry.register_table(str_ops::TABLE);
+    registry.register_table(str_format_ops::TABLE);
     registry.register_table(list_ops::TABLE);
     registry.register_table(&list_ops::dict_table());
     registry.register_table(misc_ops::TABLE);
+    registry.register_table(prim_lang_ops::TABLE);
 }
 
 fn underflow() -> RuntimeError {

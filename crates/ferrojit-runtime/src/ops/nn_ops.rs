@@ -15,8 +15,11 @@ use crate::error::Result;
 use crate::ivalue::IValue;
 use crate::registry::Stack;
 
-fn tensor_tuple(items: Vec<Tensor>) -> IValue {
-    IValue::tuple(items.into_iter().map(IValue::from).collect())
+/// Pushes the results of a multi-return schema, one stack value per return (as the
+/// interpreter's `store_outputs` reads them).
+fn push_all(stack: &mut Stack, items: Vec<Tensor>) -> Result<()> {
+    stack.extend(items.into_iter().map(IValue::from));
+    Ok(())
 }
 
 fn reduction(value: &IValue) -> Result<Reduction> {
@@ -27,13 +30,23 @@ fn reduction(value: &IValue) -> Result<Reduction> {
 
 fn addbmm(stack: &mut Stack) -> Result<()> {
     let [s, b1, b2, beta, alpha] = pop_array::<5>(stack)?;
-    let r = s.to_tensor()?.addbmm(b1.to_tensor()?, b2.to_tensor()?, &scalar(&beta)?, &scalar(&alpha)?)?;
+    let r = s.to_tensor()?.addbmm(
+        b1.to_tensor()?,
+        b2.to_tensor()?,
+        &scalar(&beta)?,
+        &scalar(&alpha)?,
+    )?;
     push(stack, r)
 }
 
 fn baddbmm(stack: &mut Stack) -> Result<()> {
     let [s, b1, b2, beta, alpha] = pop_array::<5>(stack)?;
-    let r = s.to_tensor()?.baddbmm(b1.to_tensor()?, b2.to_tensor()?, &scalar(&beta)?, &scalar(&alpha)?)?;
+    let r = s.to_tensor()?.baddbmm(
+        b1.to_tensor()?,
+        b2.to_tensor()?,
+        &scalar(&beta)?,
+        &scalar(&alpha)?,
+    )?;
     push(stack, r)
 }
 
@@ -50,7 +63,9 @@ fn einsum(stack: &mut Stack) -> Result<()> {
 
 fn tensordot(stack: &mut Stack) -> Result<()> {
     let [a, b, da, db] = pop_array::<4>(stack)?;
-    let r = a.to_tensor()?.tensordot(b.to_tensor()?, &da.to_int_vec()?, &db.to_int_vec()?)?;
+    let r = a
+        .to_tensor()?
+        .tensordot(b.to_tensor()?, &da.to_int_vec()?, &db.to_int_vec()?)?;
     push(stack, r)
 }
 
@@ -110,7 +125,8 @@ fn convolution_general(stack: &mut Stack, extra: usize) -> Result<()> {
     // The trailing backend flags of `_convolution` do not change the result.
     let tail = super::pop_vec(stack, extra)?;
     drop(tail);
-    let [x, w, b, stride, padding, dilation, transposed, output_padding, groups] = pop_array::<9>(stack)?;
+    let [x, w, b, stride, padding, dilation, transposed, output_padding, groups] =
+        pop_array::<9>(stack)?;
     let r = convolution(
         x.to_tensor()?,
         w.to_tensor()?,
@@ -151,7 +167,7 @@ fn max_pool_values(stack: &mut Stack, spatial: usize, with_indices: bool) -> Res
         ceil.to_bool()?,
     )?;
     if with_indices {
-        push(stack, tensor_tuple(vec![values, indices]))
+        push_all(stack, vec![values, indices])
     } else {
         push(stack, values)
     }
@@ -214,7 +230,7 @@ fn adaptive(stack: &mut Stack, spatial: usize, max: bool) -> Result<()> {
     let [x, size] = pop_array::<2>(stack)?;
     let (values, indices) = pool::adaptive_pool(x.to_tensor()?, spatial, &size.to_int_vec()?, max)?;
     match indices {
-        Some(i) if max => push(stack, tensor_tuple(vec![values, i])),
+        Some(i) if max => push_all(stack, vec![values, i]),
         _ => push(stack, values),
     }
 }
@@ -293,7 +309,11 @@ fn group_norm(stack: &mut Stack) -> Result<()> {
 
 fn log_softmax(stack: &mut Stack) -> Result<()> {
     let [x, dim, dtype] = pop_array::<3>(stack)?;
-    push(stack, x.to_tensor()?.log_softmax(dim.to_int()?, optional_dtype(&dtype)?)?)
+    push(
+        stack,
+        x.to_tensor()?
+            .log_softmax(dim.to_int()?, optional_dtype(&dtype)?)?,
+    )
 }
 
 fn underscore_softmax(stack: &mut Stack) -> Result<()> {
@@ -308,7 +328,10 @@ fn underscore_log_softmax(stack: &mut Stack) -> Result<()> {
 
 fn dropout(stack: &mut Stack) -> Result<()> {
     let [x, p, train] = pop_array::<3>(stack)?;
-    push(stack, x.to_tensor()?.dropout(p.to_double()?, train.to_bool()?)?)
+    push(
+        stack,
+        x.to_tensor()?.dropout(p.to_double()?, train.to_bool()?)?,
+    )
 }
 
 fn dropout_(stack: &mut Stack) -> Result<()> {
@@ -336,7 +359,7 @@ fn embedding_bag_common(
     psw: &IValue,
     include_last: &IValue,
     padding_idx: Option<i64>,
-) -> Result<IValue> {
+) -> Result<Vec<Tensor>> {
     let (a, b, c, d) = misc::embedding_bag(
         w.to_tensor()?,
         idx.to_tensor()?,
@@ -346,19 +369,19 @@ fn embedding_bag_common(
         include_last.to_bool()?,
         padding_idx,
     )?;
-    Ok(tensor_tuple(vec![a, b, c, d]))
+    Ok(vec![a, b, c, d])
 }
 
 fn embedding_bag(stack: &mut Stack) -> Result<()> {
     let [w, idx, off, _scale, mode, _sparse, psw, last] = pop_array::<8>(stack)?;
     let r = embedding_bag_common(&w, &idx, &off, &mode, &psw, &last, None)?;
-    push(stack, r)
+    push_all(stack, r)
 }
 
 fn embedding_bag_padding_idx(stack: &mut Stack) -> Result<()> {
     let [w, idx, off, _scale, mode, _sparse, psw, last, pad] = pop_array::<9>(stack)?;
     let r = embedding_bag_common(&w, &idx, &off, &mode, &psw, &last, pad.to_optional_int()?)?;
-    push(stack, r)
+    push_all(stack, r)
 }
 
 fn pad(stack: &mut Stack) -> Result<()> {
@@ -379,18 +402,29 @@ fn pad(stack: &mut Stack) -> Result<()> {
         ))
         .into());
     }
-    push(stack, misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, value)?)
+    push(
+        stack,
+        misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, value)?,
+    )
 }
 
 fn constant_pad_nd(stack: &mut Stack) -> Result<()> {
     let [x, pads, value] = pop_array::<3>(stack)?;
-    let r = misc::pad(x.to_tensor()?, &pads.to_int_vec()?, PadMode::Constant, scalar(&value)?.to_f64())?;
+    let r = misc::pad(
+        x.to_tensor()?,
+        &pads.to_int_vec()?,
+        PadMode::Constant,
+        scalar(&value)?.to_f64(),
+    )?;
     push(stack, r)
 }
 
 fn pad_mode(stack: &mut Stack, mode: PadMode) -> Result<()> {
     let [x, pads] = pop_array::<2>(stack)?;
-    push(stack, misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, 0.0)?)
+    push(
+        stack,
+        misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, 0.0)?,
+    )
 }
 
 fn reflection_pad(stack: &mut Stack) -> Result<()> {
@@ -405,12 +439,18 @@ fn circular_pad(stack: &mut Stack) -> Result<()> {
 
 fn pixel_shuffle(stack: &mut Stack) -> Result<()> {
     let [x, r] = pop_array::<2>(stack)?;
-    push(stack, misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, false)?)
+    push(
+        stack,
+        misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, false)?,
+    )
 }
 
 fn pixel_unshuffle(stack: &mut Stack) -> Result<()> {
     let [x, r] = pop_array::<2>(stack)?;
-    push(stack, misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, true)?)
+    push(
+        stack,
+        misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, true)?,
+    )
 }
 
 fn one_hot(stack: &mut Stack) -> Result<()> {
@@ -439,7 +479,12 @@ fn sdpa(stack: &mut Stack) -> Result<()> {
 
 fn cosine_similarity(stack: &mut Stack) -> Result<()> {
     let [a, b, dim, eps] = pop_array::<4>(stack)?;
-    let r = misc::cosine_similarity(a.to_tensor()?, b.to_tensor()?, dim.to_int()?, eps.to_double()?)?;
+    let r = misc::cosine_similarity(
+        a.to_tensor()?,
+        b.to_tensor()?,
+        dim.to_int()?,
+        eps.to_double()?,
+    )?;
     push(stack, r)
 }
 
@@ -459,29 +504,50 @@ fn pairwise_distance(stack: &mut Stack) -> Result<()> {
 
 fn mse_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r] = pop_array::<3>(stack)?;
-    push(stack, loss::mse_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?)
+    push(
+        stack,
+        loss::mse_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?,
+    )
 }
 
 fn l1_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r] = pop_array::<3>(stack)?;
-    push(stack, loss::l1_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?)
+    push(
+        stack,
+        loss::l1_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?,
+    )
 }
 
 fn smooth_l1_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r, beta] = pop_array::<4>(stack)?;
-    let out = loss::smooth_l1_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?, beta.to_double()?)?;
+    let out = loss::smooth_l1_loss(
+        a.to_tensor()?,
+        b.to_tensor()?,
+        reduction(&r)?,
+        beta.to_double()?,
+    )?;
     push(stack, out)
 }
 
 fn huber_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r, delta] = pop_array::<4>(stack)?;
-    let out = loss::huber_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?, delta.to_double()?)?;
+    let out = loss::huber_loss(
+        a.to_tensor()?,
+        b.to_tensor()?,
+        reduction(&r)?,
+        delta.to_double()?,
+    )?;
     push(stack, out)
 }
 
 fn bce(stack: &mut Stack) -> Result<()> {
     let [a, b, w, r] = pop_array::<4>(stack)?;
-    let out = loss::binary_cross_entropy(a.to_tensor()?, b.to_tensor()?, optional_tensor(&w)?, reduction(&r)?)?;
+    let out = loss::binary_cross_entropy(
+        a.to_tensor()?,
+        b.to_tensor()?,
+        optional_tensor(&w)?,
+        reduction(&r)?,
+    )?;
     push(stack, out)
 }
 
@@ -499,13 +565,24 @@ fn bce_logits(stack: &mut Stack) -> Result<()> {
 
 fn kl_div(stack: &mut Stack) -> Result<()> {
     let [a, b, r, log_target] = pop_array::<4>(stack)?;
-    let out = loss::kl_div(a.to_tensor()?, b.to_tensor()?, reduction(&r)?, log_target.to_bool()?)?;
+    let out = loss::kl_div(
+        a.to_tensor()?,
+        b.to_tensor()?,
+        reduction(&r)?,
+        log_target.to_bool()?,
+    )?;
     push(stack, out)
 }
 
 fn nll_loss(stack: &mut Stack) -> Result<()> {
     let [a, t, w, r, ignore] = pop_array::<5>(stack)?;
-    let out = loss::nll_loss(a.to_tensor()?, t.to_tensor()?, optional_tensor(&w)?, reduction(&r)?, ignore.to_int()?)?;
+    let out = loss::nll_loss(
+        a.to_tensor()?,
+        t.to_tensor()?,
+        optional_tensor(&w)?,
+        reduction(&r)?,
+        ignore.to_int()?,
+    )?;
     push(stack, out)
 }
 
@@ -538,7 +615,12 @@ fn optional_ints(value: &IValue) -> Result<Option<Vec<i64>>> {
     }
 }
 
-fn upsample_vec(stack: &mut Stack, spatial: usize, mode: InterpolateMode, has_align: bool) -> Result<()> {
+fn upsample_vec(
+    stack: &mut Stack,
+    spatial: usize,
+    mode: InterpolateMode,
+    has_align: bool,
+) -> Result<()> {
     let align = if has_align {
         let [scales] = pop_array::<1>(stack)?;
         let [x, size, align] = pop_array::<3>(stack)?;
@@ -552,7 +634,12 @@ fn upsample_vec(stack: &mut Stack, spatial: usize, mode: InterpolateMode, has_al
     let [x, size, scales] = pop_array::<3>(stack)?;
     let input = x.to_tensor()?;
     let scales = optional_doubles(&scales)?;
-    let out_size = output_size_for(input, spatial, optional_ints(&size)?.as_deref(), scales.as_deref())?;
+    let out_size = output_size_for(
+        input,
+        spatial,
+        optional_ints(&size)?.as_deref(),
+        scales.as_deref(),
+    )?;
     let per_dim: Vec<Option<f64>> = match &scales {
         Some(s) => s.iter().map(|&v| Some(v)).collect(),
         None => vec![None; spatial],
@@ -560,7 +647,12 @@ fn upsample_vec(stack: &mut Stack, spatial: usize, mode: InterpolateMode, has_al
     push(stack, upsample(input, &out_size, &per_dim, mode, align)?)
 }
 
-fn upsample_sized(stack: &mut Stack, spatial: usize, mode: InterpolateMode, has_align: bool) -> Result<()> {
+fn upsample_sized(
+    stack: &mut Stack,
+    spatial: usize,
+    mode: InterpolateMode,
+    has_align: bool,
+) -> Result<()> {
     let scales = super::pop_vec(stack, spatial)?;
     let align = if has_align {
         let [a] = pop_array::<1>(stack)?;

@@ -28,10 +28,11 @@ fn zero_division() -> RuntimeError {
     RuntimeError::ZeroDivision("integer division or modulo by zero".to_string())
 }
 
-/// Python's `//` on ints: rounds toward negative infinity.
+/// Python's `//` on ints: rounds toward negative infinity. Division by zero fails with
+/// PyTorch's message (`division by 0`), typed as a zero division.
 pub fn python_floordiv(a: i64, b: i64) -> Result<i64> {
     if b == 0 {
-        return Err(zero_division());
+        return Err(RuntimeError::ZeroDivision("division by 0".to_string()));
     }
     let quotient = a.wrapping_div(b);
     let remainder = a.wrapping_rem(b);
@@ -301,6 +302,35 @@ fn int_xor(stack: &mut Stack) -> Result<()> {
     push(stack, a.to_int()? ^ b.to_int()?)
 }
 
+fn negative_shift() -> RuntimeError {
+    RuntimeError::ValueError("negative shift count".to_string())
+}
+
+/// `a << b` on 64-bit ints: bits shifted out are lost; 64 or more gives 0.
+fn int_lshift(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let (a, b) = (a.to_int()?, b.to_int()?);
+    if b < 0 {
+        return Err(negative_shift());
+    }
+    let shifted = u32::try_from(b)
+        .ok()
+        .and_then(|b| a.checked_shl(b))
+        .unwrap_or(0);
+    push(stack, shifted)
+}
+
+/// `a >> b`: arithmetic shift (rounds toward negative infinity, as Python).
+fn int_rshift(stack: &mut Stack) -> Result<()> {
+    let [a, b] = pop_array::<2>(stack)?;
+    let (a, b) = (a.to_int()?, b.to_int()?);
+    if b < 0 {
+        return Err(negative_shift());
+    }
+    let amount = u32::try_from(b.min(63)).unwrap_or(63);
+    push(stack, a >> amount)
+}
+
 /// `Int(x)` for float, bool, int and Scalar inputs.
 fn to_int(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
@@ -310,12 +340,56 @@ fn to_int(stack: &mut Stack) -> Result<()> {
     }
 }
 
+/// C's `strtoll` prefix rule as used by `std::stoll`: leading whitespace, an optional sign
+/// and decimal digits. Returns the value and the number of bytes consumed, `Err("stoll")`
+/// when nothing converts or the value does not fit (the `what()` of the C++ exceptions).
+fn stoll_prefix(text: &str) -> std::result::Result<(i64, usize), &'static str> {
+    let bytes = text.as_bytes();
+    let mut position = 0;
+    while position < bytes.len()
+        && matches!(
+            bytes[position],
+            b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'
+        )
+    {
+        position += 1;
+    }
+    let negative = match bytes.get(position) {
+        Some(b'-') => {
+            position += 1;
+            true
+        }
+        Some(b'+') => {
+            position += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits_start = position;
+    let mut magnitude: i128 = 0;
+    while let Some(digit) = bytes.get(position).filter(|b| b.is_ascii_digit()) {
+        magnitude = (magnitude * 10 + i128::from(digit - b'0')).min(i128::from(u64::MAX) + 1);
+        position += 1;
+    }
+    if position == digits_start {
+        return Err("stoll");
+    }
+    let value = if negative { -magnitude } else { magnitude };
+    let value = i64::try_from(value).map_err(|_| "stoll")?;
+    Ok((value, position))
+}
+
+/// `int(s)`: PyTorch's `c10::stoll`, then the whole string must have been consumed.
 fn int_from_str(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
     let text = a.to_str()?;
-    let value: i64 = text.trim().parse().map_err(|_| {
-        RuntimeError::ValueError(format!("invalid literal for int() with base 10: '{text}'"))
-    })?;
+    let (value, consumed) =
+        stoll_prefix(text).map_err(|what| RuntimeError::Other(what.to_string()))?;
+    if consumed != text.len() {
+        return Err(RuntimeError::Other(format!(
+            "invalid literal for int() with base 10: '{text}'"
+        )));
+    }
     push(stack, value)
 }
 
@@ -325,19 +399,28 @@ fn to_float(stack: &mut Stack) -> Result<()> {
     push(stack, a.to_scalar()?.to_f64())
 }
 
+/// `float(s)`: PyTorch's `c10::stod` (leading whitespace, then C's float syntax), and the
+/// whole string must have been consumed. `stod` is the message when nothing converts.
 fn float_from_str(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
     let text = a.to_str()?;
-    let trimmed = text.trim();
-    let value: f64 = match trimmed.to_ascii_lowercase().as_str() {
-        "inf" | "+inf" | "infinity" => f64::INFINITY,
-        "-inf" | "-infinity" => f64::NEG_INFINITY,
-        "nan" | "+nan" | "-nan" => f64::NAN,
-        _ => trimmed.parse().map_err(|_| {
-            RuntimeError::ValueError(format!("could not convert string to float: '{text}'"))
-        })?,
-    };
-    push(stack, value)
+    let rest = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    if let Ok(value) = rest.parse::<f64>() {
+        return push(stack, value);
+    }
+    // Something converts but not everything: PyTorch's own message. Otherwise stod's.
+    let converts_partly = rest
+        .char_indices()
+        .map(|(i, _)| i)
+        .take(400)
+        .any(|end| end > 0 && rest[..end].parse::<f64>().is_ok());
+    if converts_partly {
+        Err(RuntimeError::Other(format!(
+            "could not convert string to float: '{text}'"
+        )))
+    } else {
+        Err(RuntimeError::Other("stod".to_string()))
+    }
 }
 
 /// `Bool(x)` for int and float inputs.
@@ -352,82 +435,57 @@ fn str_concat(stack: &mut Stack) -> Result<()> {
     push(stack, joined)
 }
 
-fn str_len(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_str()?.chars().count() as i64)
+/// FNV-1a over bytes: a stable hash for strings.
+fn fnv1a(bytes: &[u8]) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash as i64
 }
 
-fn str_getitem(stack: &mut Stack) -> Result<()> {
-    let [text, index] = pop_array::<2>(stack)?;
-    let text = text.to_str()?;
-    let index = index.to_int()?;
-    let length = text.chars().count();
-    let position = super::normalize_index(index, length)
-        .ok_or_else(|| RuntimeError::IndexError("string index out of range".to_string()))?;
-    let character: String = text.chars().skip(position).take(1).collect();
-    push(stack, character)
-}
-
-fn str_slice(stack: &mut Stack) -> Result<()> {
-    let [text, start, end, step] = pop_array::<4>(stack)?;
-    let chars: Vec<char> = text.to_str()?.chars().collect();
-    let (first, step, count) = super::slice_indices(
-        chars.len(),
-        start.to_optional_int()?,
-        end.to_optional_int()?,
-        step.to_int()?,
-    )?;
-    let mut out = String::with_capacity(count);
-    let mut position = first;
-    for _ in 0..count {
-        if let Some(c) = usize::try_from(position).ok().and_then(|p| chars.get(p)) {
-            out.push(*c);
+/// PyTorch's `IValue::hash`: ints hash to themselves (`std::hash<int64_t>`), tuples combine
+/// their elements; lists, dicts and objects are not hashable.
+pub fn hash_value(value: &IValue) -> Result<i64> {
+    Ok(match value {
+        IValue::None => 0,
+        IValue::Bool(b) => i64::from(*b),
+        IValue::Int(i) => *i,
+        IValue::Double(f) => {
+            if *f == 0.0 {
+                0
+            } else {
+                fnv1a(&f.to_bits().to_le_bytes())
+            }
         }
-        position += step;
-    }
-    push(stack, out)
+        IValue::Str(text) => fnv1a(text.as_bytes()),
+        IValue::Device(device) => fnv1a(device.to_string().as_bytes()),
+        IValue::Tuple(tuple) => {
+            let mut seed: u64 = 0;
+            for item in &tuple.items {
+                let h = hash_value(item)? as u64;
+                // boost::hash_combine
+                seed ^= h
+                    .wrapping_add(0x9e37_79b9)
+                    .wrapping_add(seed << 6)
+                    .wrapping_add(seed >> 2);
+            }
+            seed as i64
+        }
+        other => {
+            return Err(RuntimeError::Other(format!(
+                "Can't hash IValues with tag '{}'",
+                other.tag_name()
+            )))
+        }
+    })
 }
 
-fn str_lower(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_str()?.to_lowercase())
-}
-
-fn str_upper(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_str()?.to_uppercase())
-}
-
-fn str_startswith(stack: &mut Stack) -> Result<()> {
-    let [text, prefix, start, end] = pop_array::<4>(stack)?;
-    let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    push(stack, window.starts_with(prefix.to_str()?))
-}
-
-fn str_endswith(stack: &mut Stack) -> Result<()> {
-    let [text, suffix, start, end] = pop_array::<4>(stack)?;
-    let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    push(stack, window.ends_with(suffix.to_str()?))
-}
-
-/// The `[start:end]` window PyTorch's string methods use (end=-1 means the whole string).
-fn str_window(text: &str, start: i64, end: i64) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let size = chars.len() as i64;
-    let start = if start < 0 {
-        (size + start).max(0)
-    } else {
-        start.min(size)
-    };
-    let end = if end < 0 {
-        (size + end + 1).max(0)
-    } else {
-        end.min(size)
-    };
-    if end <= start {
-        return String::new();
-    }
-    chars[start as usize..end as usize].iter().collect()
+fn hash(stack: &mut Stack) -> Result<()> {
+    let [value] = pop_array::<1>(stack)?;
+    let hashed = hash_value(&value)?;
+    push(stack, hashed)
 }
 
 /// `range()` length: PyTorch's `aten::__range_length`.
@@ -566,6 +624,8 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::__or__.int(int a, int b) -> int", int_or),
     ("aten::__xor__.bool(bool a, bool b) -> bool", bool_xor),
     ("aten::__xor__.int(int a, int b) -> int", int_xor),
+    ("aten::__lshift__.int(int a, int b) -> int", int_lshift),
+    ("aten::__rshift__.int(int a, int b) -> int", int_rshift),
     ("aten::__not__(bool self) -> bool", bool_not),
     ("aten::neg.int(int a) -> int", neg),
     ("aten::neg.float(float a) -> float", neg),
@@ -589,25 +649,7 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::Float.int(int a) -> float", to_float),
     ("aten::Float.bool(bool a) -> float", to_float),
     ("aten::Float.str(str a) -> float", float_from_str),
-    ("aten::len.str(str s) -> int", str_len),
-    (
-        "aten::__getitem__.str(str s, int index) -> str",
-        str_getitem,
-    ),
-    (
-        "aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str",
-        str_slice,
-    ),
-    ("aten::lower(str self) -> str", str_lower),
-    ("aten::upper(str self) -> str", str_upper),
-    (
-        "aten::startswith(str self, str substr, int start=0, int end=-1) -> bool",
-        str_startswith,
-    ),
-    (
-        "aten::endswith(str self, str substr, int start=0, int end=-1) -> bool",
-        str_endswith,
-    ),
+    ("aten::hash.generic(t value) -> int", hash),
     (
         "aten::__range_length(int lo, int hi, int step) -> int",
         range_length,

@@ -167,7 +167,7 @@ fn pow_tensor_tensor(stack: &mut Stack) -> Result<()> {
 
 fn pow_tensor_scalar(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.pow(&wrapped(&b)?)?;
+    let result = a.to_tensor()?.pow_scalar(&scalar(&b)?)?;
     push(stack, result)
 }
 

@@ -17,14 +17,79 @@ const NO_TRIP_LIMIT: i64 = i64::MAX;
 /// Names a printed value may never take: Python keywords and the globals that PyTorch's
 /// importer defines for `code/` files.
 const RESERVED_NAMES: &[&str] = &[
-    "_", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-    "elif", "else", "except", "False", "finally", "for", "from", "global", "if", "import", "in",
-    "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True", "try",
-    "while", "with", "yield", "__torch__", "annotate", "aten", "attribute", "bool", "CONSTANTS",
-    "dict", "float", "fork", "getattr", "inf", "int", "isinstance", "len", "list", "math",
-    "nan", "ops", "print", "range", "setattr", "str", "torch", "tuple", "unchecked_cast",
-    "uninitialized", "Tensor", "List", "Dict", "Optional", "Tuple", "Final", "Module",
-    "Any", "Device", "NoneType", "number",
+    "_",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "False",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "None",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "True",
+    "try",
+    "while",
+    "with",
+    "yield",
+    "__torch__",
+    "annotate",
+    "aten",
+    "attribute",
+    "bool",
+    "CONSTANTS",
+    "dict",
+    "float",
+    "fork",
+    "getattr",
+    "inf",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "math",
+    "nan",
+    "ops",
+    "print",
+    "range",
+    "setattr",
+    "str",
+    "torch",
+    "tuple",
+    "unchecked_cast",
+    "uninitialized",
+    "Tensor",
+    "List",
+    "Dict",
+    "Optional",
+    "Tuple",
+    "Final",
+    "Module",
+    "Any",
+    "Device",
+    "NoneType",
+    "number",
 ];
 
 /// Prints the statements of one function body.
@@ -271,15 +336,15 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         if targets.is_empty() {
             return Ok(false);
         }
-        let left = targets
-            .iter()
-            .map(|&v| self.name_of(v))
-            .collect::<Vec<_>>();
+        let left = targets.iter().map(|&v| self.name_of(v)).collect::<Vec<_>>();
         let right = sources
             .iter()
             .map(|&v| self.use_of(v))
             .collect::<Result<Vec<_>, _>>()?;
-        self.line(indent, &format!("{} = {}", left.join(", "), right.join(", ")));
+        self.line(
+            indent,
+            &format!("{} = {}", left.join(", "), right.join(", ")),
+        );
         Ok(true)
     }
 
@@ -593,9 +658,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 let literal = list_literal_plain(&items);
                 let inferable = !inputs.is_empty()
                     && element_type_is_inferable(&element)
-                    && inputs
-                        .iter()
-                        .all(|&v| *self.graph.value_type(v) == element);
+                    && inputs.iter().all(|&v| *self.graph.value_type(v) == element);
                 if inferable {
                     literal
                 } else {
@@ -608,10 +671,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     .map(|&v| self.graph.value_type(v).clone())
                     .unwrap_or(Type::Any);
                 let items = self.uses_of(&inputs)?;
-                let pairs: Vec<String> = items
-                    .chunks(2)
-                    .map(|pair| pair.join(": "))
-                    .collect();
+                let pairs: Vec<String> = items.chunks(2).map(|pair| pair.join(": ")).collect();
                 let literal = format!("{{{}}}", pairs.join(", "));
                 let inferable = match &dict_type {
                     Type::Dict(key, value) => {
@@ -740,16 +800,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 *ty == Type::Bool && (*v != 0) == *b
             }
             (DefaultValue::Int(i), Some(AttributeValue::Int(v))) => *ty == Type::Int && v == i,
-            (DefaultValue::Float(f), Some(AttributeValue::Float(v))) => {
-                v.to_bits() == f.to_bits()
-            }
-            (DefaultValue::Str(s), Some(AttributeValue::Str(v))) => {
-                *ty == Type::Str && v == s
-            }
+            (DefaultValue::Float(f), Some(AttributeValue::Float(v))) => v.to_bits() == f.to_bits(),
+            (DefaultValue::Str(s), Some(AttributeValue::Str(v))) => *ty == Type::Str && v == s,
             (DefaultValue::IntList(list), Some(AttributeValue::Ints(v))) => v == list,
             (DefaultValue::FloatList(list), Some(AttributeValue::Floats(v))) => {
-                v.len() == list.len()
-                    && v.iter().zip(list).all(|(a, b)| a.to_bits() == b.to_bits())
+                v.len() == list.len() && v.iter().zip(list).all(|(a, b)| a.to_bits() == b.to_bits())
             }
             _ => false,
         }
@@ -776,5 +831,8 @@ fn trailing_comma_list(parts: &[String]) -> String {
 
 /// Whether a list or dict literal of elements of this type reads back with this type.
 fn element_type_is_inferable(element: &Type) -> bool {
-    !matches!(element, Type::Optional(_) | Type::Any | Type::Number | Type::NoneType)
+    !matches!(
+        element,
+        Type::Optional(_) | Type::Any | Type::Number | Type::NoneType
+    )
 }

@@ -254,7 +254,10 @@ fn constant_literal(constant: &ConstantValue) -> Option<String> {
         ConstantValue::Scalar(Some(AttributeValue::Str(s)), _) => quote_string(s),
         ConstantValue::Scalar(Some(AttributeValue::Ints(v)), _) => format!(
             "[{}]",
-            v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         ConstantValue::Scalar(Some(AttributeValue::Floats(v)), _) => format!(
             "[{}]",
@@ -287,7 +290,10 @@ fn default_literal(default: &DefaultValue) -> String {
         DefaultValue::Str(s) => quote_string(s),
         DefaultValue::IntList(v) => format!(
             "[{}]",
-            v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         DefaultValue::FloatList(v) => format!(
             "[{}]",

@@ -127,12 +127,44 @@ fn check_no_zero_divisor<T: Arith>(b: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch's CPU kernels for mul and the divisions, when the result is a half type and the
+/// second operand is a single element, compute in f32 with that element's *original* value
+/// (before it is rounded to the half type).
+fn reduced_float_scalar_kernel<T: Arith>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    kind: BinaryKind,
+) -> Result<Option<Tensor>> {
+    if !matches!(T::DTYPE, DType::Float16 | DType::BFloat16) || b.numel() != 1 {
+        return Ok(None);
+    }
+    let op: fn(f32, f32) -> f32 = match kind {
+        BinaryKind::Mul => |x, y| x * y,
+        BinaryKind::Div(None) => |x, y| x / y,
+        BinaryKind::Div(Some(RoundingMode::Trunc)) => |x, y| (x / y).trunc(),
+        BinaryKind::Div(Some(RoundingMode::Floor)) => Arith::div_floor,
+        _ => return Ok(None),
+    };
+    let scalar = b.to_f64_vec().first().copied().unwrap_or(0.0) as f32;
+    let values: Vec<T> = a
+        .broadcast_to(shape)?
+        .gather::<T>()
+        .into_iter()
+        .map(|x| T::from_f64(f64::from(op(x.to_f64() as f32, scalar))))
+        .collect();
+    Ok(Some(Tensor::from_values(values, shape)))
+}
+
 fn arith_kernel<T: Arith>(
     a: &Tensor,
     b: &Tensor,
     shape: &[usize],
     kind: BinaryKind,
 ) -> Result<Tensor> {
+    if let Some(result) = reduced_float_scalar_kernel::<T>(a, b, shape, kind)? {
+        return Ok(result);
+    }
     match kind {
         BinaryKind::Add(alpha) => {
             let alpha_t = T::from_scalar(&alpha);
@@ -202,9 +234,13 @@ fn arith_kernel<T: Arith>(
                 x.nan_min(y)
             }
         }),
-        BinaryKind::BitAnd => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() & y.to_i64())),
+        BinaryKind::BitAnd => {
+            map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() & y.to_i64()))
+        }
         BinaryKind::BitOr => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() | y.to_i64())),
-        BinaryKind::BitXor => map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() ^ y.to_i64())),
+        BinaryKind::BitXor => {
+            map2::<T, T>(a, b, shape, |x, y| T::from_i64(x.to_i64() ^ y.to_i64()))
+        }
         BinaryKind::ShiftLeft | BinaryKind::ShiftRight => {
             let bits = (T::DTYPE.item_size() * 8) as i64;
             let signed = !matches!(T::DTYPE, DType::UInt8 | DType::Bool);
@@ -524,6 +560,26 @@ impl Tensor {
 
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
         self.binary_op(exponent, BinaryKind::Pow)
+    }
+
+    /// `pow.Tensor_Scalar`: exponents 0 and 1 fill with ones or copy (for every dtype, bool
+    /// included), as PyTorch's `pow_out` does; other exponents go through the kernel.
+    pub fn pow_scalar(&self, exponent: &Scalar) -> Result<Tensor> {
+        let wrapped = Tensor::wrapped_scalar(*exponent);
+        let dtype = result_type(&[self, &wrapped]);
+        if dtype.is_integral(false) && exponent.is_integral(false) && exponent.to_i64() < 0 {
+            return Err(TensorError::InvalidArgument(
+                "Integers to negative integer powers are not allowed.".to_string(),
+            ));
+        }
+        let value = exponent.to_f64();
+        if value == 0.0 {
+            Tensor::full(self.sizes(), Scalar::Int(1), dtype)
+        } else if value == 1.0 {
+            Ok(self.cast_copy(dtype))
+        } else {
+            self.binary_op(&wrapped, BinaryKind::Pow)
+        }
     }
 
     /// Elementwise maximum (NaN propagates).

@@ -85,7 +85,9 @@ fn global_generator() -> &'static Mutex<Generator> {
 
 /// `torch.manual_seed(seed)`: reseeds the default generator.
 pub fn manual_seed(seed: u64) {
-    *global_generator().lock().unwrap_or_else(PoisonError::into_inner) = Generator::new(seed);
+    *global_generator()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Generator::new(seed);
 }
 
 /// The default generator's seed.
@@ -98,7 +100,9 @@ pub fn initial_seed() -> u64 {
 
 /// Runs `f` with the default generator locked.
 pub fn with_default_generator<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
-    let mut guard = global_generator().lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = global_generator()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     f(&mut guard)
 }
 
@@ -169,7 +173,9 @@ impl Tensor {
                 "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
             )));
         }
-        let t = random_values(self.sizes(), self.dtype(), |g| from + (to - from) * g.next_f64())?;
+        let t = random_values(self.sizes(), self.dtype(), |g| {
+            from + (to - from) * g.next_f64()
+        })?;
         self.copy_(&t)
     }
 
@@ -177,7 +183,9 @@ impl Tensor {
     pub fn normal_(&self, mean: f64, std: f64) -> Result<Tensor> {
         require_float_dtype(self.dtype(), "normal_kernel_cpu")?;
         if std < 0.0 {
-            return Err(invalid(format!("normal expects std >= 0.0, but found std {std}")));
+            return Err(invalid(format!(
+                "normal expects std >= 0.0, but found std {std}"
+            )));
         }
         let t = random_values(self.sizes(), self.dtype(), |g| mean + std * g.next_normal())?;
         self.copy_(&t)
@@ -186,9 +194,13 @@ impl Tensor {
     /// `Tensor.bernoulli_(p)`: each element becomes 1 with probability `p`.
     pub fn bernoulli_scalar_(&self, p: f64) -> Result<Tensor> {
         if !(0.0..=1.0).contains(&p) {
-            return Err(invalid(format!("bernoulli_ expects p to be in [0, 1], but got p={p}")));
+            return Err(invalid(format!(
+                "bernoulli_ expects p to be in [0, 1], but got p={p}"
+            )));
         }
-        let t = random_values(self.sizes(), self.dtype(), |g| f64::from(u8::from(g.next_f64() < p)))?;
+        let t = random_values(self.sizes(), self.dtype(), |g| {
+            f64::from(u8::from(g.next_f64() < p))
+        })?;
         self.copy_(&t)
     }
 
@@ -197,10 +209,15 @@ impl Tensor {
         require_float_dtype(self.dtype(), "bernoulli_tensor_cpu_p_")?;
         let p = self.to_f64_vec();
         if p.iter().any(|&v| !(0.0..=1.0).contains(&v)) {
-            return Err(invalid("Expected p_in >= 0 && p_in <= 1 to be true, but got false."));
+            return Err(invalid(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+            ));
         }
-        let values: Vec<f64> =
-            with_default_generator(|g| p.iter().map(|&pi| f64::from(u8::from(g.next_f64() < pi))).collect());
+        let values: Vec<f64> = with_default_generator(|g| {
+            p.iter()
+                .map(|&pi| f64::from(u8::from(g.next_f64() < pi)))
+                .collect()
+        });
         Ok(crate::ops::nn::from_f64(values, self.sizes(), self.dtype()))
     }
 }
@@ -218,7 +235,9 @@ pub fn eye(n: i64, m: Option<i64>, dtype: DType) -> Result<Tensor> {
     }
     let (n, m) = (n as usize, m as usize);
     let out = Tensor::zeros(&[n, m], dtype)?;
-    let values: Vec<f64> = (0..n * m).map(|i| f64::from(u8::from(i / m.max(1) == i % m.max(1)))).collect();
+    let values: Vec<f64> = (0..n * m)
+        .map(|i| f64::from(u8::from(i / m.max(1) == i % m.max(1))))
+        .collect();
     out.copy_(&crate::ops::nn::from_f64(values, &[n, m], dtype))?;
     Ok(out)
 }
@@ -230,8 +249,28 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     }
     let steps = steps as usize;
     check_allocation(steps, dtype)?;
+    let (start, end) = if dtype.is_floating_point() {
+        (start, end)
+    } else {
+        // PyTorch converts the endpoints to the integral dtype first (truncating, and
+        // wrapping like a C cast), then steps between them in double.
+        (wrap_integral(start, dtype), wrap_integral(end, dtype))
+    };
     let values = linspace_values(start, end, steps, dtype.is_floating_point());
     Ok(crate::ops::nn::from_f64(values, &[steps], dtype))
+}
+
+/// `value` truncated and wrapped into an integral dtype's range, as c10's scalar conversion.
+fn wrap_integral(value: f64, dtype: DType) -> f64 {
+    let whole = value.trunc() as i64;
+    match dtype {
+        DType::UInt8 => f64::from(whole as u8),
+        DType::Int8 => f64::from(whole as i8),
+        DType::Int16 => f64::from(whole as i16),
+        DType::Int32 => f64::from(whole as i32),
+        DType::Bool => f64::from(u8::from(value != 0.0)),
+        _ => whole as f64,
+    }
 }
 
 fn linspace_values(start: f64, end: f64, steps: usize, floating: bool) -> Vec<f64> {
@@ -336,7 +375,10 @@ impl Tensor {
         }
         checked_numel(&out_shape)?;
         let viewed = self.reshape_usize(&view_shape)?;
-        viewed.broadcast_to(&expand_shape)?.contiguous().reshape_usize(&out_shape)
+        viewed
+            .broadcast_to(&expand_shape)?
+            .contiguous()
+            .reshape_usize(&out_shape)
     }
 
     /// `torch.tile(self, dims)`: `repeat` with dims padded with leading ones.
@@ -352,7 +394,10 @@ impl Tensor {
         for &d in dims {
             let d = wrap_dim(d, self.dim())?;
             if flipped[d] {
-                return Err(invalid(format!("dims has duplicates, original flip dims size={}, but unique flip dims size=", dims.len())));
+                return Err(invalid(format!(
+                    "dims has duplicates, original flip dims size={}, but unique flip dims size=",
+                    dims.len()
+                )));
             }
             flipped[d] = true;
         }
@@ -367,7 +412,11 @@ impl Tensor {
                 rem /= sizes[d];
             }
             for d in (0..sizes.len()).rev() {
-                let c = if flipped[d] { sizes[d] - 1 - coords[d] } else { coords[d] };
+                let c = if flipped[d] {
+                    sizes[d] - 1 - coords[d]
+                } else {
+                    coords[d]
+                };
                 idx += c * mult;
                 mult *= sizes[d];
             }
@@ -389,7 +438,10 @@ impl Tensor {
                     shifts.len()
                 )));
             }
-            return self.flatten(0, -1)?.roll(shifts, &[0])?.reshape_usize(self.sizes());
+            return self
+                .flatten(0, -1)?
+                .roll(shifts, &[0])?
+                .reshape_usize(self.sizes());
         }
         if shifts.len() != dims.len() {
             return Err(invalid(format!(
@@ -423,17 +475,23 @@ impl Tensor {
             Some(d) => (self.clone(), wrap_dim(d, self.dim())?),
         };
         let len = input.sizes().get(d).copied().unwrap_or(1);
-        if repeats.dim() > 1 || repeats.dtype().is_floating_point() || repeats.dtype() == DType::Bool {
+        if repeats.dim() > 1
+            || repeats.dtype().is_floating_point()
+            || repeats.dtype() == DType::Bool
+        {
             return Err(invalid("repeats must be 0-dim or 1-dim tensor"));
         }
         let reps = repeats.to_i64_vec();
-        let reps: Vec<i64> = if reps.len() == 1 && repeats.dim() == 0 || reps.len() == 1 && len != 1 {
+        let reps: Vec<i64> = if reps.len() == 1 && repeats.dim() == 0 || reps.len() == 1 && len != 1
+        {
             vec![reps[0]; len]
         } else {
             reps
         };
         if reps.len() != len {
-            return Err(invalid("repeats must have the same size as input along dim"));
+            return Err(invalid(
+                "repeats must have the same size as input along dim",
+            ));
         }
         if reps.iter().any(|&r| r < 0) {
             return Err(invalid("repeats can not be negative"));
@@ -490,7 +548,9 @@ pub fn meshgrid(tensors: &[Tensor], indexing: &str) -> Result<Vec<Tensor>> {
     }
     let dtype = tensors[0].dtype();
     if tensors.iter().any(|t| t.dtype() != dtype) {
-        return Err(invalid("meshgrid expects all tensors to have the same dtype"));
+        return Err(invalid(
+            "meshgrid expects all tensors to have the same dtype",
+        ));
     }
     let mut order: Vec<usize> = (0..tensors.len()).collect();
     if swap && tensors.len() >= 2 {
@@ -520,7 +580,13 @@ pub fn broadcast_tensors(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
 pub fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
     let ts: Vec<Tensor> = tensors
         .iter()
-        .map(|t| if t.dim() == 0 { t.reshape_usize(&[1]) } else { Ok(t.clone()) })
+        .map(|t| {
+            if t.dim() == 0 {
+                t.reshape_usize(&[1])
+            } else {
+                Ok(t.clone())
+            }
+        })
         .collect::<Result<_>>()?;
     if ts.is_empty() {
         return Err(invalid("hstack expects a non-empty TensorList"));

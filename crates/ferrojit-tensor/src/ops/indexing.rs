@@ -15,15 +15,19 @@ fn invalid(message: impl Into<String>) -> TensorError {
 
 fn require_long(index: &Tensor, op: &str) -> Result<()> {
     if index.dtype() != DType::Int64 {
-        return Err(invalid(format!(
-            "{op}(): Expected dtype int64 for index"
-        )));
+        return Err(invalid(format!("{op}(): Expected dtype int64 for index")));
     }
     Ok(())
 }
 
 /// Wraps a possibly negative index into `0..size` or fails like PyTorch.
-fn wrap_index(index: i64, size: usize, dim: usize, op: &'static str, sizes: &[usize]) -> Result<usize> {
+fn wrap_index(
+    index: i64,
+    size: usize,
+    dim: usize,
+    op: &'static str,
+    sizes: &[usize],
+) -> Result<usize> {
     let s = size as i64;
     let wrapped = if index < 0 { index + s } else { index };
     if wrapped < 0 || wrapped >= s {
@@ -99,7 +103,9 @@ fn resolve_index(source: &Tensor, indices: &[Option<Tensor>]) -> Result<Advanced
         )));
     }
     expanded.resize(source.dim(), None);
-    let indexed: Vec<usize> = (0..expanded.len()).filter(|&d| expanded[d].is_some()).collect();
+    let indexed: Vec<usize> = (0..expanded.len())
+        .filter(|&d| expanded[d].is_some())
+        .collect();
     let mut bshape: Vec<usize> = Vec::new();
     for d in &indexed {
         if let Some(t) = &expanded[*d] {
@@ -203,7 +209,12 @@ impl Tensor {
     }
 
     /// `aten::index_put_`: writes (or, with `accumulate`, adds) `values` at the indexed places.
-    pub fn index_put_(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
+    pub fn index_put_(
+        &self,
+        indices: &[Option<Tensor>],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<Tensor> {
         let resolved = resolve_index(self, indices)?;
         let vals = values.broadcast_to(&resolved.out_sizes).map_err(|_| {
             invalid(format!(
@@ -241,7 +252,11 @@ impl Tensor {
         }
         let ndim = self.dim().max(1);
         let d = wrap_dim(dim, ndim)?;
-        let sizes: Vec<usize> = if self.dim() == 0 { vec![1] } else { self.sizes().to_vec() };
+        let sizes: Vec<usize> = if self.dim() == 0 {
+            vec![1]
+        } else {
+            self.sizes().to_vec()
+        };
         let idx = index.to_i64_vec();
         let picks = idx
             .iter()
@@ -259,7 +274,8 @@ impl Tensor {
         let mut out_sizes = sizes.clone();
         out_sizes[d] = picks.len();
         if self.dim() == 0 {
-            out_sizes = if index.dim() == 0 { vec![] } else { vec![picks.len()] };
+            // PyTorch keeps a 0-dim input's shape (the index holds a single 0).
+            out_sizes = vec![];
         }
         dispatch_dtype!(self.dtype(), T => {
             let values = self.gather::<T>();
@@ -275,7 +291,13 @@ impl Tensor {
     }
 
     /// Checks gather/scatter shapes and returns (dim, index values wrapped per element).
-    fn check_scatter_gather(&self, dim: i64, index: &Tensor, src: Option<&Tensor>, op: &'static str) -> Result<usize> {
+    fn check_scatter_gather(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: Option<&Tensor>,
+        op: &'static str,
+    ) -> Result<usize> {
         require_long(index, op)?;
         let d = wrap_dim(dim, self.dim().max(1))?;
         let self_dims = self.dim().max(1);
@@ -289,8 +311,16 @@ impl Tensor {
         if index.numel() == 0 {
             return Ok(d);
         }
-        let self_sizes: Vec<usize> = if self.dim() == 0 { vec![1] } else { self.sizes().to_vec() };
-        let index_sizes: Vec<usize> = if index.dim() == 0 { vec![1] } else { index.sizes().to_vec() };
+        let self_sizes: Vec<usize> = if self.dim() == 0 {
+            vec![1]
+        } else {
+            self.sizes().to_vec()
+        };
+        let index_sizes: Vec<usize> = if index.dim() == 0 {
+            vec![1]
+        } else {
+            index.sizes().to_vec()
+        };
         for k in 0..self_dims {
             if k != d && index_sizes[k] > self_sizes[k] {
                 return Err(invalid(format!(
@@ -301,8 +331,14 @@ impl Tensor {
             }
         }
         if let Some(src) = src {
-            let src_sizes: Vec<usize> = if src.dim() == 0 { vec![1] } else { src.sizes().to_vec() };
-            if src_sizes.len() != index_sizes.len() || index_sizes.iter().zip(&src_sizes).any(|(i, s)| i > s) {
+            let src_sizes: Vec<usize> = if src.dim() == 0 {
+                vec![1]
+            } else {
+                src.sizes().to_vec()
+            };
+            if src_sizes.len() != index_sizes.len()
+                || index_sizes.iter().zip(&src_sizes).any(|(i, s)| i > s)
+            {
                 return Err(invalid(format!(
                     "Expected index {} to be no larger than self {} apart from dimension {d} and to be no larger size than src {}",
                     format_shape(index.sizes()),
@@ -317,9 +353,17 @@ impl Tensor {
     /// `torch.gather(self, dim, index)`.
     pub fn gather_index(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = self.check_scatter_gather(dim, index, None, "gather")?;
-        let self_sizes: Vec<usize> = if self.dim() == 0 { vec![1] } else { self.sizes().to_vec() };
+        let self_sizes: Vec<usize> = if self.dim() == 0 {
+            vec![1]
+        } else {
+            self.sizes().to_vec()
+        };
         let self_strides = contiguous_strides(&self_sizes);
-        let idx_sizes: Vec<usize> = if index.dim() == 0 { vec![1] } else { index.sizes().to_vec() };
+        let idx_sizes: Vec<usize> = if index.dim() == 0 {
+            vec![1]
+        } else {
+            index.sizes().to_vec()
+        };
         let idx = index.to_i64_vec();
         let mut coords = vec![0usize; idx_sizes.len()];
         dispatch_dtype!(self.dtype(), T => {
@@ -352,10 +396,18 @@ impl Tensor {
         finish: impl Fn(T, usize) -> T,
     ) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim().max(1))?;
-        let self_sizes: Vec<usize> = if self.dim() == 0 { vec![1] } else { self.sizes().to_vec() };
+        let self_sizes: Vec<usize> = if self.dim() == 0 {
+            vec![1]
+        } else {
+            self.sizes().to_vec()
+        };
         let self_strides = contiguous_strides(&self_sizes);
         let src_strides = contiguous_strides(src_sizes);
-        let idx_sizes: Vec<usize> = if index.dim() == 0 { vec![1] } else { index.sizes().to_vec() };
+        let idx_sizes: Vec<usize> = if index.dim() == 0 {
+            vec![1]
+        } else {
+            index.sizes().to_vec()
+        };
         let idx = index.to_i64_vec();
         let mut data = self.gather::<T>();
         let mut hits = vec![0usize; data.len()];
@@ -363,7 +415,10 @@ impl Tensor {
         for (linear, &i) in idx.iter().enumerate() {
             unravel(linear, &idx_sizes, &mut coords);
             let p = wrap_index(i, self_sizes[d], d, op, self.sizes()).map_err(|_| {
-                invalid(format!("index {i} is out of bounds for dimension {d} with size {}", self_sizes[d]))
+                invalid(format!(
+                    "index {i} is out of bounds for dimension {d} with size {}",
+                    self_sizes[d]
+                ))
             })?;
             let mut pos = 0;
             let mut spos = 0;
@@ -384,14 +439,24 @@ impl Tensor {
     }
 
     /// `torch.scatter(self, dim, index, src)` (out of place); `reduce` is "add" or "multiply".
-    pub fn scatter_src(&self, dim: i64, index: &Tensor, src: &Tensor, reduce: Option<&str>) -> Result<Tensor> {
+    pub fn scatter_src(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: Option<&str>,
+    ) -> Result<Tensor> {
         self.check_scatter_gather(dim, index, Some(src), "scatter")?;
         if src.dtype() != self.dtype() {
             return Err(invalid(format!(
                 "scatter(): Expected self.dtype to be equal to src.dtype"
             )));
         }
-        let src_sizes: Vec<usize> = if src.dim() == 0 { vec![1] } else { src.sizes().to_vec() };
+        let src_sizes: Vec<usize> = if src.dim() == 0 {
+            vec![1]
+        } else {
+            src.sizes().to_vec()
+        };
         dispatch_dtype!(self.dtype(), T => {
             let s = src.gather::<T>();
             self.scatter_reduce_legacy::<T>(dim, index, &s, &src_sizes, reduce)
@@ -399,7 +464,13 @@ impl Tensor {
     }
 
     /// `torch.scatter(self, dim, index, value)` with a scalar value.
-    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: &Scalar, reduce: Option<&str>) -> Result<Tensor> {
+    pub fn scatter_value(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        value: &Scalar,
+        reduce: Option<&str>,
+    ) -> Result<Tensor> {
         self.check_scatter_gather(dim, index, None, "scatter")?;
         dispatch_dtype!(self.dtype(), T => {
             let s = vec![T::from_scalar(value)];
@@ -407,12 +478,37 @@ impl Tensor {
         })
     }
 
-    fn scatter_reduce_legacy<T: Arith>(&self, dim: i64, index: &Tensor, src: &[T], src_sizes: &[usize], reduce: Option<&str>) -> Result<Tensor> {
+    fn scatter_reduce_legacy<T: Arith>(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &[T],
+        src_sizes: &[usize],
+        reduce: Option<&str>,
+    ) -> Result<Tensor> {
         match reduce {
             None => self.scatter_with(dim, index, src, src_sizes, "scatter", |_, v, _| v, |v, _| v),
-            Some("add") => self.scatter_with(dim, index, src, src_sizes, "scatter", |a, v, _| a.add(v), |v, _| v),
-            Some("multiply") => self.scatter_with(dim, index, src, src_sizes, "scatter", |a, v, _| a.mul(v), |v, _| v),
-            Some(other) => Err(invalid(format!("reduce argument must be either add or multiply. Got {other}"))),
+            Some("add") => self.scatter_with(
+                dim,
+                index,
+                src,
+                src_sizes,
+                "scatter",
+                |a, v, _| a.add(v),
+                |v, _| v,
+            ),
+            Some("multiply") => self.scatter_with(
+                dim,
+                index,
+                src,
+                src_sizes,
+                "scatter",
+                |a, v, _| a.mul(v),
+                |v, _| v,
+            ),
+            Some(other) => Err(invalid(format!(
+                "reduce argument must be either add or multiply. Got {other}"
+            ))),
         }
     }
 
@@ -422,12 +518,25 @@ impl Tensor {
     }
 
     /// `torch.scatter_reduce(self, dim, index, src, reduce, include_self)`.
-    pub fn scatter_reduce(&self, dim: i64, index: &Tensor, src: &Tensor, reduce: &str, include_self: bool) -> Result<Tensor> {
+    pub fn scatter_reduce(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        include_self: bool,
+    ) -> Result<Tensor> {
         self.check_scatter_gather(dim, index, Some(src), "scatter_reduce")?;
         if src.dtype() != self.dtype() {
-            return Err(invalid("scatter_reduce(): Expected self.dtype to be equal to src.dtype"));
+            return Err(invalid(
+                "scatter_reduce(): Expected self.dtype to be equal to src.dtype",
+            ));
         }
-        let src_sizes: Vec<usize> = if src.dim() == 0 { vec![1] } else { src.sizes().to_vec() };
+        let src_sizes: Vec<usize> = if src.dim() == 0 {
+            vec![1]
+        } else {
+            src.sizes().to_vec()
+        };
         let floating = self.dtype().is_floating_point();
         dispatch_dtype!(self.dtype(), T => {
             let s = src.gather::<T>();
@@ -435,8 +544,9 @@ impl Tensor {
             match reduce {
                 "sum" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.add(v) }, |v, _| v),
                 "prod" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.mul(v) }, |v, _| v),
-                "amax" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.nan_max(v) }, |v, _| v),
-                "amin" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.nan_min(v) }, |v, _| v),
+                // This PyTorch version also accepts "max" and "min" for amax and amin.
+                "amax" | "max" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.nan_max(v) }, |v, _| v),
+                "amin" | "min" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.nan_min(v) }, |v, _| v),
                 "mean" => self.scatter_with(dim, index, &s, &src_sizes, "scatter_reduce", |a, v, h| match start(a, v, h) { None => v, Some((a, v)) => a.add(v) }, |v, h| {
                     let n = T::from_i64((h + usize::from(include_self)) as i64);
                     if floating { Arith::div(v, n) } else { Arith::div_floor(v, n) }
@@ -467,7 +577,9 @@ impl Tensor {
     /// `torch.masked_scatter(self, mask, source)`: fills true positions with consecutive source elements.
     pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
         if mask.dtype() != DType::Bool {
-            return Err(invalid("masked_scatter_ only supports boolean masks, but got mask with dtype "));
+            return Err(invalid(
+                "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+            ));
         }
         if source.dtype() != self.dtype() {
             return Err(invalid(format!(
@@ -515,7 +627,11 @@ impl Tensor {
     /// `torch.nonzero(self, as_tuple=True)` / `torch.where(cond)`: one 1-D index tensor per dim.
     pub fn nonzero_tuple(&self) -> Result<Vec<Tensor>> {
         if self.dim() == 0 {
-            return Ok(vec![self.reshape_usize(&[1])?.nonzero()?.select(1, 0)?.contiguous()]);
+            return Ok(vec![self
+                .reshape_usize(&[1])?
+                .nonzero()?
+                .select(1, 0)?
+                .contiguous()]);
         }
         let nz = self.nonzero()?;
         (0..self.dim())

@@ -207,10 +207,9 @@ macro_rules! impl_gemm_float {
                 }
                 let (sa, sb, so) = (n * k, k * m, n * m);
                 for bi in 0..batch {
-                    let (Some(a_mat), Some(b_mat)) = (
-                        a.get(bi * sa..(bi + 1) * sa),
-                        b.get(bi * sb..(bi + 1) * sb),
-                    ) else {
+                    let (Some(a_mat), Some(b_mat)) =
+                        (a.get(bi * sa..(bi + 1) * sa), b.get(bi * sb..(bi + 1) * sb))
+                    else {
                         return out;
                     };
                     let out_mat = &mut out[bi * so..(bi + 1) * so];

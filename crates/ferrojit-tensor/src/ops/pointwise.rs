@@ -286,6 +286,9 @@ impl UnaryOp {
                     (x / alpha).exp_m1() * alpha
                 }
             }
+            // PyTorch's CPU kernel gives NaN for both infinities (its vectorized erf
+            // computes inf * 0 internally); match it.
+            Gelu(false) if x.is_infinite() => f64::NAN,
             Gelu(false) => x * 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2)),
             Gelu(true) => {
                 let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);

@@ -72,16 +72,30 @@ impl Tensor {
                 )));
             }
             if contract_a.contains(&a) || contract_b.contains(&b) {
-                return Err(invalid("dim appears multiple times in the list of dims".to_string()));
+                return Err(invalid(
+                    "dim appears multiple times in the list of dims".to_string(),
+                ));
             }
             contract_a.push(a);
             contract_b.push(b);
             size *= sa;
         }
-        let free_a: Vec<usize> = (0..self.dim()).filter(|d| !contract_a.contains(d)).collect();
-        let free_b: Vec<usize> = (0..other.dim()).filter(|d| !contract_b.contains(d)).collect();
-        let perm_a: Vec<i64> = free_a.iter().chain(&contract_a).map(|&d| d as i64).collect();
-        let perm_b: Vec<i64> = contract_b.iter().chain(&free_b).map(|&d| d as i64).collect();
+        let free_a: Vec<usize> = (0..self.dim())
+            .filter(|d| !contract_a.contains(d))
+            .collect();
+        let free_b: Vec<usize> = (0..other.dim())
+            .filter(|d| !contract_b.contains(d))
+            .collect();
+        let perm_a: Vec<i64> = free_a
+            .iter()
+            .chain(&contract_a)
+            .map(|&d| d as i64)
+            .collect();
+        let perm_b: Vec<i64> = contract_b
+            .iter()
+            .chain(&free_b)
+            .map(|&d| d as i64)
+            .collect();
         let rows: usize = free_a.iter().map(|&d| self.sizes()[d]).product();
         let cols: usize = free_b.iter().map(|&d| other.sizes()[d]).product();
         let a = self.permute(&perm_a)?.reshape_usize(&[rows, size])?;
@@ -92,7 +106,12 @@ impl Tensor {
     }
 }
 
-fn combine_scaled(bias: &Tensor, product: &Tensor, beta: &Scalar, alpha: &Scalar) -> Result<Tensor> {
+fn combine_scaled(
+    bias: &Tensor,
+    product: &Tensor,
+    beta: &Scalar,
+    alpha: &Scalar,
+) -> Result<Tensor> {
     let bias = bias.broadcast_to(product.sizes()).map_err(|_| {
         invalid(format!(
             "The expanded size of the tensor must match the existing size: self {} vs product {}",
@@ -133,13 +152,17 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
     };
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != operands.len() {
-        return Err(invalid(format!(
-            "einsum(): more operands were provided than specified in the equation"
-        )
-        .replace(
-            "more",
-            if terms.len() > operands.len() { "fewer" } else { "more" },
-        )));
+        return Err(invalid(
+            format!("einsum(): more operands were provided than specified in the equation")
+                .replace(
+                    "more",
+                    if terms.len() > operands.len() {
+                        "fewer"
+                    } else {
+                        "more"
+                    },
+                ),
+        ));
     }
     // Ellipsis dims get private labels from a range no letter uses.
     let ellipsis_label = |i: usize| char::from_u32(0x10000 + i as u32).unwrap_or('?');
@@ -261,7 +284,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         .map(|l| current.labels.iter().position(|x| x == l).unwrap_or(0) as i64)
         .collect();
     if current.labels.len() != output.len() {
-        return Err(invalid("einsum(): output subscript appears more than once".to_string()));
+        return Err(invalid(
+            "einsum(): output subscript appears more than once".to_string(),
+        ));
     }
     Ok(current.tensor.permute(&perm)?.contiguous())
 }
@@ -331,12 +356,32 @@ fn contract_pair(
     needed_later: impl Fn(&char) -> bool,
     sizes: &std::collections::HashMap<char, usize>,
 ) -> Result<Operand> {
-    let shared: Vec<char> = a.labels.iter().copied().filter(|l| b.labels.contains(l)).collect();
+    let shared: Vec<char> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| b.labels.contains(l))
+        .collect();
     let batch: Vec<char> = shared.iter().copied().filter(|l| needed_later(l)).collect();
-    let contracted: Vec<char> = shared.iter().copied().filter(|l| !needed_later(l)).collect();
-    let a_only: Vec<char> = a.labels.iter().copied().filter(|l| !shared.contains(l)).collect();
-    let b_only: Vec<char> = b.labels.iter().copied().filter(|l| !shared.contains(l)).collect();
-    let position = |labels: &[char], l: &char| labels.iter().position(|x| x == l).unwrap_or(0) as i64;
+    let contracted: Vec<char> = shared
+        .iter()
+        .copied()
+        .filter(|l| !needed_later(l))
+        .collect();
+    let a_only: Vec<char> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !shared.contains(l))
+        .collect();
+    let b_only: Vec<char> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !shared.contains(l))
+        .collect();
+    let position =
+        |labels: &[char], l: &char| labels.iter().position(|x| x == l).unwrap_or(0) as i64;
     let perm_a: Vec<i64> = batch
         .iter()
         .chain(&a_only)
@@ -350,10 +395,23 @@ fn contract_pair(
         .map(|l| position(&b.labels, l))
         .collect();
     let product = |ls: &[char]| -> usize { ls.iter().map(|l| sizes[l]).product() };
-    let (nb, n, k, m) = (product(&batch), product(&a_only), product(&contracted), product(&b_only));
+    let (nb, n, k, m) = (
+        product(&batch),
+        product(&a_only),
+        product(&contracted),
+        product(&b_only),
+    );
     let dtype = crate::dtype::promote_types(a.tensor.dtype(), b.tensor.dtype());
-    let ta = a.tensor.to_dtype(dtype).permute(&perm_a)?.reshape_usize(&[nb, n, k])?;
-    let tb = b.tensor.to_dtype(dtype).permute(&perm_b)?.reshape_usize(&[nb, k, m])?;
+    let ta = a
+        .tensor
+        .to_dtype(dtype)
+        .permute(&perm_a)?
+        .reshape_usize(&[nb, n, k])?;
+    let tb = b
+        .tensor
+        .to_dtype(dtype)
+        .permute(&perm_b)?
+        .reshape_usize(&[nb, k, m])?;
     let out = if dtype == crate::dtype::DType::Bool {
         ta.to_dtype(crate::dtype::DType::Int64)
             .bmm(&tb.to_dtype(crate::dtype::DType::Int64))?
@@ -361,7 +419,12 @@ fn contract_pair(
     } else {
         ta.bmm(&tb)?
     };
-    let labels: Vec<char> = batch.iter().chain(&a_only).chain(&b_only).copied().collect();
+    let labels: Vec<char> = batch
+        .iter()
+        .chain(&a_only)
+        .chain(&b_only)
+        .copied()
+        .collect();
     let out_sizes: Vec<usize> = labels.iter().map(|l| sizes[l]).collect();
     Ok(Operand {
         tensor: out.reshape_usize(&out_sizes)?,

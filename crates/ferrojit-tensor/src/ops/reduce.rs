@@ -352,13 +352,28 @@ impl Tensor {
         let source = self.to_dtype(out_dtype);
         let reduced = source.reduction_dims(dims)?;
         let layout = source.reduction_layout(&reduced, keepdim)?;
+        // Half types round after every multiplication, so the order matters: a full
+        // reduction runs in memory order, as PyTorch's TensorIterator does.
+        let memory_order =
+            matches!(out_dtype, DType::Float16 | DType::BFloat16) && reduced.iter().all(|&r| r);
         Ok(dispatch_dtype!(out_dtype, T => {
-            let values = layout.permuted.gather::<T>();
+            let values = if memory_order {
+                let mut pairs: Vec<(usize, T)> =
+                    source.offsets().zip(source.gather::<T>()).collect();
+                pairs.sort_by_key(|&(offset, _)| offset);
+                pairs.into_iter().map(|(_, v)| v).collect()
+            } else {
+                layout.permuted.gather::<T>()
+            };
             let groups: usize = layout.out_sizes.iter().product();
             let out: Vec<T> = (0..groups)
                 .map(|g| {
                     let chunk = &values[g * layout.len..(g + 1) * layout.len];
-                    if T::DTYPE.is_floating_point() {
+                    if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) {
+                        // PyTorch's CPU kernel accumulates half types in the half type,
+                        // rounding after every multiplication.
+                        chunk.iter().fold(T::one(), |acc, &x| acc.mul(x))
+                    } else if T::DTYPE.is_floating_point() {
                         // Floating products accumulate in f64 and round once.
                         T::from_f64(chunk.iter().map(|x| x.to_f64()).product::<f64>())
                     } else {
@@ -402,7 +417,11 @@ impl Tensor {
                 rows.dim
             )));
         }
-        let kind = if is_max { ArgReduce::Max } else { ArgReduce::Min };
+        let kind = if is_max {
+            ArgReduce::Max
+        } else {
+            ArgReduce::Min
+        };
         dispatch_dtype!(self.dtype(), T => {
             let values = rows.values::<T>(self)?;
             let mut out_v = Vec::with_capacity(rows.rows());
@@ -495,9 +514,21 @@ impl Tensor {
         let out_dtype = dtype.unwrap_or(self.dtype());
         self.reduce_groups_f64(dims, keepdim, out_dtype, |chunk| {
             if ord == f64::INFINITY {
-                chunk.iter().fold(0.0f64, |m, x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.max(x.abs()) })
+                chunk.iter().fold(0.0f64, |m, x| {
+                    if x.is_nan() || m.is_nan() {
+                        f64::NAN
+                    } else {
+                        m.max(x.abs())
+                    }
+                })
             } else if ord == f64::NEG_INFINITY {
-                chunk.iter().fold(f64::INFINITY, |m, x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.min(x.abs()) })
+                chunk.iter().fold(f64::INFINITY, |m, x| {
+                    if x.is_nan() || m.is_nan() {
+                        f64::NAN
+                    } else {
+                        m.min(x.abs())
+                    }
+                })
             } else if ord == 0.0 {
                 chunk.iter().filter(|x| **x != 0.0).count() as f64
             } else if ord == 1.0 {
@@ -505,7 +536,11 @@ impl Tensor {
             } else if ord == 2.0 {
                 chunk.iter().map(|x| x * x).sum::<f64>().sqrt()
             } else {
-                chunk.iter().map(|x| x.abs().powf(ord)).sum::<f64>().powf(1.0 / ord)
+                chunk
+                    .iter()
+                    .map(|x| x.abs().powf(ord))
+                    .sum::<f64>()
+                    .powf(1.0 / ord)
             }
         })
     }
@@ -560,7 +595,12 @@ impl Tensor {
         let values = layout.permuted.gather::<bool>();
         let groups: usize = layout.out_sizes.iter().product();
         let out: Vec<i64> = (0..groups)
-            .map(|g| values[g * layout.len..(g + 1) * layout.len].iter().filter(|&&b| b).count() as i64)
+            .map(|g| {
+                values[g * layout.len..(g + 1) * layout.len]
+                    .iter()
+                    .filter(|&&b| b)
+                    .count() as i64
+            })
             .collect();
         Ok(Tensor::from_values(out, &layout.out_sizes))
     }
@@ -642,6 +682,10 @@ impl Tensor {
                 "kthvalue(): selected number k out of range for dimension {}",
                 rows.dim
             )));
+        }
+        if self.dim() == 0 {
+            // PyTorch copies a 0-dim input before any dtype dispatch (bool included).
+            return Ok((self.clone_tensor(), Tensor::zeros(&[], DType::Int64)?));
         }
         self.select_ranked(&rows, keepdim, |_| (k - 1) as usize)
     }

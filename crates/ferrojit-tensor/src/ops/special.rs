@@ -79,18 +79,23 @@ pub fn erfinv(y: f64) -> f64 {
     let ln = (1.0 - y * y).ln();
     let first = 2.0 / (PI * a) + ln / 2.0;
     let mut x = ((first * first - ln / a).sqrt() - first).sqrt().copysign(y);
-    for _ in 0..4 {
+    for _ in 0..8 {
         let residual = if x.abs() < 2.5 {
             erf(x) - y
         } else {
-            // In the tails compare complements to keep precision.
-            (1.0 - y.abs()).copysign(-y) + erfc(x.abs()).copysign(y)
+            // In the tails compare complements to keep precision:
+            // erf(x) - y = sign(y) * ((1 - |y|) - erfc(|x|)).
+            ((1.0 - y.abs()) - erfc(x.abs())) * y.signum()
         };
         let slope = TWO_OVER_SQRT_PI * (-x * x).exp();
         if slope == 0.0 {
             break;
         }
-        x -= residual / slope;
+        let step = residual / slope;
+        x -= step;
+        if step.abs() <= 1e-16 * x.abs() {
+            break;
+        }
     }
     x
 }

@@ -236,7 +236,11 @@ impl Tensor {
         let dtype = result_type(&[self, t1, t2]);
         if dtype == DType::Bool {
             return Err(TensorError::NotImplementedForDType {
-                op: if divide { "addcdiv_cpu_out" } else { "addcmul_cpu_out" },
+                op: if divide {
+                    "addcdiv_cpu_out"
+                } else {
+                    "addcmul_cpu_out"
+                },
                 dtype,
             });
         }

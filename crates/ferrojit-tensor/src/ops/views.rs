@@ -362,7 +362,12 @@ fn strides_for_order(sizes: &[usize], order: &[usize]) -> Vec<usize> {
 
 impl Tensor {
     /// `as_strided(size, stride, storage_offset)`: any geometry inside the storage.
-    pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<Tensor> {
+    pub fn as_strided(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: Option<i64>,
+    ) -> Result<Tensor> {
         if sizes.len() != strides.len() {
             return Err(TensorError::InvalidArgument(format!(
                 "mismatch in length of strides and shape: {} vs {}",
@@ -388,9 +393,7 @@ impl Tensor {
         let offset = match offset {
             None => self.storage_offset(),
             Some(o) => usize::try_from(o).map_err(|_| {
-                TensorError::InvalidArgument(format!(
-                    "Tensor: invalid storage offset {o}"
-                ))
+                TensorError::InvalidArgument(format!("Tensor: invalid storage offset {o}"))
             })?,
         };
         Tensor::from_storage(self.storage().clone(), offset, sizes, strides)
@@ -567,11 +570,19 @@ impl Tensor {
         let order: Vec<usize> = match format {
             MemoryFormat::Contiguous => (0..self.dim()).collect(),
             MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
-                let expected = if format == MemoryFormat::ChannelsLast { 4 } else { 5 };
+                let expected = if format == MemoryFormat::ChannelsLast {
+                    4
+                } else {
+                    5
+                };
                 if self.dim() != expected {
                     return Err(TensorError::InvalidArgument(format!(
                         "required rank {expected} tensor to use {} format",
-                        if expected == 4 { "channels_last" } else { "channels_last_3d" }
+                        if expected == 4 {
+                            "channels_last"
+                        } else {
+                            "channels_last_3d"
+                        }
                     )));
                 }
                 let mut order = vec![0];
@@ -585,7 +596,11 @@ impl Tensor {
                 order.sort_by(|&x, &y| self.strides()[y].cmp(&self.strides()[x]));
                 let strides = strides_for_order(self.sizes(), &order);
                 let dense = strides == self.strides() || self.is_contiguous();
-                if dense { order } else { (0..self.dim()).collect() }
+                if dense {
+                    order
+                } else {
+                    (0..self.dim()).collect()
+                }
             }
         };
         let strides = strides_for_order(self.sizes(), &order);

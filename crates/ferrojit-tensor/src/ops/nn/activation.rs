@@ -7,12 +7,20 @@ use crate::shape::wrap_dim;
 use crate::tensor::Tensor;
 
 /// Applies `f` to each run of values along `dim`, writing the same number of outputs.
-pub(crate) fn along_dim(input: &Tensor, dim: usize, mut f: impl FnMut(&[f64], &mut [f64])) -> Vec<f64> {
+pub(crate) fn along_dim(
+    input: &Tensor,
+    dim: usize,
+    mut f: impl FnMut(&[f64], &mut [f64]),
+) -> Vec<f64> {
     let x = input.to_f64_vec();
     let sizes = input.sizes();
     let len = sizes.get(dim).copied().unwrap_or(1);
     let inner: usize = sizes.get(dim + 1..).map_or(1, |s| s.iter().product());
-    let outer = if len * inner == 0 { 0 } else { x.len() / (len * inner) };
+    let outer = if len * inner == 0 {
+        0
+    } else {
+        x.len() / (len * inner)
+    };
     let mut out = vec![0.0; x.len()];
     let mut run = vec![0.0; len];
     let mut res = vec![0.0; len];
@@ -37,7 +45,11 @@ fn softmax_impl(input: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Re
     };
     if !input.dtype().is_floating_point() {
         return Err(TensorError::NotImplementedForDType {
-            op: if log { "log_softmax_lastdim_kernel_impl" } else { "softmax_lastdim_kernel_impl" },
+            op: if log {
+                "log_softmax_lastdim_kernel_impl"
+            } else {
+                "softmax_lastdim_kernel_impl"
+            },
             dtype: input.dtype(),
         });
     }
@@ -47,7 +59,11 @@ fn softmax_impl(input: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Re
         let max = if max.is_finite() { max } else { 0.0 };
         let sum: f64 = run.iter().map(|v| (v - max).exp()).sum();
         for (r, v) in res.iter_mut().zip(run) {
-            *r = if log { v - max - sum.ln() } else { (v - max).exp() / sum };
+            *r = if log {
+                v - max - sum.ln()
+            } else {
+                (v - max).exp() / sum
+            };
         }
         if run.iter().any(|v| v.is_nan()) {
             res.fill(f64::NAN);

@@ -64,7 +64,8 @@ fn im2col<T: FloatGemm>(input: &[T], channels: usize, g: &Geometry, cols: &mut [
         for od in 0..od_ {
             let id = (od * g.stride[0] + kd * g.dilation[0]) as isize - g.pad_before[0] as isize;
             for oh in 0..oh_ {
-                let ih = (oh * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
+                let ih =
+                    (oh * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
                 let base = (od * oh_ + oh) * ow_;
                 let out_row = &mut dst[base..base + ow_];
                 if id < 0 || id >= id_ as isize || ih < 0 || ih >= ih_ as isize {
@@ -106,7 +107,12 @@ fn im2col<T: FloatGemm>(input: &[T], channels: usize, g: &Geometry, cols: &mut [
 /// col2im for transposed convolution: adds `cols[(c, k), input position]` into `out[c, ...]`.
 /// Here `g.in_size` is the transposed conv's output (the scatter target) and `g.out_size` its
 /// input (the positions the columns are indexed by).
-fn col2im<T: FloatGemm + std::ops::AddAssign>(cols: &[T], channels: usize, g: &Geometry, out: &mut [T]) {
+fn col2im<T: FloatGemm + std::ops::AddAssign>(
+    cols: &[T],
+    channels: usize,
+    g: &Geometry,
+    out: &mut [T],
+) {
     let k_len = g.kernel_len();
     let pos_len = g.out_len();
     let img_len = g.in_len();
@@ -119,18 +125,21 @@ fn col2im<T: FloatGemm + std::ops::AddAssign>(cols: &[T], channels: usize, g: &G
             let (kd, kh, kw) = (k / (kh_ * kw_), (k / kw_) % kh_, k % kw_);
             let src = &cols[(c * k_len + k) * pos_len..(c * k_len + k + 1) * pos_len];
             for pd in 0..pd_ {
-                let od = (pd * g.stride[0] + kd * g.dilation[0]) as isize - g.pad_before[0] as isize;
+                let od =
+                    (pd * g.stride[0] + kd * g.dilation[0]) as isize - g.pad_before[0] as isize;
                 if od < 0 || od >= id_ as isize {
                     continue;
                 }
                 for ph in 0..ph_ {
-                    let oh = (ph * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
+                    let oh =
+                        (ph * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
                     if oh < 0 || oh >= ih_ as isize {
                         continue;
                     }
                     let base = (od as usize * ih_ + oh as usize) * iw_;
                     for pw in 0..pw_ {
-                        let ow = (pw * g.stride[2] + kw * g.dilation[2]) as isize - g.pad_before[2] as isize;
+                        let ow = (pw * g.stride[2] + kw * g.dilation[2]) as isize
+                            - g.pad_before[2] as isize;
                         if ow >= 0 && (ow as usize) < iw_ {
                             dst[base + ow as usize] += src[(pd * ph_ + ph) * pw_ + pw];
                         }
@@ -186,7 +195,11 @@ fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
                     row.fill(b[grp * cout_g + co]);
                 }
             }
-            let beta = if b.is_some() { T::from_f64(1.0) } else { T::ZERO };
+            let beta = if b.is_some() {
+                T::from_f64(1.0)
+            } else {
+                T::ZERO
+            };
             strided_gemm(
                 cout_g,
                 cin_g * k_len,
@@ -286,7 +299,11 @@ pub fn convolution(
             format_shape(input.sizes())
         )));
     }
-    let input = if unbatched { input.unsqueeze(0)? } else { input.clone() };
+    let input = if unbatched {
+        input.unsqueeze(0)?
+    } else {
+        input.clone()
+    };
     if input.dtype() != weight.dtype() {
         return Err(invalid(format!(
             "Input type ({}) and weight type ({}) should be the same",
@@ -303,7 +320,14 @@ pub fn convolution(
             )));
         }
     }
-    let dtype = require_float(&input, "slow_conv2d_cpu")?;
+    // PyTorch's slow (im2col) 1-D/2-D kernel also takes integer tensors; they are computed
+    // here in f64, exact while the products and sums stay below 2^53.
+    let integral = !transposed && spatial <= 2 && input.dtype().is_integral(false);
+    let dtype = if integral {
+        input.dtype()
+    } else {
+        require_float(&input, "slow_conv2d_cpu")?
+    };
     if groups <= 0 {
         return Err(invalid("non-positive groups is not supported"));
     }
@@ -350,12 +374,18 @@ pub fn convolution(
         ConvPadding::Valid => (vec![0; spatial], vec![0; spatial]),
         ConvPadding::Same => {
             if transposed {
-                return Err(invalid("padding='same' is not supported for transposed convolution"));
+                return Err(invalid(
+                    "padding='same' is not supported for transposed convolution",
+                ));
             }
             if stride.iter().any(|&s| s != 1) {
-                return Err(invalid("padding='same' is not supported for strided convolutions"));
+                return Err(invalid(
+                    "padding='same' is not supported for strided convolutions",
+                ));
             }
-            let total: Vec<usize> = (0..spatial).map(|i| dilation[i] * (kernel[i] - 1)).collect();
+            let total: Vec<usize> = (0..spatial)
+                .map(|i| dilation[i] * (kernel[i] - 1))
+                .collect();
             (
                 total.iter().map(|t| t / 2).collect(),
                 total.iter().map(|t| t - t / 2).collect(),
@@ -425,14 +455,32 @@ pub fn convolution(
     let run = |t: &Tensor, w: &Tensor, b: Option<&Tensor>, as_f64: bool| -> Result<Tensor> {
         if as_f64 {
             let v: Vec<f64> = if transposed {
-                conv_transpose_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
+                conv_transpose_forward(
+                    t,
+                    w,
+                    b,
+                    batch,
+                    in_channels,
+                    out_channels,
+                    groups,
+                    &geometry,
+                )?
             } else {
                 conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
             };
             Ok(Tensor::from_values(v, &out_sizes))
         } else {
             let v: Vec<f32> = if transposed {
-                conv_transpose_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
+                conv_transpose_forward(
+                    t,
+                    w,
+                    b,
+                    batch,
+                    in_channels,
+                    out_channels,
+                    groups,
+                    &geometry,
+                )?
             } else {
                 conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
             };
@@ -440,7 +488,18 @@ pub fn convolution(
         }
     };
     // Half types compute in f32 and round once at the end.
-    let out = run(&input, weight, bias, dtype == DType::Float64)?.to_dtype(dtype);
+    let out = if integral {
+        let b = bias.map(|b| b.to_dtype(DType::Float64));
+        run(
+            &input.to_dtype(DType::Float64),
+            &weight.to_dtype(DType::Float64),
+            b.as_ref(),
+            true,
+        )?
+        .to_dtype(dtype)
+    } else {
+        run(&input, weight, bias, dtype == DType::Float64)?.to_dtype(dtype)
+    };
     if unbatched {
         out.squeeze_dim(0)
     } else {
@@ -459,7 +518,17 @@ impl Tensor {
         dilation: &[i64],
         groups: i64,
     ) -> Result<Tensor> {
-        convolution(self, weight, bias, stride, padding, dilation, false, &[0], groups)
+        convolution(
+            self,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            false,
+            &[0],
+            groups,
+        )
     }
 
     /// `torch.nn.functional.conv_transpose{1,2,3}d`.

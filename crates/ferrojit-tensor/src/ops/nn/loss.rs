@@ -20,7 +20,9 @@ impl Reduction {
             0 => Ok(Reduction::None),
             1 => Ok(Reduction::Mean),
             2 => Ok(Reduction::Sum),
-            other => Err(invalid(format!("{other} is not a valid value for reduction"))),
+            other => Err(invalid(format!(
+                "{other} is not a valid value for reduction"
+            ))),
         }
     }
 }
@@ -37,7 +39,13 @@ fn reduce(values: Vec<f64>, sizes: &[usize], reduction: Reduction, dtype: DType)
 }
 
 /// Broadcast pointwise loss over (input, target).
-fn pointwise(input: &Tensor, target: &Tensor, reduction: Reduction, op: &'static str, f: impl Fn(f64, f64) -> f64) -> Result<Tensor> {
+fn pointwise(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    op: &'static str,
+    f: impl Fn(f64, f64) -> f64,
+) -> Result<Tensor> {
     let dtype = crate::dtype::promote_types(input.dtype(), target.dtype());
     if !dtype.is_floating_point() {
         return Err(crate::error::TensorError::NotImplementedForDType { op, dtype });
@@ -50,16 +58,25 @@ fn pointwise(input: &Tensor, target: &Tensor, reduction: Reduction, op: &'static
 }
 
 pub fn mse_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
-    pointwise(input, target, reduction, "mse_cpu", |x, y| (x - y) * (x - y))
+    pointwise(input, target, reduction, "mse_cpu", |x, y| {
+        (x - y) * (x - y)
+    })
 }
 
 pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
     pointwise(input, target, reduction, "abs_cpu", |x, y| (x - y).abs())
 }
 
-pub fn smooth_l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction, beta: f64) -> Result<Tensor> {
+pub fn smooth_l1_loss(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    beta: f64,
+) -> Result<Tensor> {
     if beta < 0.0 {
-        return Err(invalid("smooth_l1_loss does not support negative values for beta."));
+        return Err(invalid(
+            "smooth_l1_loss does not support negative values for beta.",
+        ));
     }
     pointwise(input, target, reduction, "smooth_l1_cpu", |x, y| {
         let d = (x - y).abs();
@@ -71,7 +88,12 @@ pub fn smooth_l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction, bet
     })
 }
 
-pub fn huber_loss(input: &Tensor, target: &Tensor, reduction: Reduction, delta: f64) -> Result<Tensor> {
+pub fn huber_loss(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    delta: f64,
+) -> Result<Tensor> {
     pointwise(input, target, reduction, "huber_cpu", |x, y| {
         let d = (x - y).abs();
         if d < delta {
@@ -82,7 +104,12 @@ pub fn huber_loss(input: &Tensor, target: &Tensor, reduction: Reduction, delta: 
     })
 }
 
-pub fn binary_cross_entropy(input: &Tensor, target: &Tensor, weight: Option<&Tensor>, reduction: Reduction) -> Result<Tensor> {
+pub fn binary_cross_entropy(
+    input: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: Reduction,
+) -> Result<Tensor> {
     require_float(input, "binary_cross_entropy")?;
     if input.sizes() != target.sizes() {
         return Err(invalid(format!(
@@ -153,7 +180,12 @@ pub fn binary_cross_entropy_with_logits(
     Ok(reduce(values, input.sizes(), reduction, input.dtype()))
 }
 
-pub fn kl_div(input: &Tensor, target: &Tensor, reduction: Reduction, log_target: bool) -> Result<Tensor> {
+pub fn kl_div(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    log_target: bool,
+) -> Result<Tensor> {
     pointwise(input, target, reduction, "kl_div", |x, t| {
         if log_target {
             t.exp() * (t - x)
@@ -187,7 +219,9 @@ pub fn nll_loss(
     }
     let (batch, classes, inner, out_sizes) = if input.dim() == 1 {
         if target.dim() != 0 {
-            return Err(invalid("0D or 1D target tensor expected, multi-target not supported"));
+            return Err(invalid(
+                "0D or 1D target tensor expected, multi-target not supported",
+            ));
         }
         (1, input.sizes()[0], 1, vec![])
     } else {
@@ -200,7 +234,12 @@ pub fn nll_loss(
                 target.sizes().first().copied().unwrap_or(0)
             )));
         }
-        (input.sizes()[0], input.sizes()[1], input.sizes()[2..].iter().product(), expected)
+        (
+            input.sizes()[0],
+            input.sizes()[1],
+            input.sizes()[2..].iter().product(),
+            expected,
+        )
     };
     let w = match weight {
         Some(w) => {
@@ -254,11 +293,17 @@ pub fn cross_entropy(
     if target.dtype().is_floating_point() {
         // Probability targets: -sum_c w_c * p_c * logp_c per sample.
         if target.sizes() != input.sizes() {
-            return Err(invalid("Expected target size to match input size for probability targets"));
+            return Err(invalid(
+                "Expected target size to match input size for probability targets",
+            ));
         }
         let classes = input.sizes()[dim as usize];
         let inner: usize = input.sizes()[dim as usize + 1..].iter().product();
-        let batch = if input.dim() == 1 { 1 } else { input.sizes()[0] };
+        let batch = if input.dim() == 1 {
+            1
+        } else {
+            input.sizes()[0]
+        };
         let lp = logp.to_f64_vec();
         let p = target.to_f64_vec();
         let w = weight.map(|w| w.to_f64_vec());
@@ -292,7 +337,11 @@ pub fn cross_entropy(
     // Smoothing term: -sum_c w_c * logp_c / C per sample, ignoring ignore_index targets.
     let classes = input.sizes()[dim as usize];
     let inner: usize = input.sizes()[dim as usize + 1..].iter().product();
-    let batch = if input.dim() == 1 { 1 } else { input.sizes()[0] };
+    let batch = if input.dim() == 1 {
+        1
+    } else {
+        input.sizes()[0]
+    };
     let lp = logp.to_f64_vec();
     let t = target.to_i64_vec();
     let w = weight.map(|w| w.to_f64_vec());
@@ -318,14 +367,34 @@ pub fn cross_entropy(
     let cf = classes as f64;
     Ok(match reduction {
         Reduction::None => from_f64(
-            nll_v.iter().zip(&smooth).map(|(a, s)| (1.0 - eps) * a + eps / cf * s).collect(),
+            nll_v
+                .iter()
+                .zip(&smooth)
+                .map(|(a, s)| (1.0 - eps) * a + eps / cf * s)
+                .collect(),
             nll.sizes(),
             input.dtype(),
         ),
-        Reduction::Sum => from_f64(vec![(1.0 - eps) * nll_v[0] + eps / cf * smooth.iter().sum::<f64>()], &[], input.dtype()),
+        Reduction::Sum => from_f64(
+            vec![(1.0 - eps) * nll_v[0] + eps / cf * smooth.iter().sum::<f64>()],
+            &[],
+            input.dtype(),
+        ),
         Reduction::Mean => {
-            let denom = if w.is_some() { total_weight } else { smooth.iter().zip(&t).filter(|(_, &c)| c != ignore_index).count() as f64 };
-            from_f64(vec![(1.0 - eps) * nll_v[0] + eps / cf * smooth.iter().sum::<f64>() / denom], &[], input.dtype())
+            let denom = if w.is_some() {
+                total_weight
+            } else {
+                smooth
+                    .iter()
+                    .zip(&t)
+                    .filter(|(_, &c)| c != ignore_index)
+                    .count() as f64
+            };
+            from_f64(
+                vec![(1.0 - eps) * nll_v[0] + eps / cf * smooth.iter().sum::<f64>() / denom],
+                &[],
+                input.dtype(),
+            )
         }
     })
 }

@@ -3,8 +3,8 @@
 
 use super::{from_f64, invalid, require_float};
 use crate::dtype::DType;
-use crate::error::{format_shape, Result, TensorError};
 use crate::element::Element;
+use crate::error::{format_shape, Result, TensorError};
 use crate::macros::dispatch_dtype;
 use crate::shape::{broadcast_shapes, contiguous_strides, wrap_dim};
 use crate::tensor::Tensor;
@@ -28,7 +28,10 @@ pub fn embedding(weight: &Tensor, indices: &Tensor) -> Result<Tensor> {
 }
 
 fn legacy_name(d: DType) -> String {
-    format!("torch.{}Tensor", d.to_torch_storage_name().trim_end_matches("Storage"))
+    format!(
+        "torch.{}Tensor",
+        d.to_torch_storage_name().trim_end_matches("Storage")
+    )
 }
 
 /// `torch.embedding_bag` (mode 0 = sum, 1 = mean, 2 = max). Returns
@@ -50,7 +53,10 @@ pub fn embedding_bag(
     let (num, dim) = (weight.sizes()[0], weight.sizes()[1]);
     let (idx, offs): (Vec<i64>, Vec<i64>) = if indices.dim() == 2 {
         let (b, l) = (indices.sizes()[0], indices.sizes()[1]);
-        (indices.to_i64_vec(), (0..b).map(|i| (i * l) as i64).collect())
+        (
+            indices.to_i64_vec(),
+            (0..b).map(|i| (i * l) as i64).collect(),
+        )
     } else if indices.dim() == 1 {
         if offsets.dim() != 1 {
             return Err(invalid("offsets has to be a 1D Tensor"));
@@ -60,12 +66,22 @@ pub fn embedding_bag(
         return Err(invalid("input has to be 1D or 2D Tensor"));
     };
     let mut bags: Vec<(usize, usize)> = Vec::new();
-    let count = if include_last_offset { offs.len().saturating_sub(1) } else { offs.len() };
+    let count = if include_last_offset {
+        offs.len().saturating_sub(1)
+    } else {
+        offs.len()
+    };
     for b in 0..count {
         let start = offs[b].max(0) as usize;
-        let end = if b + 1 < offs.len() { offs[b + 1].max(0) as usize } else { idx.len() };
+        let end = if b + 1 < offs.len() {
+            offs[b + 1].max(0) as usize
+        } else {
+            idx.len()
+        };
         if start > end || end > idx.len() {
-            return Err(invalid("offsets must be monotonically increasing and within the input"));
+            return Err(invalid(
+                "offsets must be monotonically increasing and within the input",
+            ));
         }
         bags.push((start, end));
     }
@@ -78,13 +94,11 @@ pub fn embedding_bag(
     let mut out = Vec::with_capacity(bags.len() * dim);
     let mut bag_size = Vec::new();
     let mut max_idx = Vec::new();
-    let mut offset2bag = vec![0i64; idx.len()];
-    for (b, &(s, e)) in bags.iter().enumerate() {
+    for &(s, e) in &bags {
         let mut acc = vec![if mode == 2 { f64::NEG_INFINITY } else { 0.0 }; dim];
         let mut arg = vec![-1i64; dim];
         let mut n = 0usize;
         for (k, &i) in idx[s..e].iter().enumerate() {
-            offset2bag[s + k] = b as i64;
             if i < 0 || i as usize >= num {
                 return Err(invalid(format!("embedding_bag: index {i} out of range")));
             }
@@ -116,14 +130,49 @@ pub fn embedding_bag(
         max_idx.extend(arg.iter().map(|&a| a.max(0)));
     }
     let nb = bags.len();
+    // PyTorch's sum fast path (float/half weights with unit inner stride, no padding_idx)
+    // never fills offset2bag; every other path numbers each index with its bag, counting
+    // the offsets at or before it (so indices after an unused last offset join the last bag).
+    let fast_path_sum = mode == 0
+        && matches!(dtype, DType::Float32 | DType::Float16 | DType::BFloat16)
+        && (weight.strides()[1] == 1 || dim <= 1)
+        && pad.is_none();
+    let offset2bag = if fast_path_sum {
+        Vec::new()
+    } else {
+        let mut marks = vec![0i64; idx.len() + 1];
+        for &o in &offs[..count] {
+            if let Some(slot) = usize::try_from(o).ok().and_then(|o| marks.get_mut(o)) {
+                *slot += 1;
+            }
+        }
+        marks[0] -= 1;
+        let mut running = 0i64;
+        let mut numbered: Vec<i64> = marks
+            .iter()
+            .map(|m| {
+                running += m;
+                running
+            })
+            .collect();
+        numbered.truncate(idx.len());
+        numbered
+    };
+    // Sum mode reports zeros (one per offset); mean and max report non-padding counts.
+    let bag_size = if mode == 0 {
+        vec![0i64; if indices.dim() == 2 { nb } else { offs.len() }]
+    } else {
+        bag_size
+    };
+    let bag_len = bag_size.len();
     Ok((
         from_f64(out, &[nb, dim], dtype),
-        Tensor::from_values(offset2bag, &[idx.len()]),
-        Tensor::from_values(bag_size, &[nb]),
+        Tensor::from_values(offset2bag.clone(), &[offset2bag.len()]),
+        Tensor::from_values(bag_size.clone(), &[bag_len]),
         if mode == 2 {
             Tensor::from_values(max_idx, &[nb, dim])
         } else {
-            Tensor::from_values(Vec::<i64>::new(), &[0])
+            Tensor::from_values(bag_size, &[bag_len])
         },
     ))
 }
@@ -144,9 +193,7 @@ impl PadMode {
             "reflect" => Ok(PadMode::Reflect),
             "replicate" => Ok(PadMode::Replicate),
             "circular" => Ok(PadMode::Circular),
-            other => Err(invalid(format!(
-                "Unrecognised padding mode {other}"
-            ))),
+            other => Err(invalid(format!("Unrecognised padding mode {other}"))),
         }
     }
 }
@@ -194,9 +241,13 @@ pub fn pad(input: &Tensor, pad: &[i64], mode: PadMode, value: f64) -> Result<Ten
                 )));
             }
             PadMode::Circular if before[d] > size || after[d] > size => {
-                return Err(invalid("Padding value causes wrapping around more than once."));
+                return Err(invalid(
+                    "Padding value causes wrapping around more than once.",
+                ));
             }
-            PadMode::Replicate | PadMode::Circular | PadMode::Reflect if size == 0 && (before[d] != 0 || after[d] != 0) => {
+            PadMode::Replicate | PadMode::Circular | PadMode::Reflect
+                if size == 0 && (before[d] != 0 || after[d] != 0) =>
+            {
                 return Err(invalid(format!(
                     "Expected input's non-batch dimensions to have positive length, but input has a shape of {}",
                     format_shape(input.sizes())
@@ -252,7 +303,11 @@ pub fn pad(input: &Tensor, pad: &[i64], mode: PadMode, value: f64) -> Result<Ten
 
 /// `torch.pixel_shuffle` (`factor` upscale) or, with `inverse`, `pixel_unshuffle`.
 pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tensor> {
-    let name = if inverse { "pixel_unshuffle" } else { "pixel_shuffle" };
+    let name = if inverse {
+        "pixel_unshuffle"
+    } else {
+        "pixel_shuffle"
+    };
     if input.dim() < 3 {
         return Err(invalid(format!(
             "{name} expects input to have at least 3 dimensions, but got input with {} dimension(s)",
@@ -262,13 +317,21 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
     if factor <= 0 {
         return Err(invalid(format!(
             "{name} expects a positive {}, but got {factor}",
-            if inverse { "downscale_factor" } else { "upscale_factor" }
+            if inverse {
+                "downscale_factor"
+            } else {
+                "upscale_factor"
+            }
         )));
     }
     let r = factor as usize;
     let nd = input.dim();
     let lead: Vec<usize> = input.sizes()[..nd - 3].to_vec();
-    let (c, h, w) = (input.sizes()[nd - 3], input.sizes()[nd - 2], input.sizes()[nd - 1]);
+    let (c, h, w) = (
+        input.sizes()[nd - 3],
+        input.sizes()[nd - 2],
+        input.sizes()[nd - 1],
+    );
     let mut shape: Vec<usize> = lead.clone();
     let lead_len = lead.len() as i64;
     let l = |i: i64| lead_len + i;
@@ -283,7 +346,11 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
         }
         shape.extend([c / (r * r), r, r, h, w]);
         perm.extend([l(0), l(3), l(1), l(4), l(2)]);
-        out = lead.iter().copied().chain([c / (r * r), h * r, w * r]).collect();
+        out = lead
+            .iter()
+            .copied()
+            .chain([c / (r * r), h * r, w * r])
+            .collect();
     } else {
         if h % r != 0 || w % r != 0 {
             return Err(invalid(format!(
@@ -295,20 +362,32 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
         }
         shape.extend([c, h / r, r, w / r, r]);
         perm.extend([l(0), l(2), l(4), l(1), l(3)]);
-        out = lead.iter().copied().chain([c * r * r, h / r, w / r]).collect();
+        out = lead
+            .iter()
+            .copied()
+            .chain([c * r * r, h / r, w / r])
+            .collect();
     }
-    input.reshape_usize(&shape)?.permute(&perm)?.contiguous().reshape_usize(&out)
+    input
+        .reshape_usize(&shape)?
+        .permute(&perm)?
+        .contiguous()
+        .reshape_usize(&out)
 }
 
 /// `torch.nn.functional.one_hot(tensor, num_classes)` (`-1` infers `max + 1`).
 pub fn one_hot(input: &Tensor, num_classes: i64) -> Result<Tensor> {
     if input.dtype() != DType::Int64 {
-        return Err(invalid("one_hot is only applicable to index tensor of type LongTensor."));
+        return Err(invalid(
+            "one_hot is only applicable to index tensor of type LongTensor.",
+        ));
     }
     let values = input.to_i64_vec();
     let classes = if num_classes == -1 {
         if values.is_empty() {
-            return Err(invalid("Can not infer total number of classes from empty tensor."));
+            return Err(invalid(
+                "Can not infer total number of classes from empty tensor.",
+            ));
         }
         values.iter().copied().max().unwrap_or(0) + 1
     } else {
@@ -352,7 +431,9 @@ pub fn scaled_dot_product_attention(
         )));
     }
     if query.dim() < 2 || key.dim() < 2 || value.dim() < 2 {
-        return Err(invalid("scaled_dot_product_attention: expected query, key and value to be at least 2-D"));
+        return Err(invalid(
+            "scaled_dot_product_attention: expected query, key and value to be at least 2-D",
+        ));
     }
     let e = query.sizes()[query.dim() - 1];
     let l = query.sizes()[query.dim() - 2];
@@ -363,7 +444,8 @@ pub fn scaled_dot_product_attention(
         let hq = query.sizes()[query.dim() - 3];
         let hk = key.sizes()[key.dim() - 3];
         if hk > 0 && hq % hk == 0 && hq != hk {
-            let reps = Tensor::scalar_tensor(crate::dtype::Scalar::Int((hq / hk) as i64), DType::Int64);
+            let reps =
+                Tensor::scalar_tensor(crate::dtype::Scalar::Int((hq / hk) as i64), DType::Int64);
             key = key.repeat_interleave(&reps, Some(-3))?;
             value = value.repeat_interleave(&reps, Some(-3))?;
         }
@@ -386,16 +468,25 @@ pub fn scaled_dot_product_attention(
             }
         }
     }
-    let mut scores = scores.add(&Tensor::from_values(bias, &[l, s]), &crate::dtype::Scalar::Int(1))?;
+    let mut scores = scores.add(
+        &Tensor::from_values(bias, &[l, s]),
+        &crate::dtype::Scalar::Int(1),
+    )?;
     if let Some(mask) = attn_mask {
         let m = if mask.dtype() == DType::Bool {
-            let mv: Vec<f64> = mask.to_i64_vec().iter().map(|&b| if b != 0 { 0.0 } else { f64::NEG_INFINITY }).collect();
+            let mv: Vec<f64> = mask
+                .to_i64_vec()
+                .iter()
+                .map(|&b| if b != 0 { 0.0 } else { f64::NEG_INFINITY })
+                .collect();
             Tensor::from_values(mv, mask.sizes())
         } else {
             mask.to_dtype(DType::Float64)
         };
         let shape = broadcast_shapes(scores.sizes(), m.sizes())?;
-        scores = scores.broadcast_to(&shape)?.add(&m, &crate::dtype::Scalar::Int(1))?;
+        scores = scores
+            .broadcast_to(&shape)?
+            .add(&m, &crate::dtype::Scalar::Int(1))?;
     }
     let weights = scores.softmax(-1, None)?;
     let weights = weights.dropout(dropout_p, dropout_p > 0.0)?;
@@ -406,7 +497,10 @@ pub fn scaled_dot_product_attention(
 pub fn cosine_similarity(x1: &Tensor, x2: &Tensor, dim: i64, eps: f64) -> Result<Tensor> {
     let dtype = crate::dtype::promote_types(x1.dtype(), x2.dtype());
     if !dtype.is_floating_point() {
-        return Err(TensorError::NotImplementedForDType { op: "cosine_similarity", dtype });
+        return Err(TensorError::NotImplementedForDType {
+            op: "cosine_similarity",
+            dtype,
+        });
     }
     let shape = broadcast_shapes(x1.sizes(), x2.sizes())?;
     let d = wrap_dim(dim, shape.len().max(1))?;
@@ -415,7 +509,16 @@ pub fn cosine_similarity(x1: &Tensor, x2: &Tensor, dim: i64, eps: f64) -> Result
     let (x, y) = (a.to_f64_vec(), b.to_f64_vec());
     let len = shape.get(d).copied().unwrap_or(1);
     let inner: usize = shape.get(d + 1..).map_or(1, |s| s.iter().product());
-    let outer = if len * inner == 0 { shape.iter().enumerate().filter(|(i, _)| *i != d).map(|(_, s)| s).product() } else { x.len() / (len * inner) };
+    let outer = if len * inner == 0 {
+        shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != d)
+            .map(|(_, s)| s)
+            .product()
+    } else {
+        x.len() / (len * inner)
+    };
     let mut out = Vec::new();
     let outer_real = if len * inner == 0 { 0 } else { outer };
     for o in 0..outer_real {
@@ -443,13 +546,26 @@ pub fn cosine_similarity(x1: &Tensor, x2: &Tensor, dim: i64, eps: f64) -> Result
 }
 
 /// `torch.pairwise_distance(x1, x2, p, eps, keepdim)`: p-norm of `x1 - x2 + eps` over the last dim.
-pub fn pairwise_distance(x1: &Tensor, x2: &Tensor, p: f64, eps: f64, keepdim: bool) -> Result<Tensor> {
+pub fn pairwise_distance(
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    eps: f64,
+    keepdim: bool,
+) -> Result<Tensor> {
     let dtype = crate::dtype::promote_types(x1.dtype(), x2.dtype());
     let shape = broadcast_shapes(x1.sizes(), x2.sizes())?;
     let dims = shape.len();
-    let (x, y) = (x1.broadcast_to(&shape)?.to_f64_vec(), x2.broadcast_to(&shape)?.to_f64_vec());
+    let (x, y) = (
+        x1.broadcast_to(&shape)?.to_f64_vec(),
+        x2.broadcast_to(&shape)?.to_f64_vec(),
+    );
     let len = if dims == 0 { 1 } else { shape[dims - 1] };
-    let rows = if len == 0 { shape[..dims.saturating_sub(1)].iter().product() } else { x.len() / len };
+    let rows = if len == 0 {
+        shape[..dims.saturating_sub(1)].iter().product()
+    } else {
+        x.len() / len
+    };
     let mut out = Vec::with_capacity(rows);
     for r in 0..rows {
         let diffs = (0..len).map(|k| (x[r * len + k] - y[r * len + k] + eps).abs());
@@ -463,7 +579,11 @@ pub fn pairwise_distance(x1: &Tensor, x2: &Tensor, p: f64, eps: f64, keepdim: bo
             out_sizes.pop();
         }
     }
-    let out_dtype = if dtype.is_floating_point() { dtype } else { DType::default_float() };
+    let out_dtype = if dtype.is_floating_point() {
+        dtype
+    } else {
+        DType::default_float()
+    };
     if !dtype.is_floating_point() {
         return Err(TensorError::NotImplementedForDType { op: "norm", dtype });
     }

@@ -9,6 +9,7 @@ pub mod misc;
 pub mod norm;
 pub mod pool;
 pub mod resample;
+pub mod rnn;
 
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
@@ -40,7 +41,12 @@ pub(crate) fn require_float(t: &Tensor, op: &'static str) -> Result<DType> {
 }
 
 /// Expands an `int[N]` argument given as one value or N values, checking signs.
-pub(crate) fn expand_param(values: &[i64], n: usize, name: &str, allow_zero: bool) -> Result<Vec<usize>> {
+pub(crate) fn expand_param(
+    values: &[i64],
+    n: usize,
+    name: &str,
+    allow_zero: bool,
+) -> Result<Vec<usize>> {
     let expanded: Vec<i64> = match values.len() {
         1 => vec![values[0]; n],
         len if len == n => values.to_vec(),
@@ -54,9 +60,7 @@ pub(crate) fn expand_param(values: &[i64], n: usize, name: &str, allow_zero: boo
         .iter()
         .map(|&v| {
             if v < 0 || (v == 0 && !allow_zero) {
-                Err(invalid(format!(
-                    "non-positive {name} is not supported"
-                )))
+                Err(invalid(format!("non-positive {name} is not supported")))
             } else {
                 Ok(v as usize)
             }

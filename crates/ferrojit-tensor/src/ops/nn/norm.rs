@@ -2,6 +2,7 @@
 //! layer_norm, group_norm and instance_norm. Statistics are accumulated in f64.
 
 use super::{from_f64, invalid, require_float, to_sizes};
+use crate::dtype::DType;
 use crate::error::{format_shape, Result};
 use crate::tensor::Tensor;
 
@@ -66,13 +67,9 @@ pub fn batch_norm(
     let weight = channel_param(weight, channels, "weight")?;
     let bias = channel_param(bias, channels, "bias")?;
     let stats: Vec<(f64, f64)> = if training {
+        // One value per channel is allowed here (F.batch_norm checks it in Python); the
+        // running variance then becomes NaN, as in PyTorch.
         let count = batch * inner;
-        if count <= 1 {
-            return Err(invalid(format!(
-                "Expected more than 1 value per channel when training, got input size {}",
-                format_shape(input.sizes())
-            )));
-        }
         let mut stats = Vec::with_capacity(channels);
         for c in 0..channels {
             let mut sum = 0.0;
@@ -84,13 +81,20 @@ pub fn batch_norm(
             let mut sq = 0.0;
             for n in 0..batch {
                 let base = (n * channels + c) * inner;
-                sq += x[base..base + inner].iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+                sq += x[base..base + inner]
+                    .iter()
+                    .map(|v| (v - mean) * (v - mean))
+                    .sum::<f64>();
             }
             stats.push((mean, sq / count as f64));
         }
         if let Some(rm) = running_mean {
             let old = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
-            let new = old.iter().zip(&stats).map(|(o, s)| (1.0 - momentum) * o + momentum * s.0).collect();
+            let new = old
+                .iter()
+                .zip(&stats)
+                .map(|(o, s)| (1.0 - momentum) * o + momentum * s.0)
+                .collect();
             update_running(rm, new)?;
         }
         if let Some(rv) = running_var {
@@ -106,23 +110,117 @@ pub fn batch_norm(
         stats
     } else {
         let (Some(rm), Some(rv)) = (running_mean, running_var) else {
-            return Err(invalid("running_mean and running_var must be defined in evaluation mode"));
+            return Err(invalid(
+                "running_mean and running_var must be defined in evaluation mode",
+            ));
         };
         let means = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
         let vars = channel_param(Some(rv), channels, "running_var")?.unwrap_or_default();
         means.into_iter().zip(vars).collect()
     };
-    let mut out = Vec::with_capacity(x.len());
-    for n in 0..batch {
-        for (c, &(mean, var)) in stats.iter().enumerate() {
-            let inv = 1.0 / (var + eps).sqrt();
-            let w = weight.as_ref().map_or(1.0, |w| w[c]);
-            let b = bias.as_ref().map_or(0.0, |b| b[c]);
-            let base = (n * channels + c) * inner;
-            out.extend(x[base..base + inner].iter().map(|v| (v - mean) * inv * w + b));
-        }
-    }
+    let terms = AffineTerms {
+        stats: &stats,
+        weight: weight.as_deref(),
+        bias: bias.as_deref(),
+        eps,
+        training,
+    };
+    let out = if dtype == DType::Float64 {
+        terms.apply::<f64>(&x, batch, inner)
+    } else {
+        terms.apply::<f32>(&x, batch, inner)
+    };
     Ok(from_f64(out, input.sizes(), dtype))
+}
+
+/// The arithmetic type batch_norm's CPU kernel works in (PyTorch's opmath type).
+trait Opmath:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn of(v: f64) -> Self;
+    fn wide(self) -> f64;
+    fn sqrt(self) -> Self;
+    fn fused(self, a: Self, b: Self) -> Self;
+}
+
+impl Opmath for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+}
+
+impl Opmath for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+    fn wide(self) -> f64 {
+        self
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+}
+
+/// Per-channel statistics and affine parameters of a batch_norm call.
+struct AffineTerms<'a> {
+    stats: &'a [(f64, f64)],
+    weight: Option<&'a [f64]>,
+    bias: Option<&'a [f64]>,
+    eps: f64,
+    training: bool,
+}
+
+impl AffineTerms<'_> {
+    /// PyTorch's CPU kernel folds everything into `x * alpha + beta` per channel (alpha =
+    /// invstd * weight, beta = bias - mean * alpha) in the opmath type and evaluates it as a
+    /// fused multiply-add; doing the same keeps results within a rounding of PyTorch's.
+    fn apply<P: Opmath>(&self, x: &[f64], batch: usize, inner: usize) -> Vec<f64> {
+        let channels = self.stats.len();
+        let coefficients: Vec<(P, P)> = self
+            .stats
+            .iter()
+            .enumerate()
+            .map(|(c, &(mean, var))| {
+                let invstd = if self.training {
+                    P::of(1.0 / (var + self.eps).sqrt())
+                } else {
+                    P::of(1.0) / (P::of(var) + P::of(self.eps)).sqrt()
+                };
+                let w = P::of(self.weight.map_or(1.0, |w| w[c]));
+                let b = P::of(self.bias.map_or(0.0, |b| b[c]));
+                let alpha = invstd * w;
+                (alpha, b - P::of(mean) * alpha)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(x.len());
+        for n in 0..batch {
+            for (c, &(alpha, beta)) in coefficients.iter().enumerate() {
+                let base = (n * channels + c) * inner;
+                out.extend(
+                    x[base..base + inner]
+                        .iter()
+                        .map(|&v| P::of(v).fused(alpha, beta).wide()),
+                );
+            }
+        }
+        out
+    }
 }
 
 /// `torch.layer_norm`: normalizes over the trailing `normalized_shape` dims.
@@ -140,7 +238,11 @@ pub fn layer_norm(
         return Err(invalid(format!(
             "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
             format_shape(&shape),
-            shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             format_shape(input.sizes())
         )));
     }
@@ -209,7 +311,11 @@ pub fn group_norm(
             let base = (n * channels + c) * inner;
             let wc = w.as_ref().map_or(1.0, |w| w[c]);
             let bc = b.as_ref().map_or(0.0, |b| b[c]);
-            out.extend(x[base..base + inner].iter().map(|v| (v - mean) * inv * wc + bc));
+            out.extend(
+                x[base..base + inner]
+                    .iter()
+                    .map(|v| (v - mean) * inv * wc + bc),
+            );
         }
     }
     Ok(from_f64(out, input.sizes(), dtype))
@@ -236,7 +342,16 @@ pub fn instance_norm(
         )));
     }
     if !use_input_stats {
-        return batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+        return batch_norm(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            false,
+            momentum,
+            eps,
+        );
     }
     let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
     // Fold the batch into channels: [1, N*C, ...], and repeat the per-channel parameters.
@@ -261,7 +376,16 @@ pub fn instance_norm(
         Some(t) => Some(repeat(Some(t))?.unwrap_or_else(|| t.clone())),
         None => None,
     };
-    let out = batch_norm(&folded, w.as_ref(), b.as_ref(), rm.as_ref(), rv.as_ref(), true, momentum, eps)?;
+    let out = batch_norm(
+        &folded,
+        w.as_ref(),
+        b.as_ref(),
+        rm.as_ref(),
+        rv.as_ref(),
+        true,
+        momentum,
+        eps,
+    )?;
     // Average the updated per-(sample, channel) running stats back into the real buffers.
     for (updated, target) in [(rm, running_mean), (rv, running_var)] {
         if let (Some(updated), Some(target)) = (updated, target) {

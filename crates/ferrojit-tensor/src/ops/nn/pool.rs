@@ -19,7 +19,10 @@ fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>
     }
     let lead = input.dim() - spatial;
     let sizes = input.sizes()[lead..].to_vec();
-    if input.sizes()[..lead].iter().skip(usize::from(lead == 2)).any(|&s| s == 0)
+    if input.sizes()[..lead]
+        .iter()
+        .skip(usize::from(lead == 2))
+        .any(|&s| s == 0)
         || sizes.iter().any(|&s| s == 0)
     {
         return Err(invalid(format!(
@@ -30,7 +33,14 @@ fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>
     Ok((input.sizes()[..lead].iter().product(), sizes))
 }
 
-fn pooled_size(input: usize, kernel: usize, pad: usize, stride: usize, dilation: usize, ceil: bool) -> Result<usize> {
+fn pooled_size(
+    input: usize,
+    kernel: usize,
+    pad: usize,
+    stride: usize,
+    dilation: usize,
+    ceil: bool,
+) -> Result<usize> {
     let span = input as i64 + 2 * pad as i64 - (dilation * (kernel - 1)) as i64 - 1;
     let stride_i = stride as i64;
     let mut out = if ceil {
@@ -115,12 +125,24 @@ pub fn max_pool(
         _ => "max_pool3d",
     };
     if input.dtype() == DType::Bool {
-        return Err(crate::error::TensorError::NotImplementedForDType { op, dtype: DType::Bool });
+        return Err(crate::error::TensorError::NotImplementedForDType {
+            op,
+            dtype: DType::Bool,
+        });
     }
     let p = pool_params(spatial, kernel, stride, padding, dilation)?;
     let (count, in_sp) = planes(input, spatial, op)?;
     let out_sp = (0..spatial)
-        .map(|i| pooled_size(in_sp[i], p.kernel[i], p.padding[i], p.stride[i], p.dilation[i], ceil_mode))
+        .map(|i| {
+            pooled_size(
+                in_sp[i],
+                p.kernel[i],
+                p.padding[i],
+                p.stride[i],
+                p.dilation[i],
+                ceil_mode,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     let (i3, o3, k3, s3, p3, d3) = (
         lift(&in_sp, 1),
@@ -157,7 +179,8 @@ pub fn max_pool(
                                 if iw < 0 || iw >= i3[2] as i64 {
                                     continue;
                                 }
-                                let flat = ((id as usize * i3[1] + ih as usize) * i3[2]) + iw as usize;
+                                let flat =
+                                    ((id as usize * i3[1] + ih as usize) * i3[2]) + iw as usize;
                                 let v = src[flat];
                                 if best_index < 0 || v > best || v.is_nan() && !best.is_nan() {
                                     best = v;
@@ -197,7 +220,10 @@ pub fn avg_pool(
         _ => "avg_pool3d",
     };
     if input.dtype() == DType::Bool {
-        return Err(crate::error::TensorError::NotImplementedForDType { op, dtype: DType::Bool });
+        return Err(crate::error::TensorError::NotImplementedForDType {
+            op,
+            dtype: DType::Bool,
+        });
     }
     if divisor_override == Some(0) {
         return Err(invalid("divisor must be not zero"));
@@ -205,7 +231,16 @@ pub fn avg_pool(
     let p = pool_params(spatial, kernel, stride, padding, &[1])?;
     let (count, in_sp) = planes(input, spatial, op)?;
     let out_sp = (0..spatial)
-        .map(|i| pooled_size(in_sp[i], p.kernel[i], p.padding[i], p.stride[i], 1, ceil_mode))
+        .map(|i| {
+            pooled_size(
+                in_sp[i],
+                p.kernel[i],
+                p.padding[i],
+                p.stride[i],
+                1,
+                ceil_mode,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     let (i3, o3, k3, s3, p3) = (
         lift(&in_sp, 1),
@@ -237,7 +272,8 @@ pub fn avg_pool(
                     for id in d0..d1 {
                         for ih in h0..h1 {
                             for iw in w0..w1 {
-                                sum += src[((id as usize * i3[1] + ih as usize) * i3[2]) + iw as usize];
+                                sum += src
+                                    [((id as usize * i3[1] + ih as usize) * i3[2]) + iw as usize];
                             }
                         }
                     }
@@ -252,7 +288,11 @@ pub fn avg_pool(
             }
         }
     }
-    Ok(from_f64(values, &out_shape(input, spatial, &out_sp), input.dtype()))
+    Ok(from_f64(
+        values,
+        &out_shape(input, spatial, &out_sp),
+        input.dtype(),
+    ))
 }
 
 /// Adaptive pooling windows: `[floor(o*in/out), ceil((o+1)*in/out))`.
@@ -280,12 +320,13 @@ pub fn adaptive_pool(
     if max {
         require_float(input, op)?;
     } else if input.dtype() == DType::Bool {
-        return Err(crate::error::TensorError::NotImplementedForDType { op, dtype: DType::Bool });
+        return Err(crate::error::TensorError::NotImplementedForDType {
+            op,
+            dtype: DType::Bool,
+        });
     }
     if output_size.len() != spatial {
-        return Err(invalid(format!(
-            "{op}: output_size must be {spatial}"
-        )));
+        return Err(invalid(format!("{op}: output_size must be {spatial}")));
     }
     let out_sp = super::to_sizes(output_size, "output_size")?;
     let (count, in_sp) = planes(input, spatial, op)?;

@@ -2,6 +2,7 @@
 //! applied one spatial dim at a time (all these kernels are separable).
 
 use super::{from_f64, invalid};
+use crate::dtype::DType;
 use crate::error::{format_shape, Result, TensorError};
 use crate::tensor::Tensor;
 
@@ -51,7 +52,9 @@ fn resample_dim(
     let outer: usize = sizes[..dim].iter().product();
     let inner: usize = sizes[dim + 1..].iter().product();
     let s = match mode {
-        InterpolateMode::Nearest | InterpolateMode::NearestExact => compute_scale(in_len, out_len, false, scale),
+        InterpolateMode::Nearest | InterpolateMode::NearestExact => {
+            compute_scale(in_len, out_len, false, scale)
+        }
         _ => compute_scale(in_len, out_len, align_corners, scale),
     };
     // Per output position: (source index, weight) taps.
@@ -97,8 +100,74 @@ fn resample_dim(
     for o in 0..outer {
         for tap in &taps {
             for i in 0..inner {
-                let v: f64 = tap.iter().map(|&(src, w)| w * x[(o * in_len + src) * inner + i]).sum();
+                let v: f64 = tap
+                    .iter()
+                    .map(|&(src, w)| w * x[(o * in_len + src) * inner + i])
+                    .sum();
                 out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Bicubic resampling of one dim in f32, as PyTorch's CPU kernel computes it for float:
+/// f32 scale, source index and coefficients, and a fused multiply-add accumulation.
+fn cubic_dim_f32(
+    x: &[f32],
+    sizes: &[usize],
+    dim: usize,
+    out_len: usize,
+    align_corners: bool,
+    scale: Option<f64>,
+) -> Vec<f32> {
+    const A: f32 = -0.75;
+    let in_len = sizes[dim];
+    let outer: usize = sizes[..dim].iter().product();
+    let inner: usize = sizes[dim + 1..].iter().product();
+    let s: f32 = if align_corners {
+        if out_len > 1 {
+            (in_len as f32 - 1.0) / (out_len as f32 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        match scale {
+            Some(v) if v > 0.0 => (1.0 / v) as f32,
+            _ => in_len as f32 / out_len as f32,
+        }
+    };
+    let c1 = |x: f32| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let c2 = |x: f32| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    let last = in_len as i64 - 1;
+    let taps: Vec<[(usize, f32); 4]> = (0..out_len)
+        .map(|o| {
+            let real = if align_corners {
+                s * o as f32
+            } else {
+                s * (o as f32 + 0.5) - 0.5
+            };
+            let base = real.floor();
+            let t = real - base;
+            let w = [c2(t + 1.0), c1(t), c1(1.0 - t), c2(2.0 - t)];
+            let mut tap = [(0usize, 0.0f32); 4];
+            for (k, slot) in tap.iter_mut().enumerate() {
+                let idx = (base as i64 - 1 + k as i64).clamp(0, last.max(0)) as usize;
+                *slot = (idx, w[k]);
+            }
+            tap
+        })
+        .collect();
+    let mut out = Vec::with_capacity(outer * out_len * inner);
+    for o in 0..outer {
+        for tap in &taps {
+            for i in 0..inner {
+                let at = |src: usize| x[(o * in_len + src) * inner + i];
+                let mut acc = at(tap[0].0) * tap[0].1;
+                for &(src, w) in &tap[1..] {
+                    acc = at(src).mul_add(w, acc);
+                }
+                out.push(acc);
             }
         }
     }
@@ -108,7 +177,11 @@ fn resample_dim(
 /// PyTorch's nearest source index, computed in float like its CPU kernel.
 fn nearest_index(o: usize, scale: f64, exact: bool) -> usize {
     let s = scale as f32;
-    let v = if exact { (o as f32 + 0.5) * s } else { o as f32 * s };
+    let v = if exact {
+        (o as f32 + 0.5) * s
+    } else {
+        o as f32 * s
+    };
     v.floor().max(0.0) as usize
 }
 
@@ -128,7 +201,10 @@ pub fn upsample(
             format_shape(input.sizes())
         )));
     }
-    if mode != InterpolateMode::Nearest && mode != InterpolateMode::NearestExact && !input.dtype().is_floating_point() {
+    if mode != InterpolateMode::Nearest
+        && mode != InterpolateMode::NearestExact
+        && !input.dtype().is_floating_point()
+    {
         return Err(TensorError::NotImplementedForDType {
             op: "upsample",
             dtype: input.dtype(),
@@ -142,10 +218,31 @@ pub fn upsample(
         )));
     }
     let mut sizes = input.sizes().to_vec();
+    if mode == InterpolateMode::Cubic && input.dtype() != DType::Float64 {
+        // PyTorch's kernel works in f32 here; near-cancelling outputs only match when the
+        // same f32 operations run in the same order (innermost dim first).
+        let mut values: Vec<f32> = input.to_f64_vec().into_iter().map(|v| v as f32).collect();
+        for k in (0..spatial).rev() {
+            let d = 2 + k;
+            let scale = scales.get(k).copied().flatten();
+            values = cubic_dim_f32(&values, &sizes, d, output_size[k], align_corners, scale);
+            sizes[d] = output_size[k];
+        }
+        let wide = values.into_iter().map(f64::from).collect();
+        return Ok(from_f64(wide, &sizes, input.dtype()));
+    }
     let mut values = input.to_f64_vec();
     for k in 0..spatial {
         let d = 2 + k;
-        values = resample_dim(&values, &sizes, d, output_size[k], mode, align_corners, scales.get(k).copied().flatten());
+        values = resample_dim(
+            &values,
+            &sizes,
+            d,
+            output_size[k],
+            mode,
+            align_corners,
+            scales.get(k).copied().flatten(),
+        );
         sizes[d] = output_size[k];
     }
     Ok(from_f64(values, &sizes, input.dtype()))
@@ -159,23 +256,39 @@ pub fn output_size_for(
     scale_factors: Option<&[f64]>,
 ) -> Result<Vec<usize>> {
     if input.dim() < spatial {
-        return Err(invalid("input has too few dimensions for this interpolation"));
+        return Err(invalid(
+            "input has too few dimensions for this interpolation",
+        ));
     }
     let in_sp = &input.sizes()[input.dim() - spatial..];
     match (output_size, scale_factors) {
         (Some(o), None) => {
             if o.len() != spatial {
-                return Err(invalid(format!("It is expected output_size equals to {spatial}, but got size {}", o.len())));
+                return Err(invalid(format!(
+                    "It is expected output_size equals to {spatial}, but got size {}",
+                    o.len()
+                )));
             }
             super::to_sizes(o, "output_size")
         }
         (None, Some(s)) => {
             if s.len() != spatial {
-                return Err(invalid(format!("It is expected scale_factors equals to {spatial}, but got size {}", s.len())));
+                return Err(invalid(format!(
+                    "It is expected scale_factors equals to {spatial}, but got size {}",
+                    s.len()
+                )));
             }
-            Ok(in_sp.iter().zip(s).map(|(&i, &f)| (i as f64 * f).floor() as usize).collect())
+            Ok(in_sp
+                .iter()
+                .zip(s)
+                .map(|(&i, &f)| (i as f64 * f).floor() as usize)
+                .collect())
         }
-        (Some(_), Some(_)) => Err(invalid("Must specify exactly one of output_size and scale_factors")),
-        (None, None) => Err(invalid("Must specify exactly one of output_size and scale_factors")),
+        (Some(_), Some(_)) => Err(invalid(
+            "Must specify exactly one of output_size and scale_factors",
+        )),
+        (None, None) => Err(invalid(
+            "Must specify exactly one of output_size and scale_factors",
+        )),
     }
 }

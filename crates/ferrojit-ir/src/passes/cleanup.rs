@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ferrojit_ir::{BlockId, Graph, InsertPoint, NodeId, ValueDefinition, ValueId};
+use crate::{BlockId, Graph, InsertPoint, NodeId, ValueDefinition, ValueId};
 
 /// Whether a node must be kept even when nothing uses its outputs.
 fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
@@ -25,11 +25,17 @@ fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
             | "prim::Enter"
             | "prim::Exit"
             | "aten::warn"
-    ) || graph
-        .node(node)
-        .schema
-        .as_ref()
-        .is_some_and(|s| s.is_mutable())
+    ) || match graph.node(node).schema.as_ref() {
+        Some(schema) => schema.is_mutable(),
+        // Graphs read from text carry no schemas: fall back on ATen's naming convention,
+        // where a trailing underscore (`aten::relu_`, `aten::add_`) marks an in-place op.
+        None => is_in_place_name(kind),
+    }
+}
+
+fn is_in_place_name(kind: &str) -> bool {
+    kind.strip_prefix("aten::")
+        .is_some_and(|name| name.ends_with('_') && !name.ends_with("__"))
 }
 
 enum Item {
@@ -212,6 +218,10 @@ impl<'g> Rebuilder<'g> {
         if let Some(name) = self.old.debug_name(old_value) {
             let name = name.to_string();
             self.new.set_debug_name(new_value, &name);
+        } else {
+            // PyTorch's passes never renumber: a value keeps the number it printed with.
+            self.new
+                .set_value_number(new_value, self.old.value_number(old_value));
         }
         self.map.insert(old_value, new_value);
     }
@@ -263,7 +273,7 @@ impl<'g> Rebuilder<'g> {
             let output = old.node_output(node, 0);
             let ty = old.value_type(output).clone();
             let attribute = old.attribute(node, "value").cloned();
-            let is_tensor = matches!(attribute, Some(ferrojit_ir::AttributeValue::Tensor(_)));
+            let is_tensor = matches!(attribute, Some(crate::AttributeValue::Tensor(_)));
             let key = format!(
                 "{}|{}",
                 ty,
@@ -382,7 +392,7 @@ impl<'g> Rebuilder<'g> {
 }
 
 /// Removes dead nodes and outputs, and pools constants at the start of the graph.
-pub(crate) fn eliminate_dead_code_and_pool_constants(graph: &mut Graph) {
+pub fn eliminate_dead_code_and_pool_constants(graph: &mut Graph) {
     let live = compute_liveness(graph);
     let mut position = HashMap::new();
     number_nodes(graph, graph.top_block(), &mut position);
