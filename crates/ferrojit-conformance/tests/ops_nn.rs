@@ -103,6 +103,11 @@ fn creation_cases() {
     check_file("creation.pt");
 }
 
+#[test]
+fn rnn_and_attention_cases() {
+    check_file("rnn_attention.pt");
+}
+
 fn call(op: &str, args: Vec<IValue>) -> IValue {
     let operator = OperatorRegistry::global()
         .lookup(op)

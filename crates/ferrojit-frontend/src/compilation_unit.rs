@@ -110,6 +110,7 @@ struct UnitState {
     named_tuple_entries: HashMap<String, Arc<NamedTupleEntry>>,
     named_tuples: HashMap<String, Arc<NamedTupleType>>,
     enums: HashMap<String, Arc<EnumInfo>>,
+    module_constants: HashMap<String, ConstantValue>,
     functions: HashMap<String, Arc<FunctionEntry>>,
     function_order: Vec<String>,
     compiled_functions: HashMap<String, Arc<Function>>,
@@ -396,6 +397,12 @@ impl CompilationUnit {
         self.constants = constants;
     }
 
+    /// Whether the code comes from an archive's `code/` files (PyTorch's importer) rather
+    /// than hand-written source (PyTorch's Python frontend); a few messages differ.
+    pub(crate) fn compiles_archive_code(&self) -> bool {
+        self.loader.is_some()
+    }
+
     pub(crate) fn operators(&self) -> &dyn OperatorSchemas {
         self.operators.as_ref()
     }
@@ -424,6 +431,7 @@ impl CompilationUnit {
         let mut functions = Vec::new();
         let mut named_tuples = Vec::new();
         let mut enums = Vec::new();
+        let mut constants = Vec::new();
         for stmt in &module.body {
             match &stmt.kind {
                 StmtKind::ClassDef(class) => {
@@ -492,6 +500,18 @@ impl CompilationUnit {
                 }
                 StmtKind::Import(_) | StmtKind::ImportFrom(_) | StmtKind::Pass => {}
                 StmtKind::Expr(expr) if matches!(expr.kind, ExprKind::Str(_)) => {}
+                // `LIMIT: Final[int] = 3`: a module-level constant functions may read.
+                StmtKind::Assign(assign)
+                    if assign.targets.len() == 1
+                        && assign.value.as_ref().and_then(literal_constant).is_some() =>
+                {
+                    if let (ExprKind::Name(name), Some(constant)) = (
+                        &assign.targets[0].kind,
+                        assign.value.as_ref().and_then(literal_constant),
+                    ) {
+                        constants.push((format!("{qualifier}.{name}"), constant));
+                    }
+                }
                 _ => {
                     return Err(FrontendError::new(
                         "only class and function definitions are supported at the top level",
@@ -530,6 +550,9 @@ impl CompilationUnit {
         }
         for (name, info) in enums {
             state.enums.insert(name, Arc::new(info));
+        }
+        for (name, constant) in constants {
+            state.module_constants.insert(name, constant);
         }
         Ok(())
     }
@@ -812,6 +835,14 @@ impl CompilationUnit {
         Ok(lock(&self.state).enums.get(qualified_name).cloned())
     }
 
+    /// A module-level constant by qualified name (`__torch__.LIMIT`).
+    pub(crate) fn module_constant(&self, qualified_name: &str) -> Option<ConstantValue> {
+        lock(&self.state)
+            .module_constants
+            .get(qualified_name)
+            .cloned()
+    }
+
     /// Whether `name` is a `@property` of the class.
     pub(crate) fn is_property(&self, class: &str, name: &str) -> bool {
         lock(&self.state)
@@ -968,11 +999,8 @@ impl CompilationUnit {
             let from_comment = comment_params
                 .as_ref()
                 .and_then(|types| index.checked_sub(comment_offset).and_then(|i| types.get(i)));
-            let ty = match (&param.annotation, &owner) {
+            let ty = match (param.annotation.as_ref().or(from_comment), &owner) {
                 (Some(annotation), _) => resolver.resolve(annotation)?,
-                (None, _) if from_comment.is_some() => {
-                    resolver.resolve(from_comment.expect("checked above"))?
-                }
                 (None, Some(class)) if index == 0 => Type::Class(class.clone()),
                 (None, _) => Type::Tensor,
             };

@@ -62,7 +62,8 @@ impl fmt::Display for DefaultValue {
             DefaultValue::Bool(value) => write!(f, "{}", if *value { "True" } else { "False" }),
             DefaultValue::Int(value) => write!(f, "{value}"),
             DefaultValue::Float(value) => write!(f, "{}", format_float(*value)),
-            DefaultValue::Str(value) => write!(f, "\"{}\"", value.escape_default()),
+            // PyTorch's quoting (`printQuotedString`), which the schema parser reads back.
+            DefaultValue::Str(value) => write!(f, "{}", crate::attributes::quote_string(value)),
             DefaultValue::IntList(values) => list(f, values, |v| v.to_string()),
             DefaultValue::FloatList(values) => list(f, values, |v| format_float(*v)),
             DefaultValue::BoolList(values) => {
@@ -192,8 +193,17 @@ impl fmt::Display for FunctionSchema {
             && !self.is_varret
             && self.returns[0].name.is_empty()
             && !matches!(self.returns[0].ty, Type::Tuple(_));
-        if single_unnamed {
-            write!(f, "{}", self.returns[0])
+        // A lone return whose type itself starts with a parenthesis (`(str, t)[]`) is
+        // wrapped too, or it would read back as a list of returns.
+        let printed_single = self.returns.first().map(|ret| ret.to_string());
+        if single_unnamed
+            && !printed_single
+                .as_deref()
+                .is_some_and(|p| p.starts_with('('))
+        {
+            write!(f, "{}", printed_single.unwrap_or_default())
+        } else if single_unnamed {
+            write!(f, "({})", printed_single.unwrap_or_default())
         } else {
             write!(f, "(")?;
             for (index, ret) in self.returns.iter().enumerate() {
@@ -575,22 +585,53 @@ impl<'a> SchemaParser<'a> {
         self.skip_whitespace();
         let rest = self.rest();
         if let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-            let mut value = String::new();
-            let mut chars = rest.char_indices().skip(1);
+            // Bytes, because octal escapes (`\303\251`, as PyTorch prints non-ASCII text)
+            // spell UTF-8 one byte at a time.
+            let mut value: Vec<u8> = Vec::new();
+            let mut chars = rest.char_indices().skip(1).peekable();
             while let Some((index, c)) = chars.next() {
                 if c == quote {
                     self.position += index + 1;
-                    return Ok(DefaultValue::Str(value));
+                    return match String::from_utf8(value) {
+                        Ok(text) => Ok(DefaultValue::Str(text)),
+                        Err(_) => Err(self.error("string default is not valid UTF-8")),
+                    };
                 }
-                if c == '\\' {
-                    match chars.next() {
-                        Some((_, 'n')) => value.push('\n'),
-                        Some((_, 't')) => value.push('\t'),
-                        Some((_, other)) => value.push(other),
-                        None => break,
+                if c != '\\' {
+                    let mut buffer = [0u8; 4];
+                    value.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+                    continue;
+                }
+                let Some((_, escaped)) = chars.next() else {
+                    break;
+                };
+                match escaped {
+                    'n' => value.push(b'\n'),
+                    't' => value.push(b'\t'),
+                    'r' => value.push(b'\r'),
+                    'a' => value.push(0x07),
+                    'b' => value.push(0x08),
+                    'f' => value.push(0x0c),
+                    'v' => value.push(0x0b),
+                    '0'..='7' => {
+                        let mut code = escaped as u32 - '0' as u32;
+                        for _ in 0..2 {
+                            match chars.peek() {
+                                Some(&(_, digit @ '0'..='7')) => {
+                                    code = code * 8 + (digit as u32 - '0' as u32);
+                                    chars.next();
+                                }
+                                _ => break,
+                            }
+                        }
+                        let byte = u8::try_from(code)
+                            .map_err(|_| self.error("octal escape out of range"))?;
+                        value.push(byte);
                     }
-                } else {
-                    value.push(c);
+                    other => {
+                        let mut buffer = [0u8; 4];
+                        value.extend_from_slice(other.encode_utf8(&mut buffer).as_bytes());
+                    }
                 }
             }
             return Err(self.error("unterminated string"));
@@ -754,6 +795,37 @@ mod tests {
                 .contained
                 .len(),
             1
+        );
+    }
+
+    #[test]
+    fn string_defaults_use_pytorch_escapes_both_ways() {
+        let schema = parse_schema(r"aten::strip(str self, str chars=' \n\t\f\v') -> str").unwrap();
+        assert_eq!(
+            schema.arguments[1].default,
+            Some(DefaultValue::Str(" \n\t\u{c}\u{b}".to_string()))
+        );
+        let printed = schema.to_string();
+        assert_eq!(
+            printed,
+            r#"aten::strip(str self, str chars=" \n\t\f\v") -> str"#
+        );
+        assert_eq!(parse_schema(&printed).unwrap(), schema);
+        // Non-ASCII text prints as octal UTF-8 bytes, as PyTorch's printQuotedString does.
+        let accented = parse_schema("my::f(str s='\\303\\251') -> str").unwrap();
+        assert_eq!(
+            accented.arguments[0].default,
+            Some(DefaultValue::Str("é".to_string()))
+        );
+        assert!(parse_schema("my::f(str s='\\377') -> str").is_err());
+    }
+
+    #[test]
+    fn lone_list_of_tuples_return_keeps_its_parentheses() {
+        let schema = parse_schema("aten::items.str(Dict(str, t) self) -> ((str, t)[])").unwrap();
+        assert_eq!(
+            schema.to_string(),
+            "aten::items.str(Dict(str, t) self) -> ((str, t)[])"
         );
     }
 

@@ -295,7 +295,7 @@ impl Type {
             // A union is a subtype when every member is.
             (Type::Union(members), _) => members.iter().all(|m| m.is_subtype_of(other)),
             (Type::Optional(inner), Type::Union(members)) => {
-                members.iter().any(|m| *m == Type::NoneType) && inner.is_subtype_of(other)
+                members.contains(&Type::NoneType) && inner.is_subtype_of(other)
             }
             (_, Type::Union(members)) => members.iter().any(|m| self.is_subtype_of(m)),
             (_, Type::Optional(inner)) => self.is_subtype_of(inner),

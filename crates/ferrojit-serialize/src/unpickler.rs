@@ -69,13 +69,13 @@ pub const DEFAULT_MAX_MEMO_ENTRIES: usize = 1 << 24;
 /// Fixed part of [`default_value_budget`].
 pub const DEFAULT_VALUE_BUDGET_BASE: usize = 16 << 20;
 /// Estimated bytes of values allowed per pickle byte in [`default_value_budget`].
-pub const DEFAULT_VALUE_BYTES_PER_PICKLE_BYTE: usize = 8;
+pub const DEFAULT_VALUE_BYTES_PER_PICKLE_BYTE: usize = 32;
 
 /// The default cap on the memory of the values a pickle of `pickle_len` bytes builds:
-/// 16 MiB plus 8 bytes per pickle byte. PyTorch's pickles stay far below it (the
-/// fixtures' largest, 550 KB, needs about 12 MB; big pickles of tensor metadata or
-/// string lists need 5-10 bytes per byte), while a pickle of one-byte container
-/// opcodes (`]]]]…`) would need about 120 bytes per byte and is refused early.
+/// 16 MiB plus 32 bytes per pickle byte. Real pickles need up to about 22 bytes per
+/// byte (a `torch.save` of many small tensors: memo entries, persistent-id tuples), so
+/// they load with room to spare; a pickle of one-byte container opcodes (`]]]]…`)
+/// needs about 120 bytes per byte and is refused early.
 pub fn default_value_budget(pickle_len: usize) -> usize {
     DEFAULT_VALUE_BUDGET_BASE
         .saturating_add(pickle_len.saturating_mul(DEFAULT_VALUE_BYTES_PER_PICKLE_BYTE))
@@ -486,31 +486,34 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// The largest height among `items` (0 when there are none).
+    fn max_height<'v>(&self, items: impl IntoIterator<Item = &'v PickleValue>) -> usize {
+        items
+            .into_iter()
+            .map(|item| self.height_of(item))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The largest height among the values `value` holds directly (0 when none).
     fn max_child_height(&self, value: &PickleValue) -> usize {
-        let highest = |items: &mut dyn Iterator<Item = &PickleValue>| {
-            items.map(|item| self.height_of(item)).max().unwrap_or(0)
-        };
         match value {
-            PickleValue::Tuple(items) => highest(&mut items.iter()),
-            PickleValue::List(items) => highest(&mut items.borrow().iter()),
+            PickleValue::Tuple(items) => self.max_height(items.iter()),
+            PickleValue::List(items) => self.max_height(items.borrow().iter()),
             PickleValue::Dict(items) => {
-                highest(&mut items.borrow().iter().flat_map(|(k, v)| [k, v]))
+                self.max_height(items.borrow().iter().flat_map(|(key, item)| [key, item]))
             }
             PickleValue::Reduce(data) => {
                 let data = data.borrow();
-                let height =
-                    highest(&mut [&data.callable, &data.args].into_iter().chain(&data.state));
-                height
+                self.max_height([&data.callable, &data.args].into_iter().chain(&data.state))
             }
             PickleValue::Object(data) => {
                 let data = data.borrow();
-                let height = highest(
-                    &mut std::iter::once(&data.args)
+                self.max_height(
+                    std::iter::once(&data.args)
                         .chain(&data.state)
-                        .chain(data.dict_items.iter().flat_map(|(k, v)| [k, v])),
-                );
-                height
+                        .chain(data.dict_items.iter().flat_map(|(key, item)| [key, item])),
+                )
             }
             PickleValue::PersistentId(pid) => self.height_of(pid),
             _ => 0,
@@ -544,11 +547,7 @@ impl<'a> Machine<'a> {
         target: &PickleValue,
         items: impl IntoIterator<Item = &'v PickleValue>,
     ) -> Result<(), PickleError> {
-        let highest = items
-            .into_iter()
-            .map(|item| self.height_of(item))
-            .max()
-            .unwrap_or(0);
+        let highest = self.max_height(items);
         let height = self.height_of(target).max(highest.saturating_add(1));
         self.set_height(target, height)
     }
@@ -1127,11 +1126,11 @@ mod tests {
         let error = unpickle(&pickle, &UnpicklerOptions::default()).unwrap_err();
         let message = error.to_string();
         assert!(message.contains("bytes of memory"), "{message}");
-        // Refused after about (16 MiB + 8 MB) / 120 bytes per list, not at the end.
+        // Refused after about (16 MiB + 32 MB) / 120 bytes per list, not at the end.
         let PickleError::LimitExceeded { offset, .. } = error else {
             panic!("{message}");
         };
-        assert!((100_000..400_000).contains(&offset), "{offset}");
+        assert!((300_000..600_000).contains(&offset), "{offset}");
     }
 
     /// BINGET of one list, repeated: each costs a stack slot, counted once per slot.
@@ -1147,7 +1146,10 @@ mod tests {
             ..UnpicklerOptions::default()
         };
         let message = unpickle(&pickle, &options).unwrap_err().to_string();
-        assert!(message.contains("more than 8388608 bytes of memory"), "{message}");
+        assert!(
+            message.contains("more than 8388608 bytes of memory"),
+            "{message}"
+        );
     }
 
     /// Nesting is refused at the opcode that goes one level too deep, not after STOP.
@@ -1184,13 +1186,13 @@ mod tests {
     /// by the exact check after STOP.
     #[test]
     fn nesting_through_the_memo_is_caught_after_stop() {
-        // Lists L0..L3 memoized, then L3 appended into L2, L2 into L1, L1 into L0: each
+        // Lists L0..L3 memoized, then L1 appended into L0, L2 into L1, L3 into L2: each
         // append sees an empty list, yet L0 ends 4 deep.
         let mut pickle = b"\x80\x02".to_vec();
         for index in 0..4u8 {
             pickle.extend_from_slice(&[b']', b'q', index, b'0']);
         }
-        for index in (0..3u8).rev() {
+        for index in 0..3u8 {
             pickle.extend_from_slice(&[b'h', index, b'h', index + 1, b'a', b'0']);
         }
         pickle.extend_from_slice(b"h\x00.");

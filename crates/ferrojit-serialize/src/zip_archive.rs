@@ -62,6 +62,11 @@ pub struct ArchiveLimits {
     /// expand a thousandfold; PyTorch only compresses the (small) `code/` files, so this
     /// cap keeps a zip bomb's memory use to a small constant.
     pub max_inflated_bytes: u64,
+    /// Maximum bytes one DEFLATE-compressed record *outside* `code/` may expand to.
+    /// PyTorch compresses only the `code/` folder; pickles and storages are STORED. A
+    /// compressed pickle is read whole and can expand again in the pickle VM (a few MB of
+    /// one-byte opcodes make a million containers), so this is kept small.
+    pub max_inflated_record_bytes_outside_code: u64,
 }
 
 impl Default for ArchiveLimits {
@@ -71,12 +76,15 @@ impl Default for ArchiveLimits {
             max_record_bytes: 16 << 30,
             max_total_bytes: 16 << 30,
             max_inflated_bytes: DEFAULT_MAX_INFLATED_BYTES,
+            max_inflated_record_bytes_outside_code: DEFAULT_MAX_INFLATED_RECORD_BYTES_OUTSIDE_CODE,
         }
     }
 }
 
 /// Default for [`ArchiveLimits::max_inflated_bytes`].
 pub const DEFAULT_MAX_INFLATED_BYTES: u64 = 16 << 20;
+/// Default for [`ArchiveLimits::max_inflated_record_bytes_outside_code`].
+pub const DEFAULT_MAX_INFLATED_RECORD_BYTES_OUTSIDE_CODE: u64 = 1 << 20;
 
 /// Size of the fixed part of a central directory header (the smallest possible entry).
 const CENTRAL_HEADER_LEN: u64 = 46;
@@ -342,6 +350,70 @@ fn checked_entry_name(raw: &[u8]) -> Result<String, ArchiveError> {
     Ok(name.to_string())
 }
 
+/// Size of the fixed part of a local file header.
+const LOCAL_HEADER_LEN: usize = 30;
+/// General purpose flag: sizes and CRC follow the data (a data descriptor) and are zero
+/// in the local header. PyTorch's writer sets it on every record.
+const FLAG_DATA_DESCRIPTOR: u16 = 1 << 3;
+
+/// What the central directory says about one entry, to compare with its local header.
+struct CentralEntry {
+    header_start: u64,
+    name: Vec<u8>,
+    method: u16,
+    crc: u32,
+    compressed_size: u64,
+    size: u64,
+}
+
+/// Checks that the local header at `offset` agrees with the central directory: the same
+/// name and compression method and, unless a data descriptor follows the data, the same
+/// CRC and sizes. Readers that trust one or the other would otherwise see different
+/// files in the same archive.
+fn check_local_header(
+    bytes: &[u8],
+    central: &CentralEntry,
+    shown_name: &str,
+) -> Result<(), ArchiveError> {
+    let disagree = |what: &str| {
+        corrupt(format!(
+            "the local header of entry '{shown_name}' disagrees with the central directory ({what})"
+        ))
+    };
+    let start = usize::try_from(central.header_start).map_err(|_| disagree("offset"))?;
+    if bytes.get(start..start.saturating_add(4)) != Some(b"PK\x03\x04".as_slice()) {
+        return Err(disagree("no local header signature"));
+    }
+    let field16 = |at: usize| le_u16(bytes, start + at);
+    let field32 = |at: usize| le_u32(bytes, start + at);
+    let (Some(flags), Some(method), Some(name_len)) = (field16(6), field16(8), field16(26)) else {
+        return Err(disagree("truncated"));
+    };
+    let name_start = start + LOCAL_HEADER_LEN;
+    let name = bytes.get(name_start..name_start.saturating_add(usize::from(name_len)));
+    if name != Some(central.name.as_slice()) {
+        return Err(disagree("name"));
+    }
+    if method != central.method {
+        return Err(disagree("compression method"));
+    }
+    if flags & FLAG_DATA_DESCRIPTOR == 0 {
+        let (Some(crc), Some(compressed), Some(size)) = (field32(14), field32(18), field32(22))
+        else {
+            return Err(disagree("truncated"));
+        };
+        // 0xFFFFFFFF: the real value is in the zip64 extra field (compared by the zip crate).
+        let matches = |local: u32, central: u64| local == u32::MAX || u64::from(local) == central;
+        if crc != central.crc {
+            return Err(disagree("CRC"));
+        }
+        if !matches(compressed, central.compressed_size) || !matches(size, central.size) {
+            return Err(disagree("sizes"));
+        }
+    }
+    Ok(())
+}
+
 /// Counts central directory headers starting at `start`, to detect entries the zip
 /// crate silently merged because they share a name.
 fn count_central_headers(bytes: &[u8], start: u64) -> usize {
@@ -446,6 +518,7 @@ impl ArchiveReader {
         let mut full_names = Vec::with_capacity(entry_count);
         let mut spans: Vec<(u64, u64, usize)> = Vec::with_capacity(entry_count);
         let mut infos = Vec::with_capacity(entry_count);
+        let mut centrals = Vec::with_capacity(entry_count);
         for index in 0..entry_count {
             let entry = archive
                 .by_index_raw(index)
@@ -474,6 +547,18 @@ impl ArchiveReader {
                         "entry '{name}' data runs past the central directory or the end of the file"
                     ))
                 })?;
+            centrals.push(CentralEntry {
+                header_start: entry.header_start(),
+                name: entry.name_raw().to_vec(),
+                method: if method == CompressionMethod::Stored {
+                    0
+                } else {
+                    8
+                },
+                crc: entry.crc32(),
+                compressed_size: entry.compressed_size(),
+                size: entry.size(),
+            });
             if method == CompressionMethod::Stored && entry.compressed_size() != entry.size() {
                 return Err(ArchiveError::Corrupt(format!(
                     "stored entry '{name}' has compressed size {} but size {}",
@@ -495,6 +580,9 @@ impl ArchiveReader {
                     full_names[pair[0].2], full_names[pair[1].2]
                 )));
             }
+        }
+        for (central, name) in centrals.iter().zip(&full_names) {
+            check_local_header(&bytes.0, central, name)?;
         }
 
         let root = Self::find_root(&full_names)?;
@@ -630,21 +718,25 @@ impl ArchiveReader {
             .saturating_sub(self.produced.get());
         let mut cap = self.limits.max_record_bytes.min(total_left);
         let compressed = info.stored_range.is_none();
+        let in_code = name.starts_with("code/");
         if compressed {
             let inflated_left = self
                 .limits
                 .max_inflated_bytes
                 .saturating_sub(self.inflated.get());
             cap = cap.min(inflated_left);
+            if !in_code {
+                cap = cap.min(self.limits.max_inflated_record_bytes_outside_code);
+            }
         }
         if info.size > cap {
             return Err(ArchiveError::LimitExceeded(format!(
                 "record '{name}' declares {} bytes, over the cap of {cap}{}",
                 info.size,
-                if compressed {
-                    " for compressed records"
-                } else {
-                    ""
+                match (compressed, in_code) {
+                    (false, _) => "",
+                    (true, true) => " for compressed records",
+                    (true, false) => " for compressed records outside code/",
                 }
             )));
         }

@@ -313,8 +313,16 @@ fn deep_value_nesting_is_a_depth_error_and_drops_safely() {
     input.extend(std::iter::repeat_n(0x85u8, 1_000_000));
     input.push(b'.');
     let error = load(&input).unwrap_err();
+    // Refused at the TUPLE1 that goes one level too deep, long before STOP.
     assert!(
-        matches!(error, PickleError::LimitExceeded { opcode: "STOP", .. }),
+        matches!(
+            error,
+            PickleError::LimitExceeded {
+                opcode: "TUPLE1",
+                offset: 1000,
+                ..
+            }
+        ),
         "{error}"
     );
 
@@ -328,9 +336,11 @@ fn deep_value_nesting_is_a_depth_error_and_drops_safely() {
     input.push(b'.');
     assert!(load(&input).is_err());
 
-    // With a raised limit the deep value loads, and dropping it does not overflow.
+    // With raised limits (depth, and the value memory that 200000 lists take) the deep
+    // value loads, and dropping it does not overflow.
     let mut options = UnpicklerOptions::torchscript_data();
     options.max_depth = usize::MAX;
+    options.max_value_bytes = Some(usize::MAX);
     let value = unpickle(&input, &options).expect("loads with unlimited depth");
     let printed = format!("{value:?}");
     assert!(printed.contains("..."));

@@ -191,8 +191,11 @@ impl<'a> Emitter<'a> {
     ) -> Result<(Vec<PositionalArgument>, Vec<KeywordArgument>), FrontendError> {
         let mut positional = Vec::new();
         for arg in args {
-            if matches!(arg.kind, ExprKind::Starred(_)) {
-                return Err(self.error("starred arguments are not supported", &arg.range));
+            if let ExprKind::Starred(inner) = &arg.kind {
+                for value in self.emit_starred(inner)? {
+                    positional.push((value, arg.range.clone()));
+                }
+                continue;
             }
             positional.push((self.emit_expr(arg, None)?, arg.range.clone()));
         }
@@ -272,7 +275,20 @@ impl<'a> Emitter<'a> {
                     range,
                 );
             }
+            if attr.name == "tolist" && receiver_type.is_tensor() {
+                return self.emit_tolist(receiver, &positional, hint, range);
+            }
             let name = format!("aten::{}", attr.name);
+            if self.context.unit.operators().overloads(&name).is_empty() {
+                return Err(self.error(
+                    format!(
+                        "'{}' object has no attribute or method '{}'.",
+                        receiver_type.annotation_str(),
+                        attr.name
+                    ),
+                    range,
+                ));
+            }
             let mut all = vec![(receiver, receiver_expr.range.clone())];
             all.extend(positional);
             return self.emit_builtin_call(&name, &all, &named, range);
@@ -374,6 +390,18 @@ impl<'a> Emitter<'a> {
         }
         if let Some(op) = dotted.strip_prefix("torch.") {
             if !op.contains('.') {
+                if !self.context.unit.compiles_archive_code()
+                    && self
+                        .context
+                        .unit
+                        .operators()
+                        .overloads(&format!("aten::{op}"))
+                        .is_empty()
+                {
+                    // Scripting from Python looks `torch.X` up on the Python module first;
+                    // archive code reaches the builtin directly ("Unknown builtin op").
+                    return Err(self.error(format!("object has no attribute {op}"), range));
+                }
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
                 return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
@@ -574,6 +602,57 @@ impl<'a> Emitter<'a> {
                 Err(self.error(format!("undefined value {name}"), range))
             }
         }
+    }
+
+    /// `x.tolist()`: the result type comes from the annotation around the call, as the
+    /// `dim` nesting depth and element type PyTorch's `prim::tolist` takes.
+    fn emit_tolist(
+        &mut self,
+        tensor: ValueId,
+        positional: &[PositionalArgument],
+        hint: Option<&Type>,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        if !positional.is_empty() {
+            return Err(self.error("tolist() takes no arguments", range));
+        }
+        let Some(annotated) = hint.cloned() else {
+            return Err(self.error("Expected type hint for result of tolist()", range));
+        };
+        let mut dim = 0i64;
+        let mut element = &annotated;
+        while let Type::List(inner) = element {
+            dim += 1;
+            element = inner;
+        }
+        let element_code = match element {
+            Type::Int => 0,
+            Type::Float => 1,
+            Type::Bool => 2,
+            other => {
+                return Err(self.error(
+                    format!(
+                        "Output annotation element type must be int, float or bool for tolist(), not {}",
+                        other.annotation_str()
+                    ),
+                    range,
+                ))
+            }
+        };
+        if dim == 0 {
+            return Err(self.error(
+                "Output annotation for tolist() must be a (nested) list",
+                range,
+            ));
+        }
+        let dim_value = self.int_constant(dim);
+        let element_value = self.int_constant(element_code);
+        self.location = Some(range.clone());
+        Ok(self.insert_one(
+            "prim::tolist",
+            &[tensor, dim_value, element_value],
+            annotated,
+        ))
     }
 
     /// `prim::CallFunction[name=...]` of a free function of the compilation unit.
@@ -790,7 +869,7 @@ impl<'a> Emitter<'a> {
 
     /// Implicit conversions applied on the second matching pass (PyTorch's
     /// `tryConvertToType` with `allow_conversions`).
-    fn convert_value(
+    pub(crate) fn convert_value(
         &mut self,
         value: ValueId,
         formal: &Type,
@@ -836,9 +915,18 @@ impl<'a> Emitter<'a> {
             }
         }
         let actual = self.graph.value_type(value).clone();
-        // Homogeneous tuples convert to lists.
+        // Homogeneous tuples convert to lists (`len((a, b))`).
         if let (Type::Tuple(elements), Type::List(formal_element)) = (&actual, &unwrapped) {
-            if !elements.is_empty() && elements.iter().all(|e| e.is_subtype_of(formal_element)) {
+            let formal_element = match formal_element.as_ref() {
+                Type::Var(_) if elements.windows(2).all(|pair| pair[0] == pair[1]) => {
+                    match elements.first() {
+                        Some(first) => Box::new(first.clone()),
+                        None => formal_element.clone(),
+                    }
+                }
+                _ => formal_element.clone(),
+            };
+            if !elements.is_empty() && elements.iter().all(|e| e.is_subtype_of(&formal_element)) {
                 let node = self.insert("prim::TupleUnpack", &[value], elements);
                 let items = self.graph.node_outputs(node).to_vec();
                 value = self.insert_one(

@@ -59,7 +59,7 @@ impl<'a> Emitter<'a> {
                 let left = self.emit_expr(left, None)?;
                 let right = self.emit_expr(right, None)?;
                 self.location = Some(expr.range.clone());
-                self.emit_builtin(binary_operator_name(*op), &[left, right], &expr.range)
+                self.emit_binary_operator(*op, left, right, &expr.range)
             }
             ExprKind::UnaryOp { op, operand } => self.emit_unary(expr, *op, operand),
             ExprKind::BoolOp { .. } | ExprKind::Compare { .. } => {
@@ -82,6 +82,10 @@ impl<'a> Emitter<'a> {
                 };
                 let mut values = Vec::new();
                 for (item, item_hint) in items.iter().zip(hints) {
+                    if let ExprKind::Starred(inner) = &item.kind {
+                        values.extend(self.emit_starred(inner)?);
+                        continue;
+                    }
                     values.push(self.emit_expr(item, item_hint)?);
                 }
                 let types = values
@@ -93,10 +97,15 @@ impl<'a> Emitter<'a> {
             }
             ExprKind::List(items) => self.emit_list_literal(expr, items, hint),
             ExprKind::Dict { keys, values } => self.emit_dict_literal(expr, keys, values, hint),
-            ExprKind::FString(_) => Err(self.error("f-strings are not supported yet", &expr.range)),
-            ExprKind::ListComp { .. } | ExprKind::DictComp { .. } => {
-                Err(self.error("comprehensions are not supported yet", &expr.range))
+            ExprKind::FString(template) => self.emit_fstring(template, &expr.range),
+            ExprKind::ListComp { elt, generators } => {
+                self.emit_list_comprehension(expr, elt, generators, hint)
             }
+            ExprKind::DictComp {
+                key,
+                value,
+                generators,
+            } => self.emit_dict_comprehension(expr, key, value, generators, hint),
             ExprKind::Set(_) => {
                 Err(self.error("sets are not supported in TorchScript", &expr.range))
             }
@@ -120,9 +129,21 @@ impl<'a> Emitter<'a> {
             .frames
             .iter()
             .rev()
-            .find_map(|frame| frame.partly_defined.get(name).copied());
-        if let Some(branch) = partly {
-            return Err(self.error(format!("{name} is not defined in the {branch}"), range));
+            .find_map(|frame| frame.partly_defined.get(name).cloned());
+        if let Some((branch, if_range)) = partly {
+            return Err(self
+                .error(format!("{name} is not defined in the {branch}"), &if_range)
+                .with_note("and was used here", range.clone()));
+        }
+        // The printer writes `math.inf` and `math.nan` as bare `inf` and `nan`.
+        match name {
+            "inf" => return Ok(self.float_constant(f64::INFINITY)),
+            "nan" => return Ok(self.float_constant(f64::NAN)),
+            _ => {}
+        }
+        let qualified = format!("{}.{name}", self.context.qualifier);
+        if let Some(constant) = self.context.unit.module_constant(&qualified) {
+            return Ok(self.emit_constant_value(&constant));
         }
         let name_expr = Expr {
             kind: ExprKind::Name(name.to_string()),
@@ -355,28 +376,8 @@ impl<'a> Emitter<'a> {
                 {
                     return self.emit_is(expr, left, right, *op == CmpOpKind::Is);
                 }
-                let mut left_value = self.emit_expr(left, None)?;
-                let mut result: Option<ValueId> = None;
-                for (op, comparator) in ops.iter().zip(comparators) {
-                    let right_value = self.emit_expr(comparator, None)?;
-                    self.location = Some(expr.range.clone());
-                    let compared =
-                        self.emit_comparison(*op, left_value, right_value, &expr.range)?;
-                    result = Some(match result {
-                        None => compared,
-                        Some(previous) => self.emit_short_circuit(
-                            previous,
-                            compared,
-                            BoolOpKind::And,
-                            &expr.range,
-                        ),
-                    });
-                    left_value = right_value;
-                }
-                let value = match result {
-                    Some(value) => value,
-                    None => self.bool_constant(true),
-                };
+                let left_value = self.emit_expr(left, None)?;
+                let value = self.emit_chained_comparison(expr, left_value, ops, comparators)?;
                 Ok(Condition {
                     value: Some(value),
                     static_value: None,
@@ -400,6 +401,236 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// A binary operator on two values, with the special cases PyTorch's emitter has:
+    /// tuple concatenation, `%`-formatting of strings and tensor floor division.
+    pub(crate) fn emit_binary_operator(
+        &mut self,
+        op: crate::ast::BinOpKind,
+        left: ValueId,
+        right: ValueId,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        use crate::ast::BinOpKind;
+        let left_type = self.graph.value_type(left).clone();
+        let right_type = self.graph.value_type(right).clone();
+        match (op, &left_type, &right_type) {
+            (BinOpKind::Add, Type::Tuple(a), Type::Tuple(b)) => {
+                let mut items = self.tuple_items(left, a);
+                items.extend(self.tuple_items(right, b));
+                let types = a.iter().chain(b).cloned().collect();
+                Ok(self.insert_one("prim::TupleConstruct", &items, Type::Tuple(types)))
+            }
+            (BinOpKind::Mod, Type::Str, _) => {
+                self.emit_builtin("aten::percentFormat", &[left, right], range)
+            }
+            (BinOpKind::FloorDiv, l, r) if l.is_tensor() || r.is_tensor() => {
+                self.emit_builtin("aten::floor_divide", &[left, right], range)
+            }
+            _ => self.emit_builtin(binary_operator_name(op), &[left, right], range),
+        }
+    }
+
+    /// The elements of a tuple value, as separate values.
+    pub(crate) fn tuple_items(&mut self, tuple: ValueId, types: &[Type]) -> Vec<ValueId> {
+        let node = self.insert("prim::TupleUnpack", &[tuple], types);
+        self.graph.node_outputs(node).to_vec()
+    }
+
+    /// `f"{a} and {b + 1}"` → `aten::format("{} and {}", a, b + 1)`, as PyTorch emits it.
+    fn emit_fstring(
+        &mut self,
+        template: &str,
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let mut format = String::new();
+        let mut fields = Vec::new();
+        let mut chars = template.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    format.push('{');
+                }
+                '}' if chars.peek() == Some(&'}') => {
+                    chars.next();
+                    format.push('}');
+                }
+                '{' => {
+                    let mut depth = 0usize;
+                    let mut field = String::new();
+                    let mut closed = false;
+                    for c in chars.by_ref() {
+                        match c {
+                            '{' | '[' | '(' => depth += 1,
+                            ']' | ')' => depth = depth.saturating_sub(1),
+                            '}' if depth == 0 => {
+                                closed = true;
+                                break;
+                            }
+                            '}' => depth -= 1,
+                            _ => {}
+                        }
+                        field.push(c);
+                    }
+                    if !closed {
+                        return Err(self.error("f-string: expecting '}'", range));
+                    }
+                    if field.contains('!') || (field.contains(':') && !field.contains('[')) {
+                        return Err(self.error(
+                            "conversions and format specifications in f-strings are not supported",
+                            range,
+                        ));
+                    }
+                    fields.push(field);
+                    format.push_str("{}");
+                }
+                '}' => return Err(self.error("f-string: single '}' is not allowed", range)),
+                other => format.push(other),
+            }
+        }
+        let format_value = self.str_constant(&format);
+        let mut inputs = vec![format_value];
+        for field in fields {
+            let parsed = crate::parser::parse_expression_str("<f-string>", field.trim())?;
+            inputs.push(self.emit_expr(&parsed, None)?);
+        }
+        self.location = Some(range.clone());
+        self.emit_builtin("aten::format", &inputs, range)
+    }
+
+    /// `*t` inside a tuple literal or call: the elements of tuple `t`.
+    pub(crate) fn emit_starred(&mut self, inner: &Expr) -> Result<Vec<ValueId>, FrontendError> {
+        let value = self.emit_expr(inner, None)?;
+        match self.graph.value_type(value).clone() {
+            Type::Tuple(types) => {
+                self.location = Some(inner.range.clone());
+                Ok(self.tuple_items(value, &types))
+            }
+            other => Err(self.error(
+                format!(
+                    "starred expressions are only supported on tuples, not {}",
+                    other.annotation_str()
+                ),
+                &inner.range,
+            )),
+        }
+    }
+
+    /// `t[1:]` on a tuple: the bounds must be constants, and the result is a new tuple.
+    fn emit_tuple_slice(
+        &mut self,
+        tuple: ValueId,
+        elements: &[Type],
+        bounds: [&Option<Box<Expr>>; 3],
+        index: &Expr,
+    ) -> Result<ValueId, FrontendError> {
+        let constant = |bound: &Option<Box<Expr>>| -> Result<Option<i64>, ()> {
+            match bound.as_deref().map(|e| &e.kind) {
+                None | Some(ExprKind::None) => Ok(None),
+                Some(ExprKind::Int(v)) => i64::try_from(*v).map(Some).map_err(|_| ()),
+                Some(ExprKind::UnaryOp {
+                    op: UnaryOpKind::Neg,
+                    operand,
+                }) => match operand.kind {
+                    ExprKind::Int(v) => i64::try_from(v).map(|v| Some(-v)).map_err(|_| ()),
+                    _ => Err(()),
+                },
+                _ => Err(()),
+            }
+        };
+        let not_constant = || {
+            self.error(
+                "tuple slice indices must be integer constants",
+                &index.range,
+            )
+        };
+        let [lower, upper, step] = bounds;
+        let (lower, upper, step) = (
+            constant(lower).map_err(|_| not_constant())?,
+            constant(upper).map_err(|_| not_constant())?,
+            constant(step).map_err(|_| not_constant())?.unwrap_or(1),
+        );
+        if step == 0 {
+            return Err(self.error("slice step cannot be zero", &index.range));
+        }
+        let length = elements.len() as i64;
+        let clamp = |bound: i64, low: i64, high: i64| {
+            let bound = if bound < 0 { bound + length } else { bound };
+            bound.clamp(low, high)
+        };
+        let mut positions = Vec::new();
+        if step > 0 {
+            let start = lower.map_or(0, |b| clamp(b, 0, length));
+            let stop = upper.map_or(length, |b| clamp(b, 0, length));
+            let mut position = start;
+            while position < stop {
+                positions.push(position);
+                position += step;
+            }
+        } else {
+            let start = lower.map_or(length - 1, |b| clamp(b, -1, length - 1));
+            let stop = upper.map_or(-1, |b| clamp(b, -1, length - 1));
+            let mut position = start;
+            while position > stop {
+                positions.push(position);
+                position += step;
+            }
+        }
+        let items = self.tuple_items(tuple, elements);
+        let selected: Vec<ValueId> = positions.iter().map(|&p| items[p as usize]).collect();
+        let types = positions
+            .iter()
+            .map(|&p| elements[p as usize].clone())
+            .collect();
+        Ok(self.insert_one("prim::TupleConstruct", &selected, Type::Tuple(types)))
+    }
+
+    /// `a < b < c`: `a < b and b < c`, with `b` evaluated once and each later comparison
+    /// (and its operand) evaluated only when the earlier ones hold, in nested `prim::If`s.
+    fn emit_chained_comparison(
+        &mut self,
+        expr: &Expr,
+        left_value: ValueId,
+        ops: &[CmpOpKind],
+        comparators: &[Expr],
+    ) -> Result<ValueId, FrontendError> {
+        // Iterative (chains can be long): each `prim::If` is emitted inside the true block
+        // of the previous one, then the blocks are closed innermost first.
+        let mut open_ifs = Vec::new();
+        let mut left_value = left_value;
+        let mut result = None;
+        for (index, (op, comparator)) in ops.iter().zip(comparators).enumerate() {
+            let right_value = self.emit_expr(comparator, None)?;
+            self.location = Some(expr.range.clone());
+            let compared = self.emit_comparison(*op, left_value, right_value, &expr.range)?;
+            if index + 1 == ops.len() {
+                result = Some(compared);
+                break;
+            }
+            self.location = Some(expr.range.clone());
+            let node = self.insert("prim::If", &[compared], &[Type::Bool]);
+            let true_block = self.graph.add_node_block(node);
+            let false_block = self.graph.add_node_block(node);
+            self.push_frame(false_block);
+            let false_value = self.bool_constant(false);
+            self.graph.add_block_output(false_block, false_value);
+            self.pop_frame();
+            self.push_frame(true_block);
+            open_ifs.push((node, true_block));
+            left_value = right_value;
+        }
+        let mut result = match result {
+            Some(value) => value,
+            None => self.bool_constant(true),
+        };
+        while let Some((node, true_block)) = open_ifs.pop() {
+            self.graph.add_block_output(true_block, result);
+            self.pop_frame();
+            result = self.graph.node_output(node, 0);
+        }
+        Ok(result)
+    }
+
     /// A chained comparison step (`a < b`), `in` and `not in`.
     fn emit_comparison(
         &mut self,
@@ -417,6 +648,22 @@ impl<'a> Emitter<'a> {
             CmpOpKind::Ge => "aten::ge",
             CmpOpKind::Is => "aten::__is__",
             CmpOpKind::IsNot => "aten::__isnot__",
+            CmpOpKind::In | CmpOpKind::NotIn
+                if *self.graph.value_type(left) == Type::Str
+                    && *self.graph.value_type(right) == Type::Str =>
+            {
+                // Substring test: PyTorch emits `find(s, sub, 0, len(s)) != -1`.
+                let zero = self.int_constant(0);
+                let length = self.emit_builtin("aten::len", &[right], range)?;
+                let found = self.emit_builtin("aten::find", &[right, left, zero, length], range)?;
+                let missing = self.int_constant(-1);
+                let name = if op == CmpOpKind::In {
+                    "aten::ne"
+                } else {
+                    "aten::eq"
+                };
+                return self.emit_builtin(name, &[found, missing], range);
+            }
             CmpOpKind::In | CmpOpKind::NotIn => {
                 let contains = self.emit_builtin("aten::__contains__", &[right, left], range)?;
                 return if op == CmpOpKind::NotIn {
@@ -479,30 +726,6 @@ impl<'a> Emitter<'a> {
                 Some(self.emit_builtin(name, &[left_value, right_value], &expr.range)?);
         }
         Ok(condition)
-    }
-
-    /// `a and b` → `prim::If(a) {b} {False}`; `a or b` → `prim::If(a) {True} {b}` where `b`
-    /// is already a value (used for chained comparisons).
-    fn emit_short_circuit(
-        &mut self,
-        left: ValueId,
-        right: ValueId,
-        op: BoolOpKind,
-        range: &SourceRange,
-    ) -> ValueId {
-        self.location = Some(range.clone());
-        let node = self.insert("prim::If", &[left], &[Type::Bool]);
-        let true_block = self.graph.add_node_block(node);
-        let false_block = self.graph.add_node_block(node);
-        let constant = self.bool_constant(op == BoolOpKind::Or);
-        let (t, f) = if op == BoolOpKind::And {
-            (right, constant)
-        } else {
-            (constant, right)
-        };
-        self.graph.add_block_output(true_block, t);
-        self.graph.add_block_output(false_block, f);
-        self.graph.node_output(node, 0)
     }
 
     fn emit_bool_op(
@@ -674,6 +897,7 @@ impl<'a> Emitter<'a> {
                     "math.nan" => return Ok(self.float_constant(f64::NAN)),
                     "math.pi" => return Ok(self.float_constant(std::f64::consts::PI)),
                     "math.e" => return Ok(self.float_constant(std::f64::consts::E)),
+                    "math.tau" => return Ok(self.float_constant(std::f64::consts::TAU)),
                     "torch.contiguous_format" => return Ok(self.int_constant(0)),
                     "torch.preserve_format" => return Ok(self.int_constant(1)),
                     "torch.channels_last" => return Ok(self.int_constant(2)),
@@ -823,6 +1047,9 @@ impl<'a> Emitter<'a> {
                     },
                     _ => None,
                 };
+                if let ExprKind::Slice { lower, upper, step } = &index.kind {
+                    return self.emit_tuple_slice(value, &elements, [lower, upper, step], index);
+                }
                 let Some(raw) = constant_index else {
                     return Err(self.error("tuple indices must be integer constants", &index.range));
                 };
@@ -887,20 +1114,68 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `x[0]`, `x[1:3]`, `x[:, 0]`, `x[None]`: select / slice / unsqueeze per dimension.
+    /// `x[0]`, `x[1:3]`, `x[:, 0]`, `x[None]`, `x[..., 0]`, `x[mask]`: select / slice /
+    /// unsqueeze per dimension, then `aten::index` with the tensor indices.
     pub fn emit_tensor_indexing(
         &mut self,
         tensor: ValueId,
         index: &Expr,
         range: &SourceRange,
     ) -> Result<ValueId, FrontendError> {
+        let (current, tensor_indices) = self.emit_tensor_index_parts(tensor, index, range)?;
+        if tensor_indices.is_empty() {
+            return Ok(current);
+        }
+        let indices = self.optional_tensor_list(&tensor_indices, range);
+        self.location = Some(range.clone());
+        self.emit_builtin("aten::index", &[current, indices], range)
+    }
+
+    /// `List[Optional[Tensor]]` of tensor indices, `None` for dimensions not indexed.
+    pub(crate) fn optional_tensor_list(
+        &mut self,
+        indices: &[Option<ValueId>],
+        range: &SourceRange,
+    ) -> ValueId {
+        let element = Type::optional(Type::Tensor);
+        let mut values = Vec::new();
+        for index in indices {
+            values.push(match index {
+                Some(value) => *value,
+                None => self.constant(None, element.clone()),
+            });
+        }
+        self.location = Some(range.clone());
+        self.insert_one("prim::ListConstruct", &values, Type::list(element))
+    }
+
+    /// Applies the slices, selects and `None`s of an index expression; returns the view and
+    /// the tensor indices still to apply (by dimension of the view).
+    pub(crate) fn emit_tensor_index_parts(
+        &mut self,
+        tensor: ValueId,
+        index: &Expr,
+        range: &SourceRange,
+    ) -> Result<(ValueId, Vec<Option<ValueId>>), FrontendError> {
         let items: Vec<&Expr> = match &index.kind {
             ExprKind::Tuple(items) => items.iter().collect(),
             _ => vec![index],
         };
+        if items
+            .iter()
+            .filter(|item| matches!(item.kind, ExprKind::Ellipsis))
+            .count()
+            > 1
+        {
+            return Err(self.error(
+                "an index can only have a single ellipsis ('...')",
+                &index.range,
+            ));
+        }
         let mut current = tensor;
+        let mut tensor_indices: Vec<Option<ValueId>> = Vec::new();
         let mut dim: i64 = 0;
-        for item in items {
+        for (position, item) in items.iter().enumerate() {
             match &item.kind {
                 ExprKind::Slice { lower, upper, step } => {
                     let dim_value = self.int_constant(dim);
@@ -925,23 +1200,53 @@ impl<'a> Emitter<'a> {
                     dim += 1;
                 }
                 ExprKind::None => {
+                    if dim < 0 {
+                        return Err(self.error(
+                            "None after '...' in tensor indexing is not supported yet",
+                            &item.range,
+                        ));
+                    }
                     let dim_value = self.int_constant(dim);
                     self.location = Some(range.clone());
                     current = self.emit_builtin("aten::unsqueeze", &[current, dim_value], range)?;
                     dim += 1;
                 }
                 ExprKind::Ellipsis => {
-                    return Err(
-                        self.error("'...' in tensor indexing is not supported yet", &item.range)
-                    );
+                    // The remaining items index the last dimensions: count them from the end.
+                    let remaining = items[position + 1..]
+                        .iter()
+                        .filter(|item| !matches!(item.kind, ExprKind::None))
+                        .count() as i64;
+                    if remaining > 0 && !tensor_indices.is_empty() {
+                        return Err(self.error(
+                            "tensor indices before '...' are not supported yet",
+                            &item.range,
+                        ));
+                    }
+                    dim = -remaining;
                 }
                 _ => {
                     let index_value = self.emit_expr(item, None)?;
-                    if *self.graph.value_type(index_value) != Type::Int {
+                    let index_type = self.graph.value_type(index_value).clone();
+                    if index_type.is_tensor() {
+                        if dim < 0 {
+                            return Err(self.error(
+                                "tensor indices after '...' are not supported yet",
+                                &item.range,
+                            ));
+                        }
+                        while tensor_indices.len() < dim as usize {
+                            tensor_indices.push(None);
+                        }
+                        tensor_indices.push(Some(index_value));
+                        dim += 1;
+                        continue;
+                    }
+                    if index_type != Type::Int {
                         return Err(self.error(
                             format!(
                                 "indexing a tensor with a value of type {} is not supported yet",
-                                self.graph.value_type(index_value).annotation_str()
+                                index_type.annotation_str()
                             ),
                             &item.range,
                         ));
@@ -953,9 +1258,14 @@ impl<'a> Emitter<'a> {
                         &[current, dim_value, index_value],
                         range,
                     )?;
+                    // Selecting removes the dimension; counted from the end, the next item's
+                    // dimension moves up by one.
+                    if dim < 0 {
+                        dim += 1;
+                    }
                 }
             }
         }
-        Ok(current)
+        Ok((current, tensor_indices))
     }
 }

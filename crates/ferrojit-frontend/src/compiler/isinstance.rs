@@ -75,7 +75,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .cloned()
             .partition(|member| candidates.iter().any(|c| type_matches(member, c)));
-        let dynamic = all.iter().any(|m| *m == Type::Any);
+        let dynamic = all.contains(&Type::Any);
         let mut condition = Condition {
             value: None,
             static_value: None,

@@ -9,6 +9,7 @@
 
 mod calls;
 mod expressions;
+mod for_loops;
 mod fork;
 mod isinstance;
 mod statements;
@@ -157,7 +158,8 @@ pub(crate) struct Frame {
     pub vars: BTreeMap<String, ValueId>,
     /// Variables defined on only one side of an `if`: using one is PyTorch's
     /// "x is not defined in the false branch" error.
-    pub partly_defined: BTreeMap<String, &'static str>,
+    /// PyTorch reports it at the `if` (stored here) with a note at the use.
+    pub partly_defined: BTreeMap<String, (&'static str, SourceRange)>,
     /// Types from annotations (`o: Optional[int] = None`): later assignments are checked
     /// against these rather than against the type of the first value.
     pub declared: BTreeMap<String, Type>,

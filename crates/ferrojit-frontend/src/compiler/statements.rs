@@ -9,7 +9,7 @@ use ferrojit_ir::{AttributeValue, Type, ValueId};
 use super::types::unify_types;
 use super::{meaningful_name, Emitter, Exit, LoopContext, Sugared, DID_RETURN, RETURN_VALUE};
 use crate::ast::{
-    Assign, AugAssign, BinOpKind, Expr, ExprKind, For, If, Raise, Stmt, StmtKind, While, With,
+    Assign, AugAssign, BinOpKind, Expr, ExprKind, If, Raise, Stmt, StmtKind, While, With,
 };
 use crate::error::FrontendError;
 use crate::source::SourceRange;
@@ -76,6 +76,11 @@ pub(crate) fn contains_return(stmts: &[Stmt]) -> bool {
     })
 }
 
+/// Whether `stmts` contain a `break` or `continue` of the loop they are in.
+pub(crate) fn has_break_or_continue(stmts: &[Stmt]) -> bool {
+    find_break_or_continue(stmts).is_some()
+}
+
 fn find_break_or_continue(stmts: &[Stmt]) -> Option<&Stmt> {
     stmts.iter().find_map(|stmt| match &stmt.kind {
         StmtKind::Break | StmtKind::Continue => Some(stmt),
@@ -122,7 +127,13 @@ impl<'a> Emitter<'a> {
                     let result = match value {
                         Some(expr) => {
                             let hint = self.declared_return.clone();
-                            self.emit_expr(expr, hint.as_ref())?
+                            let value = self.emit_expr(expr, hint.as_ref())?;
+                            match hint {
+                                Some(declared) => {
+                                    self.convert_for_return(value, &declared, &stmt.range)
+                                }
+                                None => value,
+                            }
                         }
                         None => self.none_constant(),
                     };
@@ -206,8 +217,10 @@ impl<'a> Emitter<'a> {
                     Exit::FallsThrough => {}
                     other => return Ok(other),
                 },
-                StmtKind::Del(_) => {
-                    return Err(self.error("del statements are not supported yet", &stmt.range))
+                StmtKind::Del(targets) => {
+                    for target in targets {
+                        self.emit_delete(target)?;
+                    }
                 }
                 StmtKind::Global(_) | StmtKind::Nonlocal(_) => {
                     return Err(self.error(
@@ -231,7 +244,7 @@ impl<'a> Emitter<'a> {
 
     // ----- if ------------------------------------------------------------------------------
 
-    fn apply_refinements(
+    pub(crate) fn apply_refinements(
         &mut self,
         refinements: &[(String, Type)],
         range: &SourceRange,
@@ -594,11 +607,14 @@ impl<'a> Emitter<'a> {
                                 if let Some(frame) = self.frames.last_mut() {
                                     frame.partly_defined.insert(
                                         name.clone(),
-                                        if side == "false" {
-                                            "false branch"
-                                        } else {
-                                            "true branch"
-                                        },
+                                        (
+                                            if side == "false" {
+                                                "false branch"
+                                            } else {
+                                                "true branch"
+                                            },
+                                            range.clone(),
+                                        ),
                                     );
                                 }
                                 continue;
@@ -639,7 +655,7 @@ impl<'a> Emitter<'a> {
 
     // ----- loops ---------------------------------------------------------------------------
 
-    fn check_loop_body(
+    pub(crate) fn check_loop_body(
         &mut self,
         body: &[Stmt],
         orelse: &[Stmt],
@@ -771,124 +787,94 @@ impl<'a> Emitter<'a> {
         )
     }
 
-    fn emit_for(&mut self, stmt_for: &For, range: &SourceRange) -> Result<(), FrontendError> {
-        self.check_loop_body(&stmt_for.body, &stmt_for.orelse, range)?;
-        let target = &stmt_for.target;
-        // `for i in range(...)`
-        if let ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } = &stmt_for.iter.kind
-        {
-            if matches!(&func.kind, ExprKind::Name(n) if n == "range")
-                && self.lookup("range").is_none()
-            {
-                if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
-                    return Err(self.error(
-                        "range expects 1 to 3 positional arguments",
-                        &stmt_for.iter.range,
-                    ));
-                }
-                let mut values = Vec::new();
-                for arg in args {
-                    let value = self.emit_expr(arg, None)?;
-                    if *self.graph.value_type(value) != Type::Int {
-                        return Err(self.error(
-                            format!(
-                                "range expected an int argument but found {}",
-                                self.graph.value_type(value).annotation_str()
-                            ),
-                            &arg.range,
-                        ));
+    /// `del xs[i]`, `del d[k]` (`aten::Delete`) and `del name`.
+    fn emit_delete(&mut self, target: &Expr) -> Result<(), FrontendError> {
+        match &target.kind {
+            ExprKind::Subscript { value, index } => {
+                let container = self.emit_expr(value, None)?;
+                match self.graph.value_type(container).clone() {
+                    Type::List(_) | Type::Dict(..) => {
+                        let key = self.emit_expr(index, None)?;
+                        self.location = Some(target.range.clone());
+                        self.emit_builtin("aten::Delete", &[container, key], &target.range)?;
+                        Ok(())
                     }
-                    values.push(value);
+                    Type::Class(class) if class.has_method("__delitem__") => {
+                        let key = self.emit_expr(index, None)?;
+                        let class_name = class.qualified_name().to_string();
+                        self.emit_method_call(
+                            container,
+                            &class_name,
+                            "__delitem__",
+                            &[(key, index.range.clone())],
+                            &[],
+                            &target.range,
+                        )?;
+                        Ok(())
+                    }
+                    other => Err(self.error(
+                        format!(
+                            "'{}' object does not support item deletion",
+                            other.annotation_str()
+                        ),
+                        &target.range,
+                    )),
                 }
-                self.location = Some(range.clone());
-                let start_condition = self.bool_constant(true);
-                let (trip, start, step) = if values.len() == 1 {
-                    (values[0], None, None)
-                } else {
-                    let step = match values.get(2) {
-                        Some(&step) => step,
-                        None => self.int_constant(1),
-                    };
-                    let trip = self.emit_builtin(
-                        "aten::__range_length",
-                        &[values[0], values[1], step],
-                        range,
-                    )?;
-                    (trip, Some(values[0]), Some(step))
-                };
-                return self.emit_loop(
-                    trip,
-                    start_condition,
-                    Some(target),
-                    &stmt_for.body,
-                    range,
-                    &mut |emitter, iteration| {
-                        let index = match (start, step) {
-                            (Some(start), Some(step)) => {
-                                emitter.location = Some(range.clone());
-                                emitter.emit_builtin(
-                                    "aten::__derive_index",
-                                    &[iteration, start, step],
-                                    range,
-                                )?
-                            }
-                            _ => iteration,
-                        };
-                        emitter.assign_to_target(target, index)
-                    },
-                    None,
-                );
             }
-        }
-        let iterable = self.emit_expr(&stmt_for.iter, None)?;
-        let iterable_type = self.graph.value_type(iterable).clone();
-        self.location = Some(range.clone());
-        match iterable_type {
-            Type::List(_) | Type::Tensor | Type::Str | Type::Dict(..) => {
-                let iterable = if matches!(iterable_type, Type::Dict(..)) {
-                    self.emit_builtin("aten::keys", &[iterable], range)?
-                } else {
-                    iterable
-                };
-                let start_condition = self.bool_constant(true);
-                let trip = self.emit_builtin("aten::len", &[iterable], range)?;
-                let is_tensor = iterable_type == Type::Tensor;
-                self.emit_loop(
-                    trip,
-                    start_condition,
-                    Some(target),
-                    &stmt_for.body,
-                    range,
-                    &mut |emitter, iteration| {
-                        emitter.location = Some(range.clone());
-                        let element = if is_tensor {
-                            let zero = emitter.int_constant(0);
-                            emitter.emit_builtin(
-                                "aten::select",
-                                &[iterable, zero, iteration],
-                                range,
-                            )?
-                        } else {
-                            emitter.emit_builtin(
-                                "aten::__getitem__",
-                                &[iterable, iteration],
-                                range,
-                            )?
-                        };
-                        emitter.assign_to_target(target, element)
-                    },
-                    None,
-                )
+            ExprKind::Name(name) => {
+                if self.lookup(name).is_none() {
+                    return Err(self.error(format!("undefined value {name}"), &target.range));
+                }
+                for frame in &mut self.frames {
+                    frame.vars.remove(name);
+                    frame.declared.remove(name);
+                }
+                Ok(())
             }
-            other => Err(self.error(
-                format!("'{}' object is not iterable", other.annotation_str()),
-                &stmt_for.iter.range,
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                for item in items {
+                    self.emit_delete(item)?;
+                }
+                Ok(())
+            }
+            _ => Err(self.error(
+                "del statements only support names and subscripts",
+                &target.range,
             )),
         }
+    }
+
+    /// PyTorch's return conversions: a number or tensor becomes the declared int/float,
+    /// element-wise inside a tuple.
+    fn convert_for_return(
+        &mut self,
+        value: ValueId,
+        declared: &Type,
+        range: &SourceRange,
+    ) -> ValueId {
+        let actual = self.graph.value_type(value).clone();
+        if actual.is_subtype_of(declared) {
+            return value;
+        }
+        if let (Type::Tuple(elements), Type::Tuple(formal)) = (&actual, declared) {
+            if elements.len() == formal.len() {
+                self.location = Some(range.clone());
+                let node = self.insert("prim::TupleUnpack", &[value], elements);
+                let items = self.graph.node_outputs(node).to_vec();
+                let converted: Vec<ValueId> = items
+                    .iter()
+                    .zip(formal)
+                    .map(|(&item, ty)| self.convert_for_return(item, ty, range))
+                    .collect();
+                let types = converted
+                    .iter()
+                    .map(|v| self.graph.value_type(*v).clone())
+                    .collect();
+                return self.insert_one("prim::TupleConstruct", &converted, Type::Tuple(types));
+            }
+        }
+        self.location = Some(range.clone());
+        self.convert_value(value, declared, range).unwrap_or(value)
     }
 
     // ----- with ----------------------------------------------------------------------------
@@ -896,9 +882,25 @@ impl<'a> Emitter<'a> {
     /// `with a, b as x: body`: `__enter__` in order, the body, `__exit__(None, None, None)` in
     /// reverse order. `torch.no_grad()` saves, clears and restores the grad mode.
     fn emit_with(&mut self, with: &With, range: &SourceRange) -> Result<Exit, FrontendError> {
-        if contains_return(&with.body) || find_break_or_continue(&with.body).is_some() {
+        // Leaving the body early is supported as its last statement, where the `__exit__`
+        // calls can follow the code that computes the exit.
+        let (last, before) = match with.body.split_last() {
+            Some((last, before)) => (Some(last), before),
+            None => (None, &with.body[..]),
+        };
+        let last_leaves = last.is_some_and(|stmt| {
+            matches!(
+                stmt.kind,
+                StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue
+            )
+        });
+        let nested_exit =
+            |stmts: &[Stmt]| contains_return(stmts) || find_break_or_continue(stmts).is_some();
+        if nested_exit(before)
+            || (!last_leaves && last.is_some_and(|stmt| nested_exit(std::slice::from_ref(stmt))))
+        {
             return Err(self.error(
-                "return, break and continue inside a with statement are not supported yet",
+                "return, break and continue inside a with statement are only supported as its last statement",
                 range,
             ));
         }
@@ -1279,8 +1281,36 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             Type::Tensor => {
-                let view = self.emit_tensor_indexing(container, index, &target.range)?;
+                let (view, tensor_indices) =
+                    self.emit_tensor_index_parts(container, index, &target.range)?;
                 self.location = Some(target.range.clone());
+                if !tensor_indices.is_empty() {
+                    // `x[mask] = v`: `index_put_` with `v` as a tensor of `x`'s dtype and device.
+                    let values = if self.graph.value_type(value).is_tensor() {
+                        value
+                    } else {
+                        let dtype = self.insert_one("prim::dtype", &[view], Type::Int);
+                        let device = self.insert_one("prim::device", &[view], Type::Device);
+                        self.emit_builtin_call(
+                            "aten::tensor",
+                            &[(value, target.range.clone())],
+                            &[
+                                super::calls::KeywordArgument {
+                                    name: "dtype".to_string(),
+                                    value: dtype,
+                                },
+                                super::calls::KeywordArgument {
+                                    name: "device".to_string(),
+                                    value: device,
+                                },
+                            ],
+                            &target.range,
+                        )?
+                    };
+                    let indices = self.optional_tensor_list(&tensor_indices, &target.range);
+                    self.emit_builtin("aten::index_put_", &[view, indices, values], &target.range)?;
+                    return Ok(());
+                }
                 if *self.graph.value_type(value) == Type::Tensor {
                     self.emit_builtin("aten::copy_", &[view, value], &target.range)?;
                 } else {

@@ -102,6 +102,8 @@ pub enum PrimOp {
         code: Arc<Code>,
         num_inputs: usize,
     },
+    /// `x.tolist()`: pops the tensor, the list depth and the element type code.
+    ToList,
     /// `isinstance(x, (T1, T2))`: pops a value, pushes whether it matches one of the types.
     IsInstance(Vec<Type>),
     /// A new instance of a script class with every attribute unset (`C.__new__(C)`).
@@ -409,6 +411,14 @@ impl<'g> Compiler<'g> {
                 let code = Arc::new(compile_with_registry(subgraph, self.registry)?);
                 self.push_inputs(node);
                 self.prim(PrimOp::Fork { code, num_inputs });
+                self.store_outputs(node);
+            }
+            "prim::tolist" => {
+                if num_inputs != 3 || num_outputs != 1 {
+                    return Err(invalid("prim::tolist takes (tensor, dim, element type)"));
+                }
+                self.push_inputs(node);
+                self.prim(PrimOp::ToList);
                 self.store_outputs(node);
             }
             "prim::isinstance" => {

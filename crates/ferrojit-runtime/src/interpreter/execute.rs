@@ -480,6 +480,14 @@ fn run_prim(
             callee.fork_base = Some(base);
             return Ok(Control::Call(callee));
         }
+        PrimOp::ToList => {
+            let element_type = pop(stack)?.to_int()?;
+            let dim = pop(stack)?.to_int()?;
+            let tensor = pop(stack)?;
+            let list =
+                crate::ops::list_ops::tensor_to_list(tensor.to_tensor()?, dim, element_type)?;
+            stack.push(list);
+        }
         PrimOp::IsInstance(types) => {
             let value = pop(stack)?;
             let matches = types

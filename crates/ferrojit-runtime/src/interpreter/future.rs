@@ -67,3 +67,47 @@ pub fn wait(future: &IValue) -> Result<IValue> {
     }
     object.get_attr("value")
 }
+
+#[cfg(test)]
+mod tests {
+    use ferrojit_ir::{AttributeValue, Graph, Type};
+
+    use crate::interpreter::run_graph;
+    use crate::ivalue::IValue;
+    use crate::object::NoMethods;
+
+    /// `fut = fork(<raise "bad">)`, then `wait(fut)` only when `wait` is set.
+    fn forking_graph(wait: bool) -> Graph {
+        let mut forked = Graph::new();
+        let message = forked.insert_constant(Some(AttributeValue::Str("bad".into())), Type::Str);
+        let class = forked.insert_constant(
+            Some(AttributeValue::Str("builtins.ValueError".into())),
+            Type::Str,
+        );
+        forked.insert("prim::RaiseException", &[message, class], &[]);
+        let never = forked.insert("prim::Uninitialized", &[], &[Type::Int]);
+        let output = forked.node_output(never, 0);
+        forked.register_output(output);
+
+        let mut graph = Graph::new();
+        let fork = graph.insert("prim::fork", &[], &[Type::Future(Box::new(Type::Int))]);
+        graph.set_attribute(fork, "Subgraph", AttributeValue::Graph(Box::new(forked)));
+        let future = graph.node_output(fork, 0);
+        let output = if wait {
+            let waited = graph.insert("aten::wait", &[future], &[Type::Int]);
+            graph.node_output(waited, 0)
+        } else {
+            graph.insert_constant(Some(AttributeValue::Int(7)), Type::Int)
+        };
+        graph.register_output(output);
+        graph
+    }
+
+    #[test]
+    fn errors_of_forked_code_surface_at_wait() {
+        let outputs = run_graph(&forking_graph(false), Vec::new(), &NoMethods).unwrap();
+        assert!(matches!(outputs.as_slice(), [IValue::Int(7)]));
+        let error = run_graph(&forking_graph(true), Vec::new(), &NoMethods).unwrap_err();
+        assert!(error.to_string().contains("bad"), "{error}");
+    }
+}

@@ -619,14 +619,9 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         Ok(vec![arg(a, 0)?.clone()])
     });
     for (name, op) in [("remainder", Remainder), ("floor_divide", FloorDivide)] {
-        let tensor_ip = if name == "remainder" {
-            "Tensor"
-        } else {
-            "Tensor"
-        };
         reg(
             r,
-            &format!("aten::{name}_.{tensor_ip}(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
             move |a| {
                 tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
                 Ok(vec![arg(a, 0)?.clone()])

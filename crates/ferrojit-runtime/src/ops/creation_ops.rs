@@ -47,7 +47,7 @@ fn pop_options(stack: &mut Stack, with_format: bool) -> Result<Option<DType>> {
     }
     let [dtype, _layout, device, _pin] = pop_array::<4>(stack)?;
     check_cpu(&device)?;
-    Ok(optional_dtype(&dtype)?)
+    optional_dtype(&dtype)
 }
 
 fn full_like(stack: &mut Stack) -> Result<()> {

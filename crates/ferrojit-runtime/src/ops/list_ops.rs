@@ -1,14 +1,15 @@
-//! List and dict operators (generic over the element type `t`, PyTorch's register_prim_ops
-//! schemas). Lists and dicts are shared by reference, so mutating ops change every alias.
+//! List operators (generic over the element type `t`, or specialized per element type as in
+//! PyTorch's register_prim_ops.cpp), and `Tensor.tolist()`'s conversion. Lists are shared by
+//! reference, so mutating ops change every alias. Dict operators are in `dict_ops`.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use ferrojit_ir::Type;
+use ferrojit_tensor::{DType, Tensor};
 
 use super::{normalize_index, pop_array, push, slice_indices, KernelTableEntry};
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::{DictValue, IValue, ListValue};
+use crate::ivalue::{IValue, ListValue};
 use crate::registry::Stack;
 
 fn index_error() -> RuntimeError {
@@ -284,6 +285,40 @@ fn list_min(stack: &mut Stack) -> Result<()> {
     extreme(stack, false)
 }
 
+/// `min(l, r)`/`max(l, r)` on two lists: PyTorch's `minList`/`maxList` (the first differing
+/// element decides; otherwise the shorter list, or `r` when both are equal). The chosen
+/// list itself is returned, not a copy.
+fn pick_list(stack: &mut Stack, want_max: bool) -> Result<()> {
+    let [left, right] = pop_array::<2>(stack)?;
+    let (a_items, b_items) = (right.to_list()?.to_vec(), left.to_list()?.to_vec());
+    for (a, b) in a_items.iter().zip(&b_items) {
+        let ordering = compare_elements(a, b)?;
+        if a.equals(b)? {
+            continue;
+        }
+        let a_wins = if want_max {
+            ordering == Ordering::Greater
+        } else {
+            ordering == Ordering::Less
+        };
+        return push(stack, if a_wins { right } else { left });
+    }
+    let b_wins = if want_max {
+        b_items.len() > a_items.len()
+    } else {
+        b_items.len() < a_items.len()
+    };
+    push(stack, if b_wins { left } else { right })
+}
+
+fn min_of_lists(stack: &mut Stack) -> Result<()> {
+    pick_list(stack, false)
+}
+
+fn max_of_lists(stack: &mut Stack) -> Result<()> {
+    pick_list(stack, true)
+}
+
 /// PyTorch's `a < b` on list elements of one kind, as a total preorder so that sorting
 /// never sees an inconsistent comparison (NaN sorts after the numbers, as `total_cmp`).
 fn compare_elements(a: &IValue, b: &IValue) -> Result<Ordering> {
@@ -308,7 +343,7 @@ fn compare_elements(a: &IValue, b: &IValue) -> Result<Ordering> {
 }
 
 /// The value of a one-element tensor compared as `bool(a < b)` requires.
-fn single_element(tensor: &ferrojit_tensor::Tensor) -> Result<f64> {
+fn single_element(tensor: &Tensor) -> Result<f64> {
     if tensor.numel() != 1 {
         return Err(RuntimeError::Other(
             "Boolean value of Tensor with more than one value is ambiguous".to_string(),
@@ -503,8 +538,81 @@ fn all(stack: &mut Stack) -> Result<()> {
     push(stack, true)
 }
 
+/// `Tensor.tolist()` annotated as `dim` nested lists of `elem_type` (0 int, 1 float, 2 bool):
+/// PyTorch's `prim::tolist` kernel, with its checks and messages. The compiler passes `dim`
+/// and `elem_type` as constants taken from the type annotation.
+pub fn tensor_to_list(tensor: &Tensor, dim: i64, elem_type: i64) -> Result<IValue> {
+    let element = match elem_type {
+        0 => Type::Int,
+        1 => Type::Float,
+        2 => Type::Bool,
+        _ => {
+            return Err(RuntimeError::Other(
+                "Unsupported element type for tolist; only int, float, complex and bool are \
+                 supported"
+                    .to_string(),
+            ))
+        }
+    };
+    let dtype = tensor.dtype();
+    let matches = match element {
+        Type::Int => dtype == DType::Int64,
+        Type::Float => dtype.is_floating_point(),
+        _ => dtype == DType::Bool,
+    };
+    if !matches {
+        return Err(RuntimeError::Other(
+            "Output annotation element type and runtime tensor element type must match for \
+             tolist()"
+                .to_string(),
+        ));
+    }
+    if usize::try_from(dim).ok() != Some(tensor.sizes().len()) {
+        return Err(RuntimeError::Other(
+            "Output annotation list dimension and runtime tensor dimension must match for \
+             tolist()"
+                .to_string(),
+        ));
+    }
+    let values: Vec<IValue> = match element {
+        Type::Int => tensor.to_i64_vec().into_iter().map(IValue::Int).collect(),
+        Type::Float => tensor
+            .to_f64_vec()
+            .into_iter()
+            .map(IValue::Double)
+            .collect(),
+        _ => tensor
+            .to_i64_vec()
+            .into_iter()
+            .map(|v| IValue::Bool(v != 0))
+            .collect(),
+    };
+    Ok(nest(&values, tensor.sizes(), &element))
+}
+
+/// Groups logical-order `values` into nested lists of the given `sizes`.
+fn nest(values: &[IValue], sizes: &[usize], element: &Type) -> IValue {
+    match sizes.split_first() {
+        None => values.first().cloned().unwrap_or(IValue::None),
+        Some((&outer, inner)) => {
+            let inner_type = inner.iter().fold(element.clone(), |ty, _| Type::list(ty));
+            let chunk = inner.iter().product::<usize>();
+            let items = (0..outer)
+                .map(|i| {
+                    let start = (i * chunk).min(values.len());
+                    let end = (start + chunk).min(values.len());
+                    nest(&values[start..end], inner, element)
+                })
+                .collect();
+            IValue::list(inner_type, items)
+        }
+    }
+}
+
 pub const TABLE: &[KernelTableEntry] = &[
     ("aten::len.t(t[] a) -> int", len),
+    // PyTorch registers `Any[]` so that `len()` accepts heterogeneous tuples too.
+    ("aten::len.any(Any[] a) -> int", len),
     ("aten::select.t(t[](a) list, int idx) -> t(*)", get_item),
     (
         "aten::__getitem__.t(t[](a) list, int idx) -> t(*)",
@@ -560,10 +668,36 @@ pub const TABLE: &[KernelTableEntry] = &[
     ),
     ("aten::sum.int(int[] self) -> int", sum_int),
     ("aten::sum.float(float[] self) -> float", sum_float),
+    (
+        "prim::min.int_list(int[] l, int[] r) -> int[]",
+        min_of_lists,
+    ),
+    (
+        "prim::max.int_list(int[] l, int[] r) -> int[]",
+        max_of_lists,
+    ),
     ("prim::min.self_int(int[] self) -> int", list_min),
     ("prim::max.self_int(int[] self) -> int", list_max),
+    (
+        "prim::min.float_list(float[] l, float[] r) -> float[]",
+        min_of_lists,
+    ),
+    (
+        "prim::max.float_list(float[] l, float[] r) -> float[]",
+        max_of_lists,
+    ),
     ("prim::min.self_float(float[] self) -> float", list_min),
     ("prim::max.self_float(float[] self) -> float", list_max),
+    (
+        "prim::min.bool_list(bool[] l, bool[] r) -> bool[]",
+        min_of_lists,
+    ),
+    (
+        "prim::max.bool_list(bool[] l, bool[] r) -> bool[]",
+        max_of_lists,
+    ),
+    ("prim::min.self_bool(bool[] self) -> bool", list_min),
+    ("prim::max.self_bool(bool[] self) -> bool", list_max),
     (
         "aten::sort.int(int[](a!) self, bool reverse=False) -> ()",
         sort,
@@ -636,404 +770,3 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::all.float(float[] self) -> bool", all),
     ("aten::all.bool(bool[] self) -> bool", all),
 ];
-
-// ----- dicts ---------------------------------------------------------------------------
-
-fn key_error(key: &IValue) -> RuntimeError {
-    RuntimeError::KeyError(key.to_string())
-}
-
-fn dict_len(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    push(stack, dict.to_dict()?.len() as i64)
-}
-
-fn dict_keys(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
-    let keys = dict.entries().into_iter().map(|(k, _)| k).collect();
-    push(stack, IValue::list(dict.key_type().clone(), keys))
-}
-
-fn dict_values(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
-    let values = dict.entries().into_iter().map(|(_, v)| v).collect();
-    push(stack, IValue::list(dict.value_type().clone(), values))
-}
-
-fn dict_items(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
-    let element = Type::Tuple(vec![dict.key_type().clone(), dict.value_type().clone()]);
-    let items = dict
-        .entries()
-        .into_iter()
-        .map(|(k, v)| IValue::tuple(vec![k, v]))
-        .collect();
-    push(stack, IValue::list(element, items))
-}
-
-fn dict_get_item(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict.to_dict()?.get(&key).ok_or_else(|| key_error(&key))?;
-    push(stack, value)
-}
-
-fn dict_get(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict.to_dict()?.get(&key).unwrap_or(IValue::None);
-    push(stack, value)
-}
-
-fn dict_get_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let value = dict.to_dict()?.get(&key).unwrap_or(default);
-    push(stack, value)
-}
-
-fn dict_set_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let dict = dict.to_dict()?;
-    let value = match dict.get(&key) {
-        Some(existing) => existing,
-        None => {
-            dict.insert(key, default.clone());
-            default
-        }
-    };
-    push(stack, value)
-}
-
-fn dict_delete(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    dict.to_dict()?
-        .remove(&key)
-        .ok_or_else(|| key_error(&key))?;
-    Ok(())
-}
-
-fn dict_pop(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict
-        .to_dict()?
-        .remove(&key)
-        .ok_or_else(|| key_error(&key))?;
-    push(stack, value)
-}
-
-fn dict_pop_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let value = dict.to_dict()?.remove(&key).unwrap_or(default);
-    push(stack, value)
-}
-
-fn dict_pop_item(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
-    let (key, value) = dict
-        .entries()
-        .into_iter()
-        .next()
-        .ok_or_else(|| RuntimeError::Other("popitem(): dictionary is empty".to_string()))?;
-    dict.remove(&key);
-    push(stack, IValue::tuple(vec![key, value]))
-}
-
-fn dict_clear(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    dict.to_dict()?.clear();
-    Ok(())
-}
-
-fn dict_update(stack: &mut Stack) -> Result<()> {
-    let [dict, other] = pop_array::<2>(stack)?;
-    let entries = other.to_dict()?.entries();
-    let dict = dict.to_dict()?;
-    for (key, value) in entries {
-        dict.insert(key, value);
-    }
-    Ok(())
-}
-
-fn copy_dict(dict: &DictValue) -> Arc<DictValue> {
-    let copy = DictValue::new(dict.key_type().clone(), dict.value_type().clone());
-    for (key, value) in dict.entries() {
-        copy.insert(key, value);
-    }
-    copy
-}
-
-fn dict_copy(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let copy = copy_dict(dict.to_dict()?);
-    push(stack, IValue::Dict(copy))
-}
-
-fn dict_contains(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    push(stack, dict.to_dict()?.contains(&key))
-}
-
-fn dict_set_item(stack: &mut Stack) -> Result<()> {
-    let [dict, key, value] = pop_array::<3>(stack)?;
-    dict.to_dict()?.insert(key, value);
-    Ok(())
-}
-
-/// `dict(list_of_pairs)`.
-fn dict_from_list(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let list = list.to_list()?;
-    let (key_type, value_type) = match list.element_type() {
-        Type::Tuple(elements) if elements.len() == 2 => (elements[0].clone(), elements[1].clone()),
-        other => {
-            return Err(RuntimeError::type_mismatch(
-                "a list of 2-tuples",
-                format!("{other}[]"),
-                "dict()",
-            ))
-        }
-    };
-    let dict = DictValue::new(key_type, value_type);
-    for item in list.to_vec() {
-        let tuple = item.to_tuple()?;
-        match tuple.items.as_slice() {
-            [key, value] => dict.insert(key.clone(), value.clone()),
-            _ => {
-                return Err(RuntimeError::ValueError(
-                    "dictionary update sequence element has the wrong length".to_string(),
-                ))
-            }
-        }
-    }
-    push(stack, IValue::Dict(dict))
-}
-
-macro_rules! dict_ops_for_key {
-    ($table:ident, $key:literal) => {
-        $table.extend_from_slice(&[
-            (
-                concat!("aten::len.Dict_", $key, "(Dict(", $key, ", t) self) -> int"),
-                dict_len as crate::registry::KernelFn,
-            ),
-            (
-                concat!(
-                    "aten::keys.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> ",
-                    $key,
-                    "[](*)"
-                ),
-                dict_keys,
-            ),
-            (
-                concat!(
-                    "aten::values.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> t[](*)"
-                ),
-                dict_values,
-            ),
-            (
-                concat!(
-                    "aten::__getitem__.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key) -> t(*)"
-                ),
-                dict_get_item,
-            ),
-            (
-                concat!(
-                    "aten::get.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key) -> t(*)?"
-                ),
-                dict_get,
-            ),
-            (
-                concat!(
-                    "aten::get.default_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key, t default_value) -> t(*)"
-                ),
-                dict_get_default,
-            ),
-            (
-                concat!(
-                    "aten::setdefault.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    "(b -> *) key, t(c -> *) default_value) -> t(*)"
-                ),
-                dict_set_default,
-            ),
-            (
-                concat!(
-                    "aten::Delete.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key) -> ()"
-                ),
-                dict_delete,
-            ),
-            (
-                concat!(
-                    "aten::pop.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key) -> t(*)"
-                ),
-                dict_pop,
-            ),
-            (
-                concat!(
-                    "aten::pop.Dict_default_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key, t default_value) -> t(*)"
-                ),
-                dict_pop_default,
-            ),
-            (
-                concat!(
-                    "aten::popitem.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self) -> ((",
-                    $key,
-                    ", t))"
-                ),
-                dict_pop_item,
-            ),
-            (
-                concat!("aten::clear.", $key, "(Dict(", $key, ", t)(a!) self) -> ()"),
-                dict_clear,
-            ),
-            (
-                concat!(
-                    "aten::update.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, Dict(",
-                    $key,
-                    ", t)(a!) to_add) -> ()"
-                ),
-                dict_update,
-            ),
-            (
-                concat!(
-                    "aten::items.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> ((",
-                    $key,
-                    ", t)[])"
-                ),
-                dict_items,
-            ),
-            (
-                concat!(
-                    "aten::copy.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a) self) -> Dict(",
-                    $key,
-                    ", t)"
-                ),
-                dict_copy,
-            ),
-            (
-                concat!(
-                    "aten::__contains__.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) dict, ",
-                    $key,
-                    " key) -> bool"
-                ),
-                dict_contains,
-            ),
-            (
-                concat!(
-                    "aten::_set_item.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) l, ",
-                    $key,
-                    "(b -> *) idx, t(c -> *) v) -> ()"
-                ),
-                dict_set_item,
-            ),
-            (
-                concat!(
-                    "aten::dict.",
-                    $key,
-                    "((",
-                    $key,
-                    ", tVal)[] inputs) -> Dict(",
-                    $key,
-                    ", tVal)"
-                ),
-                dict_from_list,
-            ),
-            (
-                concat!(
-                    "aten::dict.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a) self) -> Dict(",
-                    $key,
-                    ", t)"
-                ),
-                dict_copy,
-            ),
-        ]);
-    };
-}
-
-/// Dict operators for every key type PyTorch supports (complex keys excepted).
-pub fn dict_table() -> Vec<KernelTableEntry> {
-    let mut table: Vec<KernelTableEntry> = Vec::new();
-    dict_ops_for_key!(table, "str");
-    dict_ops_for_key!(table, "int");
-    dict_ops_for_key!(table, "bool");
-    dict_ops_for_key!(table, "float");
-    dict_ops_for_key!(table, "Tensor");
-    table
-}

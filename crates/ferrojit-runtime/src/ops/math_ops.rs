@@ -546,7 +546,7 @@ mod tests {
     fn unary_and_binary_math() {
         assert_eq!(round_to_even(2.5), 2.0);
         assert_eq!(round_to_even(-1.5), -2.0);
-        assert_eq!(round_to_even(3.14159), 3.0);
+        assert_eq!(round_to_even(3.25), 3.0);
         let out = run(sqrt, vec![IValue::Int(2)]).unwrap();
         assert_eq!(float(&out[0]), std::f64::consts::SQRT_2);
         let out = run(to_degrees, vec![IValue::Double(8.0)]).unwrap();

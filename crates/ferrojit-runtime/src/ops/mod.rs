@@ -3,6 +3,7 @@
 
 pub mod core_ops;
 pub mod creation_ops;
+pub mod dict_ops;
 pub mod indexing_ops;
 pub mod list_ops;
 pub mod math_ops;
@@ -14,6 +15,7 @@ pub mod scalar_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
+pub mod transformer_ops;
 
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
@@ -31,6 +33,7 @@ pub fn register_builtins(registry: &mut OperatorRegistry) {
     core_ops::register(registry);
     registry.register_table(nn_ops::TABLE);
     registry.register_table(rnn_ops::TABLE);
+    registry.register_table(transformer_ops::TABLE);
     registry.register_table(indexing_ops::TABLE);
     registry.register_table(creation_ops::TABLE);
     registry.register_table(scalar_ops::TABLE);
@@ -38,7 +41,7 @@ pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(str_ops::TABLE);
     registry.register_table(str_format_ops::TABLE);
     registry.register_table(list_ops::TABLE);
-    registry.register_table(&list_ops::dict_table());
+    registry.register_table(&dict_ops::table());
     registry.register_table(misc_ops::TABLE);
     registry.register_table(prim_lang_ops::TABLE);
 }

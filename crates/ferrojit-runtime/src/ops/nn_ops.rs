@@ -6,7 +6,9 @@ use ferrojit_ir::Type;
 use ferrojit_tensor::ops::nn::conv::{convolution, ConvPadding};
 use ferrojit_tensor::ops::nn::loss::{self, Reduction};
 use ferrojit_tensor::ops::nn::misc::{self, PadMode};
-use ferrojit_tensor::ops::nn::resample::{output_size_for, upsample, InterpolateMode};
+use ferrojit_tensor::ops::nn::resample::{
+    output_size_for, upsample, upsample_antialias, AntialiasFilter, InterpolateMode,
+};
 use ferrojit_tensor::ops::nn::{norm, pool};
 use ferrojit_tensor::Tensor;
 
@@ -673,6 +675,65 @@ fn upsample_sized(
     push(stack, upsample(input, &out_size, &per_dim, mode, align)?)
 }
 
+/// `aten::_upsample_*2d_aa.vec(input, output_size?, align_corners, scale_factors?)`.
+fn antialias_vec(stack: &mut Stack, filter: AntialiasFilter) -> Result<()> {
+    let [x, size, align, scales] = pop_array::<4>(stack)?;
+    let input = x.to_tensor()?;
+    let scales = optional_doubles(&scales)?;
+    let out_size = output_size_for(
+        input,
+        2,
+        optional_ints(&size)?.as_deref(),
+        scales.as_deref(),
+    )?;
+    let per_dim: Vec<Option<f64>> = match &scales {
+        Some(s) => s.iter().map(|&v| Some(v)).collect(),
+        None => vec![None; 2],
+    };
+    let r = upsample_antialias(input, &out_size, &per_dim, filter, align.to_bool()?)?;
+    push(stack, r)
+}
+
+/// `aten::_upsample_*2d_aa(self, output_size, align_corners, scales_h?, scales_w?)`.
+fn antialias_sized(stack: &mut Stack, filter: AntialiasFilter) -> Result<()> {
+    let [x, size, align, scale_h, scale_w] = pop_array::<5>(stack)?;
+    let per_dim = [scale_h, scale_w]
+        .iter()
+        .map(|s| match s {
+            IValue::None => Ok(None),
+            v => v.to_double().map(Some),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let input = x.to_tensor()?;
+    let out_size = output_size_for(input, 2, Some(&size.to_int_vec()?), None)?;
+    let r = upsample_antialias(input, &out_size, &per_dim, filter, align.to_bool()?)?;
+    push(stack, r)
+}
+
+fn bilinear2d_aa_vec(stack: &mut Stack) -> Result<()> {
+    antialias_vec(stack, AntialiasFilter::Bilinear)
+}
+
+fn bicubic2d_aa_vec(stack: &mut Stack) -> Result<()> {
+    antialias_vec(stack, AntialiasFilter::Bicubic)
+}
+
+fn lanczos2d_aa_vec(stack: &mut Stack) -> Result<()> {
+    antialias_vec(stack, AntialiasFilter::Lanczos)
+}
+
+fn bilinear2d_aa(stack: &mut Stack) -> Result<()> {
+    antialias_sized(stack, AntialiasFilter::Bilinear)
+}
+
+fn bicubic2d_aa(stack: &mut Stack) -> Result<()> {
+    antialias_sized(stack, AntialiasFilter::Bicubic)
+}
+
+fn lanczos2d_aa(stack: &mut Stack) -> Result<()> {
+    antialias_sized(stack, AntialiasFilter::Lanczos)
+}
+
 macro_rules! upsample_kernels {
     ($($name:ident => $f:ident($spatial:expr, $mode:ident, $align:expr);)*) => {
         $(fn $name(stack: &mut Stack) -> Result<()> {
@@ -782,6 +843,12 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", bilinear2d_vec),
     ("aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", trilinear3d_vec),
     ("aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", bicubic2d_vec),
+    ("aten::_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", bilinear2d_aa_vec),
+    ("aten::_upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", bicubic2d_aa_vec),
+    ("aten::_upsample_lanczos2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", lanczos2d_aa_vec),
+    ("aten::_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", bilinear2d_aa),
+    ("aten::_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", bicubic2d_aa),
+    ("aten::_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", lanczos2d_aa),
     ("aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", nearest1d),
     ("aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", nearest2d),
     ("aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", nearest3d),

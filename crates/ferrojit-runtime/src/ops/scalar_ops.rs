@@ -393,6 +393,42 @@ fn int_from_str(stack: &mut Stack) -> Result<()> {
     push(stack, value)
 }
 
+/// PyTorch's `checkImplicitTensorToNum`: a tensor passed where a number is expected must be
+/// 0-dimensional (and integral when an int is expected).
+fn implicit_tensor_number(value: &IValue, to_int: bool) -> Result<Scalar> {
+    let tensor = value.to_tensor()?;
+    if !tensor.sizes().is_empty() {
+        return Err(RuntimeError::Other(
+            "Cannot input a tensor of dimension other than 0 as a scalar argument".to_string(),
+        ));
+    }
+    if to_int && !tensor.dtype().is_integral(false) {
+        return Err(RuntimeError::Other(format!(
+            "Cannot input a tensor of type {} as an integral argument",
+            tensor.dtype().scalar_type_name()
+        )));
+    }
+    Ok(tensor.item()?)
+}
+
+fn int_implicit(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = implicit_tensor_number(&a, true)?;
+    push(stack, value.to_i64())
+}
+
+fn float_implicit(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = implicit_tensor_number(&a, false)?;
+    push(stack, value.to_f64())
+}
+
+fn scalar_implicit(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let value = implicit_tensor_number(&a, false)?;
+    push(stack, IValue::from(value))
+}
+
 /// `Float(x)` for int, bool, float and Scalar inputs.
 fn to_float(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
@@ -639,6 +675,9 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::ceil.int(int a) -> int", ceil),
     ("aten::ceil.float(float a) -> int", ceil),
     ("aten::ceil.Scalar(Scalar a) -> Scalar", ceil),
+    ("aten::IntImplicit(Tensor a) -> int", int_implicit),
+    ("aten::FloatImplicit(Tensor a) -> float", float_implicit),
+    ("aten::ScalarImplicit(Tensor a) -> Scalar", scalar_implicit),
     ("aten::Bool.int(int a) -> bool", to_bool),
     ("aten::Bool.float(float a) -> bool", to_bool),
     ("aten::Int.bool(bool a) -> int", to_int),
@@ -683,6 +722,53 @@ mod tests {
         assert!(python_floordiv(1, 0).is_err());
         assert_eq!(python_remainder_float(-7.0, 2.0), 1.0);
         assert_eq!(python_remainder_float(5.5, -2.0), -0.5);
+    }
+
+    #[test]
+    fn conversions_shifts_and_hash() {
+        let int_of = |text: &str| run(int_from_str, vec![IValue::from(text)]);
+        assert!(matches!(int_of(" 12"), Ok(IValue::Int(12))));
+        assert!(matches!(int_of("-7"), Ok(IValue::Int(-7))));
+        assert_eq!(int_of("xyz").unwrap_err().to_string(), "stoll");
+        assert_eq!(
+            int_of("99999999999999999999").unwrap_err().to_string(),
+            "stoll"
+        );
+        assert!(int_of("12 ")
+            .unwrap_err()
+            .to_string()
+            .contains("invalid literal for int() with base 10: '12 '"));
+        let float_of = |text: &str| run(float_from_str, vec![IValue::from(text)]);
+        assert!(matches!(float_of(" 2.5"), Ok(IValue::Double(v)) if v == 2.5));
+        assert!(matches!(float_of("-inf"), Ok(IValue::Double(v)) if v == f64::NEG_INFINITY));
+        assert_eq!(float_of("abc").unwrap_err().to_string(), "stod");
+        assert!(float_of("2.5x")
+            .unwrap_err()
+            .to_string()
+            .contains("could not convert"));
+        let shifted = run(int_lshift, vec![IValue::Int(-5), IValue::Int(2)]).unwrap();
+        assert!(matches!(shifted, IValue::Int(-20)));
+        let shifted = run(int_rshift, vec![IValue::Int(-5), IValue::Int(1)]).unwrap();
+        assert!(matches!(shifted, IValue::Int(-3)));
+        let shifted = run(int_lshift, vec![IValue::Int(1), IValue::Int(200)]).unwrap();
+        assert!(matches!(shifted, IValue::Int(0)));
+        assert!(run(int_rshift, vec![IValue::Int(1), IValue::Int(-1)]).is_err());
+        assert!(matches!(
+            run(hash, vec![IValue::Int(42)]),
+            Ok(IValue::Int(42))
+        ));
+        let a = run(hash, vec![IValue::from("key")])
+            .unwrap()
+            .to_int()
+            .unwrap();
+        let b = run(hash, vec![IValue::from("key")])
+            .unwrap()
+            .to_int()
+            .unwrap();
+        assert_eq!(a, b);
+        assert!(run(hash, vec![IValue::int_list(&[1])]).is_err());
+        let error = python_floordiv(1, 0).unwrap_err();
+        assert!(error.to_string().contains("division by 0"));
     }
 
     #[test]

@@ -731,7 +731,7 @@ pub const TABLE: &[KernelTableEntry] = &[
         str_slice,
     ),
     (
-        "aten::strip(str self, str chars=' \n\t\x0c\x0b') -> str",
+        "aten::strip(str self, str chars=' \\n\\t\\f\\v') -> str",
         strip,
     ),
     (
@@ -795,11 +795,11 @@ pub const TABLE: &[KernelTableEntry] = &[
     ),
     ("aten::zfill(str self, int width) -> str", zfill),
     (
-        "aten::lstrip(str self, str chars=' \n\t\x0c\x0b') -> str",
+        "aten::lstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
         lstrip,
     ),
     (
-        "aten::rstrip(str self, str chars=' \n\t\x0c\x0b') -> str",
+        "aten::rstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
         rstrip,
     ),
     (

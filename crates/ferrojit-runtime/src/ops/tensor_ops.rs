@@ -607,6 +607,18 @@ fn dtype(stack: &mut Stack) -> Result<()> {
     push(stack, a.to_tensor()?.dtype().scalar_type_index())
 }
 
+fn requires_grad(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.requires_grad())
+}
+
+/// `prim::is_cuda`, `is_sparse`, ...: false for every ferrojit tensor (dense, CPU).
+fn false_for_tensor(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    a.to_tensor()?;
+    push(stack, false)
+}
+
 // ----- factories -----------------------------------------------------------------------
 
 fn sizes_from(value: &IValue) -> Result<Vec<usize>> {
@@ -935,6 +947,12 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("prim::NumToTensor.Scalar(Scalar a) -> Tensor", num_to_tensor),
     ("prim::device(Tensor a) -> Device", device),
     ("prim::dtype(Tensor a) -> int", dtype),
+    ("prim::requires_grad(Tensor a) -> bool", requires_grad),
+    ("prim::is_cuda(Tensor a) -> bool", false_for_tensor),
+    ("prim::is_sparse(Tensor a) -> bool", false_for_tensor),
+    ("prim::is_quantized(Tensor a) -> bool", false_for_tensor),
+    ("prim::is_meta(Tensor a) -> bool", false_for_tensor),
+    ("prim::is_mkldnn(Tensor a) -> bool", false_for_tensor),
     ("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", zeros),
     ("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ones),
     ("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", full),

@@ -174,10 +174,11 @@ fn resolve_index(source: &Tensor, indices: &[Option<Tensor>]) -> Result<Advanced
     let inner = rest_numel / outer.max(1);
     for o in 0..outer {
         for b in 0..bnumel {
-            let mut base = 0;
-            for (k, &d) in indexed.iter().enumerate() {
-                base += index_values[k][b] * src_strides[d];
-            }
+            let base: usize = indexed
+                .iter()
+                .zip(&index_values)
+                .map(|(&d, values)| values[b] * src_strides[d])
+                .sum();
             for i in 0..inner {
                 unravel(o * inner + i, &rest_sizes, &mut rest_coords);
                 let mut pos = base;
@@ -263,7 +264,7 @@ impl Tensor {
             .map(|&i| {
                 let s = sizes[d] as i64;
                 if i < -s || i >= s {
-                    Err(invalid(format!("index out of range in self")))
+                    Err(invalid("index out of range in self".to_string()))
                 } else {
                     Ok(if i < 0 { (i + s) as usize } else { i as usize })
                 }
@@ -385,6 +386,7 @@ impl Tensor {
 
     /// Shared body of the scatter family: calls `combine(current, incoming, first_hit)` for
     /// each index element and then `finish(value, hits)` for touched positions.
+    #[allow(clippy::too_many_arguments)]
     fn scatter_with<T: Arith>(
         &self,
         dim: i64,
@@ -448,9 +450,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.check_scatter_gather(dim, index, Some(src), "scatter")?;
         if src.dtype() != self.dtype() {
-            return Err(invalid(format!(
-                "scatter(): Expected self.dtype to be equal to src.dtype"
-            )));
+            return Err(invalid(
+                "scatter(): Expected self.dtype to be equal to src.dtype".to_string(),
+            ));
         }
         let src_sizes: Vec<usize> = if src.dim() == 0 {
             vec![1]
@@ -559,9 +561,9 @@ impl Tensor {
     /// `torch.masked_select(self, mask)`: 1-D tensor of the elements where the broadcast mask is true.
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         if mask.dtype() != DType::Bool {
-            return Err(invalid(format!(
-                "masked_select: expected BoolTensor for mask"
-            )));
+            return Err(invalid(
+                "masked_select: expected BoolTensor for mask".to_string(),
+            ));
         }
         let shape = broadcast_shapes(self.sizes(), mask.sizes())?;
         let m = mask.broadcast_to(&shape)?.to_i64_vec();

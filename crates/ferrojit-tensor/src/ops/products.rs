@@ -153,7 +153,8 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != operands.len() {
         return Err(invalid(
-            format!("einsum(): more operands were provided than specified in the equation")
+            "einsum(): more operands were provided than specified in the equation"
+                .to_string()
                 .replace(
                     "more",
                     if terms.len() > operands.len() {

@@ -260,9 +260,9 @@ fn sorted_indices<T: Element>(row: &[T], descending: bool) -> Vec<usize> {
     } else {
         let ikey = |i: usize| row[i].to_i64();
         if descending {
-            idx.sort_by(|&a, &b| ikey(b).cmp(&ikey(a)));
+            idx.sort_by_key(|&b| std::cmp::Reverse(ikey(b)));
         } else {
-            idx.sort_by(|&a, &b| ikey(a).cmp(&ikey(b)));
+            idx.sort_by_key(|&a| ikey(a));
         }
     }
     idx

@@ -16,11 +16,7 @@ pub(crate) fn along_dim(
     let sizes = input.sizes();
     let len = sizes.get(dim).copied().unwrap_or(1);
     let inner: usize = sizes.get(dim + 1..).map_or(1, |s| s.iter().product());
-    let outer = if len * inner == 0 {
-        0
-    } else {
-        x.len() / (len * inner)
-    };
+    let outer = x.len().checked_div(len * inner).unwrap_or(0);
     let mut out = vec![0.0; x.len()];
     let mut run = vec![0.0; len];
     let mut res = vec![0.0; len];

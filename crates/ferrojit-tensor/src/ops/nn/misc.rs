@@ -201,7 +201,7 @@ impl PadMode {
 /// `torch.nn.functional.pad(input, pad, mode, value)`: `pad` lists (before, after) pairs from
 /// the last dim backwards; negative constant padding crops.
 pub fn pad(input: &Tensor, pad: &[i64], mode: PadMode, value: f64) -> Result<Tensor> {
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return Err(invalid("Padding length must be divisible by 2"));
     }
     let n = pad.len() / 2;
@@ -211,9 +211,10 @@ pub fn pad(input: &Tensor, pad: &[i64], mode: PadMode, value: f64) -> Result<Ten
     if mode != PadMode::Constant {
         let batch_dims = input.dim() - n;
         if !(1..=2).contains(&batch_dims) || n > 3 {
-            return Err(invalid(format!(
+            return Err(invalid(
                 "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
-            )));
+                    .to_string(),
+            ));
         }
     }
     let nd = input.dim();
@@ -336,8 +337,7 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
     let lead_len = lead.len() as i64;
     let l = |i: i64| lead_len + i;
     let mut perm: Vec<i64> = (0..lead_len).collect();
-    let out: Vec<usize>;
-    if !inverse {
+    let out: Vec<usize> = if !inverse {
         if c % (r * r) != 0 {
             return Err(invalid(format!(
                 "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {}",
@@ -346,11 +346,10 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
         }
         shape.extend([c / (r * r), r, r, h, w]);
         perm.extend([l(0), l(3), l(1), l(4), l(2)]);
-        out = lead
-            .iter()
+        lead.iter()
             .copied()
             .chain([c / (r * r), h * r, w * r])
-            .collect();
+            .collect()
     } else {
         if h % r != 0 || w % r != 0 {
             return Err(invalid(format!(
@@ -362,12 +361,11 @@ pub fn pixel_shuffle(input: &Tensor, factor: i64, inverse: bool) -> Result<Tenso
         }
         shape.extend([c, h / r, r, w / r, r]);
         perm.extend([l(0), l(2), l(4), l(1), l(3)]);
-        out = lead
-            .iter()
+        lead.iter()
             .copied()
             .chain([c * r * r, h / r, w / r])
-            .collect();
-    }
+            .collect()
+    };
     input
         .reshape_usize(&shape)?
         .permute(&perm)?
@@ -413,6 +411,7 @@ pub fn one_hot(input: &Tensor, num_classes: i64) -> Result<Tensor> {
 }
 
 /// `torch.nn.functional.scaled_dot_product_attention`.
+#[allow(clippy::too_many_arguments)]
 pub fn scaled_dot_product_attention(
     query: &Tensor,
     key: &Tensor,
@@ -443,7 +442,7 @@ pub fn scaled_dot_product_attention(
     if enable_gqa && query.dim() >= 3 && key.dim() >= 3 {
         let hq = query.sizes()[query.dim() - 3];
         let hk = key.sizes()[key.dim() - 3];
-        if hk > 0 && hq % hk == 0 && hq != hk {
+        if hk > 0 && hq.is_multiple_of(hk) && hq != hk {
             let reps =
                 Tensor::scalar_tensor(crate::dtype::Scalar::Int((hq / hk) as i64), DType::Int64);
             key = key.repeat_interleave(&reps, Some(-3))?;
@@ -509,16 +508,14 @@ pub fn cosine_similarity(x1: &Tensor, x2: &Tensor, dim: i64, eps: f64) -> Result
     let (x, y) = (a.to_f64_vec(), b.to_f64_vec());
     let len = shape.get(d).copied().unwrap_or(1);
     let inner: usize = shape.get(d + 1..).map_or(1, |s| s.iter().product());
-    let outer = if len * inner == 0 {
+    let outer = x.len().checked_div(len * inner).unwrap_or_else(|| {
         shape
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != d)
             .map(|(_, s)| s)
             .product()
-    } else {
-        x.len() / (len * inner)
-    };
+    });
     let mut out = Vec::new();
     let outer_real = if len * inner == 0 { 0 } else { outer };
     for o in 0..outer_real {
@@ -561,11 +558,10 @@ pub fn pairwise_distance(
         x2.broadcast_to(&shape)?.to_f64_vec(),
     );
     let len = if dims == 0 { 1 } else { shape[dims - 1] };
-    let rows = if len == 0 {
-        shape[..dims.saturating_sub(1)].iter().product()
-    } else {
-        x.len() / len
-    };
+    let rows = x
+        .len()
+        .checked_div(len)
+        .unwrap_or_else(|| shape[..dims.saturating_sub(1)].iter().product());
     let mut out = Vec::with_capacity(rows);
     for r in 0..rows {
         let diffs = (0..len).map(|k| (x[r * len + k] - y[r * len + k] + eps).abs());

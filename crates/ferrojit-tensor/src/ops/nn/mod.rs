@@ -10,6 +10,7 @@ pub mod norm;
 pub mod pool;
 pub mod resample;
 pub mod rnn;
+pub mod transformer;
 
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
@@ -76,4 +77,49 @@ pub(crate) fn to_sizes(values: &[i64], what: &str) -> Result<Vec<usize>> {
             usize::try_from(v).map_err(|_| invalid(format!("{what} must be non-negative, got {v}")))
         })
         .collect()
+}
+
+/// The arithmetic type a CPU kernel works in (PyTorch's opmath type: f32 for the half
+/// types and f32, f64 for f64), for kernels whose results depend on that rounding.
+pub(crate) trait Opmath:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn of(v: f64) -> Self;
+    fn wide(self) -> f64;
+    fn sqrt(self) -> Self;
+    fn fused(self, a: Self, b: Self) -> Self;
+}
+
+impl Opmath for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+}
+
+impl Opmath for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+    fn wide(self) -> f64 {
+        self
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
 }

@@ -1,7 +1,7 @@
 //! Normalization layers: batch_norm (inference and training statistics, running-stat update),
 //! layer_norm, group_norm and instance_norm. Statistics are accumulated in f64.
 
-use super::{from_f64, invalid, require_float, to_sizes};
+use super::{from_f64, invalid, require_float, to_sizes, Opmath};
 use crate::dtype::DType;
 use crate::error::{format_shape, Result};
 use crate::tensor::Tensor;
@@ -133,50 +133,6 @@ pub fn batch_norm(
     Ok(from_f64(out, input.sizes(), dtype))
 }
 
-/// The arithmetic type batch_norm's CPU kernel works in (PyTorch's opmath type).
-trait Opmath:
-    Copy
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-{
-    fn of(v: f64) -> Self;
-    fn wide(self) -> f64;
-    fn sqrt(self) -> Self;
-    fn fused(self, a: Self, b: Self) -> Self;
-}
-
-impl Opmath for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn wide(self) -> f64 {
-        f64::from(self)
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    fn fused(self, a: Self, b: Self) -> Self {
-        self.mul_add(a, b)
-    }
-}
-
-impl Opmath for f64 {
-    fn of(v: f64) -> Self {
-        v
-    }
-    fn wide(self) -> f64 {
-        self
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    fn fused(self, a: Self, b: Self) -> Self {
-        self.mul_add(a, b)
-    }
-}
-
 /// Per-channel statistics and affine parameters of a batch_norm call.
 struct AffineTerms<'a> {
     stats: &'a [(f64, f64)],
@@ -259,7 +215,7 @@ pub fn layer_norm(
     }
     let len: usize = shape.iter().product();
     let x = input.to_f64_vec();
-    let groups = if len == 0 { 0 } else { x.len() / len };
+    let groups = x.len().checked_div(len).unwrap_or(0);
     let w = weight.map(|t| t.to_f64_vec());
     let b = bias.map(|t| t.to_f64_vec());
     let mut out = Vec::with_capacity(x.len());

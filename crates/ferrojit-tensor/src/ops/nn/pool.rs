@@ -23,7 +23,7 @@ fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>
         .iter()
         .skip(usize::from(lead == 2))
         .any(|&s| s == 0)
-        || sizes.iter().any(|&s| s == 0)
+        || sizes.contains(&0)
     {
         return Err(invalid(format!(
             "{op}: Expected input's non-batch dimensions to have positive length, but input has a shape of {}",

@@ -1,7 +1,7 @@
 //! Interpolation (`aten::upsample_*`): nearest, nearest-exact, (bi/tri)linear and bicubic,
 //! applied one spatial dim at a time (all these kernels are separable).
 
-use super::{from_f64, invalid};
+use super::{from_f64, invalid, Opmath};
 use crate::dtype::DType;
 use crate::error::{format_shape, Result, TensorError};
 use crate::tensor::Tensor;
@@ -210,7 +210,7 @@ pub fn upsample(
             dtype: input.dtype(),
         });
     }
-    if input.sizes()[2..].iter().any(|&s| s == 0) || output_size.iter().any(|&s| s == 0) {
+    if input.sizes()[2..].contains(&0) || output_size.contains(&0) {
         return Err(invalid(format!(
             "Input and output sizes should be greater than 0, but got input ({}) and output ({})",
             format_shape(&input.sizes()[2..]),
@@ -232,18 +232,18 @@ pub fn upsample(
         return Ok(from_f64(wide, &sizes, input.dtype()));
     }
     let mut values = input.to_f64_vec();
-    for k in 0..spatial {
+    for (k, &size) in output_size.iter().enumerate() {
         let d = 2 + k;
         values = resample_dim(
             &values,
             &sizes,
             d,
-            output_size[k],
+            size,
             mode,
             align_corners,
             scales.get(k).copied().flatten(),
         );
-        sizes[d] = output_size[k];
+        sizes[d] = size;
     }
     Ok(from_f64(values, &sizes, input.dtype()))
 }
@@ -291,4 +291,203 @@ pub fn output_size_for(
             "Must specify exactly one of output_size and scale_factors",
         )),
     }
+}
+
+/// Antialiased interpolation filters (`aten::_upsample_*2d_aa`), as in PIL's resampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AntialiasFilter {
+    Bilinear,
+    Bicubic,
+    Lanczos,
+}
+
+impl AntialiasFilter {
+    /// Taps of the filter at scale 1.
+    fn interp_size(self) -> usize {
+        match self {
+            AntialiasFilter::Bilinear => 2,
+            AntialiasFilter::Bicubic => 4,
+            AntialiasFilter::Lanczos => 6,
+        }
+    }
+
+    fn weight<P: Opmath + PartialOrd>(self, x: P) -> P {
+        let zero = P::of(0.0);
+        let one = P::of(1.0);
+        let x = if x < zero { zero - x } else { x };
+        match self {
+            AntialiasFilter::Bilinear => {
+                if x < one {
+                    one - x
+                } else {
+                    zero
+                }
+            }
+            AntialiasFilter::Bicubic => {
+                // Keys' cubic with a = -0.5 (PIL's choice for antialiasing).
+                let a = P::of(-0.5);
+                if x < one {
+                    ((a + P::of(2.0)) * x - (a + P::of(3.0))) * x * x + one
+                } else if x < P::of(2.0) {
+                    (((x - P::of(5.0)) * x + P::of(8.0)) * x - P::of(4.0)) * a
+                } else {
+                    zero
+                }
+            }
+            AntialiasFilter::Lanczos => {
+                let sinc = |v: f64| {
+                    if v == 0.0 {
+                        1.0
+                    } else {
+                        let v = v * std::f64::consts::PI;
+                        v.sin() / v
+                    }
+                };
+                let v = x.wide();
+                if v < 3.0 {
+                    P::of(sinc(v) * sinc(v / 3.0))
+                } else {
+                    zero
+                }
+            }
+        }
+    }
+}
+
+/// One antialiased pass along `dim`: PyTorch's `_compute_indices_min_size_weights_aa`
+/// (support widened by the downscale factor, weights normalized to sum 1).
+fn antialias_dim<P: Opmath + PartialOrd>(
+    x: &[P],
+    sizes: &[usize],
+    dim: usize,
+    out_len: usize,
+    filter: AntialiasFilter,
+    align_corners: bool,
+    scale: Option<f64>,
+) -> Vec<P> {
+    let in_len = sizes[dim];
+    let outer: usize = sizes[..dim].iter().product();
+    let inner: usize = sizes[dim + 1..].iter().product();
+    let s: P = if align_corners {
+        if out_len > 1 {
+            P::of(in_len as f64 - 1.0) / P::of(out_len as f64 - 1.0)
+        } else {
+            P::of(0.0)
+        }
+    } else {
+        match scale {
+            Some(v) if v > 0.0 => P::of(1.0 / v),
+            _ => P::of(in_len as f64) / P::of(out_len as f64),
+        }
+    };
+    let half = P::of(filter.interp_size() as f64 * 0.5);
+    let upscale = s.wide() < 1.0;
+    let support = if upscale { half } else { half * s };
+    let max_taps = (support.wide().ceil() as usize) * 2 + 1;
+    let invscale = if upscale {
+        P::of(1.0)
+    } else {
+        P::of(1.0 / s.wide())
+    };
+    let taps: Vec<(usize, Vec<P>)> = (0..out_len)
+        .map(|i| {
+            let center = P::of(s.wide() * (i as f64 + 0.5));
+            let xmin = ((center - support).wide() + 0.5).max(0.0) as usize;
+            let xmax = (((center + support).wide() + 0.5) as usize).min(in_len);
+            let count = xmax.saturating_sub(xmin).min(max_taps);
+            let mut weights: Vec<P> = (0..count)
+                .map(|j| {
+                    let offset = P::of((j + xmin) as f64) - center;
+                    filter.weight(P::of((offset.wide() + 0.5) * invscale.wide()))
+                })
+                .collect();
+            let total = weights.iter().fold(P::of(0.0), |acc, &w| acc + w);
+            if total.wide() != 0.0 {
+                weights.iter_mut().for_each(|w| *w = *w / total);
+            }
+            (xmin, weights)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(outer * out_len * inner);
+    for o in 0..outer {
+        for (xmin, weights) in &taps {
+            for i in 0..inner {
+                let at = |j: usize| x[(o * in_len + xmin + j) * inner + i];
+                let mut acc = P::of(0.0);
+                for (j, &w) in weights.iter().enumerate() {
+                    acc = if j == 0 {
+                        at(0) * w
+                    } else {
+                        at(j).fused(w, acc)
+                    };
+                }
+                out.push(acc);
+            }
+        }
+    }
+    out
+}
+
+fn antialias_in<P: Opmath + PartialOrd>(
+    input: &Tensor,
+    output_size: &[usize],
+    scales: &[Option<f64>],
+    filter: AntialiasFilter,
+    align_corners: bool,
+) -> Vec<f64> {
+    let mut sizes = input.sizes().to_vec();
+    let mut values: Vec<P> = input.to_f64_vec().into_iter().map(P::of).collect();
+    // Horizontal (last) dim first, as PyTorch's separable kernel.
+    for k in (0..output_size.len()).rev() {
+        let d = 2 + k;
+        let scale = scales.get(k).copied().flatten();
+        values = antialias_dim(
+            &values,
+            &sizes,
+            d,
+            output_size[k],
+            filter,
+            align_corners,
+            scale,
+        );
+        sizes[d] = output_size[k];
+    }
+    values.into_iter().map(P::wide).collect()
+}
+
+/// `aten::_upsample_{bilinear,bicubic,lanczos}2d_aa`: antialiased resize of `[N, C, H, W]`.
+pub fn upsample_antialias(
+    input: &Tensor,
+    output_size: &[usize],
+    scales: &[Option<f64>],
+    filter: AntialiasFilter,
+    align_corners: bool,
+) -> Result<Tensor> {
+    if input.dim() != 4 || output_size.len() != 2 {
+        return Err(invalid(format!(
+            "Expected 4D input with 2 output sizes for antialiased interpolation, but got input of size {}",
+            format_shape(input.sizes())
+        )));
+    }
+    if !input.dtype().is_floating_point() {
+        return Err(TensorError::NotImplementedForDType {
+            op: "upsample_aa",
+            dtype: input.dtype(),
+        });
+    }
+    if input.sizes()[2..].contains(&0) || output_size.contains(&0) {
+        return Err(invalid(format!(
+            "Input and output sizes should be greater than 0, but got input ({}) and output ({})",
+            format_shape(&input.sizes()[2..]),
+            format_shape(output_size)
+        )));
+    }
+    let values = if input.dtype() == DType::Float64 {
+        antialias_in::<f64>(input, output_size, scales, filter, align_corners)
+    } else {
+        antialias_in::<f32>(input, output_size, scales, filter, align_corners)
+    };
+    let mut sizes = input.sizes().to_vec();
+    sizes[2..].copy_from_slice(output_size);
+    Ok(from_f64(values, &sizes, input.dtype()))
 }

@@ -248,7 +248,7 @@ fn split_params<'a>(
     let stride = base + usize::from(with_proj);
     let gates = opts.mode.gates();
     let w_hh0 = &params[1];
-    if w_hh0.dim() != 2 || w_hh0.sizes()[0] % gates != 0 {
+    if w_hh0.dim() != 2 || !w_hh0.sizes()[0].is_multiple_of(gates) {
         return Err(invalid(format!(
             "{}: w_hh must be 2-D with a multiple of {gates} rows, got {}",
             opts.mode.name(),
@@ -524,7 +524,7 @@ pub fn rnn_packed_sequence(
 }
 
 /// The single-step cells (`aten::lstm_cell`, `gru_cell`, `rnn_tanh_cell`, `rnn_relu_cell`):
-/// input `[B, F]` (or `[F]`), states `[B, H]`. Returns the new states.
+/// input `[B, F]`, states `[B, H]`. Returns the new states.
 pub fn rnn_cell(
     mode: RnnMode,
     input: &Tensor,
@@ -535,10 +535,10 @@ pub fn rnn_cell(
     b_hh: Option<&Tensor>,
 ) -> Result<Vec<Tensor>> {
     let name = mode.name();
-    let unbatched = input.dim() == 1;
-    if input.dim() != 1 && input.dim() != 2 {
+    // The aten cells take batches only (nn.LSTMCell & co. add the batch dim themselves).
+    if input.dim() != 2 {
         return Err(invalid(format!(
-            "{name}_cell: Expected input to be 1D or 2D, got {}D instead",
+            "Expected 2D input (batch x feature), but got {}D input",
             input.dim()
         )));
     }
@@ -549,16 +549,9 @@ pub fn rnn_cell(
             hx.len()
         )));
     }
-    let lift = |t: &Tensor| -> Result<Tensor> {
-        if unbatched {
-            t.unsqueeze(0)
-        } else {
-            Ok(t.clone())
-        }
-    };
-    let x = lift(input)?;
+    let x = input.clone();
     let gates = mode.gates();
-    if w_ih.dim() != 2 || w_hh.dim() != 2 || w_ih.sizes()[0] % gates != 0 {
+    if w_ih.dim() != 2 || w_hh.dim() != 2 || !w_ih.sizes()[0].is_multiple_of(gates) {
         return Err(invalid(format!("{name}_cell: weights must be 2-D")));
     }
     if w_ih.sizes()[1] != x.sizes()[1] {
@@ -569,7 +562,7 @@ pub fn rnn_cell(
         )));
     }
     let hidden = w_ih.sizes()[0] / gates;
-    let states: Vec<Tensor> = hx.iter().map(lift).collect::<Result<_>>()?;
+    let states: Vec<Tensor> = hx.to_vec();
     for s in &states {
         if s.sizes() != [x.sizes()[0], hidden] {
             return Err(invalid(format!(
@@ -595,12 +588,6 @@ pub fn rnn_cell(
     let mut out = vec![next.h];
     if let Some(c) = next.c {
         out.push(c);
-    }
-    if unbatched {
-        out = out
-            .into_iter()
-            .map(|t| t.squeeze_dim(0))
-            .collect::<Result<_>>()?;
     }
     Ok(out)
 }
