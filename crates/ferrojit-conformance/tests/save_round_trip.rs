@@ -3,21 +3,36 @@
 //! as before (and as PyTorch, where the fixture records PyTorch's output); a second save of the
 //! reloaded module must be byte-identical to the first, record by record (no jitter).
 //!
-//! Archives that cannot make the trip yet are listed, with the reason, in `KNOWN_GAPS`; a listed
-//! archive that starts passing fails the test, so the list only shrinks.
+//! The language corpus (tests/fixtures/lang/cases/NAME.pt, one program each) makes the same
+//! trip: every call recorded in NAME.inputs.pt (a list of argument tuples) must give the same
+//! value, or raise PyTorch's message, after the save as before it.
+//!
+//! Archives that cannot make the trip yet are listed, with the reason, in `KNOWN_GAPS` (fixture
+//! archives) and `KNOWN_LANG_GAPS` (language corpus); a listed archive that starts passing fails
+//! the test, so the lists only shrink.
 
 use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ferrojit_conformance::{compare, repo_root};
+use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::export::save_module_to_bytes;
 use ferrojit_serialize::import::{load_module, load_module_from_bytes, LoadedModule};
 use ferrojit_serialize::torch_save;
 use ferrojit_serialize::zip_archive::ArchiveReader;
+use serde_json::Value as Json;
 
 /// Fixture archives (file stems) that do not survive the round trip yet, with why.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
+
+/// Language corpus programs (file stems) that do not survive the round trip yet, with why.
+const KNOWN_LANG_GAPS: &[(&str, &str)] = &[];
+
+/// Instruction budget per call: a misprinted loop fails instead of hanging the test.
+const MAX_STEPS: u64 = 50_000_000;
 
 /// The serialization id is the one record allowed to differ between two saves.
 const SERIALIZATION_ID: &str = ".data/serialization_id";
@@ -75,6 +90,27 @@ fn records(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(records)
 }
 
+/// Saves the reloaded module again: every record must be byte-identical to the first save.
+fn check_no_jitter(first_save: &[u8], reloaded: &LoadedModule) -> Result<(), String> {
+    let second_save = save_module_to_bytes(&reloaded.module, &reloaded.unit, "archive")
+        .map_err(|e| format!("second save: {e}"))?;
+    let first = records(first_save)?;
+    let second = records(&second_save)?;
+    let first_names: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
+    let second_names: Vec<&str> = second.iter().map(|(name, _)| name.as_str()).collect();
+    if first_names != second_names {
+        return Err(format!(
+            "second save has other records: {first_names:?} vs {second_names:?}"
+        ));
+    }
+    for ((name, a), (_, b)) in first.iter().zip(&second) {
+        if a != b {
+            return Err(format!("record {name} changed between two saves (jitter)"));
+        }
+    }
+    Ok(())
+}
+
 fn round_trip(archive: &Path) -> Result<(), String> {
     let original = load_module(archive).map_err(|e| format!("load: {e}"))?;
     let first_save = save_module_to_bytes(&original.module, &original.unit, "archive")
@@ -122,23 +158,7 @@ fn round_trip(archive: &Path) -> Result<(), String> {
         return Err("no inputs file next to the archive".to_string());
     }
 
-    let second_save = save_module_to_bytes(&reloaded.module, &reloaded.unit, "archive")
-        .map_err(|e| format!("second save: {e}"))?;
-    let first = records(&first_save)?;
-    let second = records(&second_save)?;
-    let first_names: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
-    let second_names: Vec<&str> = second.iter().map(|(name, _)| name.as_str()).collect();
-    if first_names != second_names {
-        return Err(format!(
-            "second save has other records: {first_names:?} vs {second_names:?}"
-        ));
-    }
-    for ((name, a), (_, b)) in first.iter().zip(&second) {
-        if a != b {
-            return Err(format!("record {name} changed between two saves (jitter)"));
-        }
-    }
-    Ok(())
+    check_no_jitter(&first_save, &reloaded)
 }
 
 #[test]
@@ -162,5 +182,148 @@ fn pytorch_archives_survive_save_and_reload_without_jitter() {
         }
     }
     println!("{passed} archives round-trip; {} known gaps", known.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn lang_dir() -> PathBuf {
+    repo_root().join("tests/fixtures/lang")
+}
+
+/// The argument tuple of call `index` of a corpus program, read fresh each time (programs
+/// may mutate their arguments).
+fn lang_call_arguments(name: &str, index: usize) -> Result<Vec<IValue>, String> {
+    let path = lang_dir().join(format!("cases/{name}.inputs.pt"));
+    let calls = torch_save::load_file(&path).map_err(|e| format!("inputs unreadable: {e}"))?;
+    let call = match &calls {
+        IValue::List(list) => list.get(index),
+        _ => None,
+    }
+    .ok_or_else(|| format!("inputs have no call {index}"))?;
+    match call {
+        IValue::Tuple(tuple) => Ok(tuple.items.clone()),
+        other => Err(format!("call {index} is a {}", other.tag_name())),
+    }
+}
+
+fn lang_options() -> RunOptions {
+    RunOptions {
+        max_steps: Some(MAX_STEPS),
+        print: Some(Arc::new(|_: &str| {})),
+        ..RunOptions::default()
+    }
+}
+
+fn lang_call(
+    loaded: &LoadedModule,
+    method: &str,
+    name: &str,
+    index: usize,
+) -> Result<Result<IValue, String>, String> {
+    let args = lang_call_arguments(name, index)?;
+    Ok(loaded
+        .module
+        .run_method_with_options(method, args, &lang_options())
+        .map_err(|e| e.to_string()))
+}
+
+/// One corpus program: save, reload, run every recorded call on both modules, save again.
+fn lang_round_trip(program: &Json) -> Result<(), String> {
+    let name = program["name"].as_str().unwrap_or("");
+    let method = program["method"].as_str().unwrap_or("forward");
+    let archive = lang_dir().join(format!("cases/{name}.pt"));
+    let original = load_module(&archive).map_err(|e| format!("load: {e}"))?;
+    let first_save = save_module_to_bytes(&original.module, &original.unit, "archive")
+        .map_err(|e| format!("save: {e}"))?;
+    let reloaded =
+        load_module_from_bytes(first_save.clone()).map_err(|e| format!("reload: {e}"))?;
+    let calls = program["calls"].as_array().map_or(&[][..], Vec::as_slice);
+    for (index, expected) in calls.iter().enumerate() {
+        let before = lang_call(&original, method, name, index)?;
+        let after = lang_call(&reloaded, method, name, index)?;
+        match (before, after) {
+            (Ok(before), Ok(after)) => compare(&after, &before, "re-saved vs original")
+                .map_err(|e| format!("call {index}: {e}"))?,
+            (Err(before), Err(after)) => {
+                // Messages may differ in their traceback (the code was re-printed), never in
+                // the message PyTorch raised.
+                let wanted = expected["error"]["message"].as_str().unwrap_or("");
+                if before.contains(wanted) && !after.contains(wanted) {
+                    return Err(format!(
+                        "call {index}: the re-saved module raises '{}' instead of '{wanted}'",
+                        after.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+            (Ok(_), Err(after)) => {
+                return Err(format!(
+                    "call {index}: only the re-saved module fails: {}",
+                    after.lines().next().unwrap_or("")
+                ))
+            }
+            (Err(before), Ok(_)) => {
+                return Err(format!(
+                    "call {index}: only the original fails: {}",
+                    before.lines().next().unwrap_or("")
+                ))
+            }
+        }
+    }
+    check_no_jitter(&first_save, &reloaded)
+}
+
+/// Runs `body`, turning a panic into an error so one bad program cannot stop the corpus.
+fn guarded(body: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(panic) => Err(format!(
+            "PANIC: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+#[test]
+fn language_corpus_archives_survive_save_and_reload_without_jitter() {
+    let corpus_text = std::fs::read_to_string(lang_dir().join("corpus.json"))
+        .expect("tests/fixtures/lang/corpus.json exists");
+    let corpus: Json = serde_json::from_str(&corpus_text).expect("corpus.json is JSON");
+    let programs = corpus["programs"].as_array().expect("a program list");
+    let known: BTreeSet<&str> = KNOWN_LANG_GAPS.iter().map(|(name, _)| *name).collect();
+    let mut problems = Vec::new();
+    let mut passed = 0;
+    let mut ran = 0;
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for program in programs {
+        let name = program["name"].as_str().expect("a name");
+        if !lang_dir().join(format!("cases/{name}.pt")).exists() {
+            continue;
+        }
+        ran += 1;
+        match (
+            guarded(|| lang_round_trip(program)),
+            known.contains(name),
+        ) {
+            (Ok(()), false) => passed += 1,
+            (Ok(()), true) => {
+                problems.push(format!("{name} passes now: remove it from KNOWN_LANG_GAPS"))
+            }
+            (Err(error), false) => problems.push(format!(
+                "{name}: {}",
+                error.chars().take(400).collect::<String>()
+            )),
+            (Err(error), true) => println!("known gap {name}: {error}"),
+        }
+    }
+    std::panic::set_hook(previous_hook);
+    assert!(ran >= 200, "language corpus archives not found");
+    println!(
+        "language corpus: {passed} of {ran} archives round-trip; {} known gaps",
+        known.len()
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

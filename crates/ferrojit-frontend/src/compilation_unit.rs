@@ -44,6 +44,9 @@ struct ClassEntry {
     qualifier: String,
     /// `@property` getters: reading the attribute calls the method of the same name.
     properties: HashSet<String>,
+    /// `ModuleInterface` or `Interface` for an interface type (its methods are declarations,
+    /// never compiled); `None` for an ordinary class.
+    interface: Option<&'static str>,
 }
 
 /// A `class P(NamedTuple)` definition; field types are resolved on first use.
@@ -80,6 +83,34 @@ fn class_kind(class: &ClassDef) -> ClassKind {
         ClassKind::Enum
     } else {
         ClassKind::Regular
+    }
+}
+
+/// The interface kind a class declares: PyTorch prints module interfaces as
+/// `class N(ModuleInterface):` and class interfaces as `class N(Interface):`; in source they
+/// are classes decorated with `@torch.jit.interface` (module interfaces derive from
+/// `nn.Module`).
+fn interface_base(class: &ClassDef) -> Option<&'static str> {
+    let bases = base_names(class);
+    let has = |names: &[&str]| bases.iter().any(|b| names.contains(&b.as_str()));
+    if has(&["ModuleInterface"]) {
+        return Some("ModuleInterface");
+    }
+    if has(&["Interface"]) {
+        return Some("Interface");
+    }
+    let decorated = class.decorators.iter().any(|decorator| {
+        decorator
+            .dotted_name()
+            .is_some_and(|name| matches!(name.as_str(), "torch.jit.interface" | "jit.interface"))
+    });
+    if !decorated {
+        return None;
+    }
+    if class.bases.iter().any(is_module_base) {
+        Some("ModuleInterface")
+    } else {
+        Some("Interface")
     }
 }
 
@@ -142,6 +173,8 @@ pub struct Function {
     owner: Option<Arc<ClassType>>,
     parameters: Vec<Parameter>,
     declared_return: Option<Type>,
+    /// A method of an interface: a declaration with no body to compile.
+    declaration: bool,
     graph: OnceLock<Result<Arc<Graph>, FrontendError>>,
 }
 
@@ -179,7 +212,22 @@ impl Function {
             .clone()
     }
 
+    /// Whether this is an interface method: a signature only, whose calls dispatch on the
+    /// class of the object at run time.
+    pub fn is_declaration(&self) -> bool {
+        self.declaration
+    }
+
     fn compile(&self, unit: &CompilationUnit) -> Result<Graph, FrontendError> {
+        if self.declaration {
+            return Err(FrontendError::new(
+                format!(
+                    "{} is an interface method: it has no body to compile",
+                    self.qualified_name
+                ),
+                self.definition.name.range.clone(),
+            ));
+        }
         let context = CompileContext {
             unit,
             qualifier: &self.qualifier,
@@ -483,6 +531,7 @@ impl CompilationUnit {
                             definition: class.clone(),
                             qualifier: qualifier.to_string(),
                             properties,
+                            interface: interface_base(class),
                         }),
                         stmt.range.clone(),
                     ));
@@ -624,7 +673,10 @@ impl CompilationUnit {
                 // Script classes get their attributes from the assignments in `__init__`
                 // (PyTorch's inference); compiling it now adds them before any other method
                 // reads them. A broken `__init__` reports its error when it is called.
-                if !entry.ty.is_module() && entry.ty.has_method("__init__") {
+                if !entry.ty.is_module()
+                    && entry.interface.is_none()
+                    && entry.ty.has_method("__init__")
+                {
                     if let Ok(init) = self.method(&entry.ty, "__init__") {
                         let _ = init.graph(self);
                     }
@@ -718,6 +770,15 @@ impl CompilationUnit {
             class.set_attribute_kind(name, AttributeKind::Buffer);
         }
         Ok(constants)
+    }
+
+    /// `Some("ModuleInterface")` or `Some("Interface")` when `qualified_name` is an interface
+    /// type (its methods are declarations: see `Function::is_declaration`), `None` otherwise.
+    pub fn interface_base(&self, qualified_name: &str) -> Option<&'static str> {
+        lock(&self.state)
+            .classes
+            .get(qualified_name)
+            .and_then(|entry| entry.interface)
     }
 
     /// The class constants of a resolved class (`name : Final[T] = value`, or names listed in
@@ -970,6 +1031,9 @@ impl CompilationUnit {
         qualifier: &str,
         owner: Option<Arc<ClassType>>,
     ) -> Result<Function, FrontendError> {
+        let declaration = owner
+            .as_ref()
+            .is_some_and(|class| self.interface_base(class.qualified_name()).is_some());
         let resolver = TypeResolver {
             unit: self,
             qualifier,
@@ -1052,10 +1116,12 @@ impl CompilationUnit {
             owner,
             parameters,
             declared_return: declared_return.clone(),
+            declaration,
             graph: OnceLock::new(),
         };
         let return_type = match declared_return {
             Some(ty) => ty,
+            None if declaration => Type::NoneType,
             None => {
                 // No annotation: the body decides, so compile it now.
                 let graph = function.compile(self)?;

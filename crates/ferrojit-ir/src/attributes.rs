@@ -170,7 +170,7 @@ fn element_format(values: &[f64]) -> ElementFormat {
             scale: 1.0,
             scientific: true,
         }
-    } else if exp_max > 5 || exp_max < 0 {
+    } else if !(0..=5).contains(&exp_max) {
         fixed(7, 4, 10f64.powi((exp_max - 1) as i32))
     } else if exp_max == 0 {
         fixed(7, 4, 1.0)

@@ -100,10 +100,10 @@ pub fn pop_arguments<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
             stack.len()
         )));
     }
-    let tail = stack.split_off(stack.len() - N);
-    tail.try_into().map_err(|_| {
-        RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
-    })
+    // No allocation: the values are moved straight from the stack into the array (the
+    // length was checked above, so the drain yields exactly `N` values).
+    let mut values = stack.drain(stack.len() - N..);
+    Ok(std::array::from_fn(|_| values.next().unwrap_or_default()))
 }
 
 impl OperatorRegistry {

@@ -9,6 +9,7 @@ pub mod load_error;
 pub mod pickle_value;
 pub mod pickler;
 pub mod python_printer;
+pub mod safetensors_io;
 pub mod torch_save;
 pub mod unpickler;
 pub mod values;

@@ -9,7 +9,7 @@
 //!   kind of value, are typed errors carrying the byte offset and opcode;
 //! - the VM is a flat loop (no recursion); MARK nesting is capped at `max_depth`, and
 //!   so is the nesting of containers as they are built (tracked per container, so a
-//!   million-deep list fails at level `max_depth`, not after it exists); after STOP the
+//!   million nested TUPLE1s fail at level `max_depth`, not once they all exist); after STOP the
 //!   value graph is checked (iteratively) for cycles and, exactly, for nesting deeper
 //!   than `max_depth`. On any error, everything built so far is dismantled so
 //!   reference cycles cannot leak;

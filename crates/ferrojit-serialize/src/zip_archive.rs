@@ -366,7 +366,7 @@ struct CentralEntry {
     size: u64,
 }
 
-/// Checks that the local header at `offset` agrees with the central directory: the same
+/// Checks that an entry's local header agrees with its central directory header: the same
 /// name and compression method and, unless a data descriptor follows the data, the same
 /// CRC and sizes. Readers that trust one or the other would otherwise see different
 /// files in the same archive.

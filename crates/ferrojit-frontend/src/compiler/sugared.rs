@@ -110,7 +110,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// Uses a sugared value where a run-time value is needed: an enum class is the list of
-    /// its members (`for c in Color`); a function is a `Function` constant for `fork`.
+    /// its members (`for c in Color`); functions and classes have no run-time value.
     pub(crate) fn emit_sugared_value(
         &mut self,
         sugared: &Sugared,
@@ -128,14 +128,6 @@ impl<'a> Emitter<'a> {
                     &members,
                     Type::list(Type::Enum(info.qualified_name.clone())),
                 ))
-            }
-            Sugared::Function(name) => {
-                self.location = Some(range.clone());
-                let node =
-                    self.insert("prim::Constant", &[], &[Type::Function(Some(name.clone()))]);
-                self.graph
-                    .set_attribute(node, "name", AttributeValue::Str(name.clone()));
-                Ok(self.graph.node_output(node, 0))
             }
             other => Err(self.error(
                 format!("{} cannot be used as a value", sugared_description(other)),

@@ -25,6 +25,11 @@ fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
             | "prim::Enter"
             | "prim::Exit"
             | "aten::warn"
+            // Grad mode is global state; a fork runs code whose effects and errors belong to
+            // the program even when its future is never read, and `wait` raises those errors.
+            | "aten::set_grad_enabled"
+            | "prim::fork"
+            | "aten::wait"
     ) || match graph.node(node).schema.as_ref() {
         Some(schema) => schema.is_mutable(),
         // Graphs read from text carry no schemas: fall back on ATen's naming convention,

@@ -12,6 +12,7 @@ use ferrojit_ir::{
 use super::liveness::Liveness;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
+use crate::ops::scalar_ops::NumberOp;
 use crate::registry::{Kernel, OperatorRegistry};
 
 /// One interpreter instruction. Jump targets are absolute instruction indices.
@@ -31,6 +32,10 @@ pub enum Instruction {
     Constant(usize),
     /// Run a registry operator from the operator table.
     Operator(usize),
+    /// A builtin int/float number operator (`aten::add.int`, `aten::lt`, ...): computed
+    /// inline when both operands are ints or floats, else by the operator's kernel
+    /// (`operator`, an index into the operator table).
+    Number { op: NumberOp, operator: usize },
     /// Run a primitive from the primitive table.
     Prim(usize),
     /// Pop a bool; jump when it is false.
@@ -137,10 +142,12 @@ impl fmt::Display for Code {
                     Some(value) => writeln!(f, "CONSTANT {}", value.python_repr())?,
                     None => writeln!(f, "CONSTANT ?{c}")?,
                 },
-                Instruction::Operator(o) => match self.operators.get(*o) {
-                    Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
-                    None => writeln!(f, "OP ?{o}")?,
-                },
+                Instruction::Operator(o) | Instruction::Number { operator: o, .. } => {
+                    match self.operators.get(*o) {
+                        Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
+                        None => writeln!(f, "OP ?{o}")?,
+                    }
+                }
                 Instruction::Prim(p) => match self.prims.get(*p) {
                     Some(prim) => writeln!(f, "PRIM {prim:?}")?,
                     None => writeln!(f, "PRIM ?{p}")?,
@@ -175,6 +182,7 @@ pub fn compile_with_registry(graph: &Graph, registry: &OperatorRegistry) -> Resu
         graph,
         registry,
         liveness: Liveness::new(graph),
+        last_label: None,
         code: Code {
             instructions: Vec::new(),
             constants: Vec::new(),
@@ -199,6 +207,9 @@ struct Compiler<'g> {
     graph: &'g Graph,
     registry: &'g OperatorRegistry,
     liveness: Liveness<'g>,
+    /// The highest instruction index a jump may land on so far: instructions before it
+    /// can be rewritten by the peephole in `push_use` without moving a jump target.
+    last_label: Option<usize>,
     code: Code,
 }
 
@@ -208,8 +219,11 @@ impl<'g> Compiler<'g> {
         self.code.instructions.len() - 1
     }
 
-    fn here(&self) -> usize {
-        self.code.instructions.len()
+    /// The index of the next instruction, as a jump target.
+    fn here(&mut self) -> usize {
+        let here = self.code.instructions.len();
+        self.last_label = Some(here);
+        here
     }
 
     fn patch(&mut self, at: usize, target: usize) {
@@ -241,7 +255,20 @@ impl<'g> Compiler<'g> {
     /// Pushes input `input` of `node`, moving it out at its last use.
     fn push_use(&mut self, value: ValueId, node: NodeId, input: usize) {
         if self.liveness.is_last_use(value, node, input) {
-            self.emit(Instruction::Move(value.index()));
+            // `Store(r)` right before `Move(r)` (a value used once, by the next node):
+            // the value just stays on the stack. Only when no jump lands on either
+            // instruction, so every path through the `Move` has just run the `Store`.
+            let register = value.index();
+            let previous = self.code.instructions.len().checked_sub(1);
+            if let Some(previous) = previous {
+                let no_label = self.last_label.is_none_or(|label| label < previous);
+                if no_label && self.code.instructions[previous] == Instruction::Store(register)
+                {
+                    self.code.instructions.pop();
+                    return;
+                }
+            }
+            self.emit(Instruction::Move(register));
         } else {
             self.emit(Instruction::Load(value.index()));
         }
@@ -553,15 +580,35 @@ impl<'g> Compiler<'g> {
                 self.emit(Instruction::Constant(index));
             }
         }
+        let number_op = if schema.is_vararg {
+            None
+        } else {
+            self.builtin_number_op(&schema, &kernel)
+        };
         self.code.operators.push(CompiledOperator {
             schema,
             kernel,
             num_inputs,
         });
         let index = self.code.operators.len() - 1;
-        self.emit(Instruction::Operator(index));
+        match number_op {
+            Some(op) => self.emit(Instruction::Number {
+                op,
+                operator: index,
+            }),
+            None => self.emit(Instruction::Operator(index)),
+        };
         self.store_outputs(node);
         Ok(())
+    }
+
+    /// The inline form of a number operator, when `kernel` is the builtin registry's own
+    /// kernel for the schema (a custom registry may bind the name to something else).
+    fn builtin_number_op(&self, schema: &FunctionSchema, kernel: &Kernel) -> Option<NumberOp> {
+        let full_name = schema.full_name();
+        let op = NumberOp::for_operator(&full_name)?;
+        let builtin = OperatorRegistry::global().lookup(&full_name)?;
+        std::ptr::addr_eq(Arc::as_ptr(&builtin.kernel), Arc::as_ptr(kernel)).then_some(op)
     }
 
     fn decode_constant(&self, node: NodeId) -> Result<IValue> {
@@ -660,7 +707,8 @@ impl<'g> Compiler<'g> {
         self.emit(Instruction::Constant(zero));
         self.emit(Instruction::Store(counter));
 
-        let head = self.emit(Instruction::LoopCondition {
+        let head = self.here();
+        self.emit(Instruction::LoopCondition {
             counter,
             max,
             cond,

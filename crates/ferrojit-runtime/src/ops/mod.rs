@@ -52,11 +52,12 @@ fn underflow() -> RuntimeError {
 
 /// Pops the top `N` values, returned in push order (first argument first).
 pub(crate) fn pop_array<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
-    if stack.len() < N {
+    let Some(start) = stack.len().checked_sub(N) else {
         return Err(underflow());
-    }
-    let tail = stack.split_off(stack.len() - N);
-    tail.try_into().map_err(|_| underflow())
+    };
+    // No allocation: the values are moved straight from the stack into the array.
+    let mut values = stack.drain(start..);
+    Ok(std::array::from_fn(|_| values.next().unwrap_or_default()))
 }
 
 /// Pops the top `count` values, returned in push order.

@@ -61,6 +61,104 @@ pub fn python_remainder_float(a: f64, b: f64) -> f64 {
     (b + a % b) % b
 }
 
+/// The int/float arithmetic and comparison operators that the interpreter runs inline
+/// (without a kernel call) when both operands are ints or floats. Each gives exactly what
+/// its builtin kernel (`add`, `eq`, ... below) gives on such operands; the kernel stays the
+/// fallback for everything else (bools, strings, devices, zero divisors are handled either
+/// way with the kernel's errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Remainder,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl NumberOp {
+    /// The inline form of a builtin number operator, by full schema name: the `int`,
+    /// `float`, `int_float`, `float_int` and `Scalar` overloads of the operators above.
+    pub fn for_operator(full_name: &str) -> Option<NumberOp> {
+        let (name, overload) = full_name.split_once('.').unwrap_or((full_name, ""));
+        if !matches!(overload, "" | "int" | "float" | "int_float" | "float_int") {
+            return None;
+        }
+        Some(match name {
+            "aten::add" => NumberOp::Add,
+            "aten::sub" => NumberOp::Sub,
+            "aten::mul" => NumberOp::Mul,
+            "aten::div" => NumberOp::Div,
+            "aten::floordiv" => NumberOp::FloorDiv,
+            "aten::remainder" => NumberOp::Remainder,
+            "aten::eq" => NumberOp::Eq,
+            "aten::ne" => NumberOp::Ne,
+            "aten::lt" => NumberOp::Lt,
+            "aten::le" => NumberOp::Le,
+            "aten::gt" => NumberOp::Gt,
+            "aten::ge" => NumberOp::Ge,
+            _ => return None,
+        })
+    }
+
+    /// The operator on two ints.
+    #[inline]
+    pub fn on_ints(self, a: i64, b: i64) -> Result<IValue> {
+        Ok(match self {
+            NumberOp::Add => IValue::Int(a.wrapping_add(b)),
+            NumberOp::Sub => IValue::Int(a.wrapping_sub(b)),
+            NumberOp::Mul => IValue::Int(a.wrapping_mul(b)),
+            NumberOp::Div => IValue::Double(a as f64 / b as f64),
+            NumberOp::FloorDiv => IValue::Int(python_floordiv(a, b)?),
+            NumberOp::Remainder => IValue::Int(python_remainder(a, b)?),
+            NumberOp::Eq => IValue::Bool(a == b),
+            NumberOp::Ne => IValue::Bool(a != b),
+            NumberOp::Lt => IValue::Bool(a < b),
+            NumberOp::Le => IValue::Bool(a <= b),
+            NumberOp::Gt => IValue::Bool(a > b),
+            NumberOp::Ge => IValue::Bool(a >= b),
+        })
+    }
+
+    /// The operator on two floats (IEEE comparisons: NaN is unequal to everything).
+    #[inline]
+    pub fn on_floats(self, a: f64, b: f64) -> IValue {
+        match self {
+            NumberOp::Add => IValue::Double(a + b),
+            NumberOp::Sub => IValue::Double(a - b),
+            NumberOp::Mul => IValue::Double(a * b),
+            NumberOp::Div => IValue::Double(a / b),
+            NumberOp::FloorDiv => IValue::Double((a / b).floor()),
+            NumberOp::Remainder => IValue::Double(python_remainder_float(a, b)),
+            NumberOp::Eq => IValue::Bool(a == b),
+            NumberOp::Ne => IValue::Bool(a != b),
+            NumberOp::Lt => IValue::Bool(a < b),
+            NumberOp::Le => IValue::Bool(a <= b),
+            NumberOp::Gt => IValue::Bool(a > b),
+            NumberOp::Ge => IValue::Bool(a >= b),
+        }
+    }
+
+    /// The result for two int/float operands; `None` for any other operands (the kernel
+    /// handles those).
+    #[inline]
+    pub fn apply(self, a: &IValue, b: &IValue) -> Option<Result<IValue>> {
+        match (a, b) {
+            (IValue::Int(a), IValue::Int(b)) => Some(self.on_ints(*a, *b)),
+            (IValue::Double(a), IValue::Double(b)) => Some(Ok(self.on_floats(*a, *b))),
+            (IValue::Int(a), IValue::Double(b)) => Some(Ok(self.on_floats(*a as f64, *b))),
+            (IValue::Double(a), IValue::Int(b)) => Some(Ok(self.on_floats(*a, *b as f64))),
+            _ => None,
+        }
+    }
+}
+
 fn binary(
     stack: &mut Stack,
     int_op: impl Fn(i64, i64) -> Result<IValue>,
@@ -709,6 +807,61 @@ mod tests {
         stack
             .pop()
             .ok_or_else(|| RuntimeError::Other("no result".into()))
+    }
+
+    fn same_result(a: &Result<IValue>, b: &Result<IValue>) -> bool {
+        match (a, b) {
+            (Ok(IValue::Int(x)), Ok(IValue::Int(y))) => x == y,
+            (Ok(IValue::Bool(x)), Ok(IValue::Bool(y))) => x == y,
+            (Ok(IValue::Double(x)), Ok(IValue::Double(y))) => {
+                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+            }
+            (Err(x), Err(y)) => x.to_string() == y.to_string(),
+            _ => false,
+        }
+    }
+
+    /// The interpreter's inline number operators give exactly what the kernels registered
+    /// under the same schemas give, on every int/float operand pair (and decline the rest).
+    #[test]
+    fn inline_number_ops_match_their_kernels() {
+        let ints = [0i64, 1, -1, 2, -3, 7, i64::MAX, i64::MIN];
+        let floats = [
+            0.0f64,
+            -0.0,
+            1.5,
+            -2.25,
+            3.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut values: Vec<IValue> = ints.iter().map(|&i| IValue::Int(i)).collect();
+        values.extend(floats.iter().map(|&f| IValue::Double(f)));
+        let mut checked = 0;
+        for &(schema, kernel) in TABLE {
+            let full_name = ferrojit_ir::parse_schema(schema).unwrap().full_name();
+            let Some(op) = NumberOp::for_operator(&full_name) else {
+                continue;
+            };
+            checked += 1;
+            for a in &values {
+                for b in &values {
+                    let expected = run(kernel, vec![a.clone(), b.clone()]);
+                    let inline = op.apply(a, b).expect("ints and floats run inline");
+                    assert!(
+                        same_result(&inline, &expected),
+                        "{full_name}({a:?}, {b:?}): inline {inline:?}, kernel {expected:?}"
+                    );
+                }
+            }
+            for other in [IValue::Bool(true), IValue::None, IValue::from("x")] {
+                assert!(op.apply(&other, &IValue::Int(1)).is_none());
+                assert!(op.apply(&IValue::Double(1.0), &other).is_none());
+            }
+        }
+        // Five overloads each of twelve operators.
+        assert_eq!(checked, 60);
     }
 
     #[test]

@@ -810,6 +810,37 @@ fn tensor_from_number(stack: &mut Stack) -> Result<()> {
     push(stack, build_tensor(&[value], &[], dtype)?)
 }
 
+/// `as_tensor` of a list or a number: `tensor(...)` without the requires_grad argument.
+fn as_tensor_from_data(stack: &mut Stack, build: fn(&mut Stack) -> Result<()>) -> Result<()> {
+    stack.push(IValue::Bool(false));
+    build(stack)
+}
+
+fn as_tensor_list(stack: &mut Stack) -> Result<()> {
+    as_tensor_from_data(stack, tensor_from_list)
+}
+
+fn as_tensor_number(stack: &mut Stack) -> Result<()> {
+    as_tensor_from_data(stack, tensor_from_number)
+}
+
+/// `as_tensor(Tensor data, dtype?, device?)`: the same tensor when nothing changes,
+/// otherwise a converted copy.
+fn as_tensor_tensor(stack: &mut Stack) -> Result<()> {
+    let [data, dtype, device] = pop_array::<3>(stack)?;
+    check_cpu(&device)?;
+    let result = to_dtype_impl(data.to_tensor()?, optional_dtype(&dtype)?, false);
+    push(stack, result)
+}
+
+fn unique_dim(stack: &mut Stack) -> Result<()> {
+    let [a, dim, _sorted, _return_inverse, _return_counts] = pop_array::<5>(stack)?;
+    let (values, inverse, counts) = a.to_tensor()?.unique_dim(dim.to_int()?)?;
+    push(stack, values)?;
+    push(stack, inverse)?;
+    push(stack, counts)
+}
+
 fn cat(stack: &mut Stack) -> Result<()> {
     let [tensors, dim] = pop_array::<2>(stack)?;
     let result = ferrojit_tensor::cat(&tensors.to_tensor_vec()?, dim.to_int()?)?;
@@ -965,6 +996,12 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
     ("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
     ("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_list),
+    ("aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", unique_dim),
+    ("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(a|b)", as_tensor_tensor),
+    ("aten::as_tensor.float(float t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+    ("aten::as_tensor.int(int t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+    ("aten::as_tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+    ("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_list),
     ("aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat),
     ("aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_tensors),
     ("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", copy_),

@@ -205,9 +205,13 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         if user_kind.is("prim::Loop") && only_use.input_index >= 2 {
             return false;
         }
+        // A forked closure reads its inputs by name: an inlined expression would run later.
+        if user_kind.is("prim::fork") {
+            return false;
+        }
         !matches!(
             data.kind.as_str(),
-            "prim::isinstance" | "prim::Uninitialized" | "prim::SetAttr"
+            "prim::isinstance" | "prim::Uninitialized" | "prim::SetAttr" | "prim::fork"
         )
     }
 
@@ -353,6 +357,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         match kind.as_str() {
             "prim::If" => self.print_if(node, indent),
             "prim::Loop" => self.print_loop(node, indent),
+            "prim::fork" => self.print_fork(node, indent),
             "prim::SetAttr" => {
                 let inputs = self.graph.node_inputs(node).to_vec();
                 let [object, value] = inputs.as_slice() else {
@@ -386,6 +391,48 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 Ok(())
             }
         }
+    }
+
+    /// `prim::fork`: the subgraph is printed as a nested `def __forked_function():` whose
+    /// inputs read the values the fork node takes (by name, as a closure), then
+    /// `fut = fork(__forked_function)`, as PyTorch prints it.
+    fn print_fork(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
+        let graph: &'g Graph = self.graph;
+        let Some(AttributeValue::Graph(subgraph)) = graph.attribute(node, "Subgraph") else {
+            return Err(self.malformed(node, "fork without a Subgraph"));
+        };
+        let subgraph: &Graph = subgraph;
+        self.context.min_version = self
+            .context
+            .min_version
+            .max(super::graph_min_version(subgraph));
+        let inputs = self.graph.node_inputs(node).to_vec();
+        if subgraph.inputs().len() != inputs.len() {
+            return Err(self.malformed(node, "fork inputs do not match its Subgraph"));
+        }
+        let captured = self.uses_of(&inputs)?;
+        let function_name = self.fresh_name("__forked_function");
+        self.line(indent, &format!("def {function_name}():"));
+        let body = {
+            let mut nested = FunctionPrinter::new(subgraph, &mut *self.context);
+            // Names of the enclosing function stay taken: the closure must not shadow them.
+            nested.used_names = self.used_names.clone();
+            for (&input, text) in subgraph.inputs().iter().zip(&captured) {
+                nested.names.insert(input, text.clone());
+            }
+            nested.print_body(indent + 1)?
+        };
+        self.out.push_str(&body);
+        let outputs = self.graph.node_outputs(node).to_vec();
+        let call = format!("fork({function_name})");
+        match outputs.as_slice() {
+            [] => self.line(indent, &call),
+            _ => {
+                let names: Vec<String> = outputs.iter().map(|&v| self.name_of(v)).collect();
+                self.line(indent, &format!("{} = {call}", names.join(", ")));
+            }
+        }
+        Ok(())
     }
 
     fn is_unpack(&self, node: NodeId) -> bool {
@@ -628,10 +675,77 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             }
             "prim::TupleConstruct" => {
                 let items = self.uses_of(&inputs)?;
-                match items.as_slice() {
-                    [single] => format!("({single},)"),
-                    _ => format!("({})", items.join(", ")),
+                let named = outputs
+                    .first()
+                    .and_then(|&v| match self.graph.value_type(v) {
+                        Type::NamedTuple(tuple) => tuple.name.clone(),
+                        _ => None,
+                    });
+                match (named, items.as_slice()) {
+                    (Some(name), _) => format!("{name}({})", items.join(", ")),
+                    (None, [single]) => format!("({single},)"),
+                    (None, _) => format!("({})", items.join(", ")),
                 }
+            }
+            "prim::CreateObject" => {
+                let ty = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).clone())
+                    .unwrap_or(Type::Any);
+                let Type::Class(class) = &ty else {
+                    return Err(self.malformed(node, "CreateObject of a non-class type"));
+                };
+                let name = class.qualified_name();
+                self.context.note_class(name);
+                format!("{name}.__new__({name})")
+            }
+            "prim::EnumConstant" => {
+                let member = self.string_attribute(node, "name")?;
+                let ty = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).clone())
+                    .unwrap_or(Type::Any);
+                let Type::Enum(enum_name) = &ty else {
+                    return Err(self.malformed(node, "EnumConstant of a non-enum type"));
+                };
+                format!("{enum_name}.{member}")
+            }
+            "prim::EnumName" | "prim::EnumValue" => {
+                let object = self.single_input(node, &inputs)?;
+                let object = self.use_of(object)?;
+                let field = if kind.as_str() == "prim::EnumName" {
+                    "name"
+                } else {
+                    "value"
+                };
+                format!("({object}).{field}")
+            }
+            "prim::isinstance" => {
+                let object = self.single_input(node, &inputs)?;
+                let object = self.use_of(object)?;
+                let Some(AttributeValue::Types(types)) = self.graph.attribute(node, "types") else {
+                    return Err(self.malformed(node, "isinstance without types"));
+                };
+                let types = types.clone();
+                for ty in &types {
+                    self.context.note_type(ty);
+                }
+                let names: Vec<String> = types.iter().map(Type::annotation_str).collect();
+                match names.as_slice() {
+                    [single] => format!("isinstance({object}, {single})"),
+                    _ => format!("isinstance({object}, ({}))", names.join(", ")),
+                }
+            }
+            "prim::tolist" => {
+                let Some(&tensor) = inputs.first() else {
+                    return Err(self.malformed(node, "tolist without a tensor"));
+                };
+                let tensor = self.use_of(tensor)?;
+                let ty = outputs
+                    .first()
+                    .map(|&v| self.graph.value_type(v).annotation_str())
+                    .unwrap_or_else(|| "Any".to_string());
+                format!("annotate({ty}, {tensor}.tolist())")
             }
             "prim::TupleUnpack" | "prim::ListUnpack" => {
                 let source = self.single_input(node, &inputs)?;

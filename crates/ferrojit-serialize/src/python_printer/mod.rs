@@ -9,13 +9,15 @@
 
 mod function;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use ferrojit_frontend::compilation_unit::{CompilationUnit, ConstantValue};
 use ferrojit_frontend::Function;
 use ferrojit_ir::attributes::quote_string;
-use ferrojit_ir::{AttributeKind, AttributeValue, ClassType, DefaultValue, Graph, Type};
+use ferrojit_ir::{
+    AttributeKind, AttributeValue, ClassType, DefaultValue, Graph, NamedTupleType, Type,
+};
 use ferrojit_tensor::{Storage, Tensor};
 
 use crate::load_error::LoadError;
@@ -31,6 +33,7 @@ pub(crate) struct PrintContext {
     constants: Vec<Tensor>,
     queue: VecDeque<CodeObject>,
     seen: HashSet<CodeObject>,
+    named_tuples: HashMap<String, Arc<NamedTupleType>>,
     min_version: u64,
 }
 
@@ -38,6 +41,8 @@ pub(crate) struct PrintContext {
 enum CodeObject {
     Class(String),
     Function(String),
+    Enum(String),
+    NamedTuple(String),
 }
 
 impl PrintContext {
@@ -70,12 +75,29 @@ impl PrintContext {
         self.enqueue(CodeObject::Function(qualified_name.to_string()));
     }
 
-    /// Queues every class a type mentions.
+    /// Queues every class, enum and named tuple a type mentions.
     pub(crate) fn note_type(&mut self, ty: &Type) {
         match ty {
             Type::Class(class) => self.note_class(class.qualified_name()),
-            Type::List(inner) | Type::Optional(inner) => self.note_type(inner),
-            Type::Tuple(items) => {
+            Type::Interface(name) => self.note_class(name),
+            Type::Enum(name) => self.enqueue(CodeObject::Enum(name.clone())),
+            Type::NamedTuple(tuple) => {
+                if let Some(name) = &tuple.name {
+                    if !self.named_tuples.contains_key(name) {
+                        self.named_tuples.insert(name.clone(), tuple.clone());
+                        self.enqueue(CodeObject::NamedTuple(name.clone()));
+                    }
+                }
+                for (_, field) in &tuple.fields {
+                    self.note_type(field);
+                }
+            }
+            Type::List(inner)
+            | Type::Optional(inner)
+            | Type::Future(inner)
+            | Type::Await(inner)
+            | Type::RRef(inner) => self.note_type(inner),
+            Type::Union(items) | Type::Tuple(items) => {
                 for item in items {
                     self.note_type(item);
                 }
@@ -147,6 +169,13 @@ pub fn print_program(
                 let text = print_function(unit, &function, 0, &mut context)?;
                 (name.clone(), text)
             }
+            CodeObject::Enum(name) => (name.clone(), print_enum(unit, name)?),
+            CodeObject::NamedTuple(name) => {
+                let tuple = context.named_tuples.get(name).cloned().ok_or_else(|| {
+                    LoadError::format("code", format!("named tuple {name} is unknown"))
+                })?;
+                (name.clone(), print_named_tuple(name, &tuple, &mut context))
+            }
         };
         let (qualifier, _) = split_qualified(&qualified);
         let file = files.entry(qualifier.to_string()).or_default();
@@ -177,6 +206,9 @@ fn print_class(
     context: &mut PrintContext,
 ) -> Result<String, LoadError> {
     let class: Arc<ClassType> = unit.resolve_class(qualified_name)?;
+    if let Some(base) = unit.interface_base(qualified_name) {
+        return print_interface(unit, &class, base, context);
+    }
     let mut out = String::new();
     let short = class.short_name();
     if class.is_module() {
@@ -235,6 +267,86 @@ fn print_class(
         out.push_str("  pass\n");
     }
     Ok(out)
+}
+
+/// An interface as PyTorch prints it: `class N(ModuleInterface):` (or `(Interface):`), then
+/// each method's signature (`self` unannotated, the rest `name: T`) with `pass` for a body.
+fn print_interface(
+    unit: &CompilationUnit,
+    class: &ClassType,
+    base: &str,
+    context: &mut PrintContext,
+) -> Result<String, LoadError> {
+    let mut out = format!("class {}({base}):\n", class.short_name());
+    let methods = class.method_names();
+    for method in &methods {
+        let function = unit.method(class, method)?;
+        let schema = function.schema();
+        let mut parameters = vec!["self".to_string()];
+        for argument in schema.arguments.iter().skip(1) {
+            context.note_type(&argument.ty);
+            parameters.push(format!(
+                "{}: {}",
+                argument.name,
+                argument.ty.annotation_str()
+            ));
+        }
+        let return_type = schema
+            .returns
+            .first()
+            .map(|r| r.ty.clone())
+            .unwrap_or(Type::NoneType);
+        context.note_type(&return_type);
+        out.push_str(&format!(
+            "  def {method}({}) -> {}:\n    pass\n",
+            parameters.join(", "),
+            return_type.annotation_str()
+        ));
+    }
+    if methods.is_empty() {
+        out.push_str("  pass\n");
+    }
+    Ok(out)
+}
+
+/// `class Color(Enum):` with one `NAME = value` line per member, as PyTorch prints enums.
+fn print_enum(unit: &CompilationUnit, qualified_name: &str) -> Result<String, LoadError> {
+    let info = unit
+        .try_resolve_enum(qualified_name)?
+        .ok_or_else(|| LoadError::format("code", format!("enum {qualified_name} is unknown")))?;
+    let (_, short) = split_qualified(qualified_name);
+    let mut out = format!("class {short}(Enum):\n");
+    for (name, value) in &info.members {
+        let literal = constant_literal(value).ok_or_else(|| {
+            LoadError::format(
+                "code",
+                format!("enum member {qualified_name}.{name} cannot be printed"),
+            )
+        })?;
+        out.push_str(&format!("  {name} = {literal}\n"));
+    }
+    if info.members.is_empty() {
+        out.push_str("  pass\n");
+    }
+    Ok(out)
+}
+
+/// `class P(NamedTuple):` with one `field : T` line per field, as PyTorch prints them.
+fn print_named_tuple(
+    qualified_name: &str,
+    tuple: &NamedTupleType,
+    context: &mut PrintContext,
+) -> String {
+    let (_, short) = split_qualified(qualified_name);
+    let mut out = format!("class {short}(NamedTuple):\n");
+    for (name, ty) in &tuple.fields {
+        context.note_type(ty);
+        out.push_str(&format!("  {name} : {}\n", ty.annotation_str()));
+    }
+    if tuple.fields.is_empty() {
+        out.push_str("  pass\n");
+    }
+    out
 }
 
 fn is_plain_identifier(name: &str) -> bool {

@@ -782,4 +782,56 @@ impl Tensor {
             ))
         })
     }
+
+    /// `torch.unique_dim(dim, ...)`: the distinct slices along `dim`, sorted
+    /// lexicographically, with the inverse indices `[size(dim)]` and the counts. PyTorch's
+    /// CPU kernel ignores `sorted`, `return_inverse` and `return_counts` here: it always
+    /// sorts and always returns both.
+    pub fn unique_dim(&self, dim: i64) -> Result<(Tensor, Tensor, Tensor)> {
+        let d = crate::shape::wrap_dim(dim, self.dim().max(1))?;
+        if self.dim() == 0 {
+            return Err(TensorError::InvalidArgument(
+                "unique_dim(): expected a tensor with at least one dimension".to_string(),
+            ));
+        }
+        let len = self.sizes()[d];
+        let moved: Vec<i64> = std::iter::once(d as i64)
+            .chain((0..self.dim() as i64).filter(|&i| i != d as i64))
+            .collect();
+        let rows = self.permute(&moved)?.contiguous();
+        let width = if len == 0 { 0 } else { rows.numel() / len };
+        let values = rows.to_f64_vec();
+        let slice = |i: usize| &values[i * width..(i + 1) * width];
+        let mut order: Vec<usize> = (0..len).collect();
+        order.sort_by(|&a, &b| {
+            slice(a)
+                .iter()
+                .zip(slice(b))
+                .map(|(&x, &y)| nan_last_cmp(x, y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut kept: Vec<i64> = Vec::new();
+        let mut counts: Vec<i64> = Vec::new();
+        let mut inverse = vec![0i64; len];
+        let mut previous: Option<usize> = None;
+        for &i in &order {
+            let same = previous.is_some_and(|p| slice(p) == slice(i));
+            if !same {
+                kept.push(i as i64);
+                counts.push(0);
+                previous = Some(i);
+            }
+            let last = counts.len() - 1;
+            counts[last] += 1;
+            inverse[i] = last as i64;
+        }
+        let n = kept.len();
+        let output = self.index_select(d as i64, &Tensor::from_values(kept, &[n]))?;
+        Ok((
+            output,
+            Tensor::from_values(inverse, &[len]),
+            Tensor::from_values(counts, &[n]),
+        ))
+    }
 }
