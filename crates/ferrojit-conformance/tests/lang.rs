@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferrojit_frontend::compile_source;
-use ferrojit_runtime::interpreter::{run_shared_graph, RunOptions};
 use ferrojit_runtime::interpreter::code::default_value;
+use ferrojit_runtime::interpreter::{run_shared_graph, RunOptions};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::module::{coerce_call_arguments, single_result};
 use ferrojit_serialize::import::{load_module, CompiledMethods, RegistrySchemas};

@@ -24,24 +24,29 @@ pub const MAX_NESTING_DEPTH: usize = 256;
 /// levels; the memory is only reserved, pages are touched as the recursion goes.
 pub const LARGE_STACK_BYTES: usize = 64 << 20;
 
-/// Nesting depth that is safe to parse on whatever thread the caller is on.
+/// Nesting depth that is safe to parse on whatever thread the caller is on. Parsing runs on
+/// the caller's thread with this limit first; only input nested deeper (rare: real files nest
+/// a few levels) is parsed again, on a helper thread with a [`LARGE_STACK_BYTES`] stack and
+/// the full [`MAX_NESTING_DEPTH`] limit. The parse is deterministic, so the first attempt
+/// fails with `TooDeeplyNested` exactly when the input nests deeper than this, and any other
+/// result is the one the full-limit parse would give.
 const SMALL_DEPTH_BOUND: usize = 48;
 
-/// Whether parsing `tokens` certainly stays within [`SMALL_DEPTH_BOUND`] levels, so no helper
-/// thread is needed (the common case for short type strings). Every nesting level is entered
-/// after consuming an operator, bracket, keyword or layout token, and each such token opens at
-/// most two levels (one operator application plus one operand).
-fn fits_default_stack(tokens: &[Token]) -> bool {
-    let openers = tokens
-        .iter()
-        .filter(|token| {
-            !matches!(
-                token.kind,
-                TokenKind::Name(_) | TokenKind::Int(_) | TokenKind::Float(_) | TokenKind::Str(_)
-            )
-        })
-        .count();
-    2 * openers < SMALL_DEPTH_BOUND
+/// Tokenizes `file` and runs `parse` on it within the nesting limits (see
+/// [`SMALL_DEPTH_BOUND`]), so that no input can overflow the stack.
+fn parse_bounded<T: Send>(
+    file: Arc<SourceFile>,
+    parse: fn(&mut Parser) -> Result<T, FrontendError>,
+) -> Result<T, FrontendError> {
+    let tokens = tokenize(&file)?;
+    let mut parser = Parser::new(file.clone(), tokens, SMALL_DEPTH_BOUND);
+    match parse(&mut parser) {
+        Err(error) if error.kind == ErrorKind::TooDeeplyNested => {
+            let tokens = tokenize(&file)?;
+            run_on_large_stack(move || parse(&mut Parser::new(file, tokens, MAX_NESTING_DEPTH)))
+        }
+        result => result,
+    }
 }
 
 /// Runs `work` on a helper thread with a [`LARGE_STACK_BYTES`] stack and returns its result
@@ -82,16 +87,10 @@ where
 
 /// Parses a whole file into its top-level statements.
 pub fn parse_file(file: Arc<SourceFile>) -> Result<Module, FrontendError> {
-    let tokens = tokenize(&file)?;
-    if fits_default_stack(&tokens) {
-        parse_file_tokens(file, tokens)
-    } else {
-        run_on_large_stack(move || parse_file_tokens(file, tokens))
-    }
+    parse_bounded(file, parse_module)
 }
 
-fn parse_file_tokens(file: Arc<SourceFile>, tokens: Vec<Token>) -> Result<Module, FrontendError> {
-    let mut parser = Parser::new(file, tokens);
+fn parse_module(parser: &mut Parser) -> Result<Module, FrontendError> {
     let mut body = Vec::new();
     while !parser.at_kind(&TokenKind::Eof) {
         if parser.at_kind(&TokenKind::Newline) {
@@ -108,19 +107,10 @@ fn parse_file_tokens(file: Arc<SourceFile>, tokens: Vec<Token>) -> Result<Module
 /// `List[Tuple[int, Tensor]]`). Surrounding whitespace and newlines are allowed; a top-level
 /// comma makes a `Tuple`.
 pub fn parse_expression(file: Arc<SourceFile>) -> Result<Expr, FrontendError> {
-    let tokens = tokenize(&file)?;
-    if fits_default_stack(&tokens) {
-        parse_expression_tokens(file, tokens)
-    } else {
-        run_on_large_stack(move || parse_expression_tokens(file, tokens))
-    }
+    parse_bounded(file, parse_whole_expression)
 }
 
-fn parse_expression_tokens(
-    file: Arc<SourceFile>,
-    tokens: Vec<Token>,
-) -> Result<Expr, FrontendError> {
-    let mut parser = Parser::new(file, tokens);
+fn parse_whole_expression(parser: &mut Parser) -> Result<Expr, FrontendError> {
     while parser.at_kind(&TokenKind::Newline) || parser.at_kind(&TokenKind::Indent) {
         parser.bump();
     }
@@ -217,6 +207,8 @@ struct Parser {
     type_comments: Vec<TypeComment>,
     /// Current nesting depth (see [`MAX_NESTING_DEPTH`]).
     depth: usize,
+    /// The deepest nesting this parse allows (see [`SMALL_DEPTH_BOUND`]).
+    max_depth: usize,
     /// End offset of the last consumed non-layout token, for node ranges.
     last_end: usize,
     /// Returned by `peek` past the end; the lexer always ends with `Eof` anyway.
@@ -224,7 +216,7 @@ struct Parser {
 }
 
 impl Parser {
-    fn new(file: Arc<SourceFile>, all_tokens: Vec<Token>) -> Parser {
+    fn new(file: Arc<SourceFile>, all_tokens: Vec<Token>, max_depth: usize) -> Parser {
         let mut tokens = Vec::with_capacity(all_tokens.len());
         let mut type_comments = Vec::new();
         for token in all_tokens {
@@ -247,6 +239,7 @@ impl Parser {
             position: 0,
             type_comments,
             depth: 0,
+            max_depth: max_depth.min(MAX_NESTING_DEPTH),
             last_end: 0,
             eof,
         }
@@ -345,7 +338,7 @@ impl Parser {
     /// One more level of nesting; errors out past the limit.
     fn descend(&mut self) -> Result<(), FrontendError> {
         self.depth += 1;
-        if self.depth > MAX_NESTING_DEPTH {
+        if self.depth > self.max_depth {
             let range = self.peek().range.clone();
             return Err(FrontendError::syntax(
                 format!("input is nested too deeply (more than {MAX_NESTING_DEPTH} levels)"),

@@ -1,6 +1,6 @@
-//! safetensors files (`.safetensors`, Hugging Face's flat tensor format), read and written through the `safetensors` crate.
+//! safetensors files (Hugging Face's format), read and written through the `safetensors` crate.
 //!
-//! A file is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
+//! A `.safetensors` file is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
 //! shape and byte range, an optional `__metadata__` map of strings, and the raw little-endian
 //! element bytes, C-contiguous. The `safetensors` crate parses and validates the header
 //! (UTF-8, JSON, offsets that tile the data section exactly, sizes that match shape × dtype
@@ -9,8 +9,10 @@
 //! tensors.
 //!
 //! Tensors come back in file order (ascending data offset). Writing follows the crate's
-//! order (larger dtypes first, then by name), as `safetensors.torch.save_file` does, so
-//! ferrojit and PyTorch write identical bytes for the same tensors and metadata.
+//! order (by dtype, then by name), as `safetensors.torch.save_file` does, so ferrojit and
+//! PyTorch write identical bytes for the same tensors and at most one metadata entry (the
+//! crate keeps metadata in a hash map, so several entries come out in varying order).
+//! Non-contiguous tensors are written contiguous; only their logical elements are written.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -228,6 +228,8 @@ pub fn unpickle_prefix(
         heights: HashMap::new(),
         value_bytes: 0,
         stack_high_water: 0,
+        mutated: Vec::new(),
+        mutated_ids: HashSet::new(),
         value_budget: options
             .max_value_bytes
             .unwrap_or_else(|| default_value_budget(bytes.len())),
@@ -236,6 +238,7 @@ pub fn unpickle_prefix(
     let outcome = machine.run();
     let mut leftovers: Vec<PickleValue> = std::mem::take(&mut machine.stack);
     leftovers.extend(machine.memo.drain().map(|(_, value)| value));
+    leftovers.append(&mut machine.mutated);
     match outcome {
         Ok(result) => {
             let mut roots = leftovers;
@@ -287,6 +290,12 @@ struct Machine<'a> {
     value_bytes: usize,
     /// Largest stack length so far (its slots are charged once).
     stack_high_water: usize,
+    /// Every container APPEND, SETITEM(S) or BUILD changed, once each. A reference cycle
+    /// can only be made by such a change, so these reach every cycle, including one in a
+    /// value dropped from the stack (an error right after a pop, a POP, an overwritten
+    /// memo entry): after the run they are dismantled on error, and checked on success.
+    mutated: Vec<PickleValue>,
+    mutated_ids: HashSet<usize>,
     value_budget: usize,
     options: &'a UnpicklerOptions,
 }
@@ -552,6 +561,18 @@ impl<'a> Machine<'a> {
         self.set_height(target, height)
     }
 
+    /// Remembers a container about to be changed (see `Machine::mutated`).
+    fn note_mutation(&mut self, target: &PickleValue) -> Result<(), PickleError> {
+        if let Some(id) = target.ptr_id() {
+            if !self.mutated_ids.contains(&id) {
+                self.charge(TABLE_ENTRY + SLOT)?;
+                self.mutated_ids.insert(id);
+                self.mutated.push(target.clone());
+            }
+        }
+        Ok(())
+    }
+
     /// Pushes a value the VM just built: records its height and charges its memory.
     fn push_new(&mut self, value: PickleValue) -> Result<(), PickleError> {
         if value.ptr_id().is_some() {
@@ -688,6 +709,7 @@ impl<'a> Machine<'a> {
         }
         // The target's buffer grows by the pairs (allowing for doubling).
         self.charge(pairs.len().saturating_mul(SLOT + SLOT / 2))?;
+        self.note_mutation(target)?;
         self.raise_height(target, &pairs)?;
         let mut iter = pairs.into_iter();
         let mut collected = Vec::new();
@@ -716,6 +738,7 @@ impl<'a> Machine<'a> {
             PickleValue::List(list) => {
                 // Slots in the list, allowing for its buffer doubling as it grows.
                 self.charge(items.len().saturating_mul(SLOT + SLOT / 2))?;
+                self.note_mutation(target)?;
                 self.raise_height(target, &items)?;
                 list.borrow_mut().extend(items);
                 Ok(())
@@ -764,6 +787,7 @@ impl<'a> Machine<'a> {
         let target = self.top()?.clone();
         if matches!(target, PickleValue::Object(_) | PickleValue::Reduce(_)) {
             self.raise_height(&target, [&state])?;
+            self.note_mutation(&target)?;
         }
         match &target {
             PickleValue::Object(data) => {
@@ -1180,6 +1204,27 @@ mod tests {
         pickle.extend(std::iter::repeat_n(0x85u8, 49));
         pickle.push(b'.');
         assert!(unpickle(&pickle, &options).is_ok());
+    }
+
+    /// A list made to contain itself, then dropped from both the stack and the memo, is
+    /// still found (through the record of mutated containers): refused as a cycle, and
+    /// dismantled rather than leaked.
+    #[test]
+    fn cycles_dropped_from_stack_and_memo_are_still_found() {
+        // EMPTY_LIST, BINPUT 0, BINGET 0, APPEND (the list holds itself), POP,
+        // NONE, BINPUT 0 (the memo forgets it), STOP.
+        let pickle = b"\x80\x02]q\x00h\x00a0Nq\x00.";
+        let error = unpickle(pickle, &UnpicklerOptions::default()).unwrap_err();
+        assert!(matches!(error, PickleError::Cycle), "{error}");
+        // The same list dropped by an error right after it was popped (NEWOBJ's arguments
+        // must be a tuple): the error is the NEWOBJ one.
+        let pickle = b"\x80\x02cm\nn\n]q\x00h\x00a0h\x00Nq\x00\x81.";
+        let options = UnpicklerOptions::new(|_, _| true);
+        let message = unpickle(pickle, &options).unwrap_err().to_string();
+        assert!(
+            message.contains("NEWOBJ arguments must be a tuple"),
+            "{message}"
+        );
     }
 
     /// A list nested after it was memoized (the early estimate misses it) is still caught

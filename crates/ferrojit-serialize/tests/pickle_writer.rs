@@ -185,8 +185,11 @@ fn deep_values_are_written_without_recursion() {
         value = PickleValue::list(vec![value]);
     }
     let bytes = pickle(&value).expect("deep value pickles");
+    // 200000 levels are far past the default depth limit, and their bookkeeping past
+    // the default value memory budget: both lifted.
     let options = UnpicklerOptions {
         max_depth: usize::MAX,
+        max_value_bytes: Some(usize::MAX),
         ..UnpicklerOptions::default()
     };
     let reread = unpickle(&bytes, &options).expect("and loads");

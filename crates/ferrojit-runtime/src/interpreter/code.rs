@@ -24,6 +24,11 @@ pub enum Instruction {
     Move(usize),
     /// Pop into a register.
     Store(usize),
+    /// Copy register `from` into register `to` (`Load(from)` then `Store(to)`).
+    Copy { from: usize, to: usize },
+    /// Move register `from` into register `to`, leaving `from` empty (`Move(from)` then
+    /// `Store(to)`).
+    Transfer { from: usize, to: usize },
     /// Clear a register whose value is dead on this path.
     Drop(usize),
     /// Pop and discard (an output nobody reads).
@@ -35,7 +40,10 @@ pub enum Instruction {
     /// A builtin int/float number operator (`aten::add.int`, `aten::lt`, ...): computed
     /// inline when both operands are ints or floats, else by the operator's kernel
     /// (`operator`, an index into the operator table).
-    Number { op: NumberOp, operator: usize },
+    Number {
+        op: NumberOp,
+        operator: usize,
+    },
     /// Run a primitive from the primitive table.
     Prim(usize),
     /// Pop a bool; jump when it is false.
@@ -262,8 +270,7 @@ impl<'g> Compiler<'g> {
             let previous = self.code.instructions.len().checked_sub(1);
             if let Some(previous) = previous {
                 let no_label = self.last_label.is_none_or(|label| label < previous);
-                if no_label && self.code.instructions[previous] == Instruction::Store(register)
-                {
+                if no_label && self.code.instructions[previous] == Instruction::Store(register) {
                     self.code.instructions.pop();
                     return;
                 }
@@ -285,8 +292,34 @@ impl<'g> Compiler<'g> {
         if self.graph.value_uses(value).is_empty() {
             self.emit(Instruction::Pop);
         } else {
-            self.emit(Instruction::Store(value.index()));
+            self.emit_store(value.index());
         }
+    }
+
+    /// Emits `Store(register)`, fusing it with a `Load`/`Move` right before it into one
+    /// register-to-register instruction when no jump lands on the `Store`.
+    fn emit_store(&mut self, register: usize) {
+        if let Some(previous) = self.code.instructions.len().checked_sub(1) {
+            let no_label = self
+                .last_label
+                .is_none_or(|label| label <= previous);
+            let fused = match self.code.instructions[previous] {
+                Instruction::Load(from) if no_label => Some(Instruction::Copy {
+                    from,
+                    to: register,
+                }),
+                Instruction::Move(from) if no_label => Some(Instruction::Transfer {
+                    from,
+                    to: register,
+                }),
+                _ => None,
+            };
+            if let Some(fused) = fused {
+                self.code.instructions[previous] = fused;
+                return;
+            }
+        }
+        self.emit(Instruction::Store(register));
     }
 
     /// Stores a node's outputs, which are on the stack in order.

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use ferrojit_ir::Graph;
 
-use super::code::{compile, Code, Instruction, PrimOp};
+use super::code::{compile, Code, CompiledOperator, Instruction, PrimOp};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
+use crate::ops::scalar_ops::NumberOp;
 
 /// Receives each line `prim::Print` produces (without the trailing newline).
 pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;
@@ -133,14 +134,17 @@ impl Frame {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn corrupt(message: &str) -> RuntimeError {
     RuntimeError::InvalidGraph(format!("corrupt code: {message}"))
 }
 
 fn pop(stack: &mut Vec<IValue>) -> Result<IValue> {
-    stack
-        .pop()
-        .ok_or_else(|| corrupt("operand stack underflow"))
+    match stack.pop() {
+        Some(value) => Ok(value),
+        None => Err(corrupt("operand stack underflow")),
+    }
 }
 
 fn pop_n(stack: &mut Vec<IValue>, count: usize) -> Result<Vec<IValue>> {
@@ -150,11 +154,12 @@ fn pop_n(stack: &mut Vec<IValue>, count: usize) -> Result<Vec<IValue>> {
     Ok(stack.split_off(stack.len() - count))
 }
 
-/// What the interpreter loop does after an instruction.
+/// Why the interpreter left a frame's instruction loop.
 enum Control {
-    Next,
     Call(Frame),
     Return,
+    /// The step budget ran out before the next instruction.
+    OutOfSteps,
 }
 
 /// Runs compiled code; `inputs` must match the graph's inputs.
@@ -173,18 +178,13 @@ pub fn run_code(
     }
     let mut stack = inputs;
     let mut frames = vec![Frame::new(code, None)];
-    let mut steps: u64 = 0;
+    // Instructions that may still run (all frames together): `max_steps`, or no limit.
+    let mut steps_left = options.max_steps.unwrap_or(u64::MAX);
     loop {
         let Some(frame) = frames.last_mut() else {
             return Err(corrupt("no frame"));
         };
-        steps += 1;
-        if let Some(budget) = options.max_steps {
-            if steps > budget {
-                return Err(RuntimeError::StepBudgetExceeded(budget));
-            }
-        }
-        let control = match step(frame, &mut stack, methods, options) {
+        let control = match run_frame(frame, &mut stack, &mut steps_left, methods, options) {
             Ok(control) => control,
             // An error inside forked code is kept in its future, to be raised by `wait`.
             Err(error) => match frames.iter().rposition(|f| f.fork_base.is_some()) {
@@ -199,7 +199,11 @@ pub fn run_code(
             },
         };
         match control {
-            Control::Next => {}
+            Control::OutOfSteps => {
+                return Err(RuntimeError::StepBudgetExceeded(
+                    options.max_steps.unwrap_or(u64::MAX),
+                ));
+            }
             Control::Call(callee) => {
                 if frames.len() >= options.max_call_depth {
                     return Err(RuntimeError::CallDepthExceeded(options.max_call_depth));
@@ -220,106 +224,190 @@ pub fn run_code(
     }
 }
 
-fn register(frame: &mut Frame, index: usize) -> Result<&mut IValue> {
-    frame
-        .registers
-        .get_mut(index)
-        .ok_or_else(|| corrupt("register out of range"))
+fn register(registers: &mut [IValue], index: usize) -> Result<&mut IValue> {
+    match registers.get_mut(index) {
+        Some(slot) => Ok(slot),
+        None => Err(corrupt("register out of range")),
+    }
 }
 
-fn step(
+/// A copy of a register or constant; numbers are copied without the generic `clone`.
+#[inline(always)]
+fn copy_value(value: &IValue) -> IValue {
+    match value {
+        IValue::Int(v) => IValue::Int(*v),
+        IValue::Bool(v) => IValue::Bool(*v),
+        IValue::Double(v) => IValue::Double(*v),
+        IValue::None => IValue::None,
+        other => other.clone(),
+    }
+}
+
+/// Names the operator in a tensor error its kernel raised without a name.
+#[cold]
+#[inline(never)]
+fn operator_error(error: RuntimeError, operator: &CompiledOperator) -> RuntimeError {
+    match error {
+        RuntimeError::Tensor {
+            operator: name,
+            source,
+        } if name.is_empty() => RuntimeError::Tensor {
+            operator: operator.schema.full_name(),
+            source,
+        },
+        other => other,
+    }
+}
+
+fn run_operator(operator: &CompiledOperator, stack: &mut Vec<IValue>) -> Result<()> {
+    if operator.schema.is_vararg {
+        stack.push(IValue::Int(operator.num_inputs as i64));
+    }
+    match (operator.kernel)(stack) {
+        Ok(()) => Ok(()),
+        Err(error) => Err(operator_error(error, operator)),
+    }
+}
+
+/// Runs `op` on the two values on top of the stack when both are numbers, leaving the
+/// result in their place; returns false (stack untouched) for other operands.
+#[inline(always)]
+fn run_number_op(op: NumberOp, stack: &mut Vec<IValue>) -> Result<bool> {
+    let result = match stack.as_slice() {
+        [.., a, b] => op.apply(a, b),
+        _ => None,
+    };
+    let Some(result) = result else {
+        return Ok(false);
+    };
+    let value = result?;
+    // Both operands are numbers, which own nothing: forget them instead of dropping.
+    std::mem::forget(stack.pop());
+    if let Some(slot) = stack.last_mut() {
+        std::mem::forget(std::mem::replace(slot, value));
+    }
+    Ok(true)
+}
+
+/// Overwrites a register, skipping the out-of-line drop when the old value is a number.
+#[inline(always)]
+fn set_register(slot: &mut IValue, value: IValue) {
+    match slot {
+        IValue::None | IValue::Int(_) | IValue::Bool(_) | IValue::Double(_) => {
+            std::mem::forget(std::mem::replace(slot, value));
+        }
+        _ => *slot = value,
+    }
+}
+
+/// Runs the top frame's instructions until it calls, returns, fails or runs out of steps.
+/// Each instruction costs one step of `steps_left`.
+fn run_frame(
     frame: &mut Frame,
     stack: &mut Vec<IValue>,
+    steps_left: &mut u64,
     methods: &dyn MethodSource,
     options: &RunOptions,
 ) -> Result<Control> {
-    let Some(&instruction) = frame.code.instructions.get(frame.pc) else {
-        return Err(corrupt("ran past the last instruction"));
-    };
-    frame.pc += 1;
-    match instruction {
-        Instruction::Load(r) => {
-            let value = register(frame, r)?.clone();
-            stack.push(value);
+    let Frame {
+        code,
+        pc,
+        registers,
+        functions,
+        ..
+    } = frame;
+    let code: &Code = code;
+    let instructions = code.instructions.as_slice();
+    let registers = registers.as_mut_slice();
+    loop {
+        if *steps_left == 0 {
+            return Ok(Control::OutOfSteps);
         }
-        Instruction::Move(r) => {
-            let value = std::mem::take(register(frame, r)?);
-            stack.push(value);
-        }
-        Instruction::Store(r) => {
-            let value = pop(stack)?;
-            *register(frame, r)? = value;
-        }
-        Instruction::Drop(r) => {
-            *register(frame, r)? = IValue::None;
-        }
-        Instruction::Pop => {
-            pop(stack)?;
-        }
-        Instruction::Constant(c) => {
-            let value = frame
-                .code
-                .constants
-                .get(c)
-                .cloned()
-                .ok_or_else(|| corrupt("constant out of range"))?;
-            stack.push(value);
-        }
-        Instruction::Operator(o) => {
-            let operator = frame
-                .code
-                .operators
-                .get(o)
-                .ok_or_else(|| corrupt("operator out of range"))?;
-            if operator.schema.is_vararg {
-                stack.push(IValue::Int(operator.num_inputs as i64));
+        *steps_left -= 1;
+        let Some(&instruction) = instructions.get(*pc) else {
+            return Err(corrupt("ran past the last instruction"));
+        };
+        *pc += 1;
+        match instruction {
+            Instruction::Load(r) => {
+                let value = copy_value(register(registers, r)?);
+                stack.push(value);
             }
-            (operator.kernel)(stack).map_err(|error| match error {
-                RuntimeError::Tensor {
-                    operator: name,
-                    source,
-                } if name.is_empty() => RuntimeError::Tensor {
-                    operator: operator.schema.full_name(),
-                    source,
-                },
-                other => other,
-            })?;
-        }
-        Instruction::Prim(p) => {
-            let code = frame.code.clone();
-            let prim = code
-                .prims
-                .get(p)
-                .ok_or_else(|| corrupt("prim out of range"))?;
-            return run_prim(prim, frame, stack, methods, options);
-        }
-        Instruction::JumpIfFalse(target) => {
-            if !pop(stack)?.to_bool()? {
-                frame.pc = target;
+            Instruction::Move(r) => {
+                let value = std::mem::take(register(registers, r)?);
+                stack.push(value);
             }
-        }
-        Instruction::Jump(target) => frame.pc = target,
-        Instruction::LoopCondition {
-            counter,
-            max,
-            cond,
-            exit,
-        } => {
-            let keep_going = register(frame, cond)?.to_bool()?;
-            let count = register(frame, counter)?.to_int()?;
-            let limit = register(frame, max)?.to_int()?;
-            if !(keep_going && count < limit) {
-                frame.pc = exit;
+            Instruction::Store(r) => {
+                let value = pop(stack)?;
+                set_register(register(registers, r)?, value);
             }
+            Instruction::Copy { from, to } => {
+                let value = copy_value(register(registers, from)?);
+                set_register(register(registers, to)?, value);
+            }
+            Instruction::Transfer { from, to } => {
+                let value = std::mem::take(register(registers, from)?);
+                set_register(register(registers, to)?, value);
+            }
+            Instruction::Drop(r) => {
+                set_register(register(registers, r)?, IValue::None);
+            }
+            Instruction::Pop => {
+                pop(stack)?;
+            }
+            Instruction::Constant(c) => match code.constants.get(c) {
+                Some(value) => stack.push(copy_value(value)),
+                None => return Err(corrupt("constant out of range")),
+            },
+            Instruction::Number { op, operator } => {
+                if !run_number_op(op, stack)? {
+                    let Some(operator) = code.operators.get(operator) else {
+                        return Err(corrupt("operator out of range"));
+                    };
+                    run_operator(operator, stack)?;
+                }
+            }
+            Instruction::Operator(o) => {
+                let Some(operator) = code.operators.get(o) else {
+                    return Err(corrupt("operator out of range"));
+                };
+                run_operator(operator, stack)?;
+            }
+            Instruction::Prim(p) => {
+                let Some(prim) = code.prims.get(p) else {
+                    return Err(corrupt("prim out of range"));
+                };
+                if let Some(control) = run_prim(prim, functions, stack, methods, options)? {
+                    return Ok(control);
+                }
+            }
+            Instruction::JumpIfFalse(target) => {
+                if !pop(stack)?.to_bool()? {
+                    *pc = target;
+                }
+            }
+            Instruction::Jump(target) => *pc = target,
+            Instruction::LoopCondition {
+                counter,
+                max,
+                cond,
+                exit,
+            } => {
+                let keep_going = register(registers, cond)?.to_bool()?;
+                let count = register(registers, counter)?.to_int()?;
+                let limit = register(registers, max)?.to_int()?;
+                if !(keep_going && count < limit) {
+                    *pc = exit;
+                }
+            }
+            Instruction::Increment(r) => {
+                let slot = register(registers, r)?;
+                let next = slot.to_int()?.wrapping_add(1);
+                set_register(slot, IValue::Int(next));
+            }
+            Instruction::Return => return Ok(Control::Return),
         }
-        Instruction::Increment(r) => {
-            let slot = register(frame, r)?;
-            let next = slot.to_int()?.wrapping_add(1);
-            *slot = IValue::Int(next);
-        }
-        Instruction::Return => return Ok(Control::Return),
     }
-    Ok(Control::Next)
 }
 
 fn callee_frame(
@@ -345,13 +433,14 @@ fn callee_frame(
     Ok(Frame::new(code, functions))
 }
 
+/// Runs a primitive; `Some` when it enters a new frame.
 fn run_prim(
     prim: &PrimOp,
-    frame: &mut Frame,
+    functions: &Option<Arc<dyn MethodSource>>,
     stack: &mut Vec<IValue>,
     methods: &dyn MethodSource,
     options: &RunOptions,
-) -> Result<Control> {
+) -> Result<Option<Control>> {
     match prim {
         PrimOp::GetAttr(name) => {
             let object = pop(stack)?;
@@ -377,20 +466,19 @@ fn run_prim(
             let source = object.methods().clone();
             let graph = source.method_graph(object.class(), name)?;
             let callee = callee_frame(graph, name, *num_inputs, *num_outputs, Some(source))?;
-            return Ok(Control::Call(callee));
+            return Ok(Some(Control::Call(callee)));
         }
         PrimOp::CallFunction {
             name,
             num_inputs,
             num_outputs,
         } => {
-            let graph = match &frame.functions {
+            let graph = match functions {
                 Some(source) => source.function_graph(name)?,
                 None => methods.function_graph(name)?,
             };
-            let functions = frame.functions.clone();
-            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, functions)?;
-            return Ok(Control::Call(callee));
+            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, functions.clone())?;
+            return Ok(Some(Control::Call(callee)));
         }
         PrimOp::TupleConstruct(count) => {
             let items = pop_n(stack, *count)?;
@@ -476,9 +564,9 @@ fn run_prim(
                 .len()
                 .checked_sub(*num_inputs)
                 .ok_or_else(|| corrupt("operand stack underflow"))?;
-            let mut callee = Frame::new(code.clone(), frame.functions.clone());
+            let mut callee = Frame::new(code.clone(), functions.clone());
             callee.fork_base = Some(base);
-            return Ok(Control::Call(callee));
+            return Ok(Some(Control::Call(callee)));
         }
         PrimOp::ToList => {
             let element_type = pop(stack)?.to_int()?;
@@ -496,7 +584,7 @@ fn run_prim(
             stack.push(IValue::Bool(matches));
         }
         PrimOp::CreateObject(class) => {
-            let source: Arc<dyn MethodSource> = match &frame.functions {
+            let source: Arc<dyn MethodSource> = match functions {
                 Some(source) => source.clone(),
                 None => methods.shared().unwrap_or_else(|| Arc::new(NoMethods)),
             };
@@ -521,5 +609,5 @@ fn run_prim(
             }
         }
     }
-    Ok(Control::Next)
+    Ok(None)
 }

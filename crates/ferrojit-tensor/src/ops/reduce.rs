@@ -799,7 +799,7 @@ impl Tensor {
             .chain((0..self.dim() as i64).filter(|&i| i != d as i64))
             .collect();
         let rows = self.permute(&moved)?.contiguous();
-        let width = if len == 0 { 0 } else { rows.numel() / len };
+        let width = rows.numel().checked_div(len).unwrap_or(0);
         let values = rows.to_f64_vec();
         let slice = |i: usize| &values[i * width..(i + 1) * width];
         let mut order: Vec<usize> = (0..len).collect();
