@@ -167,7 +167,7 @@ pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), Str
             Ok(())
         }
         (IValue::Double(a), IValue::Double(e)) => {
-            if (a.is_nan() && e.is_nan()) || (a - e).abs() <= 1e-12 + 1e-9 * e.abs() {
+            if (a.is_nan() && e.is_nan()) || a == e || (a - e).abs() <= 1e-12 + 1e-9 * e.abs() {
                 Ok(())
             } else {
                 Err(format!("{path}: {a} vs PyTorch's {e}"))
@@ -176,6 +176,22 @@ pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), Str
         (IValue::Tuple(a), IValue::Tuple(e)) => compare_items(&a.items, &e.items, path),
         (IValue::List(a), IValue::List(e)) => compare_items(&a.to_vec(), &e.to_vec(), path),
         (IValue::List(a), IValue::Tuple(e)) => compare_items(&a.to_vec(), &e.items, path),
+        // Entry by entry, so dicts holding tensors compare by value, not by identity.
+        (IValue::Dict(a), IValue::Dict(e)) => {
+            let (a, e) = (a.entries(), e.entries());
+            if a.len() != e.len() {
+                return Err(format!(
+                    "{path}: {} entries vs PyTorch's {}",
+                    a.len(),
+                    e.len()
+                ));
+            }
+            for (index, ((ka, va), (ke, ve))) in a.iter().zip(e.iter()).enumerate() {
+                compare(ka, ke, &format!("{path}.key{index}"))?;
+                compare(va, ve, &format!("{path}[{index}]"))?;
+            }
+            Ok(())
+        }
         (a, e) => match a.equals(e) {
             Ok(true) => Ok(()),
             _ => Err(format!(

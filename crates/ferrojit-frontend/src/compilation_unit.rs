@@ -1183,3 +1183,60 @@ pub fn compile_source(
     unit.define_source(SourceFile::new("<string>", source), "__torch__")?;
     Ok(unit)
 }
+
+#[cfg(test)]
+mod interface_tests {
+    use super::*;
+
+    struct NoOperators;
+
+    impl OperatorSchemas for NoOperators {
+        fn overloads(&self, _: &str) -> Vec<Arc<FunctionSchema>> {
+            Vec::new()
+        }
+    }
+
+    const SOURCE: &str = "\
+class Scaler(ModuleInterface):
+  def forward(self, x: Tensor) -> Tensor:
+    pass
+class Shape(Interface):
+  def area(self) -> float:
+    pass
+class User(Module):
+  impl : __torch__.Scaler
+  def forward(self, x: Tensor) -> Tensor:
+    impl = self.impl
+    return (impl).forward(x, )
+";
+
+    #[test]
+    fn interface_methods_are_declarations_and_calls_on_them_compile() {
+        let unit = CompilationUnit::new(Arc::new(NoOperators));
+        unit.define_source(
+            SourceFile::new("code/__torch__.py", SOURCE.to_string()),
+            "__torch__",
+        )
+        .unwrap();
+        assert_eq!(
+            unit.interface_base("__torch__.Scaler"),
+            Some("ModuleInterface")
+        );
+        assert_eq!(unit.interface_base("__torch__.Shape"), Some("Interface"));
+        assert_eq!(unit.interface_base("__torch__.User"), None);
+
+        let scaler = unit.resolve_class("__torch__.Scaler").unwrap();
+        let forward = unit.method(&scaler, "forward").unwrap();
+        assert!(forward.is_declaration());
+        assert_eq!(forward.schema().returns[0].ty, Type::Tensor);
+        let error = forward.graph(&unit).unwrap_err().to_string();
+        assert!(error.contains("is an interface method"), "{error}");
+
+        let user = unit.resolve_class("__torch__.User").unwrap();
+        let caller = unit.method(&user, "forward").unwrap();
+        assert!(!caller.is_declaration());
+        caller
+            .graph(&unit)
+            .expect("a call on an interface value compiles");
+    }
+}

@@ -25,10 +25,16 @@ pub enum Instruction {
     /// Pop into a register.
     Store(usize),
     /// Copy register `from` into register `to` (`Load(from)` then `Store(to)`).
-    Copy { from: usize, to: usize },
+    Copy {
+        from: usize,
+        to: usize,
+    },
     /// Move register `from` into register `to`, leaving `from` empty (`Move(from)` then
     /// `Store(to)`).
-    Transfer { from: usize, to: usize },
+    Transfer {
+        from: usize,
+        to: usize,
+    },
     /// Clear a register whose value is dead on this path.
     Drop(usize),
     /// Pop and discard (an output nobody reads).
@@ -42,6 +48,14 @@ pub enum Instruction {
     /// (`operator`, an index into the operator table).
     Number {
         op: NumberOp,
+        operator: usize,
+    },
+    /// A `Number` whose operands are read in place: `Load`/`Move`/`Constant` instructions
+    /// that pushed them were folded in (`a` may also be `Stack`: already on the stack).
+    NumberWith {
+        op: NumberOp,
+        a: Operand,
+        b: Operand,
         operator: usize,
     },
     /// Run a primitive from the primitive table.
@@ -60,6 +74,31 @@ pub enum Instruction {
     Increment(usize),
     /// Leave the frame; the outputs are on the stack.
     Return,
+}
+
+/// Where a `NumberWith` instruction reads an operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    /// The value on top of the stack (only for the first operand).
+    Stack,
+    /// A register, left in place.
+    Load(usize),
+    /// A register, emptied (its last use).
+    Move(usize),
+    /// An entry of the constant table.
+    Constant(usize),
+}
+
+impl Operand {
+    /// The operand an instruction pushes, for the pure pushes.
+    fn pushed_by(instruction: Instruction) -> Option<Operand> {
+        match instruction {
+            Instruction::Load(r) => Some(Operand::Load(r)),
+            Instruction::Move(r) => Some(Operand::Move(r)),
+            Instruction::Constant(c) => Some(Operand::Constant(c)),
+            _ => None,
+        }
+    }
 }
 
 /// A resolved registry operator.
@@ -150,12 +189,12 @@ impl fmt::Display for Code {
                     Some(value) => writeln!(f, "CONSTANT {}", value.python_repr())?,
                     None => writeln!(f, "CONSTANT ?{c}")?,
                 },
-                Instruction::Operator(o) | Instruction::Number { operator: o, .. } => {
-                    match self.operators.get(*o) {
-                        Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
-                        None => writeln!(f, "OP ?{o}")?,
-                    }
-                }
+                Instruction::Operator(o)
+                | Instruction::Number { operator: o, .. }
+                | Instruction::NumberWith { operator: o, .. } => match self.operators.get(*o) {
+                    Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
+                    None => writeln!(f, "OP ?{o}")?,
+                },
                 Instruction::Prim(p) => match self.prims.get(*p) {
                     Some(prim) => writeln!(f, "PRIM {prim:?}")?,
                     None => writeln!(f, "PRIM ?{p}")?,
@@ -300,18 +339,14 @@ impl<'g> Compiler<'g> {
     /// register-to-register instruction when no jump lands on the `Store`.
     fn emit_store(&mut self, register: usize) {
         if let Some(previous) = self.code.instructions.len().checked_sub(1) {
-            let no_label = self
-                .last_label
-                .is_none_or(|label| label <= previous);
+            let no_label = self.last_label.is_none_or(|label| label <= previous);
             let fused = match self.code.instructions[previous] {
-                Instruction::Load(from) if no_label => Some(Instruction::Copy {
-                    from,
-                    to: register,
-                }),
-                Instruction::Move(from) if no_label => Some(Instruction::Transfer {
-                    from,
-                    to: register,
-                }),
+                Instruction::Load(from) if no_label => {
+                    Some(Instruction::Copy { from, to: register })
+                }
+                Instruction::Move(from) if no_label => {
+                    Some(Instruction::Transfer { from, to: register })
+                }
                 _ => None,
             };
             if let Some(fused) = fused {
@@ -625,14 +660,36 @@ impl<'g> Compiler<'g> {
         });
         let index = self.code.operators.len() - 1;
         match number_op {
-            Some(op) => self.emit(Instruction::Number {
-                op,
-                operator: index,
-            }),
-            None => self.emit(Instruction::Operator(index)),
-        };
+            Some(op) => self.emit_number(op, index),
+            None => {
+                self.emit(Instruction::Operator(index));
+            }
+        }
         self.store_outputs(node);
         Ok(())
+    }
+
+    /// Emits a number operator, folding the pushes of its operands right before it into
+    /// one `NumberWith` when no jump lands between them and the operator.
+    fn emit_number(&mut self, op: NumberOp, operator: usize) {
+        let len = self.code.instructions.len();
+        let last_label = self.last_label;
+        let may_fold = |from: usize| last_label.is_none_or(|label| label <= from);
+        let instructions = &self.code.instructions;
+        let pushed_at = |at: Option<usize>| {
+            let at = at.filter(|&at| may_fold(at))?;
+            Operand::pushed_by(instructions[at]).map(|operand| (at, operand))
+        };
+        let Some((b_at, b)) = pushed_at(len.checked_sub(1)) else {
+            self.emit(Instruction::Number { op, operator });
+            return;
+        };
+        let (at, a) = match pushed_at(b_at.checked_sub(1)) {
+            Some((a_at, a)) => (a_at, a),
+            None => (b_at, Operand::Stack),
+        };
+        self.code.instructions.truncate(at);
+        self.emit(Instruction::NumberWith { op, a, b, operator });
     }
 
     /// The inline form of a number operator, when `kernel` is the builtin registry's own
@@ -872,4 +929,59 @@ pub fn default_value(default: &DefaultValue, ty: &Type) -> Result<IValue> {
             }
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interpreter::run_graph;
+    use crate::object::NoMethods;
+    use ferrojit_ir::parse_schema;
+
+    fn op(graph: &mut Graph, schema: &str, inputs: &[ValueId], output: Type) -> ValueId {
+        let schema = parse_schema(schema).unwrap();
+        let node = graph.insert(&schema.name, inputs, &[output]);
+        graph.node_mut(node).schema = Some(Arc::new(schema));
+        graph.node_outputs(node)[0]
+    }
+
+    /// `(x + x) < 10` with folded operands: numbers run inline, anything else through the
+    /// kernel with the operands pushed as the folded instructions would have.
+    #[test]
+    fn folded_number_operators_fall_back_to_their_kernels() {
+        let mut g = Graph::new();
+        let x = g.add_input(Type::Number, Some("x"));
+        let sum = op(
+            &mut g,
+            "aten::add(Scalar a, Scalar b) -> Scalar",
+            &[x, x],
+            Type::Number,
+        );
+        let ten = g.insert_constant(Some(AttributeValue::Int(10)), Type::Int);
+        let less = op(
+            &mut g,
+            "aten::lt(Scalar a, Scalar b) -> bool",
+            &[sum, ten],
+            Type::Bool,
+        );
+        g.register_output(sum);
+        g.register_output(less);
+        let code = compile(&g).unwrap();
+        let folded = code
+            .instructions
+            .iter()
+            .filter(|i| matches!(i, Instruction::NumberWith { .. }))
+            .count();
+        assert!(folded >= 1, "{code}");
+        let run = |value: IValue| run_graph(&g, vec![value], &NoMethods).unwrap();
+        let outputs = run(IValue::Int(3));
+        assert!(matches!(outputs[..], [IValue::Int(6), IValue::Bool(true)]));
+        let outputs = run(IValue::Double(7.5));
+        assert!(matches!(outputs[..], [IValue::Double(s), IValue::Bool(false)] if s == 15.0));
+        // Bools are numbers to the kernel only.
+        let outputs = run(IValue::Bool(true));
+        assert!(matches!(outputs[..], [IValue::Int(2), IValue::Bool(true)]));
+        let error = run_graph(&g, vec![IValue::from("a")], &NoMethods).unwrap_err();
+        assert!(error.to_string().contains("Scalar"), "{error}");
+    }
 }

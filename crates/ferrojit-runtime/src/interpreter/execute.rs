@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use ferrojit_ir::Graph;
 
-use super::code::{compile, Code, CompiledOperator, Instruction, PrimOp};
+use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
@@ -289,6 +289,91 @@ fn run_number_op(op: NumberOp, stack: &mut Vec<IValue>) -> Result<bool> {
     Ok(true)
 }
 
+/// An operand of `NumberWith`, read in place.
+#[inline(always)]
+fn operand<'a>(
+    operand: Operand,
+    stack: &'a [IValue],
+    registers: &'a [IValue],
+    constants: &'a [IValue],
+) -> Result<&'a IValue> {
+    let value = match operand {
+        Operand::Stack => stack.last(),
+        Operand::Load(r) | Operand::Move(r) => registers.get(r),
+        Operand::Constant(c) => constants.get(c),
+    };
+    match value {
+        Some(value) => Ok(value),
+        None => Err(corrupt("operand out of range")),
+    }
+}
+
+/// Pushes an operand of `NumberWith` the way the instruction folded into it would have.
+fn push_operand(
+    operand: Operand,
+    stack: &mut Vec<IValue>,
+    registers: &mut [IValue],
+    constants: &[IValue],
+) -> Result<()> {
+    let value = match operand {
+        Operand::Stack => return Ok(()),
+        Operand::Load(r) => copy_value(register(registers, r)?),
+        Operand::Move(r) => std::mem::take(register(registers, r)?),
+        Operand::Constant(c) => match constants.get(c) {
+            Some(value) => copy_value(value),
+            None => return Err(corrupt("constant out of range")),
+        },
+    };
+    stack.push(value);
+    Ok(())
+}
+
+/// `NumberWith`: runs `op` on the operands in place when both are numbers; otherwise
+/// pushes them as the folded instructions would have and runs the operator's kernel.
+#[inline(always)]
+fn run_number_with(
+    op: NumberOp,
+    (a, b): (Operand, Operand),
+    operator: usize,
+    stack: &mut Vec<IValue>,
+    registers: &mut [IValue],
+    code: &Code,
+) -> Result<()> {
+    let constants = code.constants.as_slice();
+    let result = op.apply(
+        operand(a, stack, registers, constants)?,
+        operand(b, stack, registers, constants)?,
+    );
+    match result {
+        Some(value) => {
+            let value = value?;
+            // The operands are numbers, which own nothing: moved-out registers are just
+            // cleared and a stack operand is overwritten.
+            for operand in [a, b] {
+                if let Operand::Move(r) = operand {
+                    set_register(register(registers, r)?, IValue::None);
+                }
+            }
+            match a {
+                Operand::Stack => match stack.last_mut() {
+                    Some(slot) => std::mem::forget(std::mem::replace(slot, value)),
+                    None => return Err(corrupt("operand stack underflow")),
+                },
+                _ => stack.push(value),
+            }
+            Ok(())
+        }
+        None => {
+            push_operand(a, stack, registers, constants)?;
+            push_operand(b, stack, registers, constants)?;
+            let Some(operator) = code.operators.get(operator) else {
+                return Err(corrupt("operator out of range"));
+            };
+            run_operator(operator, stack)
+        }
+    }
+}
+
 /// Overwrites a register, skipping the out-of-line drop when the old value is a number.
 #[inline(always)]
 fn set_register(slot: &mut IValue, value: IValue) {
@@ -366,6 +451,9 @@ fn run_frame(
                     };
                     run_operator(operator, stack)?;
                 }
+            }
+            Instruction::NumberWith { op, a, b, operator } => {
+                run_number_with(op, (a, b), operator, stack, registers, code)?
             }
             Instruction::Operator(o) => {
                 let Some(operator) = code.operators.get(o) else {

@@ -11,7 +11,7 @@ mod liveness;
 
 pub use code::{
     compile, compile_with_registry, decode_constant, default_value, Code, CompiledOperator,
-    Instruction, PrimOp,
+    Instruction, Operand, PrimOp,
 };
 pub use execute::{
     code_for_graph, run_code, run_graph, run_graph_with_options, run_shared_graph, PrintHandler,

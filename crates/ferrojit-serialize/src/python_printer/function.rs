@@ -211,7 +211,12 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         }
         !matches!(
             data.kind.as_str(),
-            "prim::isinstance" | "prim::Uninitialized" | "prim::SetAttr" | "prim::fork"
+            "prim::isinstance"
+                | "prim::Uninitialized"
+                | "prim::SetAttr"
+                | "prim::fork"
+                | "prim::Enter"
+                | "prim::Exit"
         )
     }
 
@@ -301,16 +306,66 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         Ok(self.out)
     }
 
+    /// Prints the nodes of `block`. `prim::Enter` opens a `with` statement whose body is every
+    /// node up to the matching `prim::Exit`, as PyTorch prints them.
     fn print_block_nodes(&mut self, block: BlockId, indent: usize) -> Result<usize, LoadError> {
         let mut printed = 0;
+        let mut depth = 0;
+        let mut after_enter = false;
         for node in self.graph.block_nodes(block) {
             if self.inlined.contains(&node) {
                 continue;
             }
-            self.print_node(node, indent)?;
+            let kind = self.graph.kind(node).as_str().to_string();
+            match kind.as_str() {
+                "prim::Enter" => {
+                    let header = self.with_header(node)?;
+                    self.line(indent + depth, &header);
+                    depth += 1;
+                    after_enter = true;
+                }
+                "prim::Exit" => {
+                    if depth == 0 {
+                        return Err(self.malformed(node, "Exit without an Enter"));
+                    }
+                    if after_enter {
+                        self.line(indent + depth, "pass");
+                    }
+                    depth -= 1;
+                    after_enter = false;
+                }
+                _ => {
+                    self.print_node(node, indent + depth)?;
+                    after_enter = false;
+                }
+            }
             printed += 1;
         }
+        if depth != 0 {
+            return Err(LoadError::format(
+                "code",
+                "cannot print a block whose with statement has no prim::Exit",
+            ));
+        }
         Ok(printed)
+    }
+
+    /// `with manager:` or `with manager as name:` (when the entered value is used).
+    fn with_header(&mut self, node: NodeId) -> Result<String, LoadError> {
+        let inputs = self.graph.node_inputs(node).to_vec();
+        let manager = self.single_input(node, &inputs)?;
+        let manager = self.use_of(manager)?;
+        let outputs = self.graph.node_outputs(node).to_vec();
+        let used = outputs.first().filter(|&&output| {
+            self.graph
+                .value_uses(output)
+                .iter()
+                .any(|u| !self.graph.kind(u.node).is("prim::Exit"))
+        });
+        Ok(match used {
+            Some(&output) => format!("with {manager} as {}:", self.name_of(output)),
+            None => format!("with {manager}:"),
+        })
     }
 
     /// Prints a nested block followed by `outputs = block outputs`; `pass` if empty.
@@ -856,10 +911,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         let kind = self.graph.kind(node).clone();
         let namespace = kind.namespace().to_string();
         let name = kind.unqualified().to_string();
-        if namespace != "aten" && namespace != "prim" {
-            if !self.graph.node(node).blocks.is_empty() || kind.as_str().is_empty() {
-                return Err(self.malformed(node, "this node kind has no Python form"));
-            }
+        if namespace != "aten"
+            && namespace != "prim"
+            && (!self.graph.node(node).blocks.is_empty() || kind.as_str().is_empty())
+        {
+            return Err(self.malformed(node, "this node kind has no Python form"));
         }
         let prefix = if namespace == "aten" {
             "torch".to_string()
@@ -949,4 +1005,45 @@ fn element_type_is_inferable(element: &Type) -> bool {
         element,
         Type::Optional(_) | Type::Any | Type::Number | Type::NoneType
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrojit_ir::parse_graph;
+
+    fn body_of(ir: &str) -> String {
+        let graph = parse_graph(ir).expect("IR parses");
+        let mut context = PrintContext::default();
+        let mut printer = FunctionPrinter::new(&graph, &mut context);
+        for (index, &input) in graph.inputs().iter().enumerate() {
+            printer.name_input(input, &format!("a{index}"));
+        }
+        printer.print_body(1).expect("prints")
+    }
+
+    #[test]
+    fn enter_and_exit_print_as_a_with_statement() {
+        let text = body_of(
+            "graph(%m : Any, %x : Tensor):
+  %e : Any = prim::Enter(%m)
+  %y : Tensor = aten::neg(%x)
+  %z : Any = prim::Exit(%m)
+  return (%y)
+",
+        );
+        assert_eq!(text, "  with a0:\n    y = torch.neg(a1)\n  return y\n");
+    }
+
+    #[test]
+    fn an_empty_with_block_prints_pass_and_a_used_value_gets_a_name() {
+        let text = body_of(
+            "graph(%m : Any):
+  %e : Any = prim::Enter(%m)
+  %z : Any = prim::Exit(%m)
+  return (%e)
+",
+        );
+        assert_eq!(text, "  with a0 as e:\n    pass\n  return e\n");
+    }
 }

@@ -498,7 +498,7 @@ pub fn convolution(
         )?
         .to_dtype(dtype)
     } else {
-        run(&input, weight, bias, true)?.to_dtype(dtype)
+        run(&input, weight, bias, dtype == DType::Float64)?.to_dtype(dtype)
     };
     if unbatched {
         out.squeeze_dim(0)
