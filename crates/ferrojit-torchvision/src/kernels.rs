@@ -156,7 +156,9 @@ fn nms_typed<T: Real>(dets: &Tensor, scores: &Tensor, iou_threshold: f64) -> Res
     // Descending and stable; NaN sorts first, as torch.sort(descending=True) puts it.
     order.sort_by(|&a, &b| {
         let (sa, sb) = (scores[a], scores[b]);
-        match (sa != sa, sb != sb) {
+        // Only NaN is unordered with itself.
+        let is_nan = |v: T| v.partial_cmp(&v).is_none();
+        match (is_nan(sa), is_nan(sb)) {
             (true, true) => std::cmp::Ordering::Equal,
             (true, false) => std::cmp::Ordering::Less,
             (false, true) => std::cmp::Ordering::Greater,
