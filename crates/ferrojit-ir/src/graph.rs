@@ -232,6 +232,12 @@ impl Graph {
         &mut self.nodes[node.index()]
     }
 
+    /// Direct access to a value's record, for tests that break invariants on purpose.
+    #[cfg(test)]
+    pub(crate) fn value_mut(&mut self, value: ValueId) -> &mut ValueData {
+        &mut self.values[value.index()]
+    }
+
     pub fn value(&self, value: ValueId) -> &ValueData {
         &self.values[value.index()]
     }

@@ -335,11 +335,81 @@ mod tests {
     use super::*;
     use crate::attributes::AttributeValue;
     use crate::graph::InsertPoint;
+    use crate::graph::Symbol;
 
     fn relu_schema() -> std::sync::Arc<crate::schema::FunctionSchema> {
         std::sync::Arc::new(
             crate::schema::parse_schema("aten::relu(Tensor self) -> Tensor").unwrap(),
         )
+    }
+
+    /// `%y = aten::relu(%x); return (%y)`, the node, and its output.
+    fn relu_graph() -> (Graph, NodeId, ValueId, ValueId) {
+        let mut graph = Graph::new();
+        let x = graph.add_input(Type::Tensor, Some("x"));
+        let relu = graph.insert("aten::relu", &[x], &[Type::Tensor]);
+        let y = graph.node_output(relu, 0);
+        graph.register_output(y);
+        verify(&graph).unwrap();
+        (graph, relu, x, y)
+    }
+
+    fn message(graph: &Graph) -> String {
+        verify(graph).unwrap_err().message
+    }
+
+    #[test]
+    fn linking_invariant_is_checked() {
+        let (mut graph, relu, _, _) = relu_graph();
+        graph.node_mut(relu).owning_block = None;
+        assert!(
+            message(&graph).contains("records another owner"),
+            "{}",
+            message(&graph)
+        );
+
+        let (mut graph, _, _, _) = relu_graph();
+        let top = graph.top_block();
+        let return_node = graph.block_return_node(top);
+        graph.node_mut(return_node).kind = Symbol::new("aten::relu");
+        assert!(
+            message(&graph).contains("does not end in a prim::Return"),
+            "{}",
+            message(&graph)
+        );
+    }
+
+    #[test]
+    fn use_lists_must_agree_with_inputs() {
+        let (mut graph, relu, x, _) = relu_graph();
+        graph.value_mut(x).uses.retain(|u| u.node != relu);
+        assert!(
+            message(&graph).contains("uses of %x do not record input 0"),
+            "{}",
+            message(&graph)
+        );
+
+        let (mut graph, relu, _, y) = relu_graph();
+        // A use of %y by relu's input slot 0, which holds %x: stale.
+        graph.value_mut(y).uses.push(crate::graph::Use {
+            node: relu,
+            input_index: 0,
+        });
+        assert!(message(&graph).contains("is stale"), "{}", message(&graph));
+    }
+
+    #[test]
+    fn definition_records_are_checked() {
+        let (mut graph, relu, _, y) = relu_graph();
+        graph.value_mut(y).definition = ValueDefinition::NodeOutput {
+            node: relu,
+            index: 1,
+        };
+        assert!(
+            message(&graph).contains("wrong definition record"),
+            "{}",
+            message(&graph)
+        );
     }
 
     #[test]
