@@ -394,9 +394,27 @@ fn run_frame(
     methods: &dyn MethodSource,
     options: &RunOptions,
 ) -> Result<Control> {
+    // The program counter and the step budget live in locals while the loop runs (kept in
+    // machine registers), and are written back however the loop ends.
+    let mut pc = frame.pc;
+    let mut steps = *steps_left;
+    let result = run_instructions(frame, &mut pc, &mut steps, stack, methods, options);
+    frame.pc = pc;
+    *steps_left = steps;
+    result
+}
+
+#[inline(always)]
+fn run_instructions(
+    frame: &mut Frame,
+    pc: &mut usize,
+    steps_left: &mut u64,
+    stack: &mut Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+) -> Result<Control> {
     let Frame {
         code,
-        pc,
         registers,
         functions,
         ..

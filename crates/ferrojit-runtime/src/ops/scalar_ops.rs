@@ -147,7 +147,7 @@ impl NumberOp {
 
     /// The result for two int/float operands; `None` for any other operands (the kernel
     /// handles those).
-    #[inline]
+    #[inline(always)]
     pub fn apply(self, a: &IValue, b: &IValue) -> Option<Result<IValue>> {
         match (a, b) {
             (IValue::Int(a), IValue::Int(b)) => Some(self.on_ints(*a, *b)),
