@@ -99,6 +99,11 @@ macro_rules! impl_element_int {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn read_le(bytes: &[u8]) -> Self {
+                // Exact-size input (every storage decode) takes this branch, which compiles
+                // to a plain load; the copy below only pads short input with zeros.
+                if let Ok(raw) = <[u8; std::mem::size_of::<$t>()]>::try_from(bytes) {
+                    return <$t>::from_le_bytes(raw);
+                }
                 let mut raw = [0u8; std::mem::size_of::<$t>()];
                 for (dst, src) in raw.iter_mut().zip(bytes) {
                     *dst = *src;
@@ -164,6 +169,11 @@ macro_rules! impl_element_float {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn read_le(bytes: &[u8]) -> Self {
+                // Exact-size input (every storage decode) takes this branch, which compiles
+                // to a plain load; the copy below only pads short input with zeros.
+                if let Ok(raw) = <[u8; std::mem::size_of::<$t>()]>::try_from(bytes) {
+                    return <$t>::from_le_bytes(raw);
+                }
                 let mut raw = [0u8; std::mem::size_of::<$t>()];
                 for (dst, src) in raw.iter_mut().zip(bytes) {
                     *dst = *src;
