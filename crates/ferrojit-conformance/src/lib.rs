@@ -7,6 +7,8 @@
 //! of `expected`. `op` is the full schema name (name plus overload) of a registered
 //! operator; arguments not given are filled from the schema's defaults.
 
+pub mod corpus;
+
 use std::path::{Path, PathBuf};
 
 use ferrojit_runtime::interpreter::code::default_value;

@@ -11,17 +11,16 @@
 //! Run with `--nocapture` to see the counts and the failure of every listed program.
 
 use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use ferrojit_conformance::corpus::{call_arguments, guarded, lang_dir, run_options};
 use ferrojit_frontend::compile_source;
 use ferrojit_runtime::interpreter::code::default_value;
-use ferrojit_runtime::interpreter::{run_shared_graph, RunOptions};
+use ferrojit_runtime::interpreter::run_shared_graph;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::module::{coerce_call_arguments, single_result};
 use ferrojit_serialize::import::{load_module, CompiledMethods, RegistrySchemas};
-use ferrojit_serialize::torch_save;
 use serde_json::Value as Json;
 
 /// Programs whose archive does not load or run like PyTorch's yet (issue 5 work remaining).
@@ -56,13 +55,6 @@ const ERROR_CATEGORIES: &[(&str, &str)] = &[
     ("break_outside_loop", "outside loop"),
     ("unsupported_syntax", "not supported"),
 ];
-
-/// Instruction budget per call: a miscompiled loop fails instead of hanging the test.
-const MAX_STEPS: u64 = 50_000_000;
-
-fn lang_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/lang")
-}
 
 fn categorize(message: &str) -> &'static str {
     ERROR_CATEGORIES
@@ -208,44 +200,6 @@ fn check_outcome(outcome: Result<IValue, String>, expected: &Json) -> Result<(),
     }
 }
 
-/// The argument tuple of call `index`, read fresh: programs may mutate their arguments.
-fn call_arguments(name: &str, index: usize) -> Result<Vec<IValue>, String> {
-    let path = lang_dir().join(format!("cases/{name}.inputs.pt"));
-    let calls = torch_save::load_file(&path).map_err(|e| format!("inputs unreadable: {e}"))?;
-    let call = match &calls {
-        IValue::List(list) => list.get(index),
-        _ => None,
-    }
-    .ok_or_else(|| format!("inputs have no call {index}"))?;
-    match call {
-        IValue::Tuple(tuple) => Ok(tuple.items.clone()),
-        other => Err(format!("call {index} is a {}", other.tag_name())),
-    }
-}
-
-fn options() -> RunOptions {
-    RunOptions {
-        max_steps: Some(MAX_STEPS),
-        print: Some(Arc::new(|_: &str| {})),
-        ..RunOptions::default()
-    }
-}
-
-/// Runs `body`, turning a panic into an error so one bad program cannot stop the corpus.
-fn guarded(body: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => result,
-        Err(panic) => Err(format!(
-            "PANIC: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
-    }
-}
-
 fn calls_of(program: &Json) -> &[Json] {
     program["calls"].as_array().map_or(&[], Vec::as_slice)
 }
@@ -260,7 +214,7 @@ fn run_from_archive(program: &Json) -> Result<(), String> {
         let args = call_arguments(name, index)?;
         let outcome = loaded
             .module
-            .run_method_with_options(method, args, &options())
+            .run_method_with_options(method, args, &run_options())
             .map_err(|e| e.to_string());
         check_outcome(outcome, expected).map_err(|e| format!("call {index}: {e}"))?;
     }
@@ -293,7 +247,7 @@ fn run_from_source(program: &Json) -> Result<(), String> {
             args.push(default_value(default, &argument.ty).map_err(|e| e.to_string())?);
         }
         coerce_call_arguments(&graph, &mut args);
-        let outcome = run_shared_graph(&graph, args, methods.as_ref(), &options())
+        let outcome = run_shared_graph(&graph, args, methods.as_ref(), &run_options())
             .map(single_result)
             .map_err(|e| e.to_string());
         check_outcome(outcome, expected).map_err(|e| format!("call {index}: {e}"))?;

@@ -12,12 +12,10 @@
 //! the test, so the lists only shrink.
 
 use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use ferrojit_conformance::corpus::{call_arguments, guarded, lang_dir, run_options};
 use ferrojit_conformance::{compare, repo_root};
-use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::export::save_module_to_bytes;
 use ferrojit_serialize::import::{load_module, load_module_from_bytes, LoadedModule};
@@ -30,9 +28,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Language corpus programs (file stems) that do not survive the round trip yet, with why.
 const KNOWN_LANG_GAPS: &[(&str, &str)] = &[];
-
-/// Instruction budget per call: a misprinted loop fails instead of hanging the test.
-const MAX_STEPS: u64 = 50_000_000;
 
 /// The serialization id is the one record allowed to differ between two saves.
 const SERIALIZATION_ID: &str = ".data/serialization_id";
@@ -185,44 +180,16 @@ fn pytorch_archives_survive_save_and_reload_without_jitter() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-fn lang_dir() -> PathBuf {
-    repo_root().join("tests/fixtures/lang")
-}
-
-/// The argument tuple of call `index` of a corpus program, read fresh each time (programs
-/// may mutate their arguments).
-fn lang_call_arguments(name: &str, index: usize) -> Result<Vec<IValue>, String> {
-    let path = lang_dir().join(format!("cases/{name}.inputs.pt"));
-    let calls = torch_save::load_file(&path).map_err(|e| format!("inputs unreadable: {e}"))?;
-    let call = match &calls {
-        IValue::List(list) => list.get(index),
-        _ => None,
-    }
-    .ok_or_else(|| format!("inputs have no call {index}"))?;
-    match call {
-        IValue::Tuple(tuple) => Ok(tuple.items.clone()),
-        other => Err(format!("call {index} is a {}", other.tag_name())),
-    }
-}
-
-fn lang_options() -> RunOptions {
-    RunOptions {
-        max_steps: Some(MAX_STEPS),
-        print: Some(Arc::new(|_: &str| {})),
-        ..RunOptions::default()
-    }
-}
-
 fn lang_call(
     loaded: &LoadedModule,
     method: &str,
     name: &str,
     index: usize,
 ) -> Result<Result<IValue, String>, String> {
-    let args = lang_call_arguments(name, index)?;
+    let args = call_arguments(name, index)?;
     Ok(loaded
         .module
-        .run_method_with_options(method, args, &lang_options())
+        .run_method_with_options(method, args, &run_options())
         .map_err(|e| e.to_string()))
 }
 
@@ -307,21 +274,6 @@ fn same_items(actual: &[IValue], expected: &[IValue], path: &str) -> Result<(), 
         same_value(a, e, &format!("{path}[{index}]"))?;
     }
     Ok(())
-}
-
-/// Runs `body`, turning a panic into an error so one bad program cannot stop the corpus.
-fn guarded(body: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => result,
-        Err(panic) => Err(format!(
-            "PANIC: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
-    }
 }
 
 #[test]
