@@ -54,6 +54,19 @@ pub trait Element:
     fn read_le(bytes: &[u8]) -> Self;
 }
 
+/// The `N` bytes of one element. Exact-size input (every storage decode) is a plain load;
+/// short input is padded with zeros, as `Element::read_le` promises.
+fn le_array<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    if let Ok(raw) = <[u8; N]>::try_from(bytes) {
+        return raw;
+    }
+    let mut raw = [0u8; N];
+    for (dst, src) in raw.iter_mut().zip(bytes) {
+        *dst = *src;
+    }
+    raw
+}
+
 macro_rules! impl_element_int {
     ($t:ty, $dtype:ident, $variant:ident) => {
         impl sealed::Sealed for $t {}
@@ -99,16 +112,7 @@ macro_rules! impl_element_int {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn read_le(bytes: &[u8]) -> Self {
-                // Exact-size input (every storage decode) takes this branch, which compiles
-                // to a plain load; the copy below only pads short input with zeros.
-                if let Ok(raw) = <[u8; std::mem::size_of::<$t>()]>::try_from(bytes) {
-                    return <$t>::from_le_bytes(raw);
-                }
-                let mut raw = [0u8; std::mem::size_of::<$t>()];
-                for (dst, src) in raw.iter_mut().zip(bytes) {
-                    *dst = *src;
-                }
-                <$t>::from_le_bytes(raw)
+                <$t>::from_le_bytes(le_array(bytes))
             }
         }
     };
@@ -169,16 +173,7 @@ macro_rules! impl_element_float {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn read_le(bytes: &[u8]) -> Self {
-                // Exact-size input (every storage decode) takes this branch, which compiles
-                // to a plain load; the copy below only pads short input with zeros.
-                if let Ok(raw) = <[u8; std::mem::size_of::<$t>()]>::try_from(bytes) {
-                    return <$t>::from_le_bytes(raw);
-                }
-                let mut raw = [0u8; std::mem::size_of::<$t>()];
-                for (dst, src) in raw.iter_mut().zip(bytes) {
-                    *dst = *src;
-                }
-                <$t>::from_le_bytes(raw)
+                <$t>::from_le_bytes(le_array(bytes))
             }
         }
     };
@@ -238,11 +233,7 @@ macro_rules! impl_element_half {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn read_le(bytes: &[u8]) -> Self {
-                let mut raw = [0u8; 2];
-                for (dst, src) in raw.iter_mut().zip(bytes) {
-                    *dst = *src;
-                }
-                <$t>::from_le_bytes(raw)
+                <$t>::from_le_bytes(le_array(bytes))
             }
         }
     };
@@ -678,5 +669,19 @@ impl Arith for bool {
     }
     fn is_nan(self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod read_le_tests {
+    use super::Element;
+
+    #[test]
+    fn exact_and_short_input() {
+        assert_eq!(f32::read_le(&1.5f32.to_le_bytes()), 1.5);
+        assert_eq!(i64::read_le(&(-7i64).to_le_bytes()), -7);
+        // Short input reads as if padded with zero bytes.
+        assert_eq!(i32::read_le(&[0x34, 0x12]), 0x1234);
+        assert_eq!(half::f16::read_le(&[]), half::f16::from_f32(0.0));
     }
 }
