@@ -150,6 +150,8 @@ struct UnitState {
     resolving_classes: HashSet<String>,
     resolved_classes: HashSet<String>,
     class_constants: HashMap<String, HashMap<String, ConstantValue>>,
+    /// Functions being created; only the thread holding the compile lock adds to it, so
+    /// meeting a name already here is recursion.
     creating_functions: HashSet<String>,
 }
 
@@ -160,6 +162,56 @@ pub struct CompilationUnit {
     loader: Option<SourceLoader>,
     constants: Vec<(Option<AttributeValue>, Type)>,
     state: Mutex<UnitState>,
+    /// Held (re-entrantly) while files load, classes resolve and functions compile, so
+    /// another thread never sees a half-defined qualifier or class.
+    compile_lock: CompileLock,
+}
+
+/// A re-entrant lock: compiling one function compiles its callees on the same thread,
+/// so the owner may take it again; other threads wait until the owner lets go.
+#[derive(Default)]
+struct CompileLock {
+    owner: Mutex<(Option<std::thread::ThreadId>, usize)>,
+    released: std::sync::Condvar,
+}
+
+struct CompileLockGuard<'a>(&'a CompileLock);
+
+impl CompileLock {
+    fn acquire(&self) -> CompileLockGuard<'_> {
+        let me = std::thread::current().id();
+        let mut owner = self.owner.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match owner.0 {
+                None => {
+                    *owner = (Some(me), 1);
+                    break;
+                }
+                Some(holder) if holder == me => {
+                    owner.1 += 1;
+                    break;
+                }
+                Some(_) => {
+                    owner = self
+                        .released
+                        .wait(owner)
+                        .unwrap_or_else(|p| p.into_inner());
+                }
+            }
+        }
+        CompileLockGuard(self)
+    }
+}
+
+impl Drop for CompileLockGuard<'_> {
+    fn drop(&mut self) {
+        let mut owner = self.0.owner.lock().unwrap_or_else(|p| p.into_inner());
+        owner.1 -= 1;
+        if owner.1 == 0 {
+            owner.0 = None;
+            self.0.released.notify_all();
+        }
+    }
 }
 
 /// A TorchScript function or method: its schema from the signature, and its graph compiled
@@ -207,6 +259,10 @@ impl Function {
 
     /// The compiled graph (compiled once, on first use; errors are cached too).
     pub fn graph(&self, unit: &CompilationUnit) -> Result<Arc<Graph>, FrontendError> {
+        if let Some(graph) = self.graph.get() {
+            return graph.clone();
+        }
+        let _compiling = unit.compile_lock.acquire();
         self.graph
             .get_or_init(|| self.compile(unit).map(Arc::new))
             .clone()
@@ -432,6 +488,7 @@ impl CompilationUnit {
             loader: None,
             constants: Vec::new(),
             state: Mutex::new(UnitState::default()),
+            compile_lock: CompileLock::default(),
         }
     }
 
@@ -612,6 +669,7 @@ impl CompilationUnit {
         let Some(loader) = &self.loader else {
             return Ok(());
         };
+        let _compiling = self.compile_lock.acquire();
         let Some((qualifier, _)) = qualified_name.rsplit_once('.') else {
             return Ok(());
         };
@@ -646,6 +704,7 @@ impl CompilationUnit {
         &self,
         qualified_name: &str,
     ) -> Result<Option<Arc<ClassType>>, FrontendError> {
+        let _compiling = self.compile_lock.acquire();
         self.load_defining_file(qualified_name)?;
         let entry = {
             let mut state = lock(&self.state);
@@ -922,6 +981,7 @@ impl CompilationUnit {
         if let Some(function) = lock(&self.state).compiled_functions.get(qualified_name) {
             return Ok(function.clone());
         }
+        let _compiling = self.compile_lock.acquire();
         self.load_defining_file(qualified_name)?;
         let entry = {
             let mut state = lock(&self.state);
@@ -966,6 +1026,7 @@ impl CompilationUnit {
         if let Some(function) = lock(&self.state).methods.get(&key) {
             return Ok(function.clone());
         }
+        let _compiling = self.compile_lock.acquire();
         let class_type = self.resolve_class(class.qualified_name())?;
         let entry = lock(&self.state)
             .classes

@@ -190,16 +190,24 @@ fn unit_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<CompilationUnit>();
     check::<ferrojit_frontend::Function>();
-    let unit = Arc::new(compile_source(MODULE_SOURCE, operators()).unwrap());
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let unit = unit.clone();
-            std::thread::spawn(move || {
-                let twice = unit.function("__torch__.twice").unwrap();
-                twice.graph(&unit).unwrap().to_ir_string()
+    // Threads that start together on a fresh unit race to compile the same function;
+    // none may see another's compilation as recursion or a half-loaded definition.
+    const THREADS: usize = 8;
+    for _round in 0..50 {
+        let unit = Arc::new(compile_source(MODULE_SOURCE, operators()).unwrap());
+        let start = Arc::new(std::sync::Barrier::new(THREADS));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let unit = unit.clone();
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    let twice = unit.function("__torch__.twice").unwrap();
+                    twice.graph(&unit).unwrap().to_ir_string()
+                })
             })
-        })
-        .collect();
-    let texts: Vec<String> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-    assert!(texts.windows(2).all(|w| w[0] == w[1]));
+            .collect();
+        let texts: Vec<String> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(texts.windows(2).all(|w| w[0] == w[1]));
+    }
 }
