@@ -241,6 +241,8 @@ pub enum IValue {
     Tuple(Arc<TupleValue>),
     Dict(Arc<DictValue>),
     Object(Arc<Object>),
+    /// A `Future[T]` from `torch.jit.fork`.
+    Future(Arc<crate::interpreter::future::FutureValue>),
     /// The value of `prim::Uninitialized`: only ever on paths that raise or return early.
     Uninitialized,
 }
@@ -329,6 +331,7 @@ impl IValue {
             IValue::Tuple(_) => "Tuple",
             IValue::Dict(_) => "GenericDict",
             IValue::Object(_) => "Object",
+            IValue::Future(_) => "Future",
             IValue::Uninitialized => "Uninitialized",
         }
     }
@@ -347,6 +350,7 @@ impl IValue {
             IValue::Tuple(tuple) => Type::Tuple(tuple.items.iter().map(IValue::type_of).collect()),
             IValue::Dict(dict) => Type::dict(dict.key_type().clone(), dict.value_type().clone()),
             IValue::Object(object) => Type::Class(object.class().clone()),
+            IValue::Future(_) => Type::Future(Box::new(Type::Any)),
             IValue::Uninitialized => Type::Any,
         }
     }
@@ -490,6 +494,7 @@ impl IValue {
             (IValue::Dict(a), IValue::Dict(b)) => Arc::ptr_eq(a, b),
             (IValue::Tuple(a), IValue::Tuple(b)) => Arc::ptr_eq(a, b),
             (IValue::Object(a), IValue::Object(b)) => Arc::ptr_eq(a, b),
+            (IValue::Future(a), IValue::Future(b)) => Arc::ptr_eq(a, b),
             (IValue::Bool(a), IValue::Bool(b)) => a == b,
             (IValue::Int(a), IValue::Int(b)) => a == b,
             (IValue::Double(a), IValue::Double(b)) => a.to_bits() == b.to_bits(),
@@ -771,6 +776,7 @@ impl fmt::Display for IValue {
                 object.class().qualified_name(),
                 Arc::as_ptr(object)
             ),
+            IValue::Future(future) => write!(f, "<Future at {:p}>", Arc::as_ptr(future)),
             IValue::Uninitialized => write!(f, "Uninitialized"),
         }
     }

@@ -296,6 +296,8 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         (Type::AnyList, IValue::List(_)) => true,
         (Type::AnyTuple, IValue::Tuple(_)) => true,
         (Type::AnyClass, IValue::Object(_)) => true,
+        // The element type is checked statically; the value may not exist yet.
+        (Type::Future(_), IValue::Future(_)) => true,
         (Type::NamedTuple(named), IValue::Tuple(tuple)) => {
             named.fields.len() == tuple.items.len()
                 && named

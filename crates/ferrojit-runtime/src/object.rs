@@ -48,6 +48,10 @@ impl MethodSource for NoMethods {
             name: qualified_name.to_string(),
         })
     }
+
+    fn shared(&self) -> Option<Arc<dyn MethodSource>> {
+        Some(Arc::new(NoMethods))
+    }
 }
 
 /// An instance of a class type. Slots follow the class's attribute order; a slot the class

@@ -740,6 +740,9 @@ impl ValueWriter {
                 }
                 return self.object(object, key, what, depth);
             }
+            IValue::Future(_) => {
+                return Err(LoadError::format(what, "cannot write a Future"));
+            }
             IValue::Uninitialized => {
                 return Err(LoadError::format(
                     what,

@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
+use super::future::{ForkTask, FutureValue};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
@@ -160,6 +162,46 @@ enum Control {
     Return,
     /// The step budget ran out before the next instruction.
     OutOfSteps,
+    /// `prim::fork`: queue the code on the inter-op pool (or run it in place).
+    Fork {
+        code: Arc<Code>,
+        num_inputs: usize,
+    },
+}
+
+/// How deeply forks may nest and still go to the inter-op pool. A `wait` can run a queued
+/// task on the waiting thread's stack, so nesting is bounded; deeper forks run in place.
+const MAX_FORK_NESTING: usize = 32;
+
+/// Steps handed from the shared budget to one running interpreter at a time.
+const STEP_CHUNK: u64 = 4096;
+
+/// What a run inherits from the run that forked it.
+#[derive(Clone, Default)]
+pub(crate) struct ForkContext {
+    /// The steps not yet handed out, shared by a run and all its forked tasks; `None`
+    /// when `max_steps` is unset.
+    budget: Option<Arc<AtomicU64>>,
+    /// Frames below this run's entry frame, counted against `max_call_depth`.
+    base_depth: usize,
+    /// How many forks enclose this run.
+    fork_nesting: usize,
+}
+
+/// Takes up to `STEP_CHUNK` steps from the shared budget (or all of it when unlimited).
+fn claim_steps(budget: &Option<Arc<AtomicU64>>) -> u64 {
+    let Some(budget) = budget else {
+        return u64::MAX;
+    };
+    let mut left = budget.load(Ordering::Relaxed);
+    loop {
+        let take = left.min(STEP_CHUNK);
+        match budget.compare_exchange_weak(left, left - take, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => return take,
+            Err(now) => left = now,
+        }
+    }
 }
 
 /// Runs compiled code; `inputs` must match the graph's inputs.
@@ -169,6 +211,41 @@ pub fn run_code(
     methods: &dyn MethodSource,
     options: &RunOptions,
 ) -> Result<Vec<IValue>> {
+    let context = ForkContext {
+        budget: options
+            .max_steps
+            .map(|steps| Arc::new(AtomicU64::new(steps))),
+        ..ForkContext::default()
+    };
+    run_with_context(code, inputs, methods, None, options, context)
+}
+
+/// Runs a forked task: called on an inter-op thread, or by `wait` on the waiting thread.
+pub(crate) fn run_forked(
+    code: Arc<Code>,
+    inputs: Vec<IValue>,
+    functions: Arc<dyn MethodSource>,
+    options: &RunOptions,
+    context: ForkContext,
+) -> Result<Vec<IValue>> {
+    run_with_context(
+        code,
+        inputs,
+        functions.as_ref(),
+        Some(functions.clone()),
+        options,
+        context,
+    )
+}
+
+fn run_with_context(
+    code: Arc<Code>,
+    inputs: Vec<IValue>,
+    methods: &dyn MethodSource,
+    entry_functions: Option<Arc<dyn MethodSource>>,
+    options: &RunOptions,
+    context: ForkContext,
+) -> Result<Vec<IValue>> {
     if inputs.len() != code.num_inputs {
         return Err(RuntimeError::Argument(format!(
             "expected {} input(s) but received {}",
@@ -177,22 +254,45 @@ pub fn run_code(
         )));
     }
     let mut stack = inputs;
-    let mut frames = vec![Frame::new(code, None)];
-    // Instructions that may still run (all frames together): `max_steps`, or no limit.
-    let mut steps_left = options.max_steps.unwrap_or(u64::MAX);
+    let mut frames = vec![Frame::new(code, entry_functions)];
+    // Steps this run may take before claiming more from the shared budget.
+    let mut steps_left = claim_steps(&context.budget);
+    let result = run_frames(
+        &mut frames,
+        &mut stack,
+        &mut steps_left,
+        methods,
+        options,
+        &context,
+    );
+    // Steps claimed but not taken go back, so a run without forks gets exactly `max_steps`.
+    if let Some(budget) = &context.budget {
+        budget.fetch_add(steps_left, Ordering::Relaxed);
+    }
+    result.map(|()| stack)
+}
+
+fn run_frames(
+    frames: &mut Vec<Frame>,
+    stack: &mut Vec<IValue>,
+    steps_left: &mut u64,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+    context: &ForkContext,
+) -> Result<()> {
     loop {
         let Some(frame) = frames.last_mut() else {
             return Err(corrupt("no frame"));
         };
-        let control = match run_frame(frame, &mut stack, &mut steps_left, methods, options) {
+        let control = match run_frame(frame, stack, steps_left, methods, options) {
             Ok(control) => control,
-            // An error inside forked code is kept in its future, to be raised by `wait`.
+            // An error inside code forked in place is kept in its future, for `wait`.
             Err(error) => match frames.iter().rposition(|f| f.fork_base.is_some()) {
                 Some(index) => {
                     let base = frames[index].fork_base.unwrap_or(0);
                     frames.truncate(index);
                     stack.truncate(base);
-                    stack.push(super::future::completed(Err(error)));
+                    stack.push(IValue::Future(FutureValue::completed(Err(error))));
                     continue;
                 }
                 None => return Err(error),
@@ -200,24 +300,64 @@ pub fn run_code(
         };
         match control {
             Control::OutOfSteps => {
-                return Err(RuntimeError::StepBudgetExceeded(
-                    options.max_steps.unwrap_or(u64::MAX),
-                ));
+                *steps_left = claim_steps(&context.budget);
+                if *steps_left == 0 {
+                    return Err(RuntimeError::StepBudgetExceeded(
+                        options.max_steps.unwrap_or(u64::MAX),
+                    ));
+                }
             }
             Control::Call(callee) => {
-                if frames.len() >= options.max_call_depth {
+                if context.base_depth + frames.len() >= options.max_call_depth {
                     return Err(RuntimeError::CallDepthExceeded(options.max_call_depth));
                 }
                 frames.push(callee);
             }
+            Control::Fork { code, num_inputs } => {
+                let base = stack
+                    .len()
+                    .checked_sub(num_inputs)
+                    .ok_or_else(|| corrupt("operand stack underflow"))?;
+                let functions = frames
+                    .last()
+                    .and_then(|frame| frame.functions.clone())
+                    .or_else(|| methods.shared());
+                match functions {
+                    Some(functions) if context.fork_nesting < MAX_FORK_NESTING => {
+                        let task = ForkTask {
+                            code,
+                            inputs: stack.split_off(base),
+                            functions,
+                            options: options.clone(),
+                            context: ForkContext {
+                                budget: context.budget.clone(),
+                                base_depth: context.base_depth + frames.len(),
+                                fork_nesting: context.fork_nesting + 1,
+                            },
+                            grad_enabled: crate::ops::prim_lang_ops::grad_enabled(),
+                        };
+                        stack.push(IValue::Future(FutureValue::spawn(task)));
+                    }
+                    // No shareable function source, or nested too deeply: run it now, to
+                    // completion, as a frame of this run.
+                    functions => {
+                        if context.base_depth + frames.len() >= options.max_call_depth {
+                            return Err(RuntimeError::CallDepthExceeded(options.max_call_depth));
+                        }
+                        let mut callee = Frame::new(code, functions);
+                        callee.fork_base = Some(base);
+                        frames.push(callee);
+                    }
+                }
+            }
             Control::Return => {
                 let finished = frames.pop();
                 if finished.is_some_and(|f| f.fork_base.is_some()) {
-                    let value = pop(&mut stack)?;
-                    stack.push(super::future::completed(Ok(value)));
+                    let value = pop(stack)?;
+                    stack.push(IValue::Future(FutureValue::completed(Ok(value))));
                 }
                 if frames.is_empty() {
-                    return Ok(stack);
+                    return Ok(());
                 }
             }
         }
@@ -665,14 +805,10 @@ fn run_prim(
         }
         PrimOp::Uninitialized => stack.push(IValue::Uninitialized),
         PrimOp::Fork { code, num_inputs } => {
-            // Forked code runs now, to completion; its result or error waits in a future.
-            let base = stack
-                .len()
-                .checked_sub(*num_inputs)
-                .ok_or_else(|| corrupt("operand stack underflow"))?;
-            let mut callee = Frame::new(code.clone(), functions.clone());
-            callee.fork_base = Some(base);
-            return Ok(Some(Control::Call(callee)));
+            return Ok(Some(Control::Fork {
+                code: code.clone(),
+                num_inputs: *num_inputs,
+            }));
         }
         PrimOp::ToList => {
             let element_type = pop(stack)?.to_int()?;

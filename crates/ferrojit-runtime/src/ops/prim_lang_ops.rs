@@ -47,6 +47,15 @@ thread_local! {
     static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
+/// This thread's grad mode (forked tasks inherit it).
+pub(crate) fn grad_enabled() -> bool {
+    GRAD_ENABLED.with(|flag| flag.get())
+}
+
+pub(crate) fn set_grad_enabled_flag(enabled: bool) {
+    GRAD_ENABLED.with(|flag| flag.set(enabled));
+}
+
 fn is_grad_enabled(stack: &mut Stack) -> Result<()> {
     push(stack, GRAD_ENABLED.with(|flag| flag.get()))
 }
