@@ -570,13 +570,35 @@ fn str_concat(stack: &mut Stack) -> Result<()> {
 }
 
 /// FNV-1a over bytes: a stable hash for strings.
-fn fnv1a(bytes: &[u8]) -> i64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+/// The byte hash behind `std::hash` for strings and doubles in the C++ library PyTorch's
+/// Linux builds use (a 64-bit MurmurHash2 variant with seed 0xc70f6907), so `hash("abc")`
+/// gives the number PyTorch prints.
+fn std_hash_bytes(bytes: &[u8]) -> i64 {
+    const MUL: u64 = (0xc6a4_a793_u64 << 32) + 0x5bd1_e995;
+    const SEED: u64 = 0xc70f_6907;
+    fn shift_mix(value: u64) -> u64 {
+        value ^ (value >> 47)
     }
-    hash as i64
+    let mut hash = SEED ^ (bytes.len() as u64).wrapping_mul(MUL);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let data = shift_mix(u64::from_le_bytes(word).wrapping_mul(MUL)).wrapping_mul(MUL);
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let data = tail
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &byte| (acc << 8) | u64::from(byte));
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    hash = shift_mix(hash).wrapping_mul(MUL);
+    shift_mix(hash) as i64
 }
 
 /// PyTorch's `IValue::hash`: ints hash to themselves (`std::hash<int64_t>`), tuples combine
@@ -590,11 +612,11 @@ pub fn hash_value(value: &IValue) -> Result<i64> {
             if *f == 0.0 {
                 0
             } else {
-                fnv1a(&f.to_bits().to_le_bytes())
+                std_hash_bytes(&f.to_bits().to_le_bytes())
             }
         }
-        IValue::Str(text) => fnv1a(text.as_bytes()),
-        IValue::Device(device) => fnv1a(device.to_string().as_bytes()),
+        IValue::Str(text) => std_hash_bytes(text.as_bytes()),
+        IValue::Device(device) => std_hash_bytes(device.to_string().as_bytes()),
         IValue::Tuple(tuple) => {
             let mut seed: u64 = 0;
             for item in &tuple.items {
@@ -800,6 +822,43 @@ pub const TABLE: &[KernelTableEntry] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values printed by PyTorch 2.15 (Linux, CPU wheel) for `hash(...)` in TorchScript
+    /// (`torch.jit.CompilationUnit`), so hashes agree with PyTorch's, not merely exist.
+    #[test]
+    fn hash_matches_pytorch() {
+        let string = |text: &str| IValue::Str(std::sync::Arc::from(text));
+        let cases = [
+            (string("abc"), 3663726644998027833),
+            (string(""), 6142509188972423790),
+            (string("abcdefghij"), -404676311405430612),
+            (
+                string("h\u{e9}llo w\u{f6}rld, a longer string!"),
+                -1296424279222411477,
+            ),
+            (IValue::Double(1.5), 4982507072649106663),
+            (IValue::Double(-1e300), -4705377318500119136),
+            (IValue::Double(-0.0), 0),
+            (IValue::Double(0.0), 0),
+            (IValue::Int(-7), -7),
+            (IValue::Bool(true), 1),
+            (
+                IValue::tuple(vec![IValue::Int(1), string("a")]),
+                4993892805569072552,
+            ),
+            (
+                IValue::tuple(vec![
+                    IValue::Double(2.5),
+                    IValue::Bool(true),
+                    IValue::Int(-3),
+                ]),
+                -6097344701250376614,
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(hash_value(&value).unwrap(), expected, "hash({value})");
+        }
+    }
 
     fn run(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> Result<IValue> {
         let mut stack = args;
