@@ -127,6 +127,6 @@ pub fn fuzz_schema_parse(data: &[u8]) {
         let printed = schema.to_string();
         let again = ferrojit_ir::parse_schema(&printed)
             .unwrap_or_else(|error| panic!("printed schema {printed:?} does not parse: {error}"));
-        let _ = again.to_string();
+        assert_eq!(again.to_string(), printed, "schema printing is not stable");
     }
 }

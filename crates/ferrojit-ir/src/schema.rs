@@ -130,26 +130,46 @@ impl fmt::Display for Argument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.alias_info {
             Some(info) => {
-                // `Tensor(a!)`, `Tensor(a)[]` (annotation on the element), `t[](a!)` (on the
-                // list itself), `Tensor(a)?`: element annotations go right after the base name,
-                // list annotations right after `[]`.
+                // The annotation is a tree with one level per `[]` suffix, outermost first:
+                // `Tensor(a)[]` annotates the element, `t[](a!)` the list, and nested lists
+                // (`t(a)[][](b)`) one level each. The parser wraps each `[]` level in an
+                // empty annotation when none is written, so empty levels print nothing.
                 let spelling = &self.type_spelling;
                 let base_end = spelling.find(['[', '?']).unwrap_or(spelling.len());
-                let outer_is_empty = info.before_sets.is_empty();
-                let element = info.contained.first();
-                let (base_annotation, list_annotation) = if spelling[base_end..].starts_with("[]") {
-                    (element, if outer_is_empty { None } else { Some(info) })
-                } else {
-                    (Some(info), None)
-                };
+                let suffix = &spelling[base_end..];
+                let list_levels = suffix.matches("[]").count();
+                let mut levels = Vec::with_capacity(list_levels + 1);
+                let mut level = Some(info);
+                for _ in 0..=list_levels {
+                    levels.push(level);
+                    level = level.and_then(|info| info.contained.first());
+                }
+                // `levels[0]` is the outermost list's annotation, `levels[list_levels]` the
+                // base type's.
+                fn written(info: Option<&AliasInfo>) -> Option<&AliasInfo> {
+                    info.filter(|info| {
+                        !info.before_sets.is_empty() || !info.after_sets.is_empty() || info.is_write
+                    })
+                }
                 write!(f, "{}", &spelling[..base_end])?;
-                if let Some(annotation) = base_annotation {
+                if let Some(annotation) = written(levels[list_levels]) {
                     write!(f, "{annotation}")?;
                 }
-                let rest = &spelling[base_end..];
-                match (list_annotation, rest.strip_prefix("[]")) {
-                    (Some(annotation), Some(after)) => write!(f, "[]{annotation}{after}")?,
-                    _ => write!(f, "{rest}")?,
+                let mut rest = suffix;
+                let mut remaining = list_levels;
+                while !rest.is_empty() {
+                    if let Some(after) = rest.strip_prefix("[]") {
+                        remaining -= 1;
+                        write!(f, "[]")?;
+                        if let Some(annotation) = written(levels[remaining]) {
+                            write!(f, "{annotation}")?;
+                        }
+                        rest = after;
+                    } else {
+                        let next = rest[1..].find(['[', '?']).map_or(rest.len(), |at| at + 1);
+                        write!(f, "{}", &rest[..next])?;
+                        rest = &rest[next..];
+                    }
                 }
             }
             None => write!(f, "{}", self.type_spelling)?,
@@ -757,6 +777,20 @@ mod tests {
         round_trip("aten::format(str self, ...) -> str");
         round_trip("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)");
         round_trip("aten::popitem.str(Dict(str, t)(a!) self) -> ((str, t))");
+    }
+
+    #[test]
+    fn nested_list_annotations_print_at_their_level() {
+        for text in [
+            "f(t[](a!)[] x) -> int",
+            "f(Tensor(a!)[][] x) -> Tensor[](a)[]",
+            "f(Tensor(a)[](b)[](c!) x) -> Tensor(a)[3]",
+            "f(Tensor(a)?[] x) -> Tensor(b)[]?",
+        ] {
+            let printed = parse_schema(text).unwrap().to_string();
+            assert_eq!(printed, text);
+            assert_eq!(parse_schema(&printed).unwrap(), parse_schema(text).unwrap());
+        }
     }
 
     #[test]
