@@ -130,3 +130,19 @@ pub fn fuzz_schema_parse(data: &[u8]) {
         assert_eq!(again.to_string(), printed, "schema printing is not stable");
     }
 }
+
+/// Parses `data` as graph text (`graph(%x : Tensor): ...`); a graph that parses is
+/// verified (errors are fine, panics are not), and its printed text must parse again and
+/// print the same: the text form round-trips exactly.
+pub fn fuzz_ir_parse(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(graph) = ferrojit_ir::parse_graph(text) {
+        let _ = ferrojit_ir::verifier::verify(&graph);
+        let printed = graph.to_ir_string();
+        let again = ferrojit_ir::parse_graph(&printed)
+            .unwrap_or_else(|error| panic!("printed graph does not parse: {error}\n{printed}"));
+        assert_eq!(again.to_ir_string(), printed, "graph printing is not stable");
+    }
+}

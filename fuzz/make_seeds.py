@@ -15,6 +15,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "fuzz" / "seeds"
 
 
+MAX_SEED_ARCHIVE_BYTES = 32 * 1024
+
+
 def put(target: str, data: bytes) -> None:
     folder = SEEDS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -28,13 +31,27 @@ def main() -> None:
         (ROOT / "examples").glob("*.pt")
     )
     for path in archives:
+        # Small inputs fuzz fastest; the large-zoo models (git-ignored) are left out.
+        if "zoo_large" in path.parts or path.stat().st_size > MAX_SEED_ARCHIVE_BYTES:
+            continue
         data = path.read_bytes()
         put("zip_reader", data)
         put("archive_load", data)
-        with zipfile.ZipFile(path) as archive:
+        # The adversarial fixtures are broken on purpose: whole, they are good zip and
+        # archive seeds; their members are skipped where Python cannot read them.
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError):
+            continue
+        with archive:
             for info in archive.infolist():
                 name = info.filename.split("/", 1)[-1]
-                content = archive.read(info)
+                try:
+                    content = archive.read(info)
+                except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+                    continue
+                if len(content) > MAX_SEED_ARCHIVE_BYTES:
+                    continue
                 if name.endswith(".pkl"):
                     put("pickle_vm", content)
                 elif name.startswith("code/") and name.endswith(".py"):
@@ -52,6 +69,9 @@ def main() -> None:
         b"        n = n - 1\n"
         b"    return torch.relu(y)\n",
     )
+    # Graph texts PyTorch printed (the IR corpus) and the pass and verifier cases.
+    for path in sorted((ROOT / "tests" / "fixtures").glob("**/*.ir")):
+        put("ir_parse", path.read_bytes())
     schema = re.compile(rb'"((?:aten|prim)::[^"]*\)[^"]*)"')
     for source in sorted((ROOT / "crates").glob("ferrojit-runtime/src/**/*.rs")):
         for match in schema.finditer(source.read_bytes()):

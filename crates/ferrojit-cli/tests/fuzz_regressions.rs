@@ -29,6 +29,7 @@ fn target(name: &str) -> Option<fn(&[u8])> {
         "torchscript_parse" => harness::fuzz_torchscript_parse,
         "torchscript_compile" => harness::fuzz_torchscript_compile,
         "schema_parse" => harness::fuzz_schema_parse,
+        "ir_parse" => harness::fuzz_ir_parse,
         _ => return None,
     })
 }
