@@ -85,6 +85,59 @@ impl Iterator for StridedOffsets<'_> {
 
 impl ExactSizeIterator for StridedOffsets<'_> {}
 
+/// Walks a strided view as rows: calls `row(start, length, stride)` for each run along the
+/// innermost dim, in logical order, after dropping size-1 dims and merging dims that are
+/// contiguous with each other. Copies then cost one call per row instead of per element.
+pub(crate) fn for_each_row(
+    sizes: &[usize],
+    strides: &[usize],
+    offset: usize,
+    mut row: impl FnMut(usize, usize, usize),
+) {
+    if sizes.contains(&0) {
+        return;
+    }
+    // Merged (size, stride) pairs, outermost first.
+    let mut dims: Vec<(usize, usize)> = Vec::with_capacity(sizes.len());
+    for (&size, &stride) in sizes.iter().zip(strides) {
+        if size == 1 {
+            continue;
+        }
+        match dims.last_mut() {
+            Some(last) if last.1 == stride * size => {
+                last.0 *= size;
+                last.1 = stride;
+            }
+            _ => dims.push((size, stride)),
+        }
+    }
+    let Some(&(inner_size, inner_stride)) = dims.last() else {
+        row(offset, 1, 1);
+        return;
+    };
+    let outer = &dims[..dims.len() - 1];
+    let mut index = vec![0usize; outer.len()];
+    let mut start = offset;
+    loop {
+        row(start, inner_size, inner_stride);
+        // Odometer over the outer dims.
+        let mut dim = outer.len();
+        loop {
+            if dim == 0 {
+                return;
+            }
+            dim -= 1;
+            index[dim] += 1;
+            start += outer[dim].1;
+            if index[dim] < outer[dim].0 {
+                break;
+            }
+            start -= outer[dim].1 * outer[dim].0;
+            index[dim] = 0;
+        }
+    }
+}
+
 impl Tensor {
     /// A view of `storage` with the given geometry, checked to stay inside the storage.
     pub fn from_storage(
@@ -345,7 +398,15 @@ impl Tensor {
                     .map(|x| x.cast::<T>())
                     .collect()
             } else {
-                self.offsets().map(|o| buf[o].cast::<T>()).collect()
+                let mut out = Vec::with_capacity(numel);
+                for_each_row(&self.sizes, &self.strides, self.storage_offset, |start, len, stride| {
+                    if stride == 1 {
+                        out.extend(buf[start..start + len].iter().map(|x| x.cast::<T>()));
+                    } else {
+                        out.extend((0..len).map(|k| buf[start + k * stride].cast::<T>()));
+                    }
+                });
+                out
             }
         })
     }
@@ -366,9 +427,18 @@ impl Tensor {
                     *dst = src.cast();
                 }
             } else {
-                for (o, src) in self.offsets().zip(values) {
-                    buf[o] = src.cast();
-                }
+                let mut values = values.iter();
+                for_each_row(&self.sizes, &self.strides, self.storage_offset, |start, len, stride| {
+                    if stride == 1 {
+                        for (dst, src) in buf[start..start + len].iter_mut().zip(&mut values) {
+                            *dst = src.cast();
+                        }
+                    } else {
+                        for (k, src) in (0..len).zip(&mut values) {
+                            buf[start + k * stride] = src.cast();
+                        }
+                    }
+                });
             }
         })
     }
@@ -452,5 +522,45 @@ impl Tensor {
         let mut t = Tensor::from_parts(self.storage.clone(), storage_offset, sizes, strides);
         t.requires_grad = self.requires_grad;
         t
+    }
+}
+
+#[cfg(test)]
+mod row_walk_tests {
+    use super::{for_each_row, StridedOffsets};
+
+    /// Every offset the row walk visits, in order.
+    fn walked(sizes: &[usize], strides: &[usize], offset: usize) -> Vec<usize> {
+        let mut offsets = Vec::new();
+        for_each_row(sizes, strides, offset, |start, len, stride| {
+            offsets.extend((0..len).map(|k| start + k * stride));
+        });
+        offsets
+    }
+
+    #[test]
+    fn row_walk_visits_the_same_offsets_as_the_element_walk() {
+        let cases: &[(&[usize], &[usize], usize)] = &[
+            (&[2, 3, 4, 5], &[60, 20, 5, 1], 0),     // contiguous: one row
+            (&[2, 4, 3, 5], &[60, 5, 20, 1], 7),     // permuted middle dims
+            (&[5, 4, 3, 2], &[1, 5, 20, 60], 0),     // fully transposed
+            (&[3, 1, 4], &[8, 100, 2], 3),           // size-1 dim, stepped inner
+            (&[2, 3, 4], &[0, 4, 1], 0),             // expanded outer dim
+            (&[2, 3, 4], &[12, 0, 0], 5),            // expanded inner dims
+            (&[4, 6], &[12, 2], 1),                  // slice with step
+            (&[1, 1], &[9, 9], 4),                   // one element
+            (&[], &[], 6),                           // 0-dim
+            (&[3, 0, 2], &[2, 2, 1], 0),             // empty
+            (&[2, 2, 3, 2], &[12, 6, 2, 1], 0),      // mergeable all the way
+            (&[2, 2, 3, 2], &[24, 6, 2, 1], 0),      // mergeable inner three
+        ];
+        for &(sizes, strides, offset) in cases {
+            let expected: Vec<usize> = if sizes.contains(&0) {
+                Vec::new()
+            } else {
+                StridedOffsets::new(sizes, strides, offset).collect()
+            };
+            assert_eq!(walked(sizes, strides, offset), expected, "{sizes:?} {strides:?}");
+        }
     }
 }
