@@ -161,6 +161,8 @@ pub struct CompilationUnit {
     operators: Arc<dyn OperatorSchemas>,
     loader: Option<SourceLoader>,
     constants: Vec<(Option<AttributeValue>, Type)>,
+    /// The archive's version record, when the code comes from one (see `upgraders`).
+    operator_version: Option<u64>,
     state: Mutex<UnitState>,
     /// Held (re-entrantly) while files load, classes resolve and functions compile, so
     /// another thread never sees a half-defined qualifier or class.
@@ -487,6 +489,7 @@ impl CompilationUnit {
             operators,
             loader: None,
             constants: Vec::new(),
+            operator_version: None,
             state: Mutex::new(UnitState::default()),
             compile_lock: CompileLock::default(),
         }
@@ -500,6 +503,16 @@ impl CompilationUnit {
     /// The `CONSTANTS.cN` table (from an archive's `constants.pkl`).
     pub fn set_constants(&mut self, constants: Vec<(Option<AttributeValue>, Type)>) {
         self.constants = constants;
+    }
+
+    /// The archive version the code was saved with: calls to operators changed since then
+    /// compile to their upgraders (`crate::upgraders::configure` sets it).
+    pub fn set_operator_version(&mut self, version: Option<u64>) {
+        self.operator_version = version;
+    }
+
+    pub fn operator_version(&self) -> Option<u64> {
+        self.operator_version
     }
 
     /// Whether the code comes from an archive's `code/` files (PyTorch's importer) rather

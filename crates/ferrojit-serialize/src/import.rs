@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ferrojit_frontend::compilation_unit::CompilationUnit;
 use ferrojit_frontend::operators::OperatorSchemas;
 use ferrojit_frontend::source::SourceFile;
+use ferrojit_frontend::upgraders;
 use ferrojit_ir::{AttributeValue, ClassType, FunctionSchema, Graph, Type};
 use ferrojit_runtime::error::RuntimeError;
 use ferrojit_runtime::interpreter::RunOptions;
@@ -22,7 +23,8 @@ use crate::values::{ClassResolver, ValueReader};
 use crate::zip_archive::ArchiveReader;
 
 /// Archive format versions this loader reads. PyTorch writes 3 for plain models and up to
-/// 10 when operators with upgraders appear; the upgraders themselves are not applied yet.
+/// 10 when operators with upgraders appear; code of an archive older than an operator's
+/// change runs that operator's upgrader (`ferrojit_frontend::upgraders`).
 const SUPPORTED_VERSIONS: std::ops::RangeInclusive<u64> = 1..=10;
 
 /// The compiler's view of the runtime's operator registry.
@@ -147,7 +149,8 @@ pub fn load_module_from_bytes_with_options(
     load_module_from_archive(&archive, options)
 }
 
-fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
+/// Reads and checks the archive's version record.
+fn check_version(archive: &ArchiveReader) -> Result<u64, LoadError> {
     // Old archives name the record `version` too; a missing one is refused rather than guessed.
     let name = if archive.has_record("version") {
         "version"
@@ -176,7 +179,7 @@ fn check_version(archive: &ArchiveReader) -> Result<(), LoadError> {
             ),
         ));
     }
-    Ok(())
+    Ok(version)
 }
 
 /// Maps a qualifier such as `__torch__.torch.nn.modules.linear` to its `code/` record.
@@ -188,7 +191,7 @@ fn load_module_from_archive(
     archive: &ArchiveReader,
     options: &RunOptions,
 ) -> Result<LoadedModule, LoadError> {
-    check_version(archive)?;
+    let version = check_version(archive)?;
     if !archive.has_record("data.pkl") {
         return Err(LoadError::format(
             "data.pkl",
@@ -197,6 +200,8 @@ fn load_module_from_archive(
     }
 
     let mut unit = CompilationUnit::new(RegistrySchemas::builtins());
+    // The version decides which operator semantics the archive's code compiles to.
+    upgraders::configure(&mut unit, version)?;
     // The archive reader is single-threaded, while the compilation unit may compile from
     // any thread, so the (small) code records are read up front; parsing stays on demand.
     let mut sources = std::collections::HashMap::new();
@@ -220,6 +225,9 @@ fn load_module_from_archive(
         methods: methods.clone(),
     };
 
+    // Storages are decoded in the archive's `byteorder` (as torch.load does). PyTorch's
+    // torch.jit.load (2.15) ignores that record and reads big-endian bytes as little-endian;
+    // tests/fixtures/byteorder/checks.json records it.
     let bytes = archive.read_record("data.pkl")?;
     let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| {
         LoadError::Pickle {

@@ -12,6 +12,7 @@ use super::Emitter;
 use crate::ast::{Expr, ExprKind, Keyword};
 use crate::error::FrontendError;
 use crate::source::SourceRange;
+use crate::upgraders;
 
 /// A positional argument value with the source it came from.
 pub(crate) type PositionalArgument = (ValueId, SourceRange);
@@ -750,7 +751,24 @@ impl<'a> Emitter<'a> {
         if let Some(value) = self.try_class_dunder(name, positional, named, range)? {
             return Ok(value);
         }
-        let overloads = self.context.unit.operators().overloads(name);
+        let mut overloads = self.context.unit.operators().overloads(name);
+        // Code of an old archive sees the old schemas of operators changed since, and a call
+        // matching one runs its upgrader (see `crate::upgraders`); the upgraders' own
+        // bodies use today's operators.
+        let upgraders = match self.context.unit.operator_version() {
+            Some(version) if self.context.qualifier != upgraders::UPGRADERS_QUALIFIER => {
+                upgraders::for_operator(name, version)
+            }
+            _ => Vec::new(),
+        };
+        if !upgraders.is_empty() {
+            overloads.retain(|current| {
+                !upgraders
+                    .iter()
+                    .any(|old| old.schema.overload_name == current.overload_name)
+            });
+            overloads.extend(upgraders.iter().map(|old| old.schema.clone()));
+        }
         if overloads.is_empty() {
             return Err(self.error(
                 format!(
@@ -760,6 +778,12 @@ impl<'a> Emitter<'a> {
             ));
         }
         let (schema, matched) = self.match_schemas(&overloads, positional, named, range)?;
+        if let Some(old) = upgraders
+            .iter()
+            .find(|old| Arc::ptr_eq(&old.schema, &schema))
+        {
+            return self.emit_function_call(&old.function, positional, named, range);
+        }
         self.location = Some(range.clone());
         let node = self.insert(&schema.name, &matched.inputs, &matched.return_types);
         self.graph.node_mut(node).schema = Some(schema);
