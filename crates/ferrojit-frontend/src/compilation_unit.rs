@@ -194,10 +194,7 @@ impl CompileLock {
                     break;
                 }
                 Some(_) => {
-                    owner = self
-                        .released
-                        .wait(owner)
-                        .unwrap_or_else(|p| p.into_inner());
+                    owner = self.released.wait(owner).unwrap_or_else(|p| p.into_inner());
                 }
             }
         }

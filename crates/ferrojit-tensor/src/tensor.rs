@@ -541,18 +541,18 @@ mod row_walk_tests {
     #[test]
     fn row_walk_visits_the_same_offsets_as_the_element_walk() {
         let cases: &[(&[usize], &[usize], usize)] = &[
-            (&[2, 3, 4, 5], &[60, 20, 5, 1], 0),     // contiguous: one row
-            (&[2, 4, 3, 5], &[60, 5, 20, 1], 7),     // permuted middle dims
-            (&[5, 4, 3, 2], &[1, 5, 20, 60], 0),     // fully transposed
-            (&[3, 1, 4], &[8, 100, 2], 3),           // size-1 dim, stepped inner
-            (&[2, 3, 4], &[0, 4, 1], 0),             // expanded outer dim
-            (&[2, 3, 4], &[12, 0, 0], 5),            // expanded inner dims
-            (&[4, 6], &[12, 2], 1),                  // slice with step
-            (&[1, 1], &[9, 9], 4),                   // one element
-            (&[], &[], 6),                           // 0-dim
-            (&[3, 0, 2], &[2, 2, 1], 0),             // empty
-            (&[2, 2, 3, 2], &[12, 6, 2, 1], 0),      // mergeable all the way
-            (&[2, 2, 3, 2], &[24, 6, 2, 1], 0),      // mergeable inner three
+            (&[2, 3, 4, 5], &[60, 20, 5, 1], 0), // contiguous: one row
+            (&[2, 4, 3, 5], &[60, 5, 20, 1], 7), // permuted middle dims
+            (&[5, 4, 3, 2], &[1, 5, 20, 60], 0), // fully transposed
+            (&[3, 1, 4], &[8, 100, 2], 3),       // size-1 dim, stepped inner
+            (&[2, 3, 4], &[0, 4, 1], 0),         // expanded outer dim
+            (&[2, 3, 4], &[12, 0, 0], 5),        // expanded inner dims
+            (&[4, 6], &[12, 2], 1),              // slice with step
+            (&[1, 1], &[9, 9], 4),               // one element
+            (&[], &[], 6),                       // 0-dim
+            (&[3, 0, 2], &[2, 2, 1], 0),         // empty
+            (&[2, 2, 3, 2], &[12, 6, 2, 1], 0),  // mergeable all the way
+            (&[2, 2, 3, 2], &[24, 6, 2, 1], 0),  // mergeable inner three
         ];
         for &(sizes, strides, offset) in cases {
             let expected: Vec<usize> = if sizes.contains(&0) {
@@ -560,7 +560,11 @@ mod row_walk_tests {
             } else {
                 StridedOffsets::new(sizes, strides, offset).collect()
             };
-            assert_eq!(walked(sizes, strides, offset), expected, "{sizes:?} {strides:?}");
+            assert_eq!(
+                walked(sizes, strides, offset),
+                expected,
+                "{sizes:?} {strides:?}"
+            );
         }
     }
 }
