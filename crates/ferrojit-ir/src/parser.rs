@@ -322,7 +322,10 @@ impl<'a> Parser<'a> {
         // A numbered value prints as its number, so `%02` and `%2` are the same value.
         if name.bytes().all(|b| b.is_ascii_digit()) {
             let trimmed = name.trim_start_matches('0');
-            return Ok((if trimmed.is_empty() { "0" } else { trimmed }.to_string(), start));
+            return Ok((
+                if trimmed.is_empty() { "0" } else { trimmed }.to_string(),
+                start,
+            ));
         }
         Ok((name.to_string(), start))
     }
