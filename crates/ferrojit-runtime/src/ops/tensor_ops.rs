@@ -558,6 +558,23 @@ fn to_device(stack: &mut Stack) -> Result<()> {
     push(stack, result)
 }
 
+/// `x.to(other)`: `other`'s dtype (and device, always the CPU here).
+fn to_other(stack: &mut Stack) -> Result<()> {
+    let [a, other, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
+    let dtype = other.to_tensor()?.dtype();
+    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    push(stack, result)
+}
+
+/// `x.to(dtype=..., device=...)` with keyword arguments.
+fn to_dtype_layout(stack: &mut Stack) -> Result<()> {
+    let [a, dtype, _layout, device, _pin_memory, _non_blocking, copy, _memory_format] =
+        pop_array::<8>(stack)?;
+    check_cpu(&device)?;
+    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    push(stack, result)
+}
+
 fn item(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
     let value = a.to_tensor()?.item()?;
@@ -971,6 +988,8 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_device),
     ("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_device),
     ("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_dtype),
+    ("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_other),
+    ("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype_layout),
     ("aten::item(Tensor self) -> Scalar", item),
     ("aten::Int.Tensor(Tensor a) -> int", int_tensor),
     ("aten::Float.Tensor(Tensor a) -> float", float_tensor),
