@@ -6,6 +6,9 @@ use std::fmt;
 use crate::attributes::format_float;
 use crate::types::Type;
 
+/// The largest `N` accepted in a fixed-size list type `int[N]`.
+const MAX_FIXED_LIST_LENGTH: usize = 4096;
+
 /// Alias annotation on an argument or return: `Tensor(a!)`, `Tensor(a -> *)`, `Tensor(*)`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AliasInfo {
@@ -510,9 +513,13 @@ impl<'a> SchemaParser<'a> {
                     return Err(self.error("expected a list length or ']'"));
                 }
                 self.position += digits.len();
+                // A scalar default fills the whole list (`int[2] stride=1`), so the length
+                // sizes an allocation: real schemas use single digits.
                 let length: usize = digits
                     .parse()
-                    .map_err(|_| self.error("list length too large"))?;
+                    .ok()
+                    .filter(|&length| length <= MAX_FIXED_LIST_LENGTH)
+                    .ok_or_else(|| self.error("list length too large"))?;
                 if !self.rest().starts_with(']') {
                     return Err(self.error("expected ']'"));
                 }
@@ -777,6 +784,16 @@ mod tests {
         round_trip("aten::format(str self, ...) -> str");
         round_trip("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)");
         round_trip("aten::popitem.str(Dict(str, t)(a!) self) -> ((str, t))");
+    }
+
+    #[test]
+    fn huge_fixed_list_lengths_are_refused_before_allocating() {
+        let error = parse_schema("f(int[7777777777777773] padding=0) -> ()").unwrap_err();
+        assert!(
+            error.to_string().contains("list length too large"),
+            "{error}"
+        );
+        assert!(parse_schema("f(int[4096] padding=0) -> ()").is_ok());
     }
 
     #[test]
