@@ -41,6 +41,12 @@ enum Command {
         /// loading included): a bound for untrusted models.
         #[arg(long, value_name = "N")]
         max_steps: Option<u64>,
+        /// Allow the values of one pickle (in MODEL or INPUTS) BYTES of memory. The default,
+        /// a third of the file's bytes outside the pickle plus 20 MiB, keeps the memory
+        /// spent on a hostile file bounded; a torch.save of more than about half a million
+        /// plain Python numbers needs more.
+        #[arg(long, value_name = "BYTES")]
+        max_pickle_memory: Option<u64>,
     },
     /// Re-save a TorchScript archive through ferrojit's own printer and pickler.
     Convert {
@@ -149,12 +155,14 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             method,
             max_steps,
+            max_pickle_memory,
         } => commands::run::run_model(
             &model,
             inputs.as_deref(),
             output.as_deref(),
             &method,
             max_steps,
+            max_pickle_memory,
         ),
         Command::Convert { input, output } => commands::convert::convert(&input, &output),
         Command::Compile {

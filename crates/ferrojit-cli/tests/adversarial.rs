@@ -589,6 +589,113 @@ fn rejecting_a_large_file_stays_within_twice_its_size_plus_64_mib() {
     }
 }
 
+/// Writes a `torch.save`-shaped archive whose only record is the pickle `pickle`.
+fn write_pickle_archive(path: &Path, pickle: &[u8]) {
+    let mut writer = ArchiveWriter::create(path, "hostile").unwrap();
+    writer.write_record("data.pkl", pickle).unwrap();
+    writer.write_record("byteorder", b"little").unwrap();
+    writer.write_record("version", b"3\n").unwrap();
+    writer.finish().unwrap();
+}
+
+/// A pickle of `count` ints in one list, paired with a `bytes` value: it unpickles, and
+/// the conversion to values refuses the bytes only after converting the whole list.
+fn int_list_then_bytes(count: usize) -> Vec<u8> {
+    let mut pickle = b"\x80\x02]".to_vec();
+    // In APPENDS batches of 1000, as Python's pickler writes them.
+    for batch in (0..count).collect::<Vec<_>>().chunks(1000) {
+        pickle.push(b'(');
+        for &i in batch {
+            pickle.push(b'J');
+            pickle.extend_from_slice(&(i as i32 + 1_000).to_le_bytes());
+        }
+        pickle.push(b'e');
+    }
+    pickle.extend_from_slice(b"C\x01x\x86.");
+    pickle
+}
+
+/// Files that are nearly all pickle, refused either by the unpickler (one-byte opcodes)
+/// or late, after every value was built and converted, stay within the memory bound: the
+/// pickle value budget shrinks with the file (`ArchiveReader::pickle_value_budget`).
+#[test]
+fn rejecting_a_file_that_is_all_pickle_stays_within_the_memory_bound() {
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adversarial_pickle_heavy");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut nones = b"\x80\x02".to_vec();
+    nones.extend(std::iter::repeat_n(b'N', 8 << 20));
+    nones.push(b'.');
+    let mut empty_lists = b"\x80\x02".to_vec();
+    empty_lists.extend(std::iter::repeat_n(b']', 8 << 20));
+    empty_lists.push(b'.');
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("nones", nones, "need more than"),
+        ("empty_lists", empty_lists, "need more than"),
+        // Under the budget, so it unpickles and fails in conversion.
+        ("ints_then_bytes", int_list_then_bytes(400_000), "raw bytes"),
+    ];
+    for (name, pickle, expected) in cases {
+        let inputs = scratch.join(format!("{name}.pt"));
+        write_pickle_archive(&inputs, &pickle);
+        let file_size = std::fs::metadata(&inputs).unwrap().len();
+        let args = vec![
+            "run".to_string(),
+            valid_model().display().to_string(),
+            "--inputs".to_string(),
+            inputs.display().to_string(),
+        ];
+        let run = cli_run(&args, &scratch.join(format!("workdir_{name}")), name);
+        let _ = std::fs::remove_file(&inputs);
+        assert!(!run.success, "{name}");
+        assert_eq!(run.stderr.lines().count(), 1, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(expected), "{name}: {}", run.stderr);
+        if let Some(peak) = run.peak_rss {
+            println!(
+                "{name}: file {file_size} bytes, peak RSS {:.1} MiB (parent {:.1} MiB)",
+                mib(peak),
+                mib(run.parent_rss.unwrap_or(0))
+            );
+            assert!(
+                peak <= 2 * file_size + MEMORY_CONSTANT,
+                "{name}: peak RSS {peak} over 2 x {file_size} + 64 MiB"
+            );
+        }
+    }
+}
+
+/// The pickle budget that keeps the bound refuses a large plain-data pickle by default,
+/// names the knob, and `ArchiveLimits::max_pickle_value_bytes` (`--max-pickle-memory`)
+/// lifts it.
+#[test]
+fn pickle_value_budget_is_configurable() {
+    let mut pickle = b"\x80\x02](".to_vec();
+    for i in 0..1_000_000i32 {
+        pickle.push(b'J');
+        pickle.extend_from_slice(&i.to_le_bytes());
+    }
+    pickle.extend_from_slice(b"e.");
+    let mut writer = ArchiveWriter::in_memory("ints").unwrap();
+    writer.write_record("data.pkl", &pickle).unwrap();
+    writer.write_record("byteorder", b"little").unwrap();
+    writer.write_record("version", b"3\n").unwrap();
+    let bytes = writer.finish_into_bytes().unwrap();
+
+    let refused = torch_save::load_bytes(bytes.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("--max-pickle-memory"), "{refused}");
+
+    let limits = ArchiveLimits {
+        max_pickle_value_bytes: Some(1 << 30),
+        ..ArchiveLimits::default()
+    };
+    let archive = ArchiveReader::from_bytes_with_limits(bytes, limits).unwrap();
+    let IValue::List(list) = torch_save::load_archive(&archive).unwrap() else {
+        panic!("not a list")
+    };
+    assert_eq!(list.len(), 1_000_000);
+}
+
 // ---------------------------------------------------------------------------------------
 // Library-level checks that go beyond single files.
 // ---------------------------------------------------------------------------------------

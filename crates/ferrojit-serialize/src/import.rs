@@ -187,7 +187,9 @@ fn code_record_name(qualifier: &str) -> String {
     format!("code/{}.py", qualifier.replace('.', "/"))
 }
 
-fn load_module_from_archive(
+/// Loads a `torch.jit.save` archive from an opened archive (for callers that choose the
+/// [`crate::zip_archive::ArchiveLimits`]), with `options` bounding `__setstate__`.
+pub fn load_module_from_archive(
     archive: &ArchiveReader,
     options: &RunOptions,
 ) -> Result<LoadedModule, LoadError> {
@@ -229,11 +231,13 @@ fn load_module_from_archive(
     // torch.jit.load (2.15) ignores that record and reads big-endian bytes as little-endian;
     // tests/fixtures/byteorder/checks.json records it.
     let bytes = archive.read_record("data.pkl")?;
-    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| {
-        LoadError::Pickle {
-            record: "data.pkl".to_string(),
-            source,
-        }
+    let unpickler_options = UnpicklerOptions {
+        max_value_bytes: Some(archive.pickle_value_budget("data.pkl")),
+        ..UnpicklerOptions::torchscript_data()
+    };
+    let pickled = unpickle(&bytes, &unpickler_options).map_err(|source| LoadError::Pickle {
+        record: "data.pkl".to_string(),
+        source,
     })?;
     let mut reader = ValueReader::new(archive, "data.pkl", "data", Some(&classes))?;
     let root = reader.convert(&pickled)?;
@@ -264,11 +268,13 @@ fn load_constants(
         return Ok(Vec::new());
     }
     let bytes = archive.read_record("constants.pkl")?;
-    let pickled = unpickle(&bytes, &UnpicklerOptions::torchscript_data()).map_err(|source| {
-        LoadError::Pickle {
-            record: "constants.pkl".to_string(),
-            source,
-        }
+    let unpickler_options = UnpicklerOptions {
+        max_value_bytes: Some(archive.pickle_value_budget("constants.pkl")),
+        ..UnpicklerOptions::torchscript_data()
+    };
+    let pickled = unpickle(&bytes, &unpickler_options).map_err(|source| LoadError::Pickle {
+        record: "constants.pkl".to_string(),
+        source,
     })?;
     let mut reader = ValueReader::new(archive, "constants.pkl", "constants", None)?;
     let IValue::Tuple(tuple) = reader.convert(&pickled)? else {

@@ -59,14 +59,19 @@ pub enum PickleValue {
     /// Insertion order kept; keys are not hashed or deduplicated.
     Dict(Rc<RefCell<Vec<(PickleValue, PickleValue)>>>),
     /// A `GLOBAL module\nname` reference that the allowlist accepted.
-    Global {
-        module: Rc<str>,
-        name: Rc<str>,
-    },
+    /// Boxed so that every value slot stays 24 bytes (two `Rc<str>` inline would make 40).
+    Global(Rc<GlobalName>),
     Reduce(Rc<RefCell<ReduceData>>),
     Object(Rc<RefCell<ObjectData>>),
     /// The result of BINPERSID: the persistent id itself, resolved later by the consumer.
     PersistentId(Rc<PickleValue>),
+}
+
+/// The `module` and `name` of a `GLOBAL` opcode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalName {
+    pub module: Rc<str>,
+    pub name: Rc<str>,
 }
 
 impl PickleValue {
@@ -97,10 +102,10 @@ impl PickleValue {
 
     /// Builds a `Global`.
     pub fn global(module: &str, name: &str) -> PickleValue {
-        PickleValue::Global {
+        PickleValue::Global(Rc::new(GlobalName {
             module: Rc::from(module),
             name: Rc::from(name),
-        }
+        }))
     }
 
     /// Builds a fresh `Reduce` without state.
@@ -155,7 +160,7 @@ impl PickleValue {
             PickleValue::Tuple(_) => "tuple",
             PickleValue::List(_) => "list",
             PickleValue::Dict(_) => "dict",
-            PickleValue::Global { .. } => "global",
+            PickleValue::Global(_) => "global",
             PickleValue::Reduce(_) => "reduce result",
             PickleValue::Object(_) => "object",
             PickleValue::PersistentId(_) => "persistent id",
@@ -189,7 +194,7 @@ impl PickleValue {
     /// `(module, name)` of a `Global`.
     pub fn as_global(&self) -> Option<(&str, &str)> {
         match self {
-            PickleValue::Global { module, name } => Some((module, name)),
+            PickleValue::Global(global) => Some((&global.module, &global.name)),
             _ => None,
         }
     }
@@ -256,16 +261,9 @@ impl PickleValue {
                 }
                 (PickleValue::Str(a), PickleValue::Str(b)) => a == b,
                 (PickleValue::Bytes(a), PickleValue::Bytes(b)) => a == b,
-                (
-                    PickleValue::Global {
-                        module: module_a,
-                        name: name_a,
-                    },
-                    PickleValue::Global {
-                        module: module_b,
-                        name: name_b,
-                    },
-                ) => module_a == module_b && name_a == name_b,
+                (PickleValue::Global(a), PickleValue::Global(b)) => {
+                    a.module == b.module && a.name == b.name
+                }
                 (PickleValue::Tuple(_), PickleValue::Tuple(_))
                 | (PickleValue::List(_), PickleValue::List(_))
                 | (PickleValue::Dict(_), PickleValue::Dict(_))
@@ -503,7 +501,7 @@ impl DebugPrinter {
             PickleValue::Float(v) => write!(f, "{v:?}"),
             PickleValue::Str(v) => write!(f, "{:?}", &**v),
             PickleValue::Bytes(v) => write!(f, "b{:?}", String::from_utf8_lossy(v)),
-            PickleValue::Global { module, name } => write!(f, "{module}.{name}"),
+            PickleValue::Global(global) => write!(f, "{}.{}", global.module, global.name),
             PickleValue::Tuple(items) => {
                 write!(f, "(")?;
                 self.write_seq(items, depth, f)?;
@@ -597,3 +595,7 @@ impl fmt::Debug for PickleValue {
         .write(self, 0, f)
     }
 }
+
+// The value budget charges slots at this size; a larger variant would make every stack,
+// memo and container slot of every pickle cost more.
+const _: () = assert!(std::mem::size_of::<PickleValue>() <= 24);

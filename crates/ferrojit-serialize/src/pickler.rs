@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::error::PickleError;
-use crate::pickle_value::PickleValue;
+use crate::pickle_value::{GlobalName, PickleValue};
 
 /// Items per APPENDS / SETITEMS batch, as in CPython. Like CPython's C pickler, a
 /// container with exactly one item uses APPEND / SETITEM; otherwise every batch,
@@ -279,7 +279,7 @@ impl Pickler {
                     ]);
                 }
             }
-            PickleValue::Global { module, name } => self.write_global(module, name)?,
+            PickleValue::Global(global) => self.write_global(&global.module, &global.name)?,
             PickleValue::Tuple(items) => {
                 let pointer = Rc::as_ptr(items) as *const u8 as usize;
                 if items.is_empty() {
@@ -350,10 +350,10 @@ impl Pickler {
                     )));
                 }
                 let mut tasks = vec![
-                    Task::Value(PickleValue::Global {
+                    Task::Value(PickleValue::Global(Rc::new(GlobalName {
                         module: data.module.clone(),
                         name: data.name.clone(),
-                    }),
+                    }))),
                     Task::Value(data.args.clone()),
                     Task::Op(0x81),
                     Task::Memoize(MemoKey::Pointer(pointer)),

@@ -27,7 +27,9 @@ pub fn load_bytes(bytes: Vec<u8>) -> Result<IValue, LoadError> {
     load_archive(&archive)
 }
 
-fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
+/// Reads a `torch.save` file from an opened archive (for callers that choose the
+/// [`crate::zip_archive::ArchiveLimits`]).
+pub fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
     if !archive.has_record("data.pkl") {
         return Err(LoadError::format(
             "data.pkl",
@@ -35,11 +37,14 @@ fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
         ));
     }
     let bytes = archive.read_record("data.pkl")?;
-    let pickled =
-        unpickle(&bytes, &UnpicklerOptions::torch_save()).map_err(|source| LoadError::Pickle {
-            record: "data.pkl".to_string(),
-            source,
-        })?;
+    let options = UnpicklerOptions {
+        max_value_bytes: Some(archive.pickle_value_budget("data.pkl")),
+        ..UnpicklerOptions::torch_save()
+    };
+    let pickled = unpickle(&bytes, &options).map_err(|source| LoadError::Pickle {
+        record: "data.pkl".to_string(),
+        source,
+    })?;
     let mut reader = ValueReader::new(archive, "data.pkl", "data", None)?;
     reader.convert(&pickled)
 }

@@ -328,7 +328,7 @@ fn own_bytes(value: &PickleValue) -> usize {
                 + std::mem::size_of::<RefCell<Vec<(PickleValue, PickleValue)>>>()
                 + 2 * SLOT * items.borrow().len()
         }
-        PickleValue::Global { module, name } => 2 * rc + module.len() + name.len(),
+        PickleValue::Global(global) => 3 * rc + global.module.len() + global.name.len(),
         PickleValue::Reduce(_) => rc + std::mem::size_of::<RefCell<ReduceData>>(),
         PickleValue::Object(_) => rc + std::mem::size_of::<RefCell<ObjectData>>(),
         PickleValue::PersistentId(_) => rc + SLOT,
@@ -480,7 +480,8 @@ impl<'a> Machine<'a> {
         self.value_bytes = self.value_bytes.saturating_add(bytes);
         if self.value_bytes > self.value_budget {
             return Err(self.limit(format!(
-                "the values built need more than {} bytes of memory",
+                "the values built need more than {} bytes of memory (the limit is \
+                 max_pickle_value_bytes, `ferrojit run --max-pickle-memory`)",
                 self.value_budget
             )));
         }
@@ -1028,15 +1029,15 @@ impl<'a> Machine<'a> {
                     let args = self.pop()?;
                     let class = self.pop()?;
                     self.tuple_args(&args, "NEWOBJ")?;
-                    let PickleValue::Global { module, name } = &class else {
+                    let PickleValue::Global(global) = &class else {
                         return Err(self.invalid(format!(
                             "NEWOBJ class must be a global, got {}",
                             class.kind_name()
                         )));
                     };
                     let object = ObjectData {
-                        module: module.clone(),
-                        name: name.clone(),
+                        module: global.module.clone(),
+                        name: global.name.clone(),
                         args,
                         state: None,
                         dict_items: Vec::new(),

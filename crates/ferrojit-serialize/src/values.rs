@@ -97,16 +97,18 @@ impl<'a> ValueReader<'a> {
                 IValue::Tuple(TupleValue::new(converted))
             }
             PickleValue::List(items) => {
-                let items = items.borrow().clone();
+                // Borrowed, not cloned: conversion only reads pickle values, and a copy of
+                // a million-element list is memory a hostile file could make us spend.
+                let items = items.borrow();
                 let mut converted = Vec::with_capacity(items.len());
-                for item in &items {
+                for item in items.iter() {
                     converted.push(self.convert_at(item, depth + 1)?);
                 }
                 let element_type = unify_types(converted.iter().map(IValue::type_of));
                 IValue::List(ListValue::new(element_type, converted))
             }
             PickleValue::Dict(entries) => {
-                let entries = entries.borrow().clone();
+                let entries = entries.borrow();
                 self.convert_dict(&entries, depth)?
             }
             PickleValue::Reduce(reduce) => {
@@ -133,8 +135,11 @@ impl<'a> ValueReader<'a> {
                 }
                 self.convert_object(&module, &name, state.as_ref(), depth)?
             }
-            PickleValue::Global { module, name } => {
-                return Err(self.error(format!("global {module}.{name} used as a value")));
+            PickleValue::Global(global) => {
+                return Err(self.error(format!(
+                    "global {}.{} used as a value",
+                    global.module, global.name
+                )));
             }
             PickleValue::PersistentId(_) => {
                 return Err(self.error("a persistent id outside a tensor rebuild"));

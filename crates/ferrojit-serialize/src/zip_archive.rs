@@ -67,6 +67,10 @@ pub struct ArchiveLimits {
     /// compressed pickle is read whole and can expand again in the pickle VM (a few MB of
     /// one-byte opcodes make a million containers), so this is kept small.
     pub max_inflated_record_bytes_outside_code: u64,
+    /// Cap on the estimated memory of the values one pickle record builds
+    /// ([`crate::unpickler::UnpicklerOptions::max_value_bytes`]). `None`: derived from the
+    /// file, see [`ArchiveReader::pickle_value_budget`].
+    pub max_pickle_value_bytes: Option<u64>,
 }
 
 impl Default for ArchiveLimits {
@@ -77,9 +81,13 @@ impl Default for ArchiveLimits {
             max_total_bytes: 16 << 30,
             max_inflated_bytes: DEFAULT_MAX_INFLATED_BYTES,
             max_inflated_record_bytes_outside_code: DEFAULT_MAX_INFLATED_RECORD_BYTES_OUTSIDE_CODE,
+            max_pickle_value_bytes: None,
         }
     }
 }
+
+/// Fixed part of the default pickle value budget, see [`ArchiveReader::pickle_value_budget`].
+pub const PICKLE_VALUE_BUDGET_BASE: u64 = 20 << 20;
 
 /// Default for [`ArchiveLimits::max_inflated_bytes`].
 pub const DEFAULT_MAX_INFLATED_BYTES: u64 = 16 << 20;
@@ -677,6 +685,37 @@ impl ArchiveReader {
             .get(name)
             .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
         Ok(info.stored_range)
+    }
+
+    /// The value memory budget for unpickling record `name` (a `.pkl`), in bytes.
+    ///
+    /// [`ArchiveLimits::max_pickle_value_bytes`] when set. Otherwise the smaller of the
+    /// unpickler's own default for the record's length and `(F - P) / 3 + 20 MiB`, where
+    /// `F` is the file's length and `P` the record's. This keeps rejecting a file within
+    /// twice its size plus 64 MiB: the file and the read copy of the pickle are held while
+    /// the values are built and converted, and a check that fails late, after conversion,
+    /// has also spent the pickle values and the converted ones. Measured on a list of a
+    /// million ints, those take about 2.4 times the unpickler's estimate (which is what the
+    /// budget caps), so the process peaks near `F + P + 2.4 × budget + 10 MiB`. A pickle of
+    /// one-byte opcodes costs 24 or more bytes of values per byte, so without this a
+    /// hostile pickle of a few MB would take hundreds. Real model files hold mostly tensor
+    /// data and a small pickle, far inside the budget; a `torch.save` of more than about
+    /// half a million plain Python numbers needs `max_pickle_value_bytes` (the CLI's
+    /// `--max-pickle-memory`).
+    pub fn pickle_value_budget(&self, name: &str) -> usize {
+        if let Some(limit) = self.limits.max_pickle_value_bytes {
+            return usize::try_from(limit).unwrap_or(usize::MAX);
+        }
+        let record_length = self.record_size(name).unwrap_or(0);
+        let file_length = self.bytes.0.len() as u64;
+        let from_file = (file_length.saturating_sub(record_length) / 3)
+            .saturating_add(PICKLE_VALUE_BUDGET_BASE);
+        let from_record = crate::unpickler::default_value_budget(
+            usize::try_from(record_length).unwrap_or(usize::MAX),
+        );
+        usize::try_from(from_file)
+            .unwrap_or(usize::MAX)
+            .min(from_record)
     }
 
     /// Decompressed bytes produced by `read_record` so far.

@@ -5,26 +5,37 @@ use std::path::Path;
 
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_serialize::import::load_module_with_options;
+use ferrojit_serialize::import::load_module_from_archive;
 use ferrojit_serialize::torch_save;
+use ferrojit_serialize::zip_archive::{ArchiveLimits, ArchiveReader};
 
 /// `max_steps` bounds every interpreted call (the method and each `__setstate__` run while
-/// loading): past it the run fails with "step budget of N exceeded".
+/// loading): past it the run fails with "step budget of N exceeded". `max_pickle_memory`
+/// replaces the default cap on the memory a pickle's values may take
+/// ([`ArchiveReader::pickle_value_budget`]), for both the model and the inputs.
 pub fn run_model(
     model: &Path,
     inputs: Option<&Path>,
     output: Option<&Path>,
     method: &str,
     max_steps: Option<u64>,
+    max_pickle_memory: Option<u64>,
 ) -> Result<(), String> {
     let options = RunOptions {
         max_steps,
         ..RunOptions::default()
     };
+    let limits = ArchiveLimits {
+        max_pickle_value_bytes: max_pickle_memory,
+        ..ArchiveLimits::default()
+    };
     let arguments = match inputs {
         Some(path) => {
-            let value = torch_save::load_file(path)
-                .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
+            let cannot_read =
+                |e: &dyn std::fmt::Display| format!("cannot read inputs {}: {e}", path.display());
+            let archive =
+                ArchiveReader::open_with_limits(path, limits).map_err(|e| cannot_read(&e))?;
+            let value = torch_save::load_archive(&archive).map_err(|e| cannot_read(&e))?;
             match value {
                 IValue::Tuple(tuple) => tuple.items.to_vec(),
                 other => vec![other],
@@ -32,8 +43,10 @@ pub fn run_model(
         }
         None => Vec::new(),
     };
-    let loaded = load_module_with_options(model, &options)
-        .map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let cannot_load =
+        |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
+    let archive = ArchiveReader::open_with_limits(model, limits).map_err(|e| cannot_load(&e))?;
+    let loaded = load_module_from_archive(&archive, &options).map_err(|e| cannot_load(&e))?;
     let class = loaded.module.object().class();
     if !class.has_method(method) {
         let mut methods = class.method_names();
