@@ -454,6 +454,17 @@ fn cli_run(args: &[String], workdir: &Path, label: &str) -> CliRun {
     }
 }
 
+/// The CLI's failure output: one `error:` line, last, after at most a TorchScript
+/// traceback (for errors raised while running code).
+fn one_error_line_last(lines: &[&str]) -> bool {
+    let Some((last, before)) = lines.split_last() else {
+        return false;
+    };
+    last.starts_with("error: ")
+        && before.iter().all(|line| !line.starts_with("error:"))
+        && (before.is_empty() || before[0].starts_with("Traceback of TorchScript"))
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1 << 20)
 }
@@ -491,9 +502,8 @@ fn every_case_fails_cleanly_under_ferrojit_run_within_time_and_memory() {
         } else if run.success
             || run.exit_code.is_none()
             || run.exit_code == Some(101)
-            || lines.len() != 1
-            || !lines[0].starts_with("error: ")
-            || !lines[0].contains(&case.expect)
+            || !one_error_line_last(&lines)
+            || !lines.last().is_some_and(|line| line.contains(&case.expect))
         {
             failures.push(format!(
                 "{}: exit {:?}, expected one 'error:' line containing {:?}, got {:?}",

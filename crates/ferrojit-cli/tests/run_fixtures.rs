@@ -87,13 +87,24 @@ fn traced_model_with_tensor_constants() {
 }
 
 #[test]
-fn raised_exception_becomes_one_error_line_with_its_message() {
+fn raised_exception_prints_pytorchs_traceback_then_one_error_line() {
     let model = fixture("e2e/raises.pt");
     let result = run(&[&model, &fixture("e2e/raises.inputs.pt")]);
     assert!(!result.status.success());
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let error_lines = lines.iter().filter(|l| l.starts_with("error: ")).count();
+    assert_eq!(error_lines, 1, "one error line: {stderr}");
+    assert!(lines.last().unwrap().starts_with("error: "), "{stderr}");
+    // The traceback above it is PyTorch's "serialized code" section, character for
+    // character (raises.expected_error_full.txt is torch.jit's message for this call).
+    let full = std::fs::read_to_string(fixture("e2e/raises.expected_error_full.txt")).unwrap();
+    let start = full
+        .find("Traceback of TorchScript, serialized code")
+        .unwrap();
+    let end = full[start..].find("\n\n").unwrap() + start + 1;
+    let traceback = &stderr[..stderr.rfind("error: ").unwrap()];
+    assert_eq!(traceback, &full[start..end]);
     let expected = std::fs::read_to_string(fixture("e2e/raises.expected_error.txt")).unwrap();
     // PyTorch's last line is "builtins.Exception: negative input"; the message must appear.
     let message = expected.trim().rsplit(": ").next().unwrap();

@@ -384,3 +384,80 @@ fn language_corpus_runs_like_pytorch() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Failing calls whose traceback differs from PyTorch's on purpose, and why.
+const KNOWN_TRACEBACK_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "runtime_error_in_callee",
+        "PyTorch's executor inlines `inner` into `forward` and shows one frame, `inner`'s \
+         code under the name forward; ferrojit runs the call as a frame and shows both",
+    ),
+    (
+        "runtime_unpack_length",
+        "PyTorch's error for a list unpacked into the wrong number of names has no \
+         traceback; ferrojit's has one",
+    ),
+];
+
+/// Every failing call of the corpus, run from its archive, carries PyTorch's traceback: the
+/// "Traceback of TorchScript, serialized code" section `torch.jit.load`ed copies of the same
+/// archives print (tests/fixtures/lang/tracebacks.json, from tracebacks.py), frame for frame
+/// and character for character.
+#[test]
+fn archive_errors_carry_pytorchs_traceback() {
+    let text = std::fs::read_to_string(lang_dir().join("tracebacks.json"))
+        .expect("tests/fixtures/lang/tracebacks.json exists");
+    let recorded: Json = serde_json::from_str(&text).expect("tracebacks.json is JSON");
+    let corpus: Json = serde_json::from_str(
+        &std::fs::read_to_string(lang_dir().join("corpus.json")).expect("corpus.json"),
+    )
+    .expect("corpus.json is JSON");
+    let mut checked = 0;
+    let mut mismatches = Vec::new();
+    for (name, calls) in recorded["programs"].as_object().expect("a program map") {
+        let program = corpus["programs"]
+            .as_array()
+            .and_then(|programs| programs.iter().find(|p| p["name"] == name.as_str()))
+            .expect("the program is in the corpus");
+        let method = program["method"].as_str().unwrap_or("forward");
+        let path = lang_dir().join(format!("cases/{name}.pt"));
+        let loaded = load_module(&path).expect("the archive loads");
+        for call in calls.as_array().expect("a call list") {
+            let index = call["call"].as_u64().expect("a call index") as usize;
+            let expected = call["serialized"].as_str().expect("a traceback");
+            let args = call_arguments(name, index).expect("inputs");
+            let error = loaded
+                .module
+                .run_method_with_options(method, args, &run_options())
+                .expect_err("PyTorch raised on this call");
+            let actual = error.traceback_frames_text().unwrap_or_default();
+            checked += 1;
+            if let Some((_, why)) = KNOWN_TRACEBACK_DIFFERENCES.iter().find(|(n, _)| n == name) {
+                // Still different, and PyTorch's source excerpt is all in ferrojit's.
+                let excerpt_kept = expected
+                    .lines()
+                    .filter(|line| !line.trim_start().starts_with("File \""))
+                    .all(|line| actual.lines().any(|ours| ours == line));
+                if actual == expected || !excerpt_kept {
+                    mismatches.push(format!(
+                        "{name} call {index} (known difference: {why}):\n--- PyTorch\n\
+                         {expected}--- ferrojit\n{actual}"
+                    ));
+                }
+                continue;
+            }
+            if actual != expected {
+                mismatches.push(format!(
+                    "{name} call {index}:\n--- PyTorch\n{expected}--- ferrojit\n{actual}"
+                ));
+            }
+        }
+    }
+    assert!(checked >= 15, "only {checked} failing calls recorded");
+    assert!(
+        mismatches.is_empty(),
+        "{} of {checked} tracebacks differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}

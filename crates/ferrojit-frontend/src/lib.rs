@@ -7,7 +7,8 @@ pub mod error;
 pub mod lexer;
 pub mod operators;
 pub mod parser;
-pub mod source;
+/// Source files and ranges live in the IR crate, where nodes keep them for tracebacks.
+pub use ferrojit_ir::source;
 pub mod upgraders;
 
 pub use compilation_unit::{compile_source, CompilationUnit, Function, SourceLoader};

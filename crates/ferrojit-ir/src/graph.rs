@@ -121,6 +121,9 @@ pub struct SourceLocation {
     pub file: Arc<str>,
     pub line: u32,
     pub column: u32,
+    /// The range in the source text the node was compiled from, when the text is known
+    /// (compiled nodes; not nodes parsed from IR text). Runtime tracebacks show it.
+    pub range: Option<crate::source::SourceRange>,
 }
 
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@ pub mod parser;
 pub mod passes;
 pub mod printer;
 pub mod schema;
+pub mod source;
 pub mod types;
 pub mod verifier;
 

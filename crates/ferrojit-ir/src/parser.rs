@@ -528,6 +528,7 @@ impl<'a> Parser<'a> {
                         file: Arc::from(file),
                         line,
                         column,
+                        range: None,
                     });
                 }
                 _ => {

@@ -1,5 +1,7 @@
 //! The runtime's error type: everything the interpreter, the operators and modules can report.
 
+use ferrojit_ir::source::CONTEXT_LINES;
+use ferrojit_ir::SourceLocation;
 use ferrojit_tensor::TensorError;
 
 /// Every failure of the runtime. Messages follow PyTorch's wording where one exists.
@@ -85,6 +87,15 @@ pub enum RuntimeError {
     /// Any other failure with a PyTorch-style message (`RuntimeError` in Python).
     #[error("{0}")]
     Other(String),
+
+    /// An error that left interpreted code, with where it happened: the location of the
+    /// failing instruction in each interpreter frame, outermost call first. Displays as the
+    /// error itself; [`RuntimeError::traceback_text`] renders the frames.
+    #[error("{error}")]
+    Traced {
+        error: Box<RuntimeError>,
+        frames: Vec<SourceLocation>,
+    },
 }
 
 fn context_suffix(context: &str) -> String {
@@ -115,6 +126,104 @@ impl RuntimeError {
             context: context.into(),
         }
     }
+}
+
+impl RuntimeError {
+    /// The error without its traceback.
+    pub fn root(&self) -> &RuntimeError {
+        match self {
+            RuntimeError::Traced { error, .. } => error.root(),
+            other => other,
+        }
+    }
+
+    /// The traceback's frames, outermost call first (empty when none was recorded).
+    pub fn traceback(&self) -> &[SourceLocation] {
+        match self {
+            RuntimeError::Traced { frames, .. } => frames,
+            _ => &[],
+        }
+    }
+
+    /// Adds interpreter frames around the error: `outer` are the callers of the frames it
+    /// already has (outermost first). Frames without a known location are left out.
+    pub fn with_outer_frames(self, outer: Vec<SourceLocation>) -> RuntimeError {
+        if outer.is_empty() {
+            return self;
+        }
+        match self {
+            RuntimeError::Traced { error, frames } => {
+                let mut all = outer;
+                all.extend(frames);
+                RuntimeError::Traced { error, frames: all }
+            }
+            other => RuntimeError::Traced {
+                error: Box::new(other),
+                frames: outer,
+            },
+        }
+    }
+
+    /// PyTorch's rendering of an error raised in TorchScript: "Traceback of TorchScript
+    /// (most recent call last):", each frame's file, line and function with the source
+    /// highlighted, then the message. `None` when no frame has source text.
+    pub fn traceback_text(&self) -> Option<String> {
+        let mut text = self.traceback_frames_text()?;
+        text.push_str(&self.root().to_string());
+        Some(text)
+    }
+
+    /// [`RuntimeError::traceback_text`] without the final message line.
+    pub fn traceback_frames_text(&self) -> Option<String> {
+        let ranges: Vec<_> = self
+            .traceback()
+            .iter()
+            .filter_map(|location| location.range.as_ref())
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        // PyTorch says "serialized code" when the source is an archive's `code/` files.
+        let serialized = ranges
+            .iter()
+            .any(|range| range.file.name().starts_with("code/"));
+        let mut text = String::from(if serialized {
+            "Traceback of TorchScript, serialized code (most recent call last):\n"
+        } else {
+            "Traceback of TorchScript (most recent call last):\n"
+        });
+        for range in ranges {
+            let function = enclosing_function(range.file.text(), range.start);
+            text.push_str(&range.print_with_context(CONTEXT_LINES, function));
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        Some(text)
+    }
+}
+
+/// The name of the `def` whose body holds byte `offset` of `text`: the nearest `def` line
+/// above it that is indented less than the line at `offset`.
+fn enclosing_function(text: &str, offset: usize) -> &str {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut limit = indent(text.get(line_start..).unwrap_or(""));
+    for line in before[..line_start].lines().rev() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if indent(line) < limit {
+            if let Some(rest) = trimmed.strip_prefix("def ") {
+                let end = rest.find(['(', ' ', ':']).unwrap_or(rest.len());
+                return &rest[..end];
+            }
+            limit = indent(line);
+        }
+    }
+    ""
 }
 
 /// Lets `?` lift tensor errors inside kernels; the operator name is filled in by the

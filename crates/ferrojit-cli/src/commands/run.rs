@@ -60,7 +60,13 @@ pub fn run_model(
     let result = loaded
         .module
         .run_method_with_options(method, arguments, &options)
-        .map_err(|e| format!("{method}() failed: {e}"))?;
+        .map_err(|e| {
+            // Like Python: the TorchScript traceback first, the one `error:` line last.
+            if let Some(traceback) = e.traceback_frames_text() {
+                eprint!("{traceback}");
+            }
+            format!("{method}() failed: {e}")
+        })?;
     println!("{}", result.python_repr());
     if let Some(path) = output {
         torch_save::save_file(&result, path)

@@ -260,6 +260,7 @@ impl<'a> Emitter<'a> {
                 file: Arc::from(range.file.name()),
                 line: line as u32,
                 column: column.saturating_sub(1) as u32,
+                range: Some(range.clone()),
             }
         })
     }

@@ -6,7 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use ferrojit_ir::{
-    AttributeValue, BlockId, DefaultValue, FunctionSchema, Graph, NodeId, Type, ValueId,
+    AttributeValue, BlockId, DefaultValue, FunctionSchema, Graph, NodeId, SourceLocation, Type,
+    ValueId,
 };
 
 use super::liveness::Liveness;
@@ -178,6 +179,20 @@ pub struct Code {
     pub register_count: usize,
     pub num_inputs: usize,
     pub num_outputs: usize,
+    /// Where each run of instructions came from: `(first instruction, location)`, sorted by
+    /// instruction. An instruction belongs to the last entry at or before it. Only read
+    /// when an error leaves the interpreter, to build its TorchScript traceback.
+    pub locations: Vec<(usize, Option<SourceLocation>)>,
+}
+
+impl Code {
+    /// The source location of the node instruction `pc` was compiled from, if known.
+    pub fn location_at(&self, pc: usize) -> Option<&SourceLocation> {
+        let after = self.locations.partition_point(|(start, _)| *start <= pc);
+        after
+            .checked_sub(1)
+            .and_then(|index| self.locations[index].1.as_ref())
+    }
 }
 
 impl fmt::Display for Code {
@@ -238,7 +253,9 @@ pub fn compile_with_registry(graph: &Graph, registry: &OperatorRegistry) -> Resu
             register_count: graph.value_capacity(),
             num_inputs: graph.inputs().len(),
             num_outputs: graph.outputs().len(),
+            locations: Vec::new(),
         },
+        location: None,
     };
     for &input in graph.inputs().iter().rev() {
         compiler.store_or_pop(input);
@@ -258,12 +275,31 @@ struct Compiler<'g> {
     /// can be rewritten by the peephole in `push_use` without moving a jump target.
     last_label: Option<usize>,
     code: Code,
+    /// The location of the node being compiled (its nearest enclosing node's when it has
+    /// none), recorded in `code.locations` as instructions are emitted.
+    location: Option<SourceLocation>,
 }
 
 impl<'g> Compiler<'g> {
     fn emit(&mut self, instruction: Instruction) -> usize {
+        let index = self.code.instructions.len();
+        self.note_location(index);
         self.code.instructions.push(instruction);
-        self.code.instructions.len() - 1
+        index
+    }
+
+    /// Starts a location run at instruction `index` if the location changed. Entries past
+    /// `index` belong to instructions the peephole removed, and go.
+    fn note_location(&mut self, index: usize) {
+        let locations = &mut self.code.locations;
+        while locations.last().is_some_and(|(start, _)| *start > index) {
+            locations.pop();
+        }
+        match locations.last_mut() {
+            Some((_, location)) if *location == self.location => {}
+            Some((start, location)) if *start == index => *location = self.location.clone(),
+            _ => locations.push((index, self.location.clone())),
+        }
     }
 
     /// The index of the next instruction, as a jump target.
@@ -396,6 +432,16 @@ impl<'g> Compiler<'g> {
     }
 
     fn emit_node(&mut self, node: NodeId) -> Result<()> {
+        let enclosing = match &self.graph.node(node).source_location {
+            Some(location) => self.location.replace(location.clone()),
+            None => self.location.clone(),
+        };
+        let result = self.emit_node_instructions(node);
+        self.location = enclosing;
+        result
+    }
+
+    fn emit_node_instructions(&mut self, node: NodeId) -> Result<()> {
         let kind = self.graph.kind(node).as_str().to_string();
         let num_inputs = self.graph.node_inputs(node).len();
         let num_outputs = self.graph.node_outputs(node).len();

@@ -136,6 +136,16 @@ impl Frame {
     }
 }
 
+/// Where each frame is: the location of its last instruction run (the one that failed,
+/// or the call the frame above it came from), outermost frame first.
+#[cold]
+fn traceback_of(frames: &[Frame]) -> Vec<ferrojit_ir::SourceLocation> {
+    frames
+        .iter()
+        .filter_map(|frame| frame.code.location_at(frame.pc.checked_sub(1)?).cloned())
+        .collect()
+}
+
 #[cold]
 #[inline(never)]
 fn corrupt(message: &str) -> RuntimeError {
@@ -264,7 +274,8 @@ fn run_with_context(
         methods,
         options,
         &context,
-    );
+    )
+    .map_err(|error| error.with_outer_frames(traceback_of(&frames)));
     // Steps claimed but not taken go back, so a run without forks gets exactly `max_steps`.
     if let Some(budget) = &context.budget {
         budget.fetch_add(steps_left, Ordering::Relaxed);
@@ -290,6 +301,7 @@ fn run_frames(
             Err(error) => match frames.iter().rposition(|f| f.fork_base.is_some()) {
                 Some(index) => {
                     let base = frames[index].fork_base.unwrap_or(0);
+                    let error = error.with_outer_frames(traceback_of(&frames[index..]));
                     frames.truncate(index);
                     stack.truncate(base);
                     stack.push(IValue::Future(FutureValue::completed(Err(error))));

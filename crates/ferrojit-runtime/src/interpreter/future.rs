@@ -107,13 +107,16 @@ impl FutureValue {
         self.finished.notify_all();
     }
 
-    /// `wait(future)`: the value, or the error the forked code raised.
+    /// `wait(future)`: the value, or the error the forked code raised. As in PyTorch, the
+    /// error's traceback starts again at the `wait`: the forked code's frames are dropped.
     pub fn wait(&self) -> Result<IValue> {
         self.run_if_pending();
         let mut state = self.lock();
         loop {
             match &*state {
-                FutureState::Done(result) => return result.clone(),
+                FutureState::Done(result) => {
+                    return result.clone().map_err(|error| error.root().clone())
+                }
                 _ => {
                     state = self
                         .finished
