@@ -155,6 +155,9 @@ pub enum PrimOp {
         code: Arc<Code>,
         num_inputs: usize,
     },
+    /// `aten::wait`: replaces the future on the stack with its value. A forked task whose
+    /// future is still running elsewhere suspends here and frees its thread.
+    Wait,
     /// `x.tolist()`: pops the tensor, the list depth and the element type code.
     ToList,
     /// `isinstance(x, (T1, T2))`: pops a value, pushes whether it matches one of the types.
@@ -508,6 +511,11 @@ impl<'g> Compiler<'g> {
                 };
                 self.push_inputs(node);
                 self.prim(prim);
+                self.store_outputs(node);
+            }
+            "aten::wait" if num_inputs == 1 && num_outputs == 1 => {
+                self.push_inputs(node);
+                self.prim(PrimOp::Wait);
                 self.store_outputs(node);
             }
             "prim::CreateObject" => {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
-use super::future::{ForkTask, FutureValue};
+use super::future::{ForkTask, FutureValue, TaskBody};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
@@ -177,6 +177,8 @@ enum Control {
         code: Arc<Code>,
         num_inputs: usize,
     },
+    /// `wait` on a future another thread is running: suspend (forked tasks) or block.
+    Wait(Arc<FutureValue>),
 }
 
 /// How deeply forks may nest and still go to the inter-op pool. A `wait` can run a queued
@@ -230,6 +232,20 @@ pub fn run_code(
     run_with_context(code, inputs, methods, None, options, context)
 }
 
+/// A forked task's run that stopped at a `wait` on a future another thread is running:
+/// its frames and operand stack, resumed by [`resume_forked`] once that future is done.
+pub(crate) struct SuspendedRun {
+    frames: Vec<Frame>,
+    stack: Vec<IValue>,
+}
+
+/// How a forked task's run ended.
+pub(crate) enum ForkedRun {
+    Finished(Result<Vec<IValue>>),
+    /// Waiting for this future; the inter-op thread is free for other tasks meanwhile.
+    Suspended(SuspendedRun, Arc<FutureValue>),
+}
+
 /// Runs a forked task: called on an inter-op thread, or by `wait` on the waiting thread.
 pub(crate) fn run_forked(
     code: Arc<Code>,
@@ -237,15 +253,48 @@ pub(crate) fn run_forked(
     functions: Arc<dyn MethodSource>,
     options: &RunOptions,
     context: ForkContext,
-) -> Result<Vec<IValue>> {
-    run_with_context(
-        code,
-        inputs,
+) -> ForkedRun {
+    if inputs.len() != code.num_inputs {
+        return ForkedRun::Finished(Err(input_count_error(&code, &inputs)));
+    }
+    let run = SuspendedRun {
+        frames: vec![Frame::new(code, Some(functions.clone()))],
+        stack: inputs,
+    };
+    resume_forked(run, functions, options, context)
+}
+
+/// Runs a forked task from where it stopped (or from its start).
+pub(crate) fn resume_forked(
+    run: SuspendedRun,
+    functions: Arc<dyn MethodSource>,
+    options: &RunOptions,
+    context: ForkContext,
+) -> ForkedRun {
+    let SuspendedRun {
+        mut frames,
+        mut stack,
+    } = run;
+    match drive(
+        &mut frames,
+        &mut stack,
         functions.as_ref(),
-        Some(functions.clone()),
         options,
-        context,
-    )
+        &context,
+        true,
+    ) {
+        Ok(None) => ForkedRun::Finished(Ok(stack)),
+        Ok(Some(awaited)) => ForkedRun::Suspended(SuspendedRun { frames, stack }, awaited),
+        Err(error) => ForkedRun::Finished(Err(error)),
+    }
+}
+
+fn input_count_error(code: &Code, inputs: &[IValue]) -> RuntimeError {
+    RuntimeError::Argument(format!(
+        "expected {} input(s) but received {}",
+        code.num_inputs,
+        inputs.len()
+    ))
 }
 
 fn run_with_context(
@@ -257,30 +306,43 @@ fn run_with_context(
     context: ForkContext,
 ) -> Result<Vec<IValue>> {
     if inputs.len() != code.num_inputs {
-        return Err(RuntimeError::Argument(format!(
-            "expected {} input(s) but received {}",
-            code.num_inputs,
-            inputs.len()
-        )));
+        return Err(input_count_error(&code, &inputs));
     }
     let mut stack = inputs;
     let mut frames = vec![Frame::new(code, entry_functions)];
+    // Not suspendable: this thread is the caller's, which needs the result to go on.
+    drive(&mut frames, &mut stack, methods, options, &context, false)?;
+    Ok(stack)
+}
+
+/// Runs `frames` until they return (`None`), or, when `suspendable`, until a `wait` finds
+/// its future running on another thread (`Some(that future)`; the frames are left ready to
+/// re-run the `wait`). Errors carry the frames' traceback.
+fn drive(
+    frames: &mut Vec<Frame>,
+    stack: &mut Vec<IValue>,
+    methods: &dyn MethodSource,
+    options: &RunOptions,
+    context: &ForkContext,
+    suspendable: bool,
+) -> Result<Option<Arc<FutureValue>>> {
     // Steps this run may take before claiming more from the shared budget.
     let mut steps_left = claim_steps(&context.budget);
     let result = run_frames(
-        &mut frames,
-        &mut stack,
+        frames,
+        stack,
         &mut steps_left,
         methods,
         options,
-        &context,
+        context,
+        suspendable,
     )
-    .map_err(|error| error.with_outer_frames(traceback_of(&frames)));
+    .map_err(|error| error.with_outer_frames(traceback_of(frames)));
     // Steps claimed but not taken go back, so a run without forks gets exactly `max_steps`.
     if let Some(budget) = &context.budget {
         budget.fetch_add(steps_left, Ordering::Relaxed);
     }
-    result.map(|()| stack)
+    result
 }
 
 fn run_frames(
@@ -290,7 +352,8 @@ fn run_frames(
     methods: &dyn MethodSource,
     options: &RunOptions,
     context: &ForkContext,
-) -> Result<()> {
+    suspendable: bool,
+) -> Result<Option<Arc<FutureValue>>> {
     loop {
         let Some(frame) = frames.last_mut() else {
             return Err(corrupt("no frame"));
@@ -337,8 +400,10 @@ fn run_frames(
                 match functions {
                     Some(functions) if context.fork_nesting < MAX_FORK_NESTING => {
                         let task = ForkTask {
-                            code,
-                            inputs: stack.split_off(base),
+                            body: TaskBody::Start {
+                                code,
+                                inputs: stack.split_off(base),
+                            },
                             functions,
                             options: options.clone(),
                             context: ForkContext {
@@ -369,8 +434,18 @@ fn run_frames(
                     stack.push(IValue::Future(FutureValue::completed(Ok(value))));
                 }
                 if frames.is_empty() {
-                    return Ok(());
+                    return Ok(None);
                 }
+            }
+            Control::Wait(future) => {
+                // The `wait` runs again when this frame resumes, and finds the value.
+                if let Some(frame) = frames.last_mut() {
+                    frame.pc = frame.pc.saturating_sub(1);
+                }
+                if suspendable {
+                    return Ok(Some(future));
+                }
+                future.block_until_done();
             }
         }
     }
@@ -821,6 +896,26 @@ fn run_prim(
                 code: code.clone(),
                 num_inputs: *num_inputs,
             }));
+        }
+        PrimOp::Wait => {
+            let future = match stack.last() {
+                Some(IValue::Future(future)) => future.clone(),
+                Some(other) => {
+                    return Err(RuntimeError::Argument(format!(
+                        "wait() expects a Future, not a value of type {}",
+                        other.type_of()
+                    )))
+                }
+                None => return Err(corrupt("operand stack underflow")),
+            };
+            // Runs a task no thread has started here; `None` while another thread runs it.
+            match future.try_take_result() {
+                Some(result) => {
+                    stack.pop();
+                    stack.push(result?);
+                }
+                None => return Ok(Some(Control::Wait(future))),
+            }
         }
         PrimOp::ToList => {
             let element_type = pop(stack)?.to_int()?;

@@ -2,31 +2,45 @@
 //!
 //! `fork` queues its call as a task and returns a [`FutureValue`] at once; a pool of
 //! inter-op threads (one per core, or `FERROJIT_INTEROP_THREADS`) runs queued tasks.
-//! `wait` on a task no thread has started runs it on the waiting thread, and blocks only
-//! on a task that is already running. So every blocked thread waits for a thread that is
-//! making progress, and a fixed pool never deadlocks on tasks queued behind it. A forked
-//! task's error is kept in its future and raised by every `wait`, as PyTorch does.
+//! `wait` on a task no thread has started runs it on the waiting thread. `wait` on a task
+//! another thread is running suspends a forked task, as PyTorch's interpreter does: its
+//! frames are kept with the awaited future, its thread goes back to the pool, and the task
+//! is queued again when that future is done. Only the caller's own thread (the run that is
+//! not a forked task) blocks. A forked task's error is kept in its future and raised by
+//! every `wait`, as PyTorch does.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use super::code::Code;
-use super::execute::{run_forked, ForkContext, RunOptions};
+use super::execute::{resume_forked, run_forked, ForkContext, ForkedRun, RunOptions, SuspendedRun};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::object::MethodSource;
 
-/// A call `prim::fork` made, waiting for a thread.
+/// What a task runs: a forked call from its start, or a suspended run from where it stopped.
+pub(crate) enum TaskBody {
+    Start {
+        code: Arc<Code>,
+        inputs: Vec<IValue>,
+    },
+    Resume(SuspendedRun),
+}
+
+/// A call `prim::fork` made (or a suspended one), waiting for a thread.
 pub(crate) struct ForkTask {
-    pub code: Arc<Code>,
-    pub inputs: Vec<IValue>,
+    pub body: TaskBody,
     pub functions: Arc<dyn MethodSource>,
     pub options: RunOptions,
     pub context: ForkContext,
-    /// The forking thread's grad mode, which the task runs under (PyTorch propagates it).
+    /// The grad mode the task runs under: the forking thread's (PyTorch propagates it), or
+    /// the task's own when it suspended.
     pub grad_enabled: bool,
 }
+
+/// Runs once a future is done (re-queues a task suspended on it).
+type Callback = Box<dyn FnOnce() + Send>;
 
 enum FutureState {
     Pending(Box<ForkTask>),
@@ -34,10 +48,14 @@ enum FutureState {
     Done(Result<IValue>),
 }
 
-/// The value of `Future[T]`: a forked call that is queued, running or finished.
+/// The value of `Future[T]`: a forked call that is queued, running (or suspended) or
+/// finished.
 pub struct FutureValue {
     state: Mutex<FutureState>,
-    finished: Condvar,
+    /// Signalled when the state changes (done, or a suspended task queued again).
+    changed: Condvar,
+    /// Run once, when the future is done; only touched with `state` locked.
+    callbacks: Mutex<Vec<Callback>>,
 }
 
 impl fmt::Debug for FutureValue {
@@ -58,7 +76,8 @@ impl FutureValue {
     pub fn completed(result: Result<IValue>) -> Arc<FutureValue> {
         Arc::new(FutureValue {
             state: Mutex::new(FutureState::Done(result)),
-            finished: Condvar::new(),
+            changed: Condvar::new(),
+            callbacks: Mutex::new(Vec::new()),
         })
     }
 
@@ -66,7 +85,8 @@ impl FutureValue {
     pub(crate) fn spawn(task: ForkTask) -> Arc<FutureValue> {
         let future = Arc::new(FutureValue {
             state: Mutex::new(FutureState::Pending(Box::new(task))),
-            finished: Condvar::new(),
+            changed: Condvar::new(),
+            callbacks: Mutex::new(Vec::new()),
         });
         pool().submit(future.clone());
         future
@@ -84,8 +104,9 @@ impl FutureValue {
         matches!(&*self.lock(), FutureState::Done(_))
     }
 
-    /// Runs the task on this thread if no thread has started it yet.
-    fn run_if_pending(&self) {
+    /// Runs the task on this thread if no thread has started it yet (or it was suspended
+    /// and is queued again).
+    fn run_if_pending(self: &Arc<Self>) {
         let task = {
             let mut state = self.lock();
             if !matches!(&*state, FutureState::Pending(_)) {
@@ -97,41 +118,109 @@ impl FutureValue {
             }
         };
         // A panic (a kernel bug) must still finish the future, or its waiters would hang.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_task(*task)))
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_task(*task)))
             .unwrap_or_else(|_| {
-                Err(RuntimeError::Other(
+                TaskOutcome::Done(Err(RuntimeError::Other(
                     "a forked task panicked; this is a bug in ferrojit".to_string(),
-                ))
+                )))
             });
-        *self.lock() = FutureState::Done(result);
-        self.finished.notify_all();
+        match outcome {
+            TaskOutcome::Done(result) => self.finish(result),
+            TaskOutcome::Suspended(task, awaited) => {
+                let this = self.clone();
+                awaited.when_done(Box::new(move || {
+                    *this.lock() = FutureState::Pending(task);
+                    this.changed.notify_all();
+                    pool().submit(this);
+                }));
+            }
+        }
     }
 
-    /// `wait(future)`: the value, or the error the forked code raised. As in PyTorch, the
-    /// error's traceback starts again at the `wait`: the forked code's frames are dropped.
-    pub fn wait(&self) -> Result<IValue> {
+    /// Stores the result, wakes the waiters and runs the callbacks.
+    fn finish(&self, result: Result<IValue>) {
+        let callbacks = {
+            let mut state = self.lock();
+            *state = FutureState::Done(result);
+            std::mem::take(&mut *self.callbacks_lock())
+        };
+        self.changed.notify_all();
+        for callback in callbacks {
+            callback();
+        }
+    }
+
+    fn callbacks_lock(&self) -> MutexGuard<'_, Vec<Callback>> {
+        self.callbacks
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Runs `callback` once the future is done: now, on this thread, if it already is.
+    fn when_done(&self, callback: Callback) {
+        {
+            let state = self.lock();
+            if !matches!(&*state, FutureState::Done(_)) {
+                self.callbacks_lock().push(callback);
+                return;
+            }
+        }
+        callback();
+    }
+
+    /// The result if the future is done, after running its task here if no thread has
+    /// started it; `None` while another thread runs it (or it is suspended). As in PyTorch,
+    /// an error's traceback starts again at the `wait`: the forked code's frames are dropped.
+    pub(crate) fn try_take_result(self: &Arc<Self>) -> Option<Result<IValue>> {
         self.run_if_pending();
-        let mut state = self.lock();
+        match &*self.lock() {
+            FutureState::Done(result) => Some(result.clone().map_err(|e| e.root().clone())),
+            _ => None,
+        }
+    }
+
+    /// Blocks this thread until the future is done, running its task here whenever it is
+    /// queued (not yet started, or suspended and ready to go on).
+    pub(crate) fn block_until_done(self: &Arc<Self>) {
         loop {
+            self.run_if_pending();
+            let state = self.lock();
             match &*state {
-                FutureState::Done(result) => {
-                    return result.clone().map_err(|error| error.root().clone())
-                }
-                _ => {
-                    state = self
-                        .finished
-                        .wait(state)
-                        .unwrap_or_else(|poison| poison.into_inner());
+                FutureState::Done(_) => return,
+                FutureState::Pending(_) => continue,
+                FutureState::Running => {
+                    drop(
+                        self.changed
+                            .wait(state)
+                            .unwrap_or_else(|poison| poison.into_inner()),
+                    );
                 }
             }
         }
     }
+
+    /// `wait(future)`: the value, or the error the forked code raised. Blocks this thread
+    /// (the interpreter suspends forked tasks instead, see `PrimOp::Wait`).
+    pub fn wait(self: &Arc<Self>) -> Result<IValue> {
+        loop {
+            if let Some(result) = self.try_take_result() {
+                return result;
+            }
+            self.block_until_done();
+        }
+    }
 }
 
-fn run_task(task: ForkTask) -> Result<IValue> {
+/// How running a task on a thread ended.
+enum TaskOutcome {
+    Done(Result<IValue>),
+    /// Stopped at a `wait` on this future; the task goes on once it is done.
+    Suspended(Box<ForkTask>, Arc<FutureValue>),
+}
+
+fn run_task(task: ForkTask) -> TaskOutcome {
     let ForkTask {
-        code,
-        inputs,
+        body,
         functions,
         options,
         context,
@@ -139,14 +228,34 @@ fn run_task(task: ForkTask) -> Result<IValue> {
     } = task;
     let saved = crate::ops::prim_lang_ops::grad_enabled();
     crate::ops::prim_lang_ops::set_grad_enabled_flag(grad_enabled);
-    let outputs = run_forked(code, inputs, functions, &options, context);
+    let run = match body {
+        TaskBody::Start { code, inputs } => {
+            run_forked(code, inputs, functions.clone(), &options, context.clone())
+        }
+        TaskBody::Resume(run) => resume_forked(run, functions.clone(), &options, context.clone()),
+    };
+    // The task's grad mode as it stopped, for when it goes on.
+    let task_grad_enabled = crate::ops::prim_lang_ops::grad_enabled();
     crate::ops::prim_lang_ops::set_grad_enabled_flag(saved);
-    let mut outputs = outputs?;
-    match (outputs.pop(), outputs.is_empty()) {
-        (Some(value), true) => Ok(value),
-        _ => Err(RuntimeError::InvalidGraph(
-            "a forked subgraph must return exactly one value".to_string(),
-        )),
+    match run {
+        ForkedRun::Finished(outputs) => TaskOutcome::Done(outputs.and_then(|mut outputs| {
+            match (outputs.pop(), outputs.is_empty()) {
+                (Some(value), true) => Ok(value),
+                _ => Err(RuntimeError::InvalidGraph(
+                    "a forked subgraph must return exactly one value".to_string(),
+                )),
+            }
+        })),
+        ForkedRun::Suspended(run, awaited) => TaskOutcome::Suspended(
+            Box::new(ForkTask {
+                body: TaskBody::Resume(run),
+                functions,
+                options,
+                context,
+                grad_enabled: task_grad_enabled,
+            }),
+            awaited,
+        ),
     }
 }
 
