@@ -11,12 +11,60 @@ pub struct SourceFile {
     text: String,
     /// Byte offset at which each line begins; the first entry is always 0.
     line_starts: Vec<usize>,
+    /// The line number of the text's first line in `name` (1 unless the text is an excerpt,
+    /// as the original code recorded in a `.debug_pkl` is).
+    first_line_number: usize,
+    /// For generated code (an archive's `code/` file): where its bytes came from, as
+    /// `(offset, original range)` sorted by offset; the range at the largest offset at or
+    /// before a position generated it. From the file's `.debug_pkl`.
+    origins: Vec<(usize, SourceRange)>,
 }
 
 impl SourceFile {
     /// Wraps `text` (named `name` in messages) and indexes its line starts.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Arc<SourceFile> {
-        let text = text.into();
+        SourceFile::build(name.into(), text.into(), 1, Vec::new())
+    }
+
+    /// A file whose text starts at line `first_line_number` of `name` (an excerpt).
+    pub fn excerpt(
+        name: impl Into<String>,
+        text: impl Into<String>,
+        first_line_number: usize,
+    ) -> Arc<SourceFile> {
+        SourceFile::build(
+            name.into(),
+            text.into(),
+            first_line_number.max(1),
+            Vec::new(),
+        )
+    }
+
+    /// Generated code with the original range each of its parts came from: `origins` are
+    /// `(byte offset in text, original range)` in any order.
+    pub fn with_origins(
+        name: impl Into<String>,
+        text: impl Into<String>,
+        mut origins: Vec<(usize, SourceRange)>,
+    ) -> Arc<SourceFile> {
+        origins.sort_by_key(|(offset, _)| *offset);
+        SourceFile::build(name.into(), text.into(), 1, origins)
+    }
+
+    /// The original range that generated the code at byte `offset`, when recorded.
+    pub fn origin_of(&self, offset: usize) -> Option<&SourceRange> {
+        let after = self.origins.partition_point(|(start, _)| *start <= offset);
+        let (_, range) = &self.origins[after.checked_sub(1)?];
+        // PyTorch records code with no source as an empty range of an empty text.
+        (!range.file.text.is_empty()).then_some(range)
+    }
+
+    fn build(
+        name: String,
+        text: String,
+        first_line_number: usize,
+        origins: Vec<(usize, SourceRange)>,
+    ) -> Arc<SourceFile> {
         let mut line_starts = vec![0];
         line_starts.extend(
             text.bytes()
@@ -25,9 +73,11 @@ impl SourceFile {
                 .map(|(index, _)| index + 1),
         );
         Arc::new(SourceFile {
-            name: name.into(),
+            name,
             text,
             line_starts,
+            first_line_number,
+            origins,
         })
     }
 
@@ -206,7 +256,7 @@ impl SourceRange {
             out.push_str(&format!(
                 "  File \"{}\", line {}",
                 file.name,
-                first_line + 1
+                file.first_line_number + first_line
             ));
             if !function_name.is_empty() {
                 out.push_str(", in ");

@@ -95,6 +95,9 @@ pub enum RuntimeError {
     Traced {
         error: Box<RuntimeError>,
         frames: Vec<SourceLocation>,
+        /// For an error a `wait` raised from forked code: that code's own traceback, which
+        /// PyTorch prints after the waiting code's.
+        forked: Option<String>,
     },
 }
 
@@ -152,15 +155,37 @@ impl RuntimeError {
             return self;
         }
         match self {
-            RuntimeError::Traced { error, frames } => {
+            RuntimeError::Traced {
+                error,
+                frames,
+                forked,
+            } => {
                 let mut all = outer;
                 all.extend(frames);
-                RuntimeError::Traced { error, frames: all }
+                RuntimeError::Traced {
+                    error,
+                    frames: all,
+                    forked,
+                }
             }
             other => RuntimeError::Traced {
                 error: Box::new(other),
                 frames: outer,
+                forked: None,
             },
+        }
+    }
+
+    /// The error as `wait` raises it from forked code: a traceback that starts again at
+    /// the `wait`, with the forked code's traceback kept for the message, as PyTorch does.
+    pub fn raised_through_wait(&self) -> RuntimeError {
+        match self.traceback_frames_text() {
+            Some(forked) => RuntimeError::Traced {
+                error: Box::new(self.root().clone()),
+                frames: Vec::new(),
+                forked: Some(forked),
+            },
+            None => self.root().clone(),
         }
     }
 
@@ -180,8 +205,12 @@ impl RuntimeError {
             .iter()
             .filter_map(|location| location.range.as_ref())
             .collect();
+        let forked = match self {
+            RuntimeError::Traced { forked, .. } => forked.as_deref(),
+            _ => None,
+        };
         if ranges.is_empty() {
-            return None;
+            return forked.map(str::to_string);
         }
         // PyTorch says "serialized code" when the source is an archive's `code/` files.
         let serialized = ranges
@@ -192,14 +221,34 @@ impl RuntimeError {
         } else {
             "Traceback of TorchScript (most recent call last):\n"
         });
+        let mut original = String::new();
         for range in ranges {
             let function = enclosing_function(range.file.text(), range.start);
-            text.push_str(&range.print_with_context(CONTEXT_LINES, function));
-            if !text.ends_with('\n') {
-                text.push('\n');
+            push_frame(&mut text, range, function);
+            // The archive's `.debug_pkl` says which Python source generated this code; the
+            // frame keeps the generated function's name, as PyTorch's does.
+            if let Some(origin) = range.file.origin_of(range.start) {
+                push_frame(&mut original, origin, function);
             }
         }
+        if !original.is_empty() {
+            text.push_str("\nTraceback of TorchScript, original code (most recent call last):\n");
+            text.push_str(&original);
+        }
+        if let Some(forked) = forked {
+            text.push_str(
+                "RuntimeError: The following operation failed in the TorchScript interpreter.\n",
+            );
+            text.push_str(forked);
+        }
         Some(text)
+    }
+}
+
+fn push_frame(text: &mut String, range: &ferrojit_ir::source::SourceRange, function: &str) {
+    text.push_str(&range.print_with_context(CONTEXT_LINES, function));
+    if !text.ends_with('\n') {
+        text.push('\n');
     }
 }
 

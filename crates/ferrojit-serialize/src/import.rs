@@ -17,6 +17,7 @@ use ferrojit_runtime::module::Module;
 use ferrojit_runtime::object::MethodSource;
 use ferrojit_runtime::registry::OperatorRegistry;
 
+use crate::debug_info::read_origins;
 use crate::load_error::LoadError;
 use crate::unpickler::{unpickle, UnpicklerOptions};
 use crate::values::{ClassResolver, ValueReader};
@@ -206,19 +207,19 @@ pub fn load_module_from_archive(
     upgraders::configure(&mut unit, version)?;
     // The archive reader is single-threaded, while the compilation unit may compile from
     // any thread, so the (small) code records are read up front; parsing stays on demand.
+    // Each file keeps the original ranges its `.debug_pkl` records, for tracebacks.
     let mut sources = std::collections::HashMap::new();
     for name in archive.record_names() {
         if name.starts_with("code/") && name.ends_with(".py") {
             let bytes = archive.read_record(name)?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| LoadError::format(name, "source code is not valid UTF-8"))?;
-            sources.insert(name.clone(), text);
+            let origins = read_origins(archive, &format!("{name}.debug_pkl"));
+            sources.insert(name.clone(), SourceFile::with_origins(name, text, origins));
         }
     }
     unit.set_source_loader(Box::new(move |qualifier: &str| {
-        let record = code_record_name(qualifier);
-        let text = sources.get(&record)?;
-        Some(SourceFile::new(record, text.clone()))
+        sources.get(&code_record_name(qualifier)).cloned()
     }));
     unit.set_constants(load_constants(archive)?);
     let unit = Arc::new(unit);

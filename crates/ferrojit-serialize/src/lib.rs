@@ -2,6 +2,7 @@
 //! pickler (pure data), and the glue that turns archives into runnable modules and
 //! `torch.save` files into values, and back.
 
+pub mod debug_info;
 pub mod error;
 pub mod export;
 pub mod import;

@@ -170,11 +170,12 @@ impl FutureValue {
 
     /// The result if the future is done, after running its task here if no thread has
     /// started it; `None` while another thread runs it (or it is suspended). As in PyTorch,
-    /// an error's traceback starts again at the `wait`: the forked code's frames are dropped.
+    /// an error's traceback starts again at the `wait`, and the forked code's traceback
+    /// follows it in the message.
     pub(crate) fn try_take_result(self: &Arc<Self>) -> Option<Result<IValue>> {
         self.run_if_pending();
         match &*self.lock() {
-            FutureState::Done(result) => Some(result.clone().map_err(|e| e.root().clone())),
+            FutureState::Done(result) => Some(result.clone().map_err(|e| e.raised_through_wait())),
             _ => None,
         }
     }
