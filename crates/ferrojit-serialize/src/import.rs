@@ -19,8 +19,8 @@ use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::debug_info::read_origins;
 use crate::load_error::LoadError;
-use crate::unpickler::{unpickle, UnpicklerOptions};
-use crate::values::{ClassResolver, ValueReader};
+use crate::unpickler::UnpicklerOptions;
+use crate::values::{unpickle_record, ClassResolver, ValueReader};
 use crate::zip_archive::ArchiveReader;
 
 /// Archive format versions this loader reads. PyTorch writes 3 for plain models and up to
@@ -231,15 +231,7 @@ pub fn load_module_from_archive(
     // Storages are decoded in the archive's `byteorder` (as torch.load does). PyTorch's
     // torch.jit.load (2.15) ignores that record and reads big-endian bytes as little-endian;
     // tests/fixtures/byteorder/checks.json records it.
-    let bytes = archive.read_record("data.pkl")?;
-    let unpickler_options = UnpicklerOptions {
-        max_value_bytes: Some(archive.pickle_value_budget("data.pkl")),
-        ..UnpicklerOptions::torchscript_data()
-    };
-    let pickled = unpickle(&bytes, &unpickler_options).map_err(|source| LoadError::Pickle {
-        record: "data.pkl".to_string(),
-        source,
-    })?;
+    let pickled = unpickle_record(archive, "data.pkl", UnpicklerOptions::torchscript_data())?;
     let mut reader = ValueReader::new(archive, "data.pkl", "data", Some(&classes))?;
     let root = reader.convert(&pickled)?;
     // PyTorch runs __setstate__ after the object graph exists, innermost objects first.
@@ -268,15 +260,11 @@ fn load_constants(
     if !archive.has_record("constants.pkl") {
         return Ok(Vec::new());
     }
-    let bytes = archive.read_record("constants.pkl")?;
-    let unpickler_options = UnpicklerOptions {
-        max_value_bytes: Some(archive.pickle_value_budget("constants.pkl")),
-        ..UnpicklerOptions::torchscript_data()
-    };
-    let pickled = unpickle(&bytes, &unpickler_options).map_err(|source| LoadError::Pickle {
-        record: "constants.pkl".to_string(),
-        source,
-    })?;
+    let pickled = unpickle_record(
+        archive,
+        "constants.pkl",
+        UnpicklerOptions::torchscript_data(),
+    )?;
     let mut reader = ValueReader::new(archive, "constants.pkl", "constants", None)?;
     let IValue::Tuple(tuple) = reader.convert(&pickled)? else {
         return Err(LoadError::format(

@@ -11,8 +11,8 @@ use std::path::Path;
 use ferrojit_runtime::ivalue::IValue;
 
 use crate::load_error::LoadError;
-use crate::unpickler::{unpickle, UnpicklerOptions};
-use crate::values::{ValueReader, ValueWriter};
+use crate::unpickler::UnpicklerOptions;
+use crate::values::{unpickle_record, ValueReader, ValueWriter};
 use crate::zip_archive::{ArchiveReader, ArchiveWriter};
 
 /// Reads a `torch.save` file.
@@ -36,15 +36,7 @@ pub fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
             "the archive has no data.pkl record",
         ));
     }
-    let bytes = archive.read_record("data.pkl")?;
-    let options = UnpicklerOptions {
-        max_value_bytes: Some(archive.pickle_value_budget("data.pkl")),
-        ..UnpicklerOptions::torch_save()
-    };
-    let pickled = unpickle(&bytes, &options).map_err(|source| LoadError::Pickle {
-        record: "data.pkl".to_string(),
-        source,
-    })?;
+    let pickled = unpickle_record(archive, "data.pkl", UnpicklerOptions::torch_save())?;
     let mut reader = ValueReader::new(archive, "data.pkl", "data", None)?;
     reader.convert(&pickled)
 }

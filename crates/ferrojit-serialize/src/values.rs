@@ -13,6 +13,7 @@ use ferrojit_tensor::{DType, Storage, Tensor, TensorError};
 
 use crate::load_error::LoadError;
 use crate::pickle_value::PickleValue;
+use crate::unpickler::{unpickle, UnpicklerOptions};
 use crate::zip_archive::ArchiveReader;
 
 /// Containers nested deeper than this are refused: the conversion recurses once per level.
@@ -22,6 +23,24 @@ pub const MAX_VALUE_DEPTH: usize = 500;
 pub trait ClassResolver {
     fn resolve(&self, qualified_name: &str) -> Result<Arc<ClassType>, LoadError>;
     fn methods(&self) -> Arc<dyn MethodSource>;
+}
+
+/// Unpickles archive record `record` with `options`' allowlist, under the archive's value
+/// budget for it ([`ArchiveReader::pickle_value_budget`]).
+pub fn unpickle_record(
+    archive: &ArchiveReader,
+    record: &str,
+    options: UnpicklerOptions,
+) -> Result<PickleValue, LoadError> {
+    let bytes = archive.read_record(record)?;
+    let options = UnpicklerOptions {
+        max_value_bytes: Some(archive.pickle_value_budget(record)),
+        ..options
+    };
+    unpickle(&bytes, &options).map_err(|source| LoadError::Pickle {
+        record: record.to_string(),
+        source,
+    })
 }
 
 /// Reads one pickle's values, loading storages from `<storage_folder>/<key>` records.
