@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
-use super::future::{ForkTask, FutureValue, TaskBody};
+use super::future::{expect_future, ForkTask, FutureValue, TaskBody};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
@@ -899,13 +899,7 @@ fn run_prim(
         }
         PrimOp::Wait => {
             let future = match stack.last() {
-                Some(IValue::Future(future)) => future.clone(),
-                Some(other) => {
-                    return Err(RuntimeError::Argument(format!(
-                        "wait() expects a Future, not a value of type {}",
-                        other.type_of()
-                    )))
-                }
+                Some(value) => expect_future(value)?.clone(),
                 None => return Err(corrupt("operand stack underflow")),
             };
             // Runs a task no thread has started here; `None` while another thread runs it.

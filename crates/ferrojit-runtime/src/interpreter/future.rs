@@ -51,16 +51,21 @@ enum FutureState {
 /// The value of `Future[T]`: a forked call that is queued, running (or suspended) or
 /// finished.
 pub struct FutureValue {
-    state: Mutex<FutureState>,
+    shared: Mutex<Shared>,
     /// Signalled when the state changes (done, or a suspended task queued again).
     changed: Condvar,
-    /// Run once, when the future is done; only touched with `state` locked.
-    callbacks: Mutex<Vec<Callback>>,
+}
+
+/// What a future's lock guards.
+struct Shared {
+    state: FutureState,
+    /// Run once, when the future is done.
+    callbacks: Vec<Callback>,
 }
 
 impl fmt::Debug for FutureValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match &*self.lock() {
+        let state = match &self.lock().state {
             FutureState::Pending(_) => "pending",
             FutureState::Running => "running",
             FutureState::Done(_) => "done",
@@ -74,45 +79,47 @@ impl fmt::Debug for FutureValue {
 impl FutureValue {
     /// A future that already holds `result` (forks run in place, see `execute`).
     pub fn completed(result: Result<IValue>) -> Arc<FutureValue> {
-        Arc::new(FutureValue {
-            state: Mutex::new(FutureState::Done(result)),
-            changed: Condvar::new(),
-            callbacks: Mutex::new(Vec::new()),
-        })
+        FutureValue::new(FutureState::Done(result))
     }
 
     /// Queues `task` on the inter-op pool and returns its future.
     pub(crate) fn spawn(task: ForkTask) -> Arc<FutureValue> {
-        let future = Arc::new(FutureValue {
-            state: Mutex::new(FutureState::Pending(Box::new(task))),
-            changed: Condvar::new(),
-            callbacks: Mutex::new(Vec::new()),
-        });
+        let future = FutureValue::new(FutureState::Pending(Box::new(task)));
         pool().submit(future.clone());
         future
     }
 
-    fn lock(&self) -> MutexGuard<'_, FutureState> {
+    fn new(state: FutureState) -> Arc<FutureValue> {
+        Arc::new(FutureValue {
+            shared: Mutex::new(Shared {
+                state,
+                callbacks: Vec::new(),
+            }),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
         // Only whole-state replacements happen under the lock, so a poisoned one is intact.
-        self.state
+        self.shared
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Whether the value (or error) is there.
     pub fn is_done(&self) -> bool {
-        matches!(&*self.lock(), FutureState::Done(_))
+        matches!(&self.lock().state, FutureState::Done(_))
     }
 
     /// Runs the task on this thread if no thread has started it yet (or it was suspended
     /// and is queued again).
     fn run_if_pending(self: &Arc<Self>) {
         let task = {
-            let mut state = self.lock();
-            if !matches!(&*state, FutureState::Pending(_)) {
+            let mut shared = self.lock();
+            if !matches!(&shared.state, FutureState::Pending(_)) {
                 return;
             }
-            match std::mem::replace(&mut *state, FutureState::Running) {
+            match std::mem::replace(&mut shared.state, FutureState::Running) {
                 FutureState::Pending(task) => task,
                 _ => return,
             }
@@ -129,7 +136,7 @@ impl FutureValue {
             TaskOutcome::Suspended(task, awaited) => {
                 let this = self.clone();
                 awaited.when_done(Box::new(move || {
-                    *this.lock() = FutureState::Pending(task);
+                    this.lock().state = FutureState::Pending(task);
                     this.changed.notify_all();
                     pool().submit(this);
                 }));
@@ -140,9 +147,9 @@ impl FutureValue {
     /// Stores the result, wakes the waiters and runs the callbacks.
     fn finish(&self, result: Result<IValue>) {
         let callbacks = {
-            let mut state = self.lock();
-            *state = FutureState::Done(result);
-            std::mem::take(&mut *self.callbacks_lock())
+            let mut shared = self.lock();
+            shared.state = FutureState::Done(result);
+            std::mem::take(&mut shared.callbacks)
         };
         self.changed.notify_all();
         for callback in callbacks {
@@ -150,18 +157,12 @@ impl FutureValue {
         }
     }
 
-    fn callbacks_lock(&self) -> MutexGuard<'_, Vec<Callback>> {
-        self.callbacks
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-    }
-
     /// Runs `callback` once the future is done: now, on this thread, if it already is.
     fn when_done(&self, callback: Callback) {
         {
-            let state = self.lock();
-            if !matches!(&*state, FutureState::Done(_)) {
-                self.callbacks_lock().push(callback);
+            let mut shared = self.lock();
+            if !matches!(&shared.state, FutureState::Done(_)) {
+                shared.callbacks.push(callback);
                 return;
             }
         }
@@ -174,7 +175,7 @@ impl FutureValue {
     /// follows it in the message.
     pub(crate) fn try_take_result(self: &Arc<Self>) -> Option<Result<IValue>> {
         self.run_if_pending();
-        match &*self.lock() {
+        match &self.lock().state {
             FutureState::Done(result) => Some(result.clone().map_err(|e| e.raised_through_wait())),
             _ => None,
         }
@@ -185,14 +186,14 @@ impl FutureValue {
     pub(crate) fn block_until_done(self: &Arc<Self>) {
         loop {
             self.run_if_pending();
-            let state = self.lock();
-            match &*state {
+            let shared = self.lock();
+            match &shared.state {
                 FutureState::Done(_) => return,
                 FutureState::Pending(_) => continue,
                 FutureState::Running => {
                     drop(
                         self.changed
-                            .wait(state)
+                            .wait(shared)
                             .unwrap_or_else(|poison| poison.into_inner()),
                     );
                 }
@@ -262,8 +263,13 @@ fn run_task(task: ForkTask) -> TaskOutcome {
 
 /// `wait(future)` on any value: the future's value or error.
 pub fn wait(future: &IValue) -> Result<IValue> {
-    match future {
-        IValue::Future(future) => future.wait(),
+    expect_future(future)?.wait()
+}
+
+/// The future `wait` was given, or the error for any other value.
+pub(crate) fn expect_future(value: &IValue) -> Result<&Arc<FutureValue>> {
+    match value {
+        IValue::Future(future) => Ok(future),
         other => Err(RuntimeError::Argument(format!(
             "wait() expects a Future, not a value of type {}",
             other.type_of()
