@@ -69,6 +69,29 @@ fn index(value: &PickleValue) -> Option<usize> {
     usize::try_from(value.as_int()?).ok()
 }
 
+/// The excerpt a pickled source describes: `(line indices, filename index, starting line)`
+/// with a string table, `(text, filename, starting line)` without.
+fn source_file(source: &PickleValue, strings: Option<&[String]>) -> Option<Arc<SourceFile>> {
+    let source = items(source)?;
+    let [text, filename, starting_line] = source.as_slice() else {
+        return None;
+    };
+    let (text, filename) = match strings {
+        Some(strings) => {
+            let mut joined = String::new();
+            for line in items(text)? {
+                joined.push_str(strings.get(index(&line)?)?);
+            }
+            (joined, strings.get(index(filename)?)?.clone())
+        }
+        None => (
+            text.as_str()?.to_string(),
+            filename.as_str().unwrap_or("").to_string(),
+        ),
+    };
+    Some(SourceFile::excerpt(filename, text, index(starting_line)?))
+}
+
 /// Parses a decoded `.debug_pkl`; `None` when it has neither layout.
 pub fn parse_origins(value: &PickleValue) -> Option<Vec<(usize, SourceRange)>> {
     let top = items(value)?;
@@ -85,8 +108,9 @@ pub fn parse_origins(value: &PickleValue) -> Option<Vec<(usize, SourceRange)>> {
     if entries.len() > MAX_ENTRIES {
         return None;
     }
-    // Many entries share a source; each distinct one becomes one file.
-    let mut files: HashMap<String, Arc<SourceFile>> = HashMap::new();
+    // Many entries share a source, pickled once and referenced through the memo: each
+    // distinct source object becomes one file, built the first time it is seen.
+    let mut files: HashMap<usize, Arc<SourceFile>> = HashMap::new();
     let mut origins = Vec::with_capacity(entries.len());
     for entry in &entries {
         let entry = items(entry)?;
@@ -97,29 +121,16 @@ pub fn parse_origins(value: &PickleValue) -> Option<Vec<(usize, SourceRange)>> {
         let [source, start, end] = range.as_slice() else {
             return None;
         };
-        let source = items(source)?;
-        let [text, filename, starting_line] = source.as_slice() else {
-            return None;
-        };
-        let (text, filename) = match &strings {
-            Some(strings) => {
-                let mut joined = String::new();
-                for line in items(text)? {
-                    joined.push_str(strings.get(index(&line)?)?);
+        let file = match source.ptr_id().and_then(|id| files.get(&id)) {
+            Some(file) => file.clone(),
+            None => {
+                let file = source_file(source, strings.as_deref())?;
+                if let Some(id) = source.ptr_id() {
+                    files.insert(id, file.clone());
                 }
-                (joined, strings.get(index(filename)?)?.clone())
+                file
             }
-            None => (
-                text.as_str()?.to_string(),
-                filename.as_str().unwrap_or("").to_string(),
-            ),
         };
-        let starting_line = index(starting_line)?;
-        let key = format!("{filename}\u{0}{starting_line}\u{0}{text}");
-        let file = files
-            .entry(key)
-            .or_insert_with(|| SourceFile::excerpt(filename, text, starting_line))
-            .clone();
         let (start, end) = (index(start)?, index(end)?);
         origins.push((offset, SourceRange::new(file, start, end.max(start))));
     }

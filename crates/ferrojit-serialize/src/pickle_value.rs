@@ -261,9 +261,7 @@ impl PickleValue {
                 }
                 (PickleValue::Str(a), PickleValue::Str(b)) => a == b,
                 (PickleValue::Bytes(a), PickleValue::Bytes(b)) => a == b,
-                (PickleValue::Global(a), PickleValue::Global(b)) => {
-                    a.module == b.module && a.name == b.name
-                }
+                (PickleValue::Global(a), PickleValue::Global(b)) => a == b,
                 (PickleValue::Tuple(_), PickleValue::Tuple(_))
                 | (PickleValue::List(_), PickleValue::List(_))
                 | (PickleValue::Dict(_), PickleValue::Dict(_))
