@@ -562,6 +562,40 @@ fn large_rejected_inputs(path: &Path, storage_bytes: usize) {
     writer.finish().unwrap();
 }
 
+/// Runs `ferrojit run` on the valid model with `inputs` (deleted afterwards), which must be
+/// refused with one `error:` line containing `expected`, within 2 x its size + 64 MiB of
+/// peak RSS. Returns the peak where it can be measured.
+fn reject_inputs_within_bound(
+    inputs: &Path,
+    workdir: &Path,
+    label: &str,
+    expected: &str,
+) -> Option<u64> {
+    let file_size = std::fs::metadata(inputs).unwrap().len();
+    let args = vec![
+        "run".to_string(),
+        valid_model().display().to_string(),
+        "--inputs".to_string(),
+        inputs.display().to_string(),
+    ];
+    let run = cli_run(&args, workdir, label);
+    let _ = std::fs::remove_file(inputs);
+    assert!(!run.success, "{label}");
+    assert_eq!(run.stderr.lines().count(), 1, "{label}: {}", run.stderr);
+    assert!(run.stderr.contains(expected), "{label}: {}", run.stderr);
+    let peak = run.peak_rss?;
+    println!(
+        "{label}: file {file_size} bytes, peak RSS {:.1} MiB (parent {:.1} MiB)",
+        mib(peak),
+        mib(run.parent_rss.unwrap_or(0))
+    );
+    assert!(
+        peak <= 2 * file_size + MEMORY_CONSTANT,
+        "{label}: peak RSS {peak} over 2 x {file_size} + 64 MiB"
+    );
+    Some(peak)
+}
+
 #[test]
 fn rejecting_a_large_file_stays_within_twice_its_size_plus_64_mib() {
     let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adversarial_large");
@@ -569,27 +603,12 @@ fn rejecting_a_large_file_stays_within_twice_its_size_plus_64_mib() {
     let inputs = scratch.join("big_inputs.pt");
     large_rejected_inputs(&inputs, 128 << 20);
     let file_size = std::fs::metadata(&inputs).unwrap().len();
-    let args = vec![
-        "run".to_string(),
-        valid_model().display().to_string(),
-        "--inputs".to_string(),
-        inputs.display().to_string(),
-    ];
-    let run = cli_run(&args, &scratch.join("workdir"), "large inputs");
-    let _ = std::fs::remove_file(&inputs);
-    assert!(!run.success);
-    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-    assert!(run.stderr.contains("cannot read inputs"), "{}", run.stderr);
-    if let Some(peak) = run.peak_rss {
-        println!(
-            "file {file_size} bytes, peak RSS {:.1} MiB (parent {:.1} MiB)",
-            mib(peak),
-            mib(run.parent_rss.unwrap_or(0))
-        );
-        assert!(
-            peak <= 2 * file_size + MEMORY_CONSTANT,
-            "peak RSS {peak} over 2 x {file_size} + 64 MiB"
-        );
+    if let Some(peak) = reject_inputs_within_bound(
+        &inputs,
+        &scratch.join("workdir"),
+        "large inputs",
+        "cannot read inputs",
+    ) {
         // The view is checked against the declared element count before the storage is
         // decoded, so only the file itself is held: no second copy of the storage.
         assert!(
@@ -647,29 +666,12 @@ fn rejecting_a_file_that_is_all_pickle_stays_within_the_memory_bound() {
     for (name, pickle, expected) in cases {
         let inputs = scratch.join(format!("{name}.pt"));
         write_pickle_archive(&inputs, &pickle);
-        let file_size = std::fs::metadata(&inputs).unwrap().len();
-        let args = vec![
-            "run".to_string(),
-            valid_model().display().to_string(),
-            "--inputs".to_string(),
-            inputs.display().to_string(),
-        ];
-        let run = cli_run(&args, &scratch.join(format!("workdir_{name}")), name);
-        let _ = std::fs::remove_file(&inputs);
-        assert!(!run.success, "{name}");
-        assert_eq!(run.stderr.lines().count(), 1, "{name}: {}", run.stderr);
-        assert!(run.stderr.contains(expected), "{name}: {}", run.stderr);
-        if let Some(peak) = run.peak_rss {
-            println!(
-                "{name}: file {file_size} bytes, peak RSS {:.1} MiB (parent {:.1} MiB)",
-                mib(peak),
-                mib(run.parent_rss.unwrap_or(0))
-            );
-            assert!(
-                peak <= 2 * file_size + MEMORY_CONSTANT,
-                "{name}: peak RSS {peak} over 2 x {file_size} + 64 MiB"
-            );
-        }
+        reject_inputs_within_bound(
+            &inputs,
+            &scratch.join(format!("workdir_{name}")),
+            name,
+            expected,
+        );
     }
 }
 

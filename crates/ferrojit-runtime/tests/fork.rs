@@ -1,40 +1,18 @@
 //! `prim::fork` / `aten::wait`: forked calls run in parallel on the inter-op pool, errors
 //! and grad mode cross the fork, the step budget is shared, and deep nesting still works.
 
+mod common;
+
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use ferrojit_ir::{AttributeValue, Graph, Type, ValueId};
+use ferrojit_ir::{AttributeValue, Graph, Type};
 use ferrojit_runtime::interpreter::{run_graph, run_graph_with_options, RunOptions};
 use ferrojit_runtime::object::NoMethods;
 use ferrojit_runtime::registry::{pop_arguments, register_operator};
 use ferrojit_runtime::{IValue, RuntimeError};
 
-fn int(graph: &mut Graph, value: i64) -> ValueId {
-    graph.insert_constant(Some(AttributeValue::Int(value)), Type::Int)
-}
-
-/// `fork(subgraph)` with no inputs, returning the future.
-fn fork(graph: &mut Graph, subgraph: Graph) -> ValueId {
-    let node = graph.insert("prim::fork", &[], &[Type::Future(Box::new(Type::Int))]);
-    graph.set_attribute(node, "Subgraph", AttributeValue::Graph(Box::new(subgraph)));
-    graph.node_output(node, 0)
-}
-
-fn wait(graph: &mut Graph, future: ValueId) -> ValueId {
-    let node = graph.insert("aten::wait", &[future], &[Type::Int]);
-    graph.node_output(node, 0)
-}
-
-/// A graph of no inputs that calls `operator(constant)` and returns its int.
-fn calls(operator: &str, constant: i64) -> Graph {
-    let mut graph = Graph::new();
-    let argument = int(&mut graph, constant);
-    let node = graph.insert(operator, &[argument], &[Type::Int]);
-    let output = graph.node_output(node, 0);
-    graph.register_output(output);
-    graph
-}
+use common::{calls, fork, int, wait};
 
 /// Arrivals at the rendezvous; each caller waits (at most 60 s) until two have arrived.
 static ARRIVED: Mutex<usize> = Mutex::new(0);

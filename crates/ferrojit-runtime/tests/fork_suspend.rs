@@ -2,14 +2,18 @@
 //! interpreter does, instead of blocking the thread. Its own test binary: the pool's size
 //! (2) is set before the pool starts.
 
+mod common;
+
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use ferrojit_ir::{AttributeValue, Graph, Type, ValueId};
+use ferrojit_ir::{Graph, Type, ValueId};
 use ferrojit_runtime::interpreter::run_graph;
 use ferrojit_runtime::object::NoMethods;
 use ferrojit_runtime::registry::{pop_arguments, register_operator};
 use ferrojit_runtime::IValue;
+
+use common::{call_int, calls, fork, int, wait};
 
 /// Which marks have been set (`suspend_test::mark`), and whether `release` ran.
 struct Flags {
@@ -79,37 +83,9 @@ fn register_operators() {
     .unwrap();
 }
 
-fn int(graph: &mut Graph, value: i64) -> ValueId {
-    graph.insert_constant(Some(AttributeValue::Int(value)), Type::Int)
-}
-
-fn call(graph: &mut Graph, operator: &str, argument: i64) -> ValueId {
-    let argument = int(graph, argument);
-    let node = graph.insert(operator, &[argument], &[Type::Int]);
-    graph.node_output(node, 0)
-}
-
-fn fork(graph: &mut Graph, subgraph: Graph) -> ValueId {
-    let node = graph.insert("prim::fork", &[], &[Type::Future(Box::new(Type::Int))]);
-    graph.set_attribute(node, "Subgraph", AttributeValue::Graph(Box::new(subgraph)));
-    graph.node_output(node, 0)
-}
-
-fn wait(graph: &mut Graph, future: ValueId) -> ValueId {
-    let node = graph.insert("aten::wait", &[future], &[Type::Int]);
-    graph.node_output(node, 0)
-}
-
 fn add(graph: &mut Graph, a: ValueId, b: ValueId) -> ValueId {
     let node = graph.insert("aten::add", &[a, b], &[Type::Int]);
     graph.node_output(node, 0)
-}
-
-fn returning_call(operator: &str) -> Graph {
-    let mut graph = Graph::new();
-    let value = call(&mut graph, operator, 0);
-    graph.register_output(value);
-    graph
 }
 
 /// With two inter-op threads: `outer` runs on one and forks `hold`, which takes the other
@@ -123,10 +99,10 @@ fn wait_in_a_forked_task_frees_its_thread() {
 
     // outer: mark(OUTER_STARTED); h = fork(hold); await_mark(HOLD_STARTED); wait(h)
     let mut outer = Graph::new();
-    let started = call(&mut outer, "suspend_test::mark", OUTER_STARTED);
-    let held = fork(&mut outer, returning_call("suspend_test::hold"));
+    let started = call_int(&mut outer, "suspend_test::mark", OUTER_STARTED);
+    let held = fork(&mut outer, calls("suspend_test::hold", 0));
     // Only once `hold` runs on a pool thread (not inline in this wait) does outer wait.
-    let hold_running = call(&mut outer, "suspend_test::await_mark", HOLD_STARTED);
+    let hold_running = call_int(&mut outer, "suspend_test::await_mark", HOLD_STARTED);
     let value = wait(&mut outer, held);
     let value = add(&mut outer, value, hold_running);
     let value = add(&mut outer, value, started);
@@ -136,7 +112,7 @@ fn wait_in_a_forked_task_frees_its_thread() {
     // until a pool thread runs outer, so it does not run outer itself.
     let mut main = Graph::new();
     let future = fork(&mut main, outer);
-    let outer_running = call(&mut main, "suspend_test::await_mark", OUTER_STARTED);
+    let outer_running = call_int(&mut main, "suspend_test::await_mark", OUTER_STARTED);
     let value = wait(&mut main, future);
     let value = add(&mut main, value, outer_running);
     main.register_output(value);
@@ -148,7 +124,7 @@ fn wait_in_a_forked_task_frees_its_thread() {
         panic!("hold never started: {:?}", caller.join().unwrap());
     }
     let mut releaser = Graph::new();
-    let _ = fork(&mut releaser, returning_call("suspend_test::release"));
+    let _ = fork(&mut releaser, calls("suspend_test::release", 0));
     let zero = int(&mut releaser, 0);
     releaser.register_output(zero);
     run_graph(&releaser, Vec::new(), &NoMethods).unwrap();

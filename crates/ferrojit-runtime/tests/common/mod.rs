@@ -106,3 +106,31 @@ impl MethodSource for TestMethods {
             })
     }
 }
+
+/// `fork(subgraph)` with no inputs, returning the `Future[int]`.
+pub fn fork(graph: &mut Graph, subgraph: Graph) -> ValueId {
+    let node = graph.insert("prim::fork", &[], &[Type::Future(Box::new(Type::Int))]);
+    graph.set_attribute(node, "Subgraph", AttributeValue::Graph(Box::new(subgraph)));
+    graph.node_output(node, 0)
+}
+
+/// `aten::wait(future)`, an int.
+pub fn wait(graph: &mut Graph, future: ValueId) -> ValueId {
+    let node = graph.insert("aten::wait", &[future], &[Type::Int]);
+    graph.node_output(node, 0)
+}
+
+/// `operator(constant)` for an operator from int to int.
+pub fn call_int(graph: &mut Graph, operator: &str, constant: i64) -> ValueId {
+    let argument = int(graph, constant);
+    let node = graph.insert(operator, &[argument], &[Type::Int]);
+    graph.node_output(node, 0)
+}
+
+/// A graph of no inputs that calls `operator(constant)` and returns its int.
+pub fn calls(operator: &str, constant: i64) -> Graph {
+    let mut graph = Graph::new();
+    let output = call_int(&mut graph, operator, constant);
+    graph.register_output(output);
+    graph
+}
