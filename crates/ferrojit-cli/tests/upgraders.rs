@@ -81,6 +81,8 @@ fn every_case_has_a_test() {
         "full_int_fill",
         "linspace_logspace",
         "linspace_no_steps",
+        "out_variants",
+        "out_no_steps",
         "gelu",
         "gelu_tanh",
     ];
@@ -123,6 +125,16 @@ fn linspace_and_logspace_with_steps_are_unchanged() {
 #[test]
 fn linspace_and_logspace_without_steps_default_to_100_before_versions_8_and_9() {
     check_both("linspace_no_steps");
+}
+
+#[test]
+fn out_variants_of_linspace_logspace_full_and_gelu() {
+    check_both("out_variants");
+}
+
+#[test]
+fn out_variants_without_steps_default_to_100_before_versions_8_and_9() {
+    check_both("out_no_steps");
 }
 
 #[test]

@@ -77,6 +77,21 @@ const ENTRIES: &[Entry] = &[
         function: "full_before_5",
     },
     Entry {
+        bumped_at: 5,
+        old_schema: "aten::full.out(int[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+        function: "full_out_before_5",
+    },
+    Entry {
+        bumped_at: 8,
+        old_schema: "aten::linspace.out(Scalar start, Scalar end, int? steps=None, *, Tensor(a!) out) -> Tensor(a!)",
+        function: "linspace_out_before_8",
+    },
+    Entry {
+        bumped_at: 9,
+        old_schema: "aten::logspace.out(Scalar start, Scalar end, int? steps=None, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)",
+        function: "logspace_out_before_9",
+    },
+    Entry {
         bumped_at: 8,
         old_schema: "aten::linspace(Scalar start, Scalar end, int? steps=None, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
         function: "linspace_before_8",
@@ -142,6 +157,19 @@ def logspace_before_9(start: number, end: number, steps: Optional[int] = None, b
     if steps is None:
         return torch.logspace(start, end, 100, base, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     return torch.logspace(start, end, steps, base, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+def full_out_before_5(size: List[int], fill_value: number, *, out: Tensor) -> Tensor:
+    return torch.full(size, fill_value, out=out)
+
+def linspace_out_before_8(start: number, end: number, steps: Optional[int] = None, *, out: Tensor) -> Tensor:
+    if steps is None:
+        return torch.linspace(start, end, 100, out=out)
+    return torch.linspace(start, end, steps, out=out)
+
+def logspace_out_before_9(start: number, end: number, steps: Optional[int] = None, base: float = 10.0, *, out: Tensor) -> Tensor:
+    if steps is None:
+        return torch.logspace(start, end, 100, base, out=out)
+    return torch.logspace(start, end, steps, base, out=out)
 
 def gelu_before_10(self: Tensor) -> Tensor:
     return torch.gelu(self, approximate="none")

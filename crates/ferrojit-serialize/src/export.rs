@@ -40,7 +40,7 @@ pub fn save_module(loaded: &LoadedModule, path: &Path) -> Result<(), LoadError> 
         .filter(|stem| !stem.is_empty())
         .unwrap_or("archive");
     let bytes = save_module_to_bytes(&loaded.module, &loaded.unit, root_name)?;
-    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
+    crate::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })

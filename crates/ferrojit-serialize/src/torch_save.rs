@@ -77,7 +77,7 @@ pub fn save_file(value: &IValue, path: &Path) -> Result<(), LoadError> {
         .filter(|stem| !stem.is_empty())
         .unwrap_or("archive");
     let bytes = save_to_bytes(value, root_name)?;
-    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
+    crate::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })

@@ -395,12 +395,19 @@ impl<'a> ValueReader<'a> {
                 ),
             ));
         }
-        let bytes = self.archive.record_bytes(&record)?;
-        let storage = Storage::from_bytes(dtype, &bytes, self.little_endian).map_err(|source| {
-            LoadError::Tensor {
-                context: record.clone(),
-                source,
+        // STORED records (all of PyTorch's) are borrowed from the mapped file without a copy.
+        let storage = match self.archive.stored_shared(&record)? {
+            Some((bytes, range)) => {
+                Storage::from_shared_bytes(dtype, bytes, range, self.little_endian)
             }
+            None => {
+                let bytes = self.archive.record_bytes(&record)?;
+                Storage::from_bytes(dtype, &bytes, self.little_endian)
+            }
+        }
+        .map_err(|source| LoadError::Tensor {
+            context: record.clone(),
+            source,
         })?;
         self.storages.insert(key, storage.clone());
         Ok(storage)

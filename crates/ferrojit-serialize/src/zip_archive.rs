@@ -40,13 +40,14 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, Write};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
 use crate::error::ArchiveError;
+use ferrojit_tensor::SharedBytes;
 
 /// Caps applied while reading an archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,14 +107,51 @@ const ZIP64_END_RECORD_LEN: u64 = 56;
 /// Data alignment PyTorch uses for records.
 pub const RECORD_ALIGNMENT: u16 = 64;
 
-/// The archive bytes, shared between the zip reader and (later) zero-copy users.
+/// The archive bytes (a memory map of the file, or a buffer), shared between the zip reader
+/// and the tensor storages that borrow STORED records from them without a copy.
 #[derive(Clone)]
-struct SharedBytes(Rc<Vec<u8>>);
+struct ArchiveBytes(SharedBytes);
 
-impl AsRef<[u8]> for SharedBytes {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
+impl ArchiveBytes {
+    fn slice(&self) -> &[u8] {
+        AsRef::<[u8]>::as_ref(&*self.0)
     }
+}
+
+impl AsRef<[u8]> for ArchiveBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.slice()
+    }
+}
+
+/// Maps the file at `path` read-only, or reads it when it cannot be mapped (an empty file,
+/// a pipe, a file system without mmap).
+fn map_or_read(path: &Path) -> Result<SharedBytes, ArchiveError> {
+    let io_error = |source| ArchiveError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    let is_regular_nonempty = file
+        .metadata()
+        .map(|metadata| metadata.is_file() && metadata.len() > 0)
+        .unwrap_or(false);
+    if is_regular_nonempty {
+        // SAFETY: the mapping is read-only and private, and Rust code only ever sees it as
+        // immutable bytes (tensor storages copy them before their first write). What this
+        // cannot rule out is another process truncating or rewriting the file while it is
+        // mapped, which would change the bytes or fault on access; every memory-mapped loader
+        // (safetensors, `torch.load(mmap=True)`) shares that caveat. ferrojit itself never
+        // writes over a file it has mapped: `ArchiveWriter::create` unlinks an existing file
+        // first, so the mapped inode lives on untouched.
+        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+            return Ok(Arc::new(map));
+        }
+    }
+    let mut bytes = Vec::new();
+    let mut file = file;
+    file.read_to_end(&mut bytes).map_err(io_error)?;
+    Ok(Arc::new(bytes))
 }
 
 struct RecordInfo {
@@ -127,9 +165,9 @@ struct RecordInfo {
 
 /// A PyTorch zip archive held in memory.
 pub struct ArchiveReader {
-    archive: RefCell<ZipArchive<Cursor<SharedBytes>>>,
+    archive: RefCell<ZipArchive<Cursor<ArchiveBytes>>>,
     /// The whole file, for zero-copy access to STORED records.
-    bytes: SharedBytes,
+    bytes: ArchiveBytes,
     root: String,
     /// Record names relative to the root, in archive order.
     names: Vec<String>,
@@ -448,13 +486,25 @@ fn count_central_headers(bytes: &[u8], start: u64) -> usize {
 }
 
 impl ArchiveReader {
-    /// Reads the whole file at `path` and opens it with default limits.
+    /// Memory-maps the file at `path` (reads it where it cannot be mapped) and opens it
+    /// with default limits. Only the zip directory and the records asked for are touched.
     pub fn open(path: impl AsRef<Path>) -> Result<ArchiveReader, ArchiveError> {
         ArchiveReader::open_with_limits(path, ArchiveLimits::default())
     }
 
-    /// Reads the whole file at `path` and opens it with the given limits.
+    /// Memory-maps the file at `path` (reads it where it cannot be mapped) and opens it
+    /// with the given limits.
     pub fn open_with_limits(
+        path: impl AsRef<Path>,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_limits(map_or_read(path.as_ref())?, limits)
+    }
+
+    /// Reads the whole file at `path` into memory (no memory map) and opens it with the
+    /// given limits: for files that another process may rewrite while they are in use,
+    /// which would fault a mapped file's tensors.
+    pub fn open_in_memory(
         path: impl AsRef<Path>,
         limits: ArchiveLimits,
     ) -> Result<ArchiveReader, ArchiveError> {
@@ -476,6 +526,16 @@ impl ArchiveReader {
         bytes: Vec<u8>,
         limits: ArchiveLimits,
     ) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_limits(Arc::new(bytes), limits)
+    }
+
+    /// Opens an archive over shared bytes (a memory map or a buffer) with the given limits.
+    pub fn from_shared_with_limits(
+        shared: SharedBytes,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        let shared = ArchiveBytes(shared);
+        let bytes = shared.slice();
         let looks_like_zip = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06");
         if !looks_like_zip {
             let shown: Vec<u8> = bytes.iter().copied().take(8).collect();
@@ -486,9 +546,8 @@ impl ArchiveReader {
             )));
         }
         let file_length = bytes.len() as u64;
-        let directory = check_central_directory(&bytes, &limits)?;
-        let bytes = SharedBytes(Rc::new(bytes));
-        let mut archive = ZipArchive::new(Cursor::new(bytes.clone()))
+        let directory = check_central_directory(bytes, &limits)?;
+        let mut archive = ZipArchive::new(Cursor::new(shared.clone()))
             .map_err(|error| ArchiveError::Corrupt(zip_error_text(&error)))?;
         if archive.offset() != 0 {
             return Err(ArchiveError::Corrupt(format!(
@@ -510,7 +569,7 @@ impl ArchiveReader {
                 limits.max_entries
             )));
         }
-        let header_count = count_central_headers(&bytes.0, archive.central_directory_start());
+        let header_count = count_central_headers(bytes, archive.central_directory_start());
         if header_count as u64 != directory.entries {
             return Err(corrupt(format!(
                 "end record declares {} entries but the central directory holds {header_count}",
@@ -590,7 +649,7 @@ impl ArchiveReader {
             }
         }
         for (central, name) in centrals.iter().zip(&full_names) {
-            check_local_header(&bytes.0, central, name)?;
+            check_local_header(bytes, central, name)?;
         }
 
         let root = Self::find_root(&full_names)?;
@@ -619,7 +678,7 @@ impl ArchiveReader {
         }
         Ok(ArchiveReader {
             archive: RefCell::new(archive),
-            bytes,
+            bytes: shared,
             root,
             names,
             records,
@@ -707,7 +766,7 @@ impl ArchiveReader {
             return usize::try_from(limit).unwrap_or(usize::MAX);
         }
         let record_length = self.record_size(name).unwrap_or(0);
-        let file_length = self.bytes.0.len() as u64;
+        let file_length = self.bytes.slice().len() as u64;
         let from_file = (file_length.saturating_sub(record_length) / 3)
             .saturating_add(PICKLE_VALUE_BUDGET_BASE);
         let from_record = crate::unpickler::default_value_budget(
@@ -735,13 +794,36 @@ impl ArchiveReader {
             // The range was checked against the file length when the archive was opened.
             let range = (usize::try_from(start).ok(), usize::try_from(end).ok());
             if let (Some(start), Some(end)) = range {
-                if let Some(slice) = self.bytes.0.get(start..end) {
+                if let Some(slice) = self.bytes.slice().get(start..end) {
                     return Ok(Cow::Borrowed(slice));
                 }
             }
             return Err(corrupt(format!("record '{name}' lies outside the file")));
         }
         self.read_record(name).map(Cow::Owned)
+    }
+
+    /// For a STORED record, the archive's shared bytes and the record's byte range in them,
+    /// so that a tensor storage can borrow the data without a copy; `None` for compressed
+    /// records. Errors for a missing record.
+    pub fn stored_shared(
+        &self,
+        name: &str,
+    ) -> Result<Option<(SharedBytes, std::ops::Range<usize>)>, ArchiveError> {
+        let info = self
+            .records
+            .get(name)
+            .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
+        let Some((start, end)) = info.stored_range else {
+            return Ok(None);
+        };
+        // The range was checked against the file length when the archive was opened.
+        match (usize::try_from(start), usize::try_from(end)) {
+            (Ok(start), Ok(end)) if start <= end && end <= self.bytes.slice().len() => {
+                Ok(Some((self.bytes.0.clone(), start..end)))
+            }
+            _ => Err(corrupt(format!("record '{name}' lies outside the file"))),
+        }
     }
 
     /// Reads and (if needed) decompresses a record, enforcing the size caps on the
@@ -834,11 +916,42 @@ pub struct ArchiveWriter<W: Write + Seek> {
     root: String,
 }
 
+/// Writes `bytes` to `path` by writing a temporary file beside it and renaming it over
+/// `path`. The file that was there is never truncated: it may be memory-mapped by an
+/// [`ArchiveReader`] (saving a module over the file it was loaded from), and truncating a
+/// mapped file would pull the bytes out from under the tensors that borrow them. A symbolic
+/// link at `path` is written through, not replaced.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink());
+    let file_name = path.file_name().and_then(|name| name.to_str());
+    let (false, Some(file_name)) = (is_link, file_name) else {
+        return std::fs::write(path, bytes);
+    };
+    let temporary =
+        path.with_file_name(format!(".{file_name}.ferrojit-{}.tmp", std::process::id()));
+    let written =
+        std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
 impl ArchiveWriter<std::fs::File> {
-    /// Creates (or truncates) the file at `path`.
+    /// Creates the file at `path`, replacing a regular file already there.
+    ///
+    /// An existing regular file is unlinked rather than truncated: it may be memory-mapped
+    /// by an [`ArchiveReader`] (converting a file onto itself), and truncating a mapped file
+    /// would pull the bytes out from under the tensors that borrow them.
     pub fn create(path: impl AsRef<Path>, root_name: &str) -> Result<Self, ArchiveError> {
         check_name(root_name, false)?;
         let path = path.as_ref();
+        if std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file()) {
+            std::fs::remove_file(path).map_err(|source| ArchiveError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
         let file = std::fs::File::create(path).map_err(|source| ArchiveError::Io {
             path: path.display().to_string(),
             source,

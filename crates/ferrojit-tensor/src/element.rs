@@ -106,7 +106,7 @@ macro_rules! impl_element_int {
                 }
             }
             fn into_buffer(values: Vec<Self>) -> Buffer {
-                Buffer::$variant(values)
+                Buffer::$variant(values.into())
             }
             fn write_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
@@ -167,7 +167,7 @@ macro_rules! impl_element_float {
                 }
             }
             fn into_buffer(values: Vec<Self>) -> Buffer {
-                Buffer::$variant(values)
+                Buffer::$variant(values.into())
             }
             fn write_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
@@ -227,7 +227,7 @@ macro_rules! impl_element_half {
                 }
             }
             fn into_buffer(values: Vec<Self>) -> Buffer {
-                Buffer::$variant(values)
+                Buffer::$variant(values.into())
             }
             fn write_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());

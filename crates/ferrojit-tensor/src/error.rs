@@ -59,6 +59,13 @@ pub enum TensorError {
         storage_bytes: usize,
     },
 
+    #[error("byte range {start}..{end} lies outside the {len} bytes that hold it")]
+    ByteRangeOutOfBounds {
+        start: usize,
+        end: usize,
+        len: usize,
+    },
+
     #[error("byte length {len} is not a multiple of the item size {item_size} of {}", .dtype.name())]
     ByteLengthNotMultiple {
         len: usize,

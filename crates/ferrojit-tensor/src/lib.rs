@@ -21,5 +21,5 @@ pub use ops::join::{cat, stack};
 pub use ops::linalg::linear;
 pub use promotion::{result_type, ResultTypeState};
 pub use shape::{broadcast_shapes, contiguous_strides, wrap_dim};
-pub use storage::{Buffer, Storage};
+pub use storage::{Buffer, Elements, SharedBytes, Storage};
 pub use tensor::Tensor;

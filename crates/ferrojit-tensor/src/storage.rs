@@ -3,37 +3,203 @@
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Result, TensorError};
+use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// The typed element buffer behind a storage: one `Vec` per dtype.
+/// Bytes that never change and never move while any handle to them lives: a memory-mapped
+/// archive or an owned byte buffer. Storages borrow their elements from these without a copy.
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// The bytes behind a [`SharedBytes`] handle.
+fn shared_slice(bytes: &SharedBytes) -> &[u8] {
+    AsRef::<[u8]>::as_ref(&**bytes)
+}
+
+/// The elements of one dtype behind a storage: owned, or borrowed without a copy from
+/// [`SharedBytes`] (a STORED tensor record of a memory-mapped archive).
+///
+/// Both dereference to `[T]`. Borrowed elements are copied into an owned vector on the first
+/// mutable access, so writes never reach the shared bytes (copy on write). A borrowed range is
+/// checked once, when it is made, to be in bounds and aligned for `T`.
+pub enum Elements<T> {
+    Owned(Vec<T>),
+    Borrowed {
+        bytes: SharedBytes,
+        range: Range<usize>,
+    },
+}
+
+impl<T: bytemuck::Pod> Elements<T> {
+    /// Borrows `range` of `bytes` as elements of `T`, or `None` when the range is out of
+    /// bounds, not a whole number of elements, or not aligned for `T` in memory.
+    pub fn borrow_bytes(bytes: SharedBytes, range: Range<usize>) -> Option<Elements<T>> {
+        let slice = shared_slice(&bytes).get(range.clone())?;
+        bytemuck::try_cast_slice::<u8, T>(slice).ok()?;
+        Some(Elements::Borrowed { bytes, range })
+    }
+
+    /// Whether the elements are borrowed from shared bytes (not yet copied).
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self, Elements::Borrowed { .. })
+    }
+}
+
+/// The element slice behind one variant of a [`Buffer`], shared or mutable (used by
+/// `with_buffer!`).
+#[doc(hidden)]
+pub trait ElementSlice {
+    type Slice;
+    fn element_slice(self) -> Self::Slice;
+}
+
+impl<'a, T: bytemuck::Pod> ElementSlice for &'a Elements<T> {
+    type Slice = &'a [T];
+    fn element_slice(self) -> &'a [T] {
+        self
+    }
+}
+
+impl<'a, T: bytemuck::Pod> ElementSlice for &'a mut Elements<T> {
+    type Slice = &'a mut [T];
+    fn element_slice(self) -> &'a mut [T] {
+        self
+    }
+}
+
+impl<'a> ElementSlice for &'a Vec<bool> {
+    type Slice = &'a [bool];
+    fn element_slice(self) -> &'a [bool] {
+        self
+    }
+}
+
+impl<'a> ElementSlice for &'a mut Vec<bool> {
+    type Slice = &'a mut [bool];
+    fn element_slice(self) -> &'a mut [bool] {
+        self
+    }
+}
+
+impl<T> From<Vec<T>> for Elements<T> {
+    fn from(values: Vec<T>) -> Self {
+        Elements::Owned(values)
+    }
+}
+
+impl<T: bytemuck::Pod> Deref for Elements<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Elements::Owned(values) => values,
+            // `borrow_bytes` checked bounds, length and alignment, and the bytes never move
+            // or change, so the cast cannot fail here; an empty slice is the harmless
+            // answer should that invariant ever break.
+            Elements::Borrowed { bytes, range } => shared_slice(bytes)
+                .get(range.clone())
+                .and_then(|slice| bytemuck::try_cast_slice(slice).ok())
+                .unwrap_or(&[]),
+        }
+    }
+}
+
+impl<T: bytemuck::Pod> DerefMut for Elements<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        if self.is_borrowed() {
+            *self = Elements::Owned(self.to_vec());
+        }
+        match self {
+            Elements::Owned(values) => values,
+            Elements::Borrowed { .. } => &mut [],
+        }
+    }
+}
+
+impl<T: bytemuck::Pod> Clone for Elements<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Elements::Owned(values) => Elements::Owned(values.clone()),
+            Elements::Borrowed { bytes, range } => Elements::Borrowed {
+                bytes: bytes.clone(),
+                range: range.clone(),
+            },
+        }
+    }
+}
+
+impl<T: bytemuck::Pod + PartialEq> PartialEq for Elements<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: bytemuck::Pod + std::fmt::Debug> std::fmt::Debug for Elements<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// The typed element buffer behind a storage: one variant per dtype. `bool` is always owned
+/// (not every byte is a valid `bool`, so it cannot be borrowed from file bytes).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Buffer {
     Bool(Vec<bool>),
-    UInt8(Vec<u8>),
-    Int8(Vec<i8>),
-    Int16(Vec<i16>),
-    Int32(Vec<i32>),
-    Int64(Vec<i64>),
-    Float16(Vec<half::f16>),
-    BFloat16(Vec<half::bf16>),
-    Float32(Vec<f32>),
-    Float64(Vec<f64>),
+    UInt8(Elements<u8>),
+    Int8(Elements<i8>),
+    Int16(Elements<i16>),
+    Int32(Elements<i32>),
+    Int64(Elements<i64>),
+    Float16(Elements<half::f16>),
+    BFloat16(Elements<half::bf16>),
+    Float32(Elements<f32>),
+    Float64(Elements<f64>),
 }
 
-/// Runs `$body` with `$v` bound to the typed vector inside a buffer (by reference or mutable reference).
+/// Runs `$body` with `$v` bound to the typed element slice inside a buffer: `&[T]` for a
+/// `&Buffer`, `&mut [T]` for a `&mut Buffer` (which copies borrowed elements first).
+/// Binding the slice once keeps element indexing in `$body` a plain slice access.
 macro_rules! with_buffer {
     ($buffer:expr, $v:ident => $body:expr) => {
         match $buffer {
-            $crate::storage::Buffer::Bool($v) => $body,
-            $crate::storage::Buffer::UInt8($v) => $body,
-            $crate::storage::Buffer::Int8($v) => $body,
-            $crate::storage::Buffer::Int16($v) => $body,
-            $crate::storage::Buffer::Int32($v) => $body,
-            $crate::storage::Buffer::Int64($v) => $body,
-            $crate::storage::Buffer::Float16($v) => $body,
-            $crate::storage::Buffer::BFloat16($v) => $body,
-            $crate::storage::Buffer::Float32($v) => $body,
-            $crate::storage::Buffer::Float64($v) => $body,
+            $crate::storage::Buffer::Bool($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::UInt8($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Int8($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Int16($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Int32($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Int64($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Float16($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::BFloat16($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Float32($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::Float64($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
         }
     };
 }
@@ -67,16 +233,32 @@ impl Buffer {
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
         match dtype {
             DType::Bool => Buffer::Bool(vec![false; len]),
-            DType::UInt8 => Buffer::UInt8(vec![0; len]),
-            DType::Int8 => Buffer::Int8(vec![0; len]),
-            DType::Int16 => Buffer::Int16(vec![0; len]),
-            DType::Int32 => Buffer::Int32(vec![0; len]),
-            DType::Int64 => Buffer::Int64(vec![0; len]),
-            DType::Float16 => Buffer::Float16(vec![half::f16::ZERO; len]),
-            DType::BFloat16 => Buffer::BFloat16(vec![half::bf16::ZERO; len]),
-            DType::Float32 => Buffer::Float32(vec![0.0; len]),
-            DType::Float64 => Buffer::Float64(vec![0.0; len]),
+            DType::UInt8 => Buffer::UInt8(vec![0; len].into()),
+            DType::Int8 => Buffer::Int8(vec![0; len].into()),
+            DType::Int16 => Buffer::Int16(vec![0; len].into()),
+            DType::Int32 => Buffer::Int32(vec![0; len].into()),
+            DType::Int64 => Buffer::Int64(vec![0; len].into()),
+            DType::Float16 => Buffer::Float16(vec![half::f16::ZERO; len].into()),
+            DType::BFloat16 => Buffer::BFloat16(vec![half::bf16::ZERO; len].into()),
+            DType::Float32 => Buffer::Float32(vec![0.0; len].into()),
+            DType::Float64 => Buffer::Float64(vec![0.0; len].into()),
         }
+    }
+}
+
+/// Whether a buffer's elements are borrowed rather than owned.
+fn buffer_is_borrowed(buffer: &Buffer) -> bool {
+    match buffer {
+        Buffer::Bool(_) => false,
+        Buffer::UInt8(v) => v.is_borrowed(),
+        Buffer::Int8(v) => v.is_borrowed(),
+        Buffer::Int16(v) => v.is_borrowed(),
+        Buffer::Int32(v) => v.is_borrowed(),
+        Buffer::Int64(v) => v.is_borrowed(),
+        Buffer::Float16(v) => v.is_borrowed(),
+        Buffer::BFloat16(v) => v.is_borrowed(),
+        Buffer::Float32(v) => v.is_borrowed(),
+        Buffer::Float64(v) => v.is_borrowed(),
     }
 }
 
@@ -122,7 +304,8 @@ impl Storage {
         Storage::new(Buffer::zeros(dtype, len))
     }
 
-    /// Decodes raw element bytes (as found in a TorchScript archive). Big-endian input is byte-swapped.
+    /// Decodes raw element bytes (as found in a TorchScript archive) into a new owned
+    /// buffer. Big-endian input is byte-swapped.
     pub fn from_bytes(dtype: DType, bytes: &[u8], little_endian: bool) -> Result<Storage> {
         let item = dtype.item_size();
         if !bytes.len().is_multiple_of(item) {
@@ -132,22 +315,30 @@ impl Storage {
                 dtype,
             });
         }
-        fn decode<T: Element>(bytes: &[u8], item: usize, little_endian: bool) -> Vec<T> {
-            bytes
+        fn decode<T: Element + bytemuck::Pod>(
+            bytes: &[u8],
+            item: usize,
+            little_endian: bool,
+        ) -> Elements<T> {
+            if little_endian == cfg!(target_endian = "little") {
+                // Same byte order as this machine: one bulk copy (the source may be unaligned).
+                return Elements::Owned(bytemuck::pod_collect_to_vec(bytes));
+            }
+            let swapped: Vec<T> = bytes
                 .chunks_exact(item)
                 .map(|chunk| {
-                    if little_endian {
-                        T::read_le(chunk)
-                    } else {
-                        let mut swapped = chunk.to_vec();
-                        swapped.reverse();
-                        T::read_le(&swapped)
-                    }
+                    let mut swapped = [0u8; 8];
+                    let swapped = &mut swapped[..item];
+                    swapped.copy_from_slice(chunk);
+                    swapped.reverse();
+                    T::read_le(swapped)
                 })
-                .collect()
+                .collect();
+            Elements::Owned(swapped)
         }
         let buffer = match dtype {
-            DType::Bool => Buffer::Bool(decode(bytes, item, little_endian)),
+            // One byte each: byte order does not matter, and any nonzero byte is `true`.
+            DType::Bool => Buffer::Bool(bytes.iter().map(|byte| *byte != 0).collect()),
             DType::UInt8 => Buffer::UInt8(decode(bytes, item, little_endian)),
             DType::Int8 => Buffer::Int8(decode(bytes, item, little_endian)),
             DType::Int16 => Buffer::Int16(decode(bytes, item, little_endian)),
@@ -159,6 +350,59 @@ impl Storage {
             DType::Float64 => Buffer::Float64(decode(bytes, item, little_endian)),
         };
         Ok(Storage::new(buffer))
+    }
+
+    /// A storage over `range` of `bytes`, borrowed without a copy when the bytes are in this
+    /// machine's byte order and aligned for the dtype (PyTorch aligns records to 64 bytes);
+    /// decoded into an owned buffer otherwise (bool, big-endian or unaligned data).
+    /// Borrowed elements are copied on the first write.
+    pub fn from_shared_bytes(
+        dtype: DType,
+        bytes: SharedBytes,
+        range: Range<usize>,
+        little_endian: bool,
+    ) -> Result<Storage> {
+        let Some(slice) = shared_slice(&bytes).get(range.clone()) else {
+            return Err(TensorError::ByteRangeOutOfBounds {
+                start: range.start,
+                end: range.end,
+                len: shared_slice(&bytes).len(),
+            });
+        };
+        let item = dtype.item_size();
+        if !slice.len().is_multiple_of(item) {
+            return Err(TensorError::ByteLengthNotMultiple {
+                len: slice.len(),
+                item_size: item,
+                dtype,
+            });
+        }
+        if little_endian == cfg!(target_endian = "little") {
+            let borrowed = match dtype {
+                DType::Bool => None,
+                DType::UInt8 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::UInt8),
+                DType::Int8 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Int8),
+                DType::Int16 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Int16),
+                DType::Int32 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Int32),
+                DType::Int64 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Int64),
+                DType::Float16 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Float16),
+                DType::BFloat16 => {
+                    Elements::borrow_bytes(bytes.clone(), range).map(Buffer::BFloat16)
+                }
+                DType::Float32 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Float32),
+                DType::Float64 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Float64),
+            };
+            if let Some(buffer) = borrowed {
+                return Ok(Storage::new(buffer));
+            }
+        }
+        Storage::from_bytes(dtype, slice, little_endian)
+    }
+
+    /// Whether the elements are still borrowed from shared (memory-mapped) bytes.
+    pub fn is_borrowed(&self) -> bool {
+        let guard = self.read();
+        buffer_is_borrowed(&guard)
     }
 
     /// All elements as little-endian bytes (the on-disk format of TorchScript archives).

@@ -151,6 +151,41 @@ fn logspace(stack: &mut Stack) -> Result<()> {
     push(stack, r)
 }
 
+/// `linspace.out`: computed in the out tensor's dtype, then written into it (resized).
+fn linspace_out(stack: &mut Stack) -> Result<()> {
+    let [start, end, steps, out] = pop_array::<4>(stack)?;
+    let out = out.to_tensor()?;
+    let r = creation::linspace(
+        scalar(&start)?.to_f64(),
+        scalar(&end)?.to_f64(),
+        steps.to_int()?,
+        out.dtype(),
+    )?;
+    push(stack, r.write_into_out(out)?)
+}
+
+/// `logspace.out`: computed in the out tensor's dtype, then written into it (resized).
+fn logspace_out(stack: &mut Stack) -> Result<()> {
+    let [start, end, steps, base, out] = pop_array::<5>(stack)?;
+    let out = out.to_tensor()?;
+    let r = creation::logspace(
+        scalar(&start)?.to_f64(),
+        scalar(&end)?.to_f64(),
+        steps.to_int()?,
+        base.to_double()?,
+        out.dtype(),
+    )?;
+    push(stack, r.write_into_out(out)?)
+}
+
+/// `full.out`: the fill in the out tensor's dtype (no inference from the fill value).
+fn full_out(stack: &mut Stack) -> Result<()> {
+    let [size, fill, out] = pop_array::<3>(stack)?;
+    let out = out.to_tensor()?;
+    let r = Tensor::full(&sizes(&size)?, scalar(&fill)?, out.dtype())?;
+    push(stack, r.write_into_out(out)?)
+}
+
 fn eye(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [n] = pop_array::<1>(stack)?;
@@ -406,6 +441,9 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", randn_like),
     ("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", linspace),
     ("aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", logspace),
+    ("aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)", linspace_out),
+    ("aten::logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) -> Tensor(a!)", logspace_out),
+    ("aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)", full_out),
     ("aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye),
     ("aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye_m),
     ("aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand),

@@ -725,7 +725,12 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             "prim::CallFunction" => {
                 let name = self.string_attribute(node, "name")?;
                 self.context.note_function(&name);
-                let arguments = self.uses_of(&inputs)?;
+                let mut arguments = self.uses_of(&inputs)?;
+                for (index, argument) in arguments.iter_mut().enumerate() {
+                    if let Some(keyword) = self.context.callee_keyword(&name, index) {
+                        *argument = format!("{keyword}={argument}");
+                    }
+                }
                 format!("{name}({})", trailing_comma_list(&arguments))
             }
             "prim::TupleConstruct" => {

@@ -35,6 +35,8 @@ pub(crate) struct PrintContext {
     seen: HashSet<CodeObject>,
     named_tuples: HashMap<String, Arc<NamedTupleType>>,
     min_version: u64,
+    /// Per called function, each parameter's name when it is keyword-only (after `*`).
+    callee_keywords: HashMap<String, Vec<Option<String>>>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -46,6 +48,11 @@ enum CodeObject {
 }
 
 impl PrintContext {
+    /// The keyword a call to `function` must name its `index`th argument with, if any.
+    pub(crate) fn callee_keyword(&self, function: &str, index: usize) -> Option<&str> {
+        self.callee_keywords.get(function)?.get(index)?.as_deref()
+    }
+
     /// The index of `tensor` in the constant table; the same view of the same storage
     /// always gets the same index.
     pub(crate) fn tensor_constant(&mut self, tensor: &Tensor) -> usize {
@@ -426,6 +433,31 @@ fn default_literal(default: &DefaultValue) -> String {
     }
 }
 
+/// Records which parameters of the functions `graph` calls are keyword-only, so that the
+/// calls print those arguments as `name=value` (no positional argument can reach them).
+fn note_callee_keywords(unit: &CompilationUnit, graph: &Graph, context: &mut PrintContext) {
+    for node in graph.all_nodes() {
+        if graph.kind(node).as_str() != "prim::CallFunction" {
+            continue;
+        }
+        let Some(AttributeValue::Str(name)) = graph.attribute(node, "name") else {
+            continue;
+        };
+        if context.callee_keywords.contains_key(name) {
+            continue;
+        }
+        if let Ok(function) = unit.function(name) {
+            let keywords = function
+                .schema()
+                .arguments
+                .iter()
+                .map(|argument| argument.kwarg_only.then(|| argument.name.clone()))
+                .collect();
+            context.callee_keywords.insert(name.clone(), keywords);
+        }
+    }
+}
+
 /// Prints `def name(args) -> T:` and the body; `level` is 0 for free functions and 1 for
 /// methods (two spaces per level, as PyTorch).
 fn print_function(
@@ -440,6 +472,11 @@ fn print_function(
     let indent = "  ".repeat(level);
     let mut parameters = Vec::new();
     for argument in &schema.arguments {
+        // Keyword-only parameters (after `*`) may follow defaulted ones; without the star
+        // the signature would not parse.
+        if argument.kwarg_only && !parameters.iter().any(|p: &String| p == "*") {
+            parameters.push("*".to_string());
+        }
         context.note_type(&argument.ty);
         let mut text = format!("{}: {}", argument.name, argument.ty.annotation_str());
         if let Some(default) = &argument.default {
@@ -471,6 +508,7 @@ fn print_function(
             ),
         ));
     }
+    note_callee_keywords(unit, &graph, context);
     let mut printer = FunctionPrinter::new(&graph, context);
     for (&input, argument) in graph.inputs().iter().zip(&schema.arguments) {
         printer.name_input(input, &argument.name);
