@@ -391,6 +391,26 @@ impl Tensor {
             return Vec::new();
         }
         let guard = self.storage.read();
+        if let Some(buf) = T::slice_of(&guard) {
+            // Same dtype: plain copies of whole rows, no per-element conversion.
+            if self.is_contiguous() {
+                return buf[self.storage_offset..self.storage_offset + numel].to_vec();
+            }
+            let mut out = Vec::with_capacity(numel);
+            for_each_row(
+                &self.sizes,
+                &self.strides,
+                self.storage_offset,
+                |start, len, stride| {
+                    if stride == 1 {
+                        out.extend_from_slice(&buf[start..start + len]);
+                    } else {
+                        out.extend((0..len).map(|k| buf[start + k * stride]));
+                    }
+                },
+            );
+            return out;
+        }
         with_buffer!(&*guard, buf => {
             if self.is_contiguous() {
                 buf[self.storage_offset..self.storage_offset + numel]
@@ -409,6 +429,22 @@ impl Tensor {
                 out
             }
         })
+    }
+
+    /// The one element every position of a non-empty view reads (a scalar broadcast to a
+    /// shape: all strides 0), converted to `T`; `None` for any other view.
+    pub(crate) fn single_element<T: Element>(&self) -> Option<T> {
+        if self.numel() == 0
+            || self
+                .strides
+                .iter()
+                .zip(&self.sizes)
+                .any(|(&st, &sz)| st != 0 && sz != 1)
+        {
+            return None;
+        }
+        let guard = self.storage.read();
+        Some(with_buffer!(&*guard, buf => buf[self.storage_offset].cast::<T>()))
     }
 
     /// Writes `values` (logical order, `numel` of them) into this view, converting to its dtype.

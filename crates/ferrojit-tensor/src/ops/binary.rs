@@ -111,11 +111,20 @@ fn map2<T: Arith, R: Element>(
     a: &Tensor,
     b: &Tensor,
     shape: &[usize],
-    f: impl Fn(T, T) -> R,
+    f: impl Fn(T, T) -> R + Sync + Send,
 ) -> Result<Tensor> {
-    let av = a.broadcast_to(shape)?.gather::<T>();
-    let bv = b.broadcast_to(shape)?.gather::<T>();
-    let out: Vec<R> = av.into_iter().zip(bv).map(|(x, y)| f(x, y)).collect();
+    use crate::ops::parallel::map_collect;
+    let a = a.broadcast_to(shape)?;
+    let b = b.broadcast_to(shape)?;
+    // A single element broadcast over the shape (a scalar operand) is read once instead of
+    // being expanded into a full copy.
+    let out: Vec<R> = if let Some(y) = b.single_element::<T>() {
+        map_collect(&a.gather::<T>(), |&x| f(x, y))
+    } else if let Some(x) = a.single_element::<T>() {
+        map_collect(&b.gather::<T>(), |&y| f(x, y))
+    } else {
+        crate::ops::parallel::zip_map_collect(&a.gather::<T>(), &b.gather::<T>(), f)
+    };
     Ok(Tensor::from_values(out, shape))
 }
 

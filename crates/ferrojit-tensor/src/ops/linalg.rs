@@ -19,6 +19,19 @@ pub(crate) trait GemmElement: Arith {
         k: usize,
         m: usize,
     ) -> Vec<Self>;
+
+    /// The same product read straight from strided operands (see [`batched_product`]), for
+    /// types with a strided kernel; `None` means "gather the operands first".
+    fn strided_product(
+        _a: &Tensor,
+        _b: &Tensor,
+        _batch: usize,
+        _n: usize,
+        _k: usize,
+        _m: usize,
+    ) -> Option<Vec<Self>> {
+        None
+    }
 }
 
 fn naive_batched_gemm<T: Arith>(
@@ -122,9 +135,50 @@ fn strided_fits(len: usize, rows: usize, cols: usize, rs: usize, cs: usize) -> b
 
 /// `c = a @ b + beta * c` for an `m x k` matrix `a` and a `k x n` matrix `b` given by slices and
 /// (row, column) strides, and a row-major contiguous `m x n` matrix `c`. Large products are
-/// split by rows of `c` across the global pool.
+/// split across the global pool.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn strided_gemm<T: FloatGemm>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[T],
+    a_strides: (usize, usize),
+    b: &[T],
+    b_strides: (usize, usize),
+    beta: T,
+    c: &mut [T],
+) -> Result<()> {
+    let work = m.saturating_mul(n).saturating_mul(k.max(1));
+    let threads = if work >= crate::ops::parallel::PARALLEL_THRESHOLD {
+        crate::ops::parallel::num_threads()
+    } else {
+        1
+    };
+    gemm_on_threads(m, k, n, a, a_strides, b, b_strides, beta, c, threads)
+}
+
+/// A raw output pointer handed to pool tasks that each write a disjoint set of its elements.
+struct SharedOut<T>(*mut T);
+
+// SAFETY: the pointer is only dereferenced by `gemm_on_threads`, whose tasks write disjoint
+// column blocks of one exclusively borrowed slice; `T: Send` values may be written from any thread.
+unsafe impl<T: Send> Send for SharedOut<T> {}
+// SAFETY: as above; no task reads or writes another task's elements.
+unsafe impl<T: Send> Sync for SharedOut<T> {}
+
+impl<T> SharedOut<T> {
+    /// A method (not a field access) so closures capture the whole `Sync` wrapper.
+    fn ptr(&self) -> *mut T {
+        self.0
+    }
+}
+
+/// [`strided_gemm`] on up to `threads` pool threads. A wide `c` is split by columns (each task
+/// packs only its part of `b`, the large operand), a tall one by rows. Every element of `c` is
+/// computed by the same kernel over the same `k` order either way, so results do not depend
+/// on the split.
+#[allow(clippy::too_many_arguments)]
+fn gemm_on_threads<T: FloatGemm>(
     m: usize,
     k: usize,
     n: usize,
@@ -134,6 +188,7 @@ pub(crate) fn strided_gemm<T: FloatGemm>(
     (b_rs, b_cs): (usize, usize),
     beta: T,
     c: &mut [T],
+    threads: usize,
 ) -> Result<()> {
     let fits = strided_fits(a.len(), m, k, a_rs, a_cs)
         && strided_fits(b.len(), k, n, b_rs, b_cs)
@@ -146,12 +201,40 @@ pub(crate) fn strided_gemm<T: FloatGemm>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let work = m.saturating_mul(n).saturating_mul(k.max(1));
-    let threads = if work >= crate::ops::parallel::PARALLEL_THRESHOLD {
-        crate::ops::parallel::num_threads().min(m)
-    } else {
-        1
-    };
+    let c = &mut c[..m * n];
+    use rayon::prelude::*;
+    if threads > 1 && n > m && n >= 32 {
+        // Column blocks, rounded to a multiple of 16 (a whole number of kernel tiles).
+        let cols_per_block = n.div_ceil(threads).div_ceil(16) * 16;
+        let blocks = n.div_ceil(cols_per_block);
+        let out = SharedOut(c.as_mut_ptr());
+        (0..blocks).into_par_iter().for_each(|block| {
+            let col_start = block * cols_per_block;
+            let cols = cols_per_block.min(n - col_start);
+            // SAFETY: `strided_fits` checked that all of `a` (m x k) and `b` (k x n) lie inside
+            // their slices; columns col_start..col_start+cols of `b` start at col_start * b_cs,
+            // inside that extent. `c` is an exclusive borrow of m * n elements held for the
+            // whole parallel loop; this task writes rows 0..m, columns col_start..+cols of it
+            // (row stride n), which no other task touches, and nothing reads `c` meanwhile.
+            unsafe {
+                T::raw_gemm(
+                    m,
+                    k,
+                    cols,
+                    a.as_ptr(),
+                    a_rs as isize,
+                    a_cs as isize,
+                    b.as_ptr().add(col_start * b_cs),
+                    b_rs as isize,
+                    b_cs as isize,
+                    beta,
+                    out.ptr().add(col_start),
+                    n as isize,
+                )
+            }
+        });
+        return Ok(());
+    }
     let run_block = |row_start: usize, rows: usize, c_block: &mut [T]| {
         // SAFETY: `strided_fits` checked that rows 0..m of `a` (so rows row_start..row_start+rows,
         // whose first element is at row_start * a_rs) and all of `b` lie inside their slices;
@@ -174,13 +257,12 @@ pub(crate) fn strided_gemm<T: FloatGemm>(
             )
         }
     };
-    let c = &mut c[..m * n];
+    let threads = threads.min(m);
     if threads <= 1 {
         run_block(0, m, c);
         return Ok(());
     }
     let rows_per_block = m.div_ceil(threads);
-    use rayon::prelude::*;
     c.par_chunks_mut(rows_per_block * n)
         .enumerate()
         .for_each(|(block, c_block)| {
@@ -188,6 +270,115 @@ pub(crate) fn strided_gemm<T: FloatGemm>(
             run_block(block * rows_per_block, rows, c_block);
         });
     Ok(())
+}
+
+/// Where each matrix of a stacked GEMM operand starts in its storage, and its (row, column)
+/// strides.
+struct MatrixStack {
+    offsets: Vec<usize>,
+    strides: (usize, usize),
+}
+
+/// The matrices of `t` viewed as `batch` stacked `rows x cols` matrices: the last two dims are
+/// the matrix, the leading dims (any strides, broadcast included) the stack. A 1-D `t` is one
+/// row (`rows == 1`) or one column (`cols == 1`). `None` when the shape does not fit.
+fn matrix_stack(t: &Tensor, batch: usize, rows: usize, cols: usize) -> Option<MatrixStack> {
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let d = sizes.len();
+    if d >= 2 {
+        let lead = &sizes[..d - 2];
+        if sizes[d - 2] != rows || sizes[d - 1] != cols || lead.iter().product::<usize>() != batch {
+            return None;
+        }
+        let offsets =
+            crate::tensor::StridedOffsets::new(lead, &strides[..d - 2], t.storage_offset())
+                .collect();
+        Some(MatrixStack {
+            offsets,
+            strides: (strides[d - 2], strides[d - 1]),
+        })
+    } else if d == 1 && batch == 1 && sizes[0] == rows * cols {
+        // The unused stride of a single row or column never enters an address.
+        let strides = if rows == 1 {
+            (0, strides[0])
+        } else if cols == 1 {
+            (strides[0], 0)
+        } else {
+            return None;
+        };
+        Some(MatrixStack {
+            offsets: vec![t.storage_offset()],
+            strides,
+        })
+    } else {
+        None
+    }
+}
+
+/// Stacked float products read straight from the operands' storages with their strides (no
+/// gathered copies). `None` when a layout cannot be described as stacked strided matrices.
+fn strided_batched_product<T: FloatGemm + crate::element::Element>(
+    a: &Tensor,
+    b: &Tensor,
+    batch: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+) -> Option<Vec<T>> {
+    let mut out = vec![T::ZERO; batch * n * m];
+    if out.is_empty() || k == 0 {
+        // Zero-size operands may carry any offset, so their storage is never read.
+        return Some(out);
+    }
+    let stack_a = matrix_stack(a, batch, n, k)?;
+    let stack_b = matrix_stack(b, batch, k, m)?;
+    let guard_a = a.storage().read();
+    // Both operands often view one storage (q and k of one projection): lock it once.
+    let guard_b = if a.shares_storage(b) {
+        None
+    } else {
+        Some(b.storage().read())
+    };
+    let src_a = T::slice_of(&guard_a)?;
+    let src_b = match &guard_b {
+        Some(guard) => T::slice_of(guard)?,
+        None => src_a,
+    };
+    let threads = crate::ops::parallel::num_threads();
+    let work = batch.saturating_mul(n).saturating_mul(m).saturating_mul(k);
+    let per_matrix = |index: usize, c: &mut [T], threads: usize| -> Result<()> {
+        let a_mat = src_a.get(stack_a.offsets[index]..).unwrap_or(&[]);
+        let b_mat = src_b.get(stack_b.offsets[index]..).unwrap_or(&[]);
+        gemm_on_threads(
+            n,
+            k,
+            m,
+            a_mat,
+            stack_a.strides,
+            b_mat,
+            stack_b.strides,
+            T::ZERO,
+            c,
+            threads,
+        )
+    };
+    let size = n * m;
+    let ok = if work < crate::ops::parallel::PARALLEL_THRESHOLD || threads <= 1 {
+        out.chunks_mut(size)
+            .enumerate()
+            .all(|(i, c)| per_matrix(i, c, 1).is_ok())
+    } else if batch.is_multiple_of(threads) || batch >= 4 * threads {
+        // Enough matrices to keep every thread busy with whole products.
+        use rayon::prelude::*;
+        out.par_chunks_mut(size)
+            .enumerate()
+            .all(|(i, c)| per_matrix(i, c, 1).is_ok())
+    } else {
+        out.chunks_mut(size)
+            .enumerate()
+            .all(|(i, c)| per_matrix(i, c, threads).is_ok())
+    };
+    ok.then_some(out)
 }
 
 macro_rules! impl_gemm_float {
@@ -217,6 +408,17 @@ macro_rules! impl_gemm_float {
                     let _ = strided_gemm(n, k, m, a_mat, (k, 1), b_mat, (m, 1), 0.0, out_mat);
                 }
                 out
+            }
+
+            fn strided_product(
+                a: &Tensor,
+                b: &Tensor,
+                batch: usize,
+                n: usize,
+                k: usize,
+                m: usize,
+            ) -> Option<Vec<Self>> {
+                strided_batched_product::<Self>(a, b, batch, n, k, m)
             }
         }
     };
@@ -258,14 +460,28 @@ fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
 }
 
 /// Multiplies `batch` stacked matrices; `a` and `b` must already have shapes
-/// `[batch, n, k]` and `[batch, k, m]` (any strides).
+/// `[batch..., n, k]` and `[batch..., k, m]` (any strides), or be 1-D rows/columns.
 fn batched_product(a: &Tensor, b: &Tensor, batch: usize, n: usize, k: usize, m: usize) -> Tensor {
     dispatch_dtype!(a.dtype(), T => {
-        let av = a.gather::<T>();
-        let bv = b.gather::<T>();
-        let out = <T as GemmElement>::batched_gemm(&av, &bv, batch, n, k, m);
-        Tensor::from_values(out, &[batch, n, m])
+        Tensor::from_values(batched_product_values::<T>(a, b, batch, n, k, m), &[batch, n, m])
     })
+}
+
+/// The elements of [`batched_product`] in logical order.
+fn batched_product_values<T: GemmElement>(
+    a: &Tensor,
+    b: &Tensor,
+    batch: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+) -> Vec<T> {
+    if let Some(out) = T::strided_product(a, b, batch, n, k, m) {
+        return out;
+    }
+    let av = a.gather::<T>();
+    let bv = b.gather::<T>();
+    T::batched_gemm(&av, &bv, batch, n, k, m)
 }
 
 impl Tensor {
@@ -505,8 +721,13 @@ impl Tensor {
                 mat2.dtype().scalar_type_name()
             )));
         }
-        let product = mat1.mm_impl(mat2, "addmm")?;
-        dispatch_dtype!(self.dtype(), T => Ok(addmm_combine::<T>(&bias, &product, beta, alpha, &[n, m])))
+        // The dtype checks of `mm`; the product stays a plain vector, combined in place.
+        check_same_dtype(mat1, mat2)?;
+        let k = mat1.sizes()[1];
+        dispatch_dtype!(self.dtype(), T => {
+            let product = batched_product_values::<T>(mat1, mat2, 1, n, k, m);
+            Ok(addmm_combine::<T>(&bias, product, beta, alpha, &[n, m]))
+        })
     }
 
     /// `self @ weight.T + bias` for any number of leading dims of `self`.
@@ -517,25 +738,56 @@ impl Tensor {
 
 fn addmm_combine<T: Arith>(
     bias: &Tensor,
-    product: &Tensor,
+    mut product: Vec<T>,
     beta: &Scalar,
     alpha: &Scalar,
     shape: &[usize],
 ) -> Tensor {
-    let pv = product.gather::<T>();
     let alpha_t = T::from_scalar(alpha);
-    let out: Vec<T> = if beta.is_zero() {
+    if beta.is_zero() {
         // beta == 0 ignores the bias entirely (NaN/inf in it must not propagate).
-        pv.into_iter().map(|p| alpha_t.mul(p)).collect()
-    } else {
-        let beta_t = T::from_scalar(beta);
-        let bv = bias.gather::<T>();
-        bv.into_iter()
-            .zip(pv)
-            .map(|(b, p)| beta_t.mul(b).add(alpha_t.mul(p)))
-            .collect()
+        for p in &mut product {
+            *p = alpha_t.mul(*p);
+        }
+        return Tensor::from_values(product, shape);
+    }
+    let beta_t = T::from_scalar(beta);
+    let combine = |p: &mut T, b: T| *p = beta_t.mul(b).add(alpha_t.mul(*p));
+    let done = product.len() == bias.numel() && {
+        let guard = bias.storage().read();
+        match T::slice_of(&guard) {
+            // Walk the (broadcast) bias row by row in logical order, the product's order.
+            Some(src) => {
+                let mut pos = 0;
+                crate::tensor::for_each_row(
+                    bias.sizes(),
+                    bias.strides(),
+                    bias.storage_offset(),
+                    |start, len, stride| {
+                        let out = &mut product[pos..pos + len];
+                        if stride == 1 {
+                            for (p, &b) in out.iter_mut().zip(&src[start..start + len]) {
+                                combine(p, b);
+                            }
+                        } else {
+                            for (j, p) in out.iter_mut().enumerate() {
+                                combine(p, src[start + j * stride]);
+                            }
+                        }
+                        pos += len;
+                    },
+                );
+                true
+            }
+            None => false,
+        }
     };
-    Tensor::from_values(out, shape)
+    if !done {
+        for (p, b) in product.iter_mut().zip(bias.gather::<T>()) {
+            combine(p, b);
+        }
+    }
+    Tensor::from_values(product, shape)
 }
 
 /// `torch.nn.functional.linear`: `input @ weight.T + bias`.

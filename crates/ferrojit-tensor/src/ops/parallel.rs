@@ -55,9 +55,76 @@ pub fn split_ranges(len: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
     ranges
 }
 
+/// Runs `f` over `values` split into one contiguous chunk per thread when there are enough
+/// elements to pay for the hand-off, otherwise over all of it on the calling thread.
+pub(crate) fn for_each_chunk_mut<T: Send>(values: &mut [T], f: impl Fn(&mut [T]) + Sync) {
+    if !parallel_worthwhile(values.len()) {
+        f(values);
+        return;
+    }
+    let threads = num_threads();
+    use rayon::prelude::*;
+    values
+        .par_chunks_mut(values.len().div_ceil(threads))
+        .for_each(&f);
+}
+
+/// Whether a loop over `len` elements is worth splitting across the pool.
+fn parallel_worthwhile(len: usize) -> bool {
+    len >= PARALLEL_THRESHOLD && num_threads() > 1
+}
+
+/// `values.iter().map(f).collect()`, split across the pool for long inputs (same results: each
+/// output depends on one input only).
+pub(crate) fn map_collect<T: Sync, R: Send>(
+    values: &[T],
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    if parallel_worthwhile(values.len()) {
+        use rayon::prelude::*;
+        values.par_iter().map(f).collect()
+    } else {
+        values.iter().map(f).collect()
+    }
+}
+
+/// `f` over pairs of equally long slices, collected in order; split like [`map_collect`].
+pub(crate) fn zip_map_collect<T: Sync + Copy, R: Send>(
+    a: &[T],
+    b: &[T],
+    f: impl Fn(T, T) -> R + Sync + Send,
+) -> Vec<R> {
+    if parallel_worthwhile(a.len()) {
+        use rayon::prelude::*;
+        a.par_iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    } else {
+        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::split_ranges;
+    use super::{for_each_chunk_mut, map_collect, split_ranges, zip_map_collect};
+
+    #[test]
+    fn parallel_maps_keep_order() {
+        for len in [0, 3, super::PARALLEL_THRESHOLD * 2 + 1] {
+            let a: Vec<u64> = (0..len as u64).collect();
+            let b: Vec<u64> = a.iter().map(|x| x * 3).collect();
+            assert_eq!(map_collect(&a, |x| x * 3), b);
+            let sums: Vec<u64> = a.iter().map(|x| x * 4).collect();
+            assert_eq!(zip_map_collect(&a, &b, |x, y| x + y), sums);
+        }
+    }
+
+    #[test]
+    fn chunked_loop_visits_every_element_once() {
+        for len in [0, 1, 5, super::PARALLEL_THRESHOLD + 3] {
+            let mut values = vec![1u32; len];
+            for_each_chunk_mut(&mut values, |chunk| chunk.iter_mut().for_each(|v| *v += 1));
+            assert!(values.iter().all(|&v| v == 2));
+        }
+    }
 
     #[test]
     fn ranges_cover_everything_once() {

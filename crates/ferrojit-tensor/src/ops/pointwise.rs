@@ -5,7 +5,7 @@ use crate::dtype::{can_cast, DType};
 use crate::element::Element;
 use crate::error::{Result, TensorError};
 use crate::macros::dispatch_dtype;
-use crate::ops::special::{erf, erfc, erfinv};
+use crate::ops::special::{erf, erf_fast, erfc, erfinv, gelu_fast};
 use crate::tensor::Tensor;
 
 /// A pointwise unary operator with its parameters.
@@ -243,6 +243,9 @@ impl UnaryOp {
                 };
                 (z / (1.0 - z)).ln()
             }
+            // Narrower results need no full-precision series (PyTorch's own f32 erf is an
+            // approximation); float64 keeps it.
+            Erf if dtype != DType::Float64 => erf_fast(x),
             Erf => erf(x),
             Erfc => erfc(x),
             Erfinv => erfinv(x),
@@ -289,6 +292,7 @@ impl UnaryOp {
             // PyTorch's CPU kernel gives NaN for both infinities (its vectorized erf
             // computes inf * 0 internally); match it.
             Gelu(false) if x.is_infinite() => f64::NAN,
+            Gelu(false) if dtype != DType::Float64 => gelu_fast(x),
             Gelu(false) => x * 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2)),
             Gelu(true) => {
                 let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
@@ -397,10 +401,13 @@ impl UnaryOp {
 fn unary_kernel<T: Element>(input: &Tensor, op: UnaryOp) -> Tensor {
     let values = input.gather::<T>();
     let out: Vec<T> = if T::DTYPE.is_floating_point() {
+        let mut values = values;
+        crate::ops::parallel::for_each_chunk_mut(&mut values, |chunk| {
+            for x in chunk {
+                *x = T::from_f64(op.apply_float(x.to_f64(), T::DTYPE));
+            }
+        });
         values
-            .into_iter()
-            .map(|x| T::from_f64(op.apply_float(x.to_f64(), T::DTYPE)))
-            .collect()
     } else if T::DTYPE == DType::Bool {
         // Only sign, abs, nan_to_num, round-like identities and bitwise_not reach bool.
         values

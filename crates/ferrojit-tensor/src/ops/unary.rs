@@ -6,8 +6,8 @@ use crate::error::{Result, TensorError};
 use crate::macros::{dispatch_dtype, dispatch_float};
 use crate::tensor::Tensor;
 
-fn map1<T: Element, R: Element>(t: &Tensor, f: impl Fn(T) -> R) -> Tensor {
-    let values: Vec<R> = t.gather::<T>().into_iter().map(f).collect();
+fn map1<T: Element, R: Element>(t: &Tensor, f: impl Fn(T) -> R + Sync + Send) -> Tensor {
+    let values: Vec<R> = crate::ops::parallel::map_collect(&t.gather::<T>(), |&x| f(x));
     Tensor::from_values(values, t.sizes())
 }
 

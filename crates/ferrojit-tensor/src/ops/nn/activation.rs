@@ -1,6 +1,6 @@
 //! Activations that reduce along a dim (softmax, log_softmax) and dropout.
 
-use super::{from_f64, invalid};
+use super::{from_f64, invalid, map_rows};
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::shape::wrap_dim;
@@ -50,21 +50,35 @@ fn softmax_impl(input: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Re
         });
     }
     let d = wrap_dim(dim, input.dim().max(1))?;
-    let out = along_dim(&input, d, |run, res| {
+    let softmax_run = |run: &[f64], res: &mut [f64]| {
         let max = run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let max = if max.is_finite() { max } else { 0.0 };
-        let sum: f64 = run.iter().map(|v| (v - max).exp()).sum();
+        // Each exponential once: kept in `res`, summed in order, then normalized.
+        let mut sum = 0.0;
         for (r, v) in res.iter_mut().zip(run) {
-            *r = if log {
-                v - max - sum.ln()
-            } else {
-                (v - max).exp() / sum
-            };
+            *r = (v - max).exp();
+            sum += *r;
+        }
+        if log {
+            let log_sum = sum.ln();
+            for (r, v) in res.iter_mut().zip(run) {
+                *r = v - max - log_sum;
+            }
+        } else {
+            for r in res.iter_mut() {
+                *r /= sum;
+            }
         }
         if run.iter().any(|v| v.is_nan()) {
             res.fill(f64::NAN);
         }
-    });
+    };
+    if d + 1 >= input.dim() {
+        // Runs along the last dim are consecutive in logical order: whole rows at a time.
+        let len = input.sizes().last().copied().unwrap_or(1);
+        return Ok(map_rows(&input, len, softmax_run));
+    }
+    let out = along_dim(&input, d, softmax_run);
     Ok(from_f64(out, input.sizes(), input.dtype()))
 }
 

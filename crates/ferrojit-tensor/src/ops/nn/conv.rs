@@ -48,59 +48,97 @@ fn lift(values: &[usize], fill: usize) -> [usize; 3] {
     out
 }
 
-/// im2col for one image and one group: `cols[(c, kd, kh, kw), (od, oh, ow)]`.
-fn im2col<T: FloatGemm>(input: &[T], channels: usize, g: &Geometry, cols: &mut [T]) {
+/// Fills one im2col row (input channel `c` at kernel offset `(kd, kh, kw)`, numbered `row`)
+/// for the output positions `j0..j0 + dst.len()`: zeros where the tap falls in the padding, a
+/// copy (or strided gather) of the input line elsewhere.
+fn im2col_row<T: FloatGemm>(input: &[T], g: &Geometry, row: usize, j0: usize, dst: &mut [T]) {
     let k_len = g.kernel_len();
-    let out_len = g.out_len();
     let in_len = g.in_len();
     let [id_, ih_, iw_] = g.in_size;
-    let [kd_, kh_, kw_] = g.kernel;
-    let [od_, oh_, ow_] = g.out_size;
-    let fill_row = |row: usize, dst: &mut [T]| {
-        let c = row / k_len;
-        let k = row % k_len;
-        let (kd, kh, kw) = (k / (kh_ * kw_), (k / kw_) % kh_, k % kw_);
-        let src = &input[c * in_len..(c + 1) * in_len];
-        for od in 0..od_ {
-            let id = (od * g.stride[0] + kd * g.dilation[0]) as isize - g.pad_before[0] as isize;
-            for oh in 0..oh_ {
-                let ih =
-                    (oh * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
-                let base = (od * oh_ + oh) * ow_;
-                let out_row = &mut dst[base..base + ow_];
-                if id < 0 || id >= id_ as isize || ih < 0 || ih >= ih_ as isize {
-                    out_row.fill(T::ZERO);
-                    continue;
-                }
-                let plane = (id as usize * ih_ + ih as usize) * iw_;
-                let line = &src[plane..plane + iw_];
-                let start = kw * g.dilation[2];
-                if g.stride[2] == 1 && g.pad_before[2] == 0 && start + ow_ <= iw_ {
-                    out_row.copy_from_slice(&line[start..start + ow_]);
-                    continue;
-                }
-                for (ow, dst) in out_row.iter_mut().enumerate() {
-                    let iw = (ow * g.stride[2] + start) as isize - g.pad_before[2] as isize;
-                    *dst = if iw >= 0 && (iw as usize) < iw_ {
-                        line[iw as usize]
-                    } else {
-                        T::ZERO
-                    };
+    let [_, kh_, kw_] = g.kernel;
+    let [_, oh_, ow_] = g.out_size;
+    let (c, k) = (row / k_len, row % k_len);
+    let (kd, kh, kw) = (k / (kh_ * kw_), (k / kw_) % kh_, k % kw_);
+    let src = &input[c * in_len..(c + 1) * in_len];
+    // Output columns ow whose input column ow * s + off - p lies inside 0..iw_ form lo..hi.
+    let (s, off, p) = (g.stride[2], kw * g.dilation[2], g.pad_before[2]);
+    let lo = if off >= p { 0 } else { (p - off).div_ceil(s) }.min(ow_);
+    let hi = if iw_ + p > off {
+        ((iw_ + p - off - 1) / s + 1).min(ow_)
+    } else {
+        0
+    }
+    .max(lo);
+    let end = j0 + dst.len();
+    let mut j = j0;
+    while j < end {
+        let (r, ow0) = (j / ow_, j % ow_);
+        let (od, oh) = (r / oh_, r % oh_);
+        let run = (ow_ - ow0).min(end - j);
+        let seg = &mut dst[j - j0..j - j0 + run];
+        j += run;
+        let id = (od * g.stride[0] + kd * g.dilation[0]) as isize - g.pad_before[0] as isize;
+        let ih = (oh * g.stride[1] + kh * g.dilation[1]) as isize - g.pad_before[1] as isize;
+        if id < 0 || id >= id_ as isize || ih < 0 || ih >= ih_ as isize {
+            seg.fill(T::ZERO);
+            continue;
+        }
+        let plane = (id as usize * ih_ + ih as usize) * iw_;
+        let line = &src[plane..plane + iw_];
+        let (a, b) = (
+            lo.clamp(ow0, ow0 + run) - ow0,
+            hi.clamp(ow0, ow0 + run) - ow0,
+        );
+        seg[..a].fill(T::ZERO);
+        seg[b.max(a)..].fill(T::ZERO);
+        if a < b {
+            let first = (a + ow0) * s + off - p;
+            let mid = &mut seg[a..b];
+            if s == 1 {
+                mid.copy_from_slice(&line[first..first + mid.len()]);
+            } else {
+                for (i, v) in mid.iter_mut().enumerate() {
+                    *v = line[first + i * s];
                 }
             }
         }
-        let _ = kd_;
-    };
-    let rows = channels * k_len;
-    if rows * out_len >= crate::ops::parallel::PARALLEL_THRESHOLD && out_len > 0 {
+    }
+}
+
+/// im2col of the output positions `j0..j1` for one image and one group:
+/// `cols[(c, kd, kh, kw), j - j0]`, rows `j1 - j0` long.
+fn im2col_tile<T: FloatGemm>(
+    input: &[T],
+    channels: usize,
+    g: &Geometry,
+    j0: usize,
+    j1: usize,
+    cols: &mut [T],
+) {
+    let nt = j1 - j0;
+    if nt == 0 {
+        return;
+    }
+    let rows = channels * g.kernel_len();
+    for (row, dst) in cols[..rows * nt].chunks_mut(nt).enumerate() {
+        im2col_row(input, g, row, j0, dst);
+    }
+}
+
+/// im2col for one image and one group: `cols[(c, kd, kh, kw), (od, oh, ow)]`.
+fn im2col<T: FloatGemm>(input: &[T], channels: usize, g: &Geometry, cols: &mut [T]) {
+    let out_len = g.out_len();
+    let rows = channels * g.kernel_len();
+    if out_len == 0 {
+        return;
+    }
+    if rows * out_len >= crate::ops::parallel::PARALLEL_THRESHOLD {
         cols[..rows * out_len]
             .par_chunks_mut(out_len)
             .enumerate()
-            .for_each(|(row, dst)| fill_row(row, dst));
-    } else if out_len > 0 {
-        for (row, dst) in cols[..rows * out_len].chunks_mut(out_len).enumerate() {
-            fill_row(row, dst);
-        }
+            .for_each(|(row, dst)| im2col_row(input, g, row, 0, dst));
+    } else {
+        im2col_tile(input, channels, g, 0, out_len, cols);
     }
 }
 
@@ -150,6 +188,134 @@ fn col2im<T: FloatGemm + std::ops::AddAssign>(
     }
 }
 
+/// Calls `f` with the tensor's elements in logical order as `T`: borrowed straight from the
+/// storage when it is contiguous and already `T`, otherwise a converted copy.
+fn with_elements<T: crate::element::Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> R {
+    let numel = t.numel();
+    if numel > 0 && t.dtype() == T::DTYPE && t.is_contiguous() {
+        let guard = t.storage().read();
+        if let Some(buf) = T::slice_of(&guard) {
+            let start = t.storage_offset();
+            return f(&buf[start..start + numel]);
+        }
+    }
+    f(&t.gather::<T>())
+}
+
+/// Output columns (positions) per GEMM tile: the im2col tile of `k` rows stays around 512 KiB
+/// so it is still cached when the GEMM packs it.
+fn tile_columns(k: usize, out_len: usize, threads: usize) -> usize {
+    let target = ((1usize << 17) / k.max(1)).clamp(64, 1024);
+    // Split into a multiple of the thread count so the tiles share out evenly.
+    let rounds = out_len.div_ceil(target * threads).max(1);
+    out_len
+        .div_ceil(rounds * threads)
+        .next_multiple_of(8)
+        .max(8)
+}
+
+/// A raw output pointer shared by tasks that write disjoint parts of one buffer.
+#[derive(Clone, Copy)]
+struct SharedOut<T>(*mut T);
+// SAFETY: the pointer is only dereferenced (through `raw_gemm`) by tasks writing pairwise
+// disjoint elements of a buffer that outlives them (see `conv_tiled`).
+unsafe impl<T: Send> Send for SharedOut<T> {}
+// SAFETY: as above; no task reads what another writes.
+unsafe impl<T: Send> Sync for SharedOut<T> {}
+
+/// Convolution with the output columns cut into tiles: each task builds the im2col block of one
+/// (image, group, tile) and multiplies it straight into that block of the output. Each thread
+/// packs only its own columns, which pays off when there are more positions than filters.
+#[allow(clippy::too_many_arguments)]
+fn conv_tiled<T: FloatGemm + std::ops::AddAssign>(
+    x: &[T],
+    w: &[T],
+    b: Option<&[T]>,
+    batch: usize,
+    in_channels: usize,
+    out_channels: usize,
+    groups: usize,
+    g: &Geometry,
+    pointwise: bool,
+    tile: usize,
+    out: &mut [T],
+) {
+    let (cin_g, cout_g) = (in_channels / groups, out_channels / groups);
+    let k = cin_g * g.kernel_len();
+    let (in_len, out_len) = (g.in_len(), g.out_len());
+    let tiles = out_len.div_ceil(tile);
+    let items = batch * groups * tiles;
+    assert!(x.len() >= batch * in_channels * in_len && w.len() >= out_channels * k);
+    assert!(out.len() == batch * out_channels * out_len);
+    let out_ptr = SharedOut(out.as_mut_ptr());
+    let run = |cols: &mut Vec<T>, item: usize| {
+        let (img, t) = (item / tiles, item % tiles);
+        let (n, grp) = (img / groups, img % groups);
+        let (j0, j1) = (t * tile, ((t + 1) * tile).min(out_len));
+        let nt = j1 - j0;
+        let x_img = &x[(n * in_channels + grp * cin_g) * in_len..][..cin_g * in_len];
+        let (rhs, rhs_rs): (&[T], usize) = if pointwise {
+            (&x_img[j0..], in_len)
+        } else {
+            cols.resize(k * nt, T::ZERO);
+            im2col_tile(x_img, cin_g, g, j0, j1, cols);
+            (&cols[..], nt)
+        };
+        let w_g = &w[grp * cout_g * k..][..cout_g * k];
+        let c_off = (n * out_channels + grp * cout_g) * out_len + j0;
+        // Bounds, checked here because the GEMM only sees pointers: the last element read from
+        // `rhs` is ((k - 1) * rhs_rs + nt - 1), and the last written is c_off + (cout_g - 1) *
+        // out_len + nt - 1 < batch * out_channels * out_len.
+        assert!(k == 0 || (k - 1) * rhs_rs + nt <= rhs.len());
+        assert!(c_off + (cout_g - 1) * out_len + nt <= batch * out_channels * out_len);
+        let c = out_ptr;
+        // SAFETY: the asserts above keep every access inside `w_g`, `rhs` and `out`. Items are
+        // distinct (image, group, column range) triples, so each writes a disjoint set of
+        // output elements (rows of its group, columns j0..j1), and nothing else reads `out`
+        // while the tasks run; `rhs` and `w_g` are never written.
+        unsafe {
+            T::raw_gemm(
+                cout_g,
+                k,
+                nt,
+                w_g.as_ptr(),
+                k as isize,
+                1,
+                rhs.as_ptr(),
+                rhs_rs as isize,
+                1,
+                T::ZERO,
+                c.0.add(c_off),
+                out_len as isize,
+            );
+        }
+        if let Some(b) = b {
+            for co in 0..cout_g {
+                let bias = b[grp * cout_g + co];
+                let row = c_off + co * out_len;
+                // SAFETY: row..row + nt lies inside this item's disjoint output block (asserted
+                // above), which only this task touches.
+                let row = unsafe { std::slice::from_raw_parts_mut(c.0.add(row), nt) };
+                for v in row {
+                    *v += bias;
+                }
+            }
+        }
+    };
+    let threads = crate::ops::parallel::num_threads();
+    let work = batch * out_channels * out_len * k;
+    if threads > 1 && items > 1 && work >= crate::ops::parallel::PARALLEL_THRESHOLD {
+        (0..items)
+            .into_par_iter()
+            .for_each_init(Vec::new, |cols, item| run(cols, item));
+    } else {
+        let mut cols = Vec::new();
+        for item in 0..items {
+            run(&mut cols, item);
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
     input: &Tensor,
@@ -161,17 +327,79 @@ fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
     groups: usize,
     g: &Geometry,
 ) -> Result<Vec<T>> {
-    let x: Vec<T> = input.gather::<T>();
-    let w: Vec<T> = weight.gather::<T>();
+    let mut out = vec![T::ZERO; batch * out_channels * g.out_len()];
+    if out.is_empty() {
+        return Ok(out);
+    }
     let b: Option<Vec<T>> = bias.map(|b| b.gather::<T>());
-    let (cin_g, cout_g) = (in_channels / groups, out_channels / groups);
-    let k_len = g.kernel_len();
-    let (in_len, out_len) = (g.in_len(), g.out_len());
-    let mut out = vec![T::ZERO; batch * out_channels * out_len];
     let pointwise = g.kernel == [1, 1, 1]
         && g.stride == [1, 1, 1]
         && g.pad_before == [0, 0, 0]
         && g.in_size == g.out_size;
+    let (cin_g, cout_g) = (in_channels / groups, out_channels / groups);
+    let k = cin_g * g.kernel_len();
+    let threads = crate::ops::parallel::num_threads();
+    with_elements(input, |x: &[T]| {
+        let mut run = |w: &[T]| -> Result<()> {
+            if g.out_len() >= cout_g || threads == 1 {
+                let tile = tile_columns(k, g.out_len(), threads);
+                conv_tiled(
+                    x,
+                    w,
+                    b.as_deref(),
+                    batch,
+                    in_channels,
+                    out_channels,
+                    groups,
+                    g,
+                    pointwise,
+                    tile,
+                    &mut out,
+                );
+                Ok(())
+            } else {
+                conv_by_rows(
+                    x,
+                    w,
+                    b.as_deref(),
+                    batch,
+                    in_channels,
+                    out_channels,
+                    groups,
+                    g,
+                    pointwise,
+                    &mut out,
+                )
+            }
+        };
+        // Two read guards on one lock could deadlock against a waiting writer.
+        if weight.shares_storage(input) {
+            run(&weight.gather::<T>())
+        } else {
+            with_elements(weight, run)
+        }
+    })?;
+    Ok(out)
+}
+
+/// Convolution as one full im2col per (image, group) and a GEMM split by output channels:
+/// better than tiling positions when there are fewer positions than filters (deep layers).
+#[allow(clippy::too_many_arguments)]
+fn conv_by_rows<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
+    x: &[T],
+    w: &[T],
+    b: Option<&[T]>,
+    batch: usize,
+    in_channels: usize,
+    out_channels: usize,
+    groups: usize,
+    g: &Geometry,
+    pointwise: bool,
+    out: &mut [T],
+) -> Result<()> {
+    let (cin_g, cout_g) = (in_channels / groups, out_channels / groups);
+    let k_len = g.kernel_len();
+    let (in_len, out_len) = (g.in_len(), g.out_len());
     let mut cols = if pointwise {
         Vec::new()
     } else {
@@ -190,7 +418,7 @@ fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
             let w_g = &w[grp * cout_g * cin_g * k_len..(grp + 1) * cout_g * cin_g * k_len];
             let o_off = (n * out_channels + grp * cout_g) * out_len;
             let o = &mut out[o_off..o_off + cout_g * out_len];
-            if let Some(b) = &b {
+            if let Some(b) = b {
                 for (co, row) in o.chunks_mut(out_len.max(1)).enumerate() {
                     row.fill(b[grp * cout_g + co]);
                 }
@@ -213,7 +441,7 @@ fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
             )?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -554,5 +782,188 @@ impl Tensor {
             output_padding,
             groups,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1).
+    fn values(len: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn geometry(
+        in_size: [usize; 3],
+        kernel: [usize; 3],
+        stride: [usize; 3],
+        dilation: [usize; 3],
+        pad: [usize; 3],
+    ) -> Geometry {
+        let out_size = std::array::from_fn(|d| {
+            (in_size[d] + 2 * pad[d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1
+        });
+        Geometry {
+            in_size,
+            kernel,
+            stride,
+            dilation,
+            pad_before: pad,
+            out_size,
+        }
+    }
+
+    /// Direct convolution, one output at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn naive(
+        x: &[f64],
+        w: &[f64],
+        b: Option<&[f64]>,
+        batch: usize,
+        cin: usize,
+        cout: usize,
+        groups: usize,
+        g: &Geometry,
+    ) -> Vec<f64> {
+        let (cin_g, cout_g) = (cin / groups, cout / groups);
+        let mut out = Vec::new();
+        for n in 0..batch {
+            for co in 0..cout {
+                let grp = co / cout_g;
+                for o in 0..g.out_len() {
+                    let pos = [
+                        o / (g.out_size[1] * g.out_size[2]),
+                        (o / g.out_size[2]) % g.out_size[1],
+                        o % g.out_size[2],
+                    ];
+                    let mut acc = b.map_or(0.0, |b| b[co]);
+                    for ci in 0..cin_g {
+                        for k in 0..g.kernel_len() {
+                            let kpos = [
+                                k / (g.kernel[1] * g.kernel[2]),
+                                (k / g.kernel[2]) % g.kernel[1],
+                                k % g.kernel[2],
+                            ];
+                            let mut at = [0usize; 3];
+                            let inside = (0..3).all(|d| {
+                                let i = (pos[d] * g.stride[d] + kpos[d] * g.dilation[d]) as isize
+                                    - g.pad_before[d] as isize;
+                                at[d] = i.max(0) as usize;
+                                i >= 0 && (i as usize) < g.in_size[d]
+                            });
+                            if inside {
+                                let xi = (n * cin + grp * cin_g + ci) * g.in_len()
+                                    + (at[0] * g.in_size[1] + at[1]) * g.in_size[2]
+                                    + at[2];
+                                acc += x[xi] * w[(co * cin_g + ci) * g.kernel_len() + k];
+                            }
+                        }
+                    }
+                    out.push(acc);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn tiled_and_row_split_match_direct_convolution() {
+        let cases = [
+            // (batch, cin, cout, groups, geometry)
+            (
+                1,
+                3,
+                5,
+                1,
+                geometry([1, 9, 11], [1, 3, 3], [1, 1, 1], [1, 1, 1], [0, 1, 1]),
+            ),
+            (
+                2,
+                4,
+                6,
+                2,
+                geometry([1, 7, 8], [1, 3, 2], [1, 2, 3], [1, 1, 1], [0, 1, 1]),
+            ),
+            (
+                1,
+                2,
+                3,
+                1,
+                geometry([1, 6, 13], [1, 1, 3], [1, 1, 2], [1, 1, 2], [0, 0, 2]),
+            ),
+            (
+                2,
+                3,
+                4,
+                1,
+                geometry([1, 5, 5], [1, 1, 1], [1, 1, 1], [1, 1, 1], [0, 0, 0]),
+            ),
+            (
+                1,
+                4,
+                4,
+                4,
+                geometry([3, 4, 5], [2, 2, 2], [1, 1, 1], [1, 1, 1], [1, 1, 1]),
+            ),
+            (
+                1,
+                2,
+                2,
+                1,
+                geometry([1, 1, 4], [1, 1, 3], [1, 1, 1], [1, 1, 1], [0, 0, 2]),
+            ),
+        ];
+        for (batch, cin, cout, groups, g) in cases {
+            let k = cin / groups * g.kernel_len();
+            let x = values(batch * cin * g.in_len(), 1);
+            let w = values(cout * k, 2);
+            let b = values(cout, 3);
+            let pointwise = g.kernel == [1, 1, 1] && g.stride == [1, 1, 1];
+            for bias in [None, Some(&b[..])] {
+                let expected = naive(&x, &w, bias, batch, cin, cout, groups, &g);
+                // Tiles that do and do not divide the positions, down to a single column.
+                for tile in [1, 3, 8, g.out_len(), g.out_len() + 5] {
+                    let mut out = vec![0.0; expected.len()];
+                    conv_tiled(
+                        &x, &w, bias, batch, cin, cout, groups, &g, pointwise, tile, &mut out,
+                    );
+                    for (a, e) in out.iter().zip(&expected) {
+                        assert!((a - e).abs() < 1e-12, "tile {tile}: {a} vs {e}");
+                    }
+                }
+                let mut out = vec![0.0; expected.len()];
+                conv_by_rows(
+                    &x, &w, bias, batch, cin, cout, groups, &g, pointwise, &mut out,
+                )
+                .unwrap();
+                for (a, e) in out.iter().zip(&expected) {
+                    assert!((a - e).abs() < 1e-12, "rows: {a} vs {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tile_columns_cover_positions() {
+        for k in [1, 9, 576, 4608, 1 << 20] {
+            for out_len in [1, 7, 49, 196, 3136, 12544] {
+                for threads in [1, 2, 3, 16] {
+                    let tile = tile_columns(k, out_len, threads);
+                    assert!(tile >= 1 && tile % 8 == 0);
+                    assert!(out_len.div_ceil(tile) * tile >= out_len);
+                }
+            }
+        }
     }
 }

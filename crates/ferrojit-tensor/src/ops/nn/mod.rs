@@ -29,6 +29,56 @@ pub(crate) fn from_f64(values: Vec<f64>, sizes: &[usize], dtype: DType) -> Tenso
     })
 }
 
+/// Maps each run of `len` consecutive logical elements of a float tensor through `f` (input
+/// and output rows in f64), returning a contiguous tensor of the same dtype and shape. Rows
+/// are split across the global pool when there are enough elements.
+pub(crate) fn map_rows(
+    input: &Tensor,
+    len: usize,
+    f: impl Fn(&[f64], &mut [f64]) + Sync,
+) -> Tensor {
+    dispatch_dtype!(input.dtype(), T => Tensor::from_values(map_rows_typed::<T>(input, len, &f), input.sizes()))
+}
+
+fn map_rows_typed<T: crate::element::Element>(
+    input: &Tensor,
+    len: usize,
+    f: &(impl Fn(&[f64], &mut [f64]) + Sync),
+) -> Vec<T> {
+    use crate::element::Element;
+    let mut values = input.gather::<T>();
+    if len == 0 || values.is_empty() {
+        return values;
+    }
+    let rows = values.len() / len;
+    let threads = if values.len() >= crate::ops::parallel::PARALLEL_THRESHOLD {
+        crate::ops::parallel::num_threads().min(rows)
+    } else {
+        1
+    };
+    let rows_per_task = rows.div_ceil(threads.max(1));
+    let run = |chunk: &mut [T]| {
+        let mut row_in = vec![0.0; len];
+        let mut row_out = vec![0.0; len];
+        for row in chunk.chunks_mut(len) {
+            for (dst, src) in row_in.iter_mut().zip(row.iter()) {
+                *dst = src.to_f64();
+            }
+            f(&row_in, &mut row_out);
+            for (dst, &src) in row.iter_mut().zip(&row_out) {
+                *dst = <T as Element>::from_f64(src);
+            }
+        }
+    };
+    if threads <= 1 {
+        run(&mut values);
+    } else {
+        use rayon::prelude::*;
+        values.par_chunks_mut(rows_per_task * len).for_each(run);
+    }
+    values
+}
+
 /// Fails unless `t` has a floating dtype (the message names the op like PyTorch's dispatch).
 pub(crate) fn require_float(t: &Tensor, op: &'static str) -> Result<DType> {
     if t.dtype().is_floating_point() {

@@ -1,7 +1,7 @@
 //! Normalization layers: batch_norm (inference and training statistics, running-stat update),
 //! layer_norm, group_norm and instance_norm. Statistics are accumulated in f64.
 
-use super::{from_f64, invalid, require_float, to_sizes, Opmath};
+use super::{from_f64, invalid, map_rows, require_float, to_sizes, Opmath};
 use crate::dtype::DType;
 use crate::error::{format_shape, Result};
 use crate::tensor::Tensor;
@@ -9,14 +9,16 @@ use crate::tensor::Tensor;
 /// Mean and biased variance of each of `groups` consecutive runs of `len` values.
 fn group_stats(x: &[f64], groups: usize, len: usize) -> Vec<(f64, f64)> {
     (0..groups)
-        .map(|g| {
-            let run = &x[g * len..(g + 1) * len];
-            let n = len as f64;
-            let mean = run.iter().sum::<f64>() / n;
-            let var = run.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-            (mean, var)
-        })
+        .map(|g| run_stats(&x[g * len..(g + 1) * len]))
         .collect()
+}
+
+/// Mean and biased variance of one run of values.
+fn run_stats(run: &[f64]) -> (f64, f64) {
+    let n = run.len() as f64;
+    let mean = run.iter().sum::<f64>() / n;
+    let var = run.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, var)
 }
 
 /// Per-channel optional affine parameter as f64 values (checked length).
@@ -187,7 +189,7 @@ pub fn layer_norm(
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
-    let dtype = require_float(input, "LayerNormKernelImpl")?;
+    require_float(input, "LayerNormKernelImpl")?;
     let shape = to_sizes(normalized_shape, "normalized_shape")?;
     let k = shape.len();
     if k == 0 || input.dim() < k || input.sizes()[input.dim() - k..] != shape[..] {
@@ -214,20 +216,18 @@ pub fn layer_norm(
         }
     }
     let len: usize = shape.iter().product();
-    let x = input.to_f64_vec();
-    let groups = x.len().checked_div(len).unwrap_or(0);
     let w = weight.map(|t| t.to_f64_vec());
     let b = bias.map(|t| t.to_f64_vec());
-    let mut out = Vec::with_capacity(x.len());
-    for (g, (mean, var)) in group_stats(&x, groups, len).into_iter().enumerate() {
+    // The normalized dims are the trailing ones: each group is one row of `len` values.
+    Ok(map_rows(input, len, |x, out| {
+        let (mean, var) = run_stats(x);
         let inv = 1.0 / (var + eps).sqrt();
-        for i in 0..len {
-            let v = (x[g * len + i] - mean) * inv;
+        for (i, (o, &xi)) in out.iter_mut().zip(x).enumerate() {
+            let v = (xi - mean) * inv;
             let v = w.as_ref().map_or(v, |w| v * w[i]);
-            out.push(b.as_ref().map_or(v, |b| v + b[i]));
+            *o = b.as_ref().map_or(v, |b| v + b[i]);
         }
-    }
-    Ok(from_f64(out, input.sizes(), dtype))
+    }))
 }
 
 /// `torch.group_norm`: statistics over each group of channels (and all spatial positions).

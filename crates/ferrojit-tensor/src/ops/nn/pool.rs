@@ -3,7 +3,10 @@
 //! unbatched `[C, ...]` inputs.
 
 use super::{expand_param, from_f64, invalid, require_float};
+use rayon::prelude::*;
+
 use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{format_shape, Result};
 use crate::tensor::Tensor;
 
@@ -109,6 +112,142 @@ fn out_shape(input: &Tensor, spatial: usize, out_spatial: &[usize]) -> Vec<usize
     s
 }
 
+/// Max-pooling geometry lifted to 3-D.
+struct Window {
+    input: [usize; 3],
+    output: [usize; 3],
+    kernel: [usize; 3],
+    stride: [usize; 3],
+    padding: [usize; 3],
+    dilation: [usize; 3],
+}
+
+/// Float types max-pooled in their own precision.
+trait PoolFloat: Element + PartialOrd {
+    fn nan(self) -> bool;
+}
+
+impl PoolFloat for f32 {
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl PoolFloat for f64 {
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+/// Max-pools one plane into `values`/`indices` (one output plane each). Taps are visited in
+/// (d, h, w) order and the first maximum wins; NaN beats everything, as in PyTorch.
+fn max_pool_plane<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T], indices: &mut [i64]) {
+    let [id_, ih_, iw_] = w.input;
+    let [od_, oh_, ow_] = w.output;
+    // Taps along one axis that land inside the input, as (first tap, count).
+    let taps = |o: usize, axis: usize, len: usize| -> (usize, usize) {
+        let start = (o * w.stride[axis]) as isize - w.padding[axis] as isize;
+        let dil = w.dilation[axis] as isize;
+        let mut first = 0;
+        while first < w.kernel[axis] && start + first as isize * dil < 0 {
+            first += 1;
+        }
+        let mut last = first;
+        while last < w.kernel[axis] && start + (last as isize) * dil < len as isize {
+            last += 1;
+        }
+        (first, last - first)
+    };
+    let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| taps(ow, 2, iw_)).collect();
+    let mut out = 0;
+    for od in 0..od_ {
+        let (kd0, kdn) = taps(od, 0, id_);
+        for oh in 0..oh_ {
+            let (kh0, khn) = taps(oh, 1, ih_);
+            for (ow, &(kw0, kwn)) in w_taps.iter().enumerate() {
+                let at = |kd: usize, kh: usize| {
+                    let d = od * w.stride[0] + kd * w.dilation[0] - w.padding[0];
+                    let h = oh * w.stride[1] + kh * w.dilation[1] - w.padding[1];
+                    (d * ih_ + h) * iw_ + ow * w.stride[2] + kw0 * w.dilation[2] - w.padding[2]
+                };
+                // An empty window gives -inf at index 0. Otherwise start from the first tap and
+                // pick with non-short-circuit operators: the outcome of `v > best` is data
+                // dependent, and a mispredicted branch costs more than the select.
+                let (mut best, mut best_index) = if kdn * khn * kwn == 0 {
+                    (T::from_f64(f64::NEG_INFINITY), 0)
+                } else {
+                    let first = at(kd0, kh0);
+                    (src[first], first)
+                };
+                for kd in kd0..kd0 + kdn {
+                    for kh in kh0..kh0 + khn {
+                        let first = at(kd, kh);
+                        for tap in 0..kwn {
+                            let flat = first + tap * w.dilation[2];
+                            let v = src[flat];
+                            let take = (v > best) | (v.nan() & !best.nan());
+                            best = if take { v } else { best };
+                            best_index = if take { flat } else { best_index };
+                        }
+                    }
+                }
+                values[out] = best;
+                indices[out] = best_index as i64;
+                out += 1;
+            }
+        }
+    }
+}
+
+/// Max pooling computed in the input's own float type, planes split across the pool.
+fn max_pool_native<T: PoolFloat>(
+    input: &Tensor,
+    count: usize,
+    w: &Window,
+    shape: &[usize],
+) -> (Tensor, Tensor) {
+    let in_len: usize = w.input.iter().product();
+    let out_len: usize = w.output.iter().product();
+    let mut values = vec![T::from_f64(0.0); count * out_len];
+    let mut indices = vec![0i64; count * out_len];
+    let mut run = |x: &[T]| {
+        let work = count * out_len * w.kernel.iter().product::<usize>();
+        if work >= crate::ops::parallel::PARALLEL_THRESHOLD {
+            values
+                .par_chunks_mut(out_len)
+                .zip(indices.par_chunks_mut(out_len))
+                .enumerate()
+                .for_each(|(plane, (v, i))| {
+                    max_pool_plane(&x[plane * in_len..][..in_len], w, v, i)
+                });
+        } else {
+            for (plane, (v, i)) in values
+                .chunks_mut(out_len)
+                .zip(indices.chunks_mut(out_len))
+                .enumerate()
+            {
+                max_pool_plane(&x[plane * in_len..][..in_len], w, v, i);
+            }
+        }
+    };
+    let numel = input.numel();
+    let guard = input.storage().read();
+    match T::slice_of(&guard) {
+        Some(buf) if input.is_contiguous() => {
+            let start = input.storage_offset();
+            run(&buf[start..start + numel]);
+        }
+        _ => {
+            drop(guard);
+            run(&input.gather::<T>());
+        }
+    }
+    (
+        Tensor::from_values(values, shape),
+        Tensor::from_values(indices, shape),
+    )
+}
+
 /// Max pooling; returns (values, int64 indices into each flattened input plane).
 pub fn max_pool(
     input: &Tensor,
@@ -152,6 +291,20 @@ pub fn max_pool(
         lift(&p.padding, 0),
         lift(&p.dilation, 1),
     );
+    let shape = out_shape(input, spatial, &out_sp);
+    let window = Window {
+        input: i3,
+        output: o3,
+        kernel: k3,
+        stride: s3,
+        padding: p3,
+        dilation: d3,
+    };
+    match input.dtype() {
+        DType::Float32 => return Ok(max_pool_native::<f32>(input, count, &window, &shape)),
+        DType::Float64 => return Ok(max_pool_native::<f64>(input, count, &window, &shape)),
+        _ => {}
+    }
     let x = input.to_f64_vec();
     let in_len: usize = i3.iter().product();
     let out_len: usize = o3.iter().product();
@@ -195,7 +348,6 @@ pub fn max_pool(
             }
         }
     }
-    let shape = out_shape(input, spatial, &out_sp);
     Ok((
         from_f64(values, &shape, input.dtype()),
         Tensor::from_values(indices, &shape),
@@ -378,4 +530,42 @@ pub fn adaptive_pool(
     } else {
         (values, None)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Integer-valued data with many ties, so the float path (computed natively) and the
+    /// integer path (computed in f64) must agree exactly, indices included.
+    #[test]
+    fn native_max_pool_matches_generic_path() {
+        let sizes = [2, 3, 9, 10];
+        let numel: usize = sizes.iter().product();
+        let data: Vec<i32> = (0..numel as i32).map(|i| (i * 7919) % 13 - 6).collect();
+        let ints = Tensor::from_vec(data.clone(), &sizes).unwrap();
+        let floats =
+            Tensor::from_vec(data.iter().map(|&v| v as f32).collect::<Vec<_>>(), &sizes).unwrap();
+        let cases: [(&[i64], &[i64], &[i64], &[i64], bool); 4] = [
+            (&[3], &[2], &[1], &[1], false),
+            (&[3, 2], &[2, 3], &[1, 0], &[1], true),
+            (&[2], &[1], &[0], &[2], false),
+            (&[3], &[3], &[1], &[1], true),
+        ];
+        for (k, s, p, d, ceil) in cases {
+            let (vi, ii) = max_pool(&ints, 2, k, s, p, d, ceil).unwrap();
+            let (vf, fi) = max_pool(&floats, 2, k, s, p, d, ceil).unwrap();
+            assert_eq!(vf.to_f64_vec(), vi.to_f64_vec());
+            assert_eq!(fi.to_i64_vec(), ii.to_i64_vec());
+        }
+    }
+
+    #[test]
+    fn native_max_pool_propagates_nan() {
+        let x = Tensor::from_vec(vec![1.0f64, f64::NAN, 3.0, 2.0], &[1, 4]).unwrap();
+        let (v, i) = max_pool(&x, 1, &[2], &[2], &[0], &[1], false).unwrap();
+        let v = v.to_f64_vec();
+        assert!(v[0].is_nan() && v[1] == 3.0);
+        assert_eq!(i.to_i64_vec(), vec![1, 2]);
+    }
 }
