@@ -81,7 +81,7 @@ fn loop_over_range_with_branch() {
     // i = 0..4: +0, -1, +2, -1, +4 -> +4 in total.
     let outputs = run_graph(
         &graph,
-        vec![IValue::Tensor(x.clone()), IValue::Int(5)],
+        vec![IValue::from(x.clone()), IValue::Int(5)],
         &NoMethods,
     )
     .unwrap();
@@ -90,7 +90,7 @@ fn loop_over_range_with_branch() {
     // Zero iterations return the input unchanged (the very same tensor).
     let outputs = run_graph(
         &graph,
-        vec![IValue::Tensor(x.clone()), IValue::Int(0)],
+        vec![IValue::from(x.clone()), IValue::Int(0)],
         &NoMethods,
     )
     .unwrap();
@@ -183,7 +183,7 @@ fn last_use_moves_and_in_place_updates_stay_visible_through_aliases() {
     );
 
     let caller_alias = tensor_f32(&[1.0, 2.0], &[2]);
-    let outputs = run_graph(&g, vec![IValue::Tensor(caller_alias.clone())], &NoMethods).unwrap();
+    let outputs = run_graph(&g, vec![IValue::from(caller_alias.clone())], &NoMethods).unwrap();
     let through_list = outputs[0].to_tensor().unwrap();
     let returned = outputs[1].to_tensor().unwrap();
     assert_eq!(values_f32(through_list), vec![2.0, 3.0]);
@@ -324,12 +324,8 @@ fn unknown_operators_are_reported() {
         Type::Tensor,
     );
     g.register_output(y);
-    let error = run_graph(
-        &g,
-        vec![IValue::Tensor(tensor_f32(&[1.0], &[1]))],
-        &NoMethods,
-    )
-    .unwrap_err();
+    let error =
+        run_graph(&g, vec![IValue::from(tensor_f32(&[1.0], &[1]))], &NoMethods).unwrap_err();
     assert_eq!(
         error,
         RuntimeError::UnknownOperator("aten::frobnicate".to_string())
@@ -475,7 +471,7 @@ fn missing_default_arguments_are_filled_from_the_schema() {
     g.register_output(y);
     let out = run_graph(
         &g,
-        vec![IValue::Tensor(tensor_f32(&[1.5, -2.0], &[2]))],
+        vec![IValue::from(tensor_f32(&[1.5, -2.0], &[2]))],
         &NoMethods,
     )
     .unwrap();

@@ -919,8 +919,8 @@ pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<
         (Type::Number, AttributeValue::Int(v)) => IValue::Int(*v),
         (Type::Number, AttributeValue::Float(v)) => IValue::Double(*v),
         (Type::Str, AttributeValue::Str(v)) => IValue::string(v),
-        (Type::Device, AttributeValue::Str(v)) => IValue::Device(Device::parse(v)?),
-        (Type::Tensor, AttributeValue::Tensor(t)) => IValue::Tensor(t.clone()),
+        (Type::Device, AttributeValue::Str(v)) => IValue::from(Device::parse(v)?),
+        (Type::Tensor, AttributeValue::Tensor(t)) => IValue::from(t.clone()),
         (Type::List(element), AttributeValue::Ints(values)) => match element.as_ref() {
             Type::Int => IValue::int_list(values),
             Type::Bool => IValue::list(
