@@ -459,10 +459,8 @@ fn register(registers: &mut [IValue], index: usize) -> Result<&mut IValue> {
 }
 
 /// Runs `$write` with `$value` bound to a copy of the `IValue` at `$source` (a reference).
-/// Numbers are rebuilt in their own arm, so their tag is a constant and `$write` stores
-/// them field by field: a value built with a variable tag goes through a temporary that is
-/// read back in one piece right after being written field by field, which stalls store
-/// forwarding on every instruction.
+/// Numbers are read field by field and rebuilt: a register or stack slot just written
+/// field by field and read back in one piece stalls store forwarding.
 macro_rules! with_copy {
     ($source:expr, |$value:ident| $write:expr) => {
         match $source {
@@ -490,24 +488,23 @@ macro_rules! with_copy {
     };
 }
 
-/// `with_copy!` that moves the value out of the register at `$source`, leaving it empty.
+/// `with_copy!` that moves the value out of the register at `$source`. A number stays in
+/// the register: it owns nothing, and the register is written before it is read again, so
+/// keeping it keeps the register's tag for `store_number`.
 macro_rules! with_taken {
     ($source:expr, |$value:ident| $write:expr) => {{
         let slot: &mut IValue = $source;
         match slot {
             IValue::Int(v) => {
                 let $value = IValue::Int(*v);
-                set_register(slot, IValue::None);
                 $write
             }
             IValue::Bool(v) => {
                 let $value = IValue::Bool(*v);
-                set_register(slot, IValue::None);
                 $write
             }
             IValue::Double(v) => {
                 let $value = IValue::Double(*v);
-                set_register(slot, IValue::None);
                 $write
             }
             IValue::None => {
@@ -528,7 +525,10 @@ fn pop_into(stack: &mut Vec<IValue>, slot: &mut IValue) -> Result<()> {
     let Some(len) = stack.len().checked_sub(1) else {
         return Err(corrupt("operand stack underflow"));
     };
-    with_taken!(&mut stack[len], |value| set_register(slot, value));
+    match number_of(&stack[len]) {
+        Some(number) => store_number(slot, number),
+        None => with_taken!(&mut stack[len], |value| set_register(slot, value)),
+    }
     // Only the emptied slot's tag is read to drop it.
     stack.truncate(len);
     Ok(())
@@ -556,13 +556,28 @@ fn push_number(stack: &mut Vec<IValue>, value: NumberValue) {
     }
 }
 
-/// Stores a number result in a register (see `with_copy!`).
+/// Stores a number result in a register. A register that already holds a number of that
+/// kind (a loop's registers, iteration after iteration) only gets its payload written.
 #[inline(always)]
 fn store_number(slot: &mut IValue, value: NumberValue) {
-    match value {
-        NumberValue::Int(v) => set_register(slot, IValue::Int(v)),
-        NumberValue::Float(v) => set_register(slot, IValue::Double(v)),
-        NumberValue::Bool(v) => set_register(slot, IValue::Bool(v)),
+    match (slot, value) {
+        (IValue::Int(x), NumberValue::Int(v)) => *x = v,
+        (IValue::Double(x), NumberValue::Float(v)) => *x = v,
+        (IValue::Bool(x), NumberValue::Bool(v)) => *x = v,
+        (slot, NumberValue::Int(v)) => set_register(slot, IValue::Int(v)),
+        (slot, NumberValue::Float(v)) => set_register(slot, IValue::Double(v)),
+        (slot, NumberValue::Bool(v)) => set_register(slot, IValue::Bool(v)),
+    }
+}
+
+/// The number a value holds, read field by field.
+#[inline(always)]
+fn number_of(value: &IValue) -> Option<NumberValue> {
+    match *value {
+        IValue::Int(v) => Some(NumberValue::Int(v)),
+        IValue::Double(v) => Some(NumberValue::Float(v)),
+        IValue::Bool(v) => Some(NumberValue::Bool(v)),
+        _ => None,
     }
 }
 
@@ -672,19 +687,12 @@ fn run_number_with(
     );
     match result {
         Some(value) => {
-            // The operands are numbers, which own nothing: moved-out registers are just
-            // cleared and a stack operand is forgotten.
-            for operand in [a, b] {
-                match operand {
-                    Operand::Move(r) => {
-                        set_register(register(registers, r as usize)?, IValue::None)
-                    }
-                    // Dropping a number only reads its tag.
-                    Operand::Stack => match stack.len().checked_sub(1) {
-                        Some(len) => stack.truncate(len),
-                        None => return Err(corrupt("operand stack underflow")),
-                    },
-                    Operand::Load(_) | Operand::Constant(_) => {}
+            // The operands are numbers, which own nothing: moved-out registers keep them
+            // (see `with_taken!`), and a stack operand is dropped, which only reads its tag.
+            if a == Operand::Stack {
+                match stack.len().checked_sub(1) {
+                    Some(len) => stack.truncate(len),
+                    None => return Err(corrupt("operand stack underflow")),
                 }
             }
             Ok(Some(value))
@@ -762,16 +770,25 @@ fn run_instructions(
             Instruction::Load(r) => with_copy!(register(registers, r)?, |value| stack.push(value)),
             Instruction::Move(r) => with_taken!(register(registers, r)?, |value| stack.push(value)),
             Instruction::Store(r) => pop_into(stack, register(registers, r)?)?,
-            Instruction::Copy { from, to } => with_copy!(register(registers, from)?, |value| {
-                set_register(register(registers, to)?, value)
-            }),
-            Instruction::Transfer { from, to } => {
-                with_taken!(register(registers, from)?, |value| {
+            Instruction::Copy { from, to } => match number_of(register(registers, from)?) {
+                Some(number) => store_number(register(registers, to)?, number),
+                None => with_copy!(register(registers, from)?, |value| {
                     set_register(register(registers, to)?, value)
-                })
-            }
+                }),
+            },
+            // A number moved out stays in its register (see `with_taken!`).
+            Instruction::Transfer { from, to } => match number_of(register(registers, from)?) {
+                Some(number) => store_number(register(registers, to)?, number),
+                None => with_taken!(register(registers, from)?, |value| {
+                    set_register(register(registers, to)?, value)
+                }),
+            },
             Instruction::Drop(r) => {
-                set_register(register(registers, r)?, IValue::None);
+                // Numbers stay (see `with_taken!`).
+                let slot = register(registers, r)?;
+                if number_of(slot).is_none() {
+                    set_register(slot, IValue::None);
+                }
             }
             Instruction::Pop => {
                 pop(stack)?;
@@ -858,9 +875,14 @@ fn run_instructions(
                 }
             }
             Instruction::LoopNextCounted { counter, max, body } => {
-                let slot = register(registers, counter)?;
-                let count = slot.to_int()?.wrapping_add(1);
-                set_register(slot, IValue::Int(count));
+                let count = match register(registers, counter)? {
+                    IValue::Int(count) => {
+                        *count = count.wrapping_add(1);
+                        *count
+                    }
+                    // Not an int: fails as `to_int` does.
+                    other => other.to_int()?,
+                };
                 if count < register(registers, max)?.to_int()? {
                     *pc = body;
                 }
