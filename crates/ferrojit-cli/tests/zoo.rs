@@ -47,7 +47,7 @@ fn register_test_operators() {
                     .collect();
                 let result = Tensor::from_vec(values, tensor.sizes())
                     .map_err(|e| RuntimeError::Other(e.to_string()))?;
-                stack.push(IValue::Tensor(result));
+                stack.push(IValue::from(result));
                 Ok(())
             },
         )

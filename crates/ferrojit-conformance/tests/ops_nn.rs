@@ -12,7 +12,7 @@ use ferrojit_tensor::{DType, Tensor};
 /// as one storage; each case must therefore run on its own copies.
 fn fresh(value: &IValue) -> IValue {
     match value {
-        IValue::Tensor(t) => IValue::Tensor(t.clone_tensor()),
+        IValue::Tensor(t) => IValue::from(t.clone_tensor()),
         IValue::List(list) => IValue::list(
             list.element_type().clone(),
             list.to_vec().iter().map(fresh).collect(),
@@ -182,7 +182,7 @@ fn random_ops_are_seeded_and_well_distributed() {
     let out = call(
         "aten::uniform_",
         vec![
-            IValue::Tensor(view.clone()),
+            IValue::from(view.clone()),
             IValue::Double(2.0),
             IValue::Double(3.0),
             IValue::None,
@@ -201,7 +201,7 @@ fn random_ops_are_seeded_and_well_distributed() {
     call(
         "aten::normal_",
         vec![
-            IValue::Tensor(big.clone()),
+            IValue::from(big.clone()),
             IValue::Double(5.0),
             IValue::Double(2.0),
             IValue::None,
@@ -215,7 +215,7 @@ fn random_ops_are_seeded_and_well_distributed() {
     let t = Tensor::zeros(&[20000], DType::Float32).unwrap();
     call(
         "aten::bernoulli_.float",
-        vec![IValue::Tensor(t.clone()), IValue::Double(0.3), IValue::None],
+        vec![IValue::from(t.clone()), IValue::Double(0.3), IValue::None],
     );
     let ones = t.to_f64_vec().iter().filter(|&&v| v == 1.0).count() as f64 / 20000.0;
     assert!((ones - 0.3).abs() < 0.02, "bernoulli rate {ones}");
@@ -227,7 +227,7 @@ fn random_ops_are_seeded_and_well_distributed() {
     .unwrap();
     let d = call(
         "aten::dropout",
-        vec![IValue::Tensor(x), IValue::Double(0.25), IValue::Bool(true)],
+        vec![IValue::from(x), IValue::Double(0.25), IValue::Bool(true)],
     );
     let d = d.to_tensor().unwrap().to_f64_vec();
     let kept = d.iter().filter(|&&v| v != 0.0).count() as f64 / 20000.0;

@@ -226,7 +226,9 @@ impl DictValue {
     }
 }
 
-/// A TorchScript runtime value.
+/// A TorchScript runtime value. Tensors and devices sit behind pointers so the enum stays
+/// small: the interpreter copies values between its stack and registers on every
+/// instruction, and a tensor inline (storage, sizes, strides) made each copy 80 bytes.
 #[derive(Debug, Clone, Default)]
 pub enum IValue {
     #[default]
@@ -235,8 +237,10 @@ pub enum IValue {
     Int(i64),
     Double(f64),
     Str(Arc<str>),
-    Tensor(Tensor),
-    Device(Device),
+    /// Shared: copying a tensor value bumps a count instead of cloning sizes and strides.
+    /// Metadata changes go through [`IValue::into_tensor`], which copies a shared tensor.
+    Tensor(Arc<Tensor>),
+    Device(Box<Device>),
     List(Arc<ListValue>),
     Tuple(Arc<TupleValue>),
     Dict(Arc<DictValue>),
@@ -246,6 +250,9 @@ pub enum IValue {
     /// The value of `prim::Uninitialized`: only ever on paths that raise or return early.
     Uninitialized,
 }
+
+// Keeps the interpreter's value copies cheap (see the enum's comment).
+const _: () = assert!(std::mem::size_of::<IValue>() <= 24);
 
 impl From<bool> for IValue {
     fn from(value: bool) -> IValue {
@@ -279,6 +286,12 @@ impl From<String> for IValue {
 
 impl From<Tensor> for IValue {
     fn from(value: Tensor) -> IValue {
+        IValue::Tensor(Arc::new(value))
+    }
+}
+
+impl From<Arc<Tensor>> for IValue {
+    fn from(value: Arc<Tensor>) -> IValue {
         IValue::Tensor(value)
     }
 }
@@ -295,7 +308,7 @@ impl From<Scalar> for IValue {
 
 impl From<Device> for IValue {
     fn from(value: Device) -> IValue {
-        IValue::Device(value)
+        IValue::Device(Box::new(value))
     }
 }
 
@@ -401,9 +414,11 @@ impl IValue {
         }
     }
 
+    /// The tensor, owned: moved out when this value held the only reference, else a copy
+    /// of the handle (sharing the storage).
     pub fn into_tensor(self) -> Result<Tensor> {
         match self {
-            IValue::Tensor(tensor) => Ok(tensor),
+            IValue::Tensor(tensor) => Ok(Arc::unwrap_or_clone(tensor)),
             other => Err(other.mismatch("Tensor")),
         }
     }

@@ -81,7 +81,7 @@ fn loop_over_range_with_branch() {
     // i = 0..4: +0, -1, +2, -1, +4 -> +4 in total.
     let outputs = run_graph(
         &graph,
-        vec![IValue::Tensor(x.clone()), IValue::Int(5)],
+        vec![IValue::from(x.clone()), IValue::Int(5)],
         &NoMethods,
     )
     .unwrap();
@@ -90,7 +90,7 @@ fn loop_over_range_with_branch() {
     // Zero iterations return the input unchanged (the very same tensor).
     let outputs = run_graph(
         &graph,
-        vec![IValue::Tensor(x.clone()), IValue::Int(0)],
+        vec![IValue::from(x.clone()), IValue::Int(0)],
         &NoMethods,
     )
     .unwrap();
@@ -183,7 +183,7 @@ fn last_use_moves_and_in_place_updates_stay_visible_through_aliases() {
     );
 
     let caller_alias = tensor_f32(&[1.0, 2.0], &[2]);
-    let outputs = run_graph(&g, vec![IValue::Tensor(caller_alias.clone())], &NoMethods).unwrap();
+    let outputs = run_graph(&g, vec![IValue::from(caller_alias.clone())], &NoMethods).unwrap();
     let through_list = outputs[0].to_tensor().unwrap();
     let returned = outputs[1].to_tensor().unwrap();
     assert_eq!(values_f32(through_list), vec![2.0, 3.0]);
@@ -324,12 +324,8 @@ fn unknown_operators_are_reported() {
         Type::Tensor,
     );
     g.register_output(y);
-    let error = run_graph(
-        &g,
-        vec![IValue::Tensor(tensor_f32(&[1.0], &[1]))],
-        &NoMethods,
-    )
-    .unwrap_err();
+    let error =
+        run_graph(&g, vec![IValue::from(tensor_f32(&[1.0], &[1]))], &NoMethods).unwrap_err();
     assert_eq!(
         error,
         RuntimeError::UnknownOperator("aten::frobnicate".to_string())
@@ -475,7 +471,7 @@ fn missing_default_arguments_are_filled_from_the_schema() {
     g.register_output(y);
     let out = run_graph(
         &g,
-        vec![IValue::Tensor(tensor_f32(&[1.5, -2.0], &[2]))],
+        vec![IValue::from(tensor_f32(&[1.5, -2.0], &[2]))],
         &NoMethods,
     )
     .unwrap();
@@ -557,4 +553,134 @@ fn runtime_values_are_thread_safe() {
     assert_send_sync::<ferrojit_runtime::Module>();
     assert_send_sync::<ferrojit_runtime::Code>();
     assert_send_sync::<ferrojit_runtime::OperatorRegistry>();
+}
+
+/// def f(x: Scalar, n: int) -> Scalar:
+///     total = x
+///     for i in range(n):
+///         if total < 10:
+///             total = total + x
+///         else:
+///             total = total - 1
+///     return total
+fn scalar_loop(while_condition: Option<bool>) -> Graph {
+    let mut g = Graph::new();
+    let x = g.add_input(Type::Number, Some("x"));
+    let n = g.add_input(Type::Int, Some("n"));
+    let ten = int(&mut g, 10);
+    let one = int(&mut g, 1);
+    let start = boolean(&mut g, true);
+    let top = g.top_block();
+    let loop_node = prim(&mut g, "prim::Loop", &[n, start, x], &[Type::Number]);
+    let body = g.add_node_block(loop_node);
+    g.add_block_parameter(body, Type::Int);
+    let total = g.add_block_parameter(body, Type::Number);
+    g.set_insert_point(InsertPoint::EndOf(body));
+    let small = op1(
+        &mut g,
+        "aten::lt(Scalar a, Scalar b) -> bool",
+        &[total, ten],
+        Type::Bool,
+    );
+    let if_node = prim(&mut g, "prim::If", &[small], &[Type::Number]);
+    let then_block = g.add_node_block(if_node);
+    let else_block = g.add_node_block(if_node);
+    g.set_insert_point(InsertPoint::EndOf(then_block));
+    let added = op1(
+        &mut g,
+        "aten::add(Scalar a, Scalar b) -> Scalar",
+        &[total, x],
+        Type::Number,
+    );
+    g.add_block_output(then_block, added);
+    g.set_insert_point(InsertPoint::EndOf(else_block));
+    let subtracted = op1(
+        &mut g,
+        "aten::sub(Scalar a, Scalar b) -> Scalar",
+        &[total, one],
+        Type::Number,
+    );
+    g.add_block_output(else_block, subtracted);
+    g.set_insert_point(InsertPoint::EndOf(body));
+    // A `while` loop's condition is computed in the body; a `for` loop's is constant.
+    let keep_going = match while_condition {
+        Some(value) => {
+            let limit = int(&mut g, if value { 1_000 } else { -1_000 });
+            let total = g.node_output(if_node, 0);
+            op1(
+                &mut g,
+                "aten::lt(Scalar a, Scalar b) -> bool",
+                &[total, limit],
+                Type::Bool,
+            )
+        }
+        None => start,
+    };
+    g.add_block_output(body, keep_going);
+    g.add_block_output(body, g.node_output(if_node, 0));
+    g.set_insert_point(InsertPoint::EndOf(top));
+    g.register_output(g.node_output(loop_node, 0));
+    g
+}
+
+/// The fused instructions (compare-and-branch, results straight into registers, the
+/// counted back edge) compute numbers inline and fall back to the kernels, with the
+/// kernels' results and errors, for other operands.
+#[test]
+fn fused_number_instructions_match_the_kernels() {
+    let graph = scalar_loop(None);
+    let code = compile(&graph).unwrap();
+    let has = |fused: fn(&Instruction) -> bool| code.instructions.iter().any(fused);
+    assert!(
+        has(|i| matches!(i, Instruction::NumberJumpIfFalse { .. })),
+        "{code}"
+    );
+    assert!(
+        has(|i| matches!(i, Instruction::NumberInto { .. })),
+        "{code}"
+    );
+    assert!(
+        has(|i| matches!(i, Instruction::LoopNextCounted { .. })),
+        "{code}"
+    );
+    let run =
+        |graph: &Graph, x: IValue, n: i64| run_graph(graph, vec![x, IValue::Int(n)], &NoMethods);
+    // 3, 6, 9, 12, 11, 10, 9, 12
+    assert!(matches!(
+        run(&graph, IValue::Int(3), 7).unwrap()[..],
+        [IValue::Int(12)]
+    ));
+    assert!(matches!(
+        run(&graph, IValue::Int(3), 0).unwrap()[..],
+        [IValue::Int(3)]
+    ));
+    let outputs = run(&graph, IValue::Double(2.5), 5).unwrap();
+    assert!(
+        matches!(outputs[..], [IValue::Double(v)] if v == 11.5),
+        "{outputs:?}"
+    );
+    // Bools are numbers to the kernels only: true + true is the int 2.
+    let outputs = run(&graph, IValue::Bool(true), 3).unwrap();
+    assert!(matches!(outputs[..], [IValue::Int(4)]), "{outputs:?}");
+    let error = run(&graph, IValue::from("a"), 1).unwrap_err();
+    assert!(error.to_string().contains("Scalar"), "{error}");
+
+    // A condition computed in the body is checked on every back edge.
+    let graph = scalar_loop(Some(true));
+    let code = compile(&graph).unwrap();
+    assert!(
+        code.instructions
+            .iter()
+            .any(|i| matches!(i, Instruction::LoopNext { .. })),
+        "{code}"
+    );
+    assert!(matches!(
+        run(&graph, IValue::Int(3), 7).unwrap()[..],
+        [IValue::Int(12)]
+    ));
+    let graph = scalar_loop(Some(false));
+    assert!(matches!(
+        run(&graph, IValue::Int(3), 7).unwrap()[..],
+        [IValue::Int(6)]
+    ));
 }

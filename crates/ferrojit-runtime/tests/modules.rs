@@ -121,13 +121,13 @@ fn fixture() -> Fixture {
 
     let child = Object::with_slots(
         child_class.clone(),
-        vec![IValue::Tensor(tensor_f32(&[0.5, 0.5], &[2]))],
+        vec![IValue::from(tensor_f32(&[0.5, 0.5], &[2]))],
         methods.clone(),
     );
     let object = Object::with_slots(
         class,
         vec![
-            IValue::Tensor(tensor_f32(&[1.0, 2.0], &[2])),
+            IValue::from(tensor_f32(&[1.0, 2.0], &[2])),
             IValue::Double(3.0),
             IValue::Object(child),
             IValue::Int(0),
@@ -146,18 +146,15 @@ fn forward_calls_methods_functions_and_updates_attributes() {
     let x = tensor_f32(&[1.0, -1.0], &[2]);
     // ((x + weight + bias) * 2) * scale = ([2.5, 1.5] * 2) * 3
     let out = module
-        .forward(vec![IValue::Tensor(x.clone()), IValue::Double(3.0)])
+        .forward(vec![IValue::from(x.clone()), IValue::Double(3.0)])
         .unwrap();
     assert_eq!(values_f32(out.to_tensor().unwrap()), vec![15.0, 9.0]);
     module
-        .forward(vec![IValue::Tensor(x), IValue::Double(1.0)])
+        .forward(vec![IValue::from(x), IValue::Double(1.0)])
         .unwrap();
     assert!(matches!(module.attr("calls").unwrap(), IValue::Int(2)));
     let out = module
-        .run_method(
-            "helper",
-            vec![IValue::Tensor(tensor_f32(&[0.0, 0.0], &[2]))],
-        )
+        .run_method("helper", vec![IValue::from(tensor_f32(&[0.0, 0.0], &[2]))])
         .unwrap();
     assert_eq!(values_f32(out.to_tensor().unwrap()), vec![1.5, 2.5]);
 }
@@ -165,7 +162,7 @@ fn forward_calls_methods_functions_and_updates_attributes() {
 #[test]
 fn argument_errors_use_pytorch_messages() {
     let Fixture { module, .. } = fixture();
-    let x = IValue::Tensor(tensor_f32(&[1.0, 2.0], &[2]));
+    let x = IValue::from(tensor_f32(&[1.0, 2.0], &[2]));
     let error = module
         .forward(vec![x.clone(), IValue::Double(1.0), IValue::Int(3)])
         .unwrap_err();

@@ -509,7 +509,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     let out = call1(
         "aten::add.Scalar",
         vec![
-            IValue::Tensor(ints.clone()),
+            IValue::from(ints.clone()),
             IValue::Double(2.5),
             IValue::Int(1),
         ],
@@ -523,8 +523,8 @@ fn tensor_kernels_follow_pytorch_promotion() {
     let out = call1(
         "aten::add.Tensor",
         vec![
-            IValue::Tensor(x.clone()),
-            IValue::Tensor(y.clone()),
+            IValue::from(x.clone()),
+            IValue::from(y.clone()),
             IValue::Int(2),
         ],
     );
@@ -532,7 +532,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     // 1 - x via rsub
     let out = call1(
         "aten::rsub.Scalar",
-        vec![IValue::Tensor(x.clone()), IValue::Int(1), IValue::Int(1)],
+        vec![IValue::from(x.clone()), IValue::Int(1), IValue::Int(1)],
     );
     assert_eq!(values_f32(out.to_tensor().unwrap()), vec![0.0, -1.0]);
     // linear: [1, 2] @ [[1, 0], [1, 1]]^T + [0.5, -0.5] = [1.5, 2.5]
@@ -541,9 +541,9 @@ fn tensor_kernels_follow_pytorch_promotion() {
     let out = call1(
         "aten::linear",
         vec![
-            IValue::Tensor(x.clone().view(&[1, 2]).unwrap()),
-            IValue::Tensor(weight),
-            IValue::Tensor(bias),
+            IValue::from(x.clone().view(&[1, 2]).unwrap()),
+            IValue::from(weight),
+            IValue::from(bias),
         ],
     );
     let out = out.to_tensor().unwrap();
@@ -552,7 +552,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     // sizes, sums, conversions
     let matrix = tensor_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     assert_eq!(
-        call1("aten::size", vec![IValue::Tensor(matrix.clone())])
+        call1("aten::size", vec![IValue::from(matrix.clone())])
             .to_int_vec()
             .unwrap(),
         vec![2, 3]
@@ -560,14 +560,14 @@ fn tensor_kernels_follow_pytorch_promotion() {
     assert!(matches!(
         call1(
             "aten::size.int",
-            vec![IValue::Tensor(matrix.clone()), IValue::Int(-1)]
+            vec![IValue::from(matrix.clone()), IValue::Int(-1)]
         ),
         IValue::Int(3)
     ));
     let rows = call1(
         "aten::sum.dim_IntList",
         vec![
-            IValue::Tensor(matrix.clone()),
+            IValue::from(matrix.clone()),
             IValue::int_list(&[1]),
             IValue::Bool(false),
             IValue::None,
@@ -576,7 +576,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     assert_eq!(values_f32(rows.to_tensor().unwrap()), vec![6.0, 15.0]);
     let total = call1(
         "aten::sum",
-        vec![IValue::Tensor(matrix.clone()), IValue::None],
+        vec![IValue::from(matrix.clone()), IValue::None],
     );
     assert!(matches!(
         call1("aten::Float.Tensor", vec![total.clone()]),
@@ -586,7 +586,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
         call1("aten::Int.Tensor", vec![total]),
         IValue::Int(21)
     ));
-    let error = call("aten::Bool.Tensor", vec![IValue::Tensor(matrix.clone())]).unwrap_err();
+    let error = call("aten::Bool.Tensor", vec![IValue::from(matrix.clone())]).unwrap_err();
     assert_eq!(
         error.to_string(),
         "Boolean value of Tensor with more than one value is ambiguous"
@@ -595,7 +595,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     let logits = tensor_f32(&[0.0, 3f32.ln()], &[2]);
     let probabilities = call1(
         "aten::softmax.int",
-        vec![IValue::Tensor(logits), IValue::Int(0), IValue::None],
+        vec![IValue::from(logits), IValue::Int(0), IValue::None],
     );
     let probabilities = values_f32(probabilities.to_tensor().unwrap());
     assert!((probabilities[0] - 0.25).abs() < 1e-6 && (probabilities[1] - 0.75).abs() < 1e-6);
@@ -627,7 +627,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     assert_eq!(built.dtype(), DType::Float32);
     assert_eq!(values_f32(built), vec![1.0, 2.0, 3.0, 4.0]);
     // in-place ops return self
-    let target = IValue::Tensor(tensor_f32(&[0.0, 0.0], &[2]));
+    let target = IValue::from(tensor_f32(&[0.0, 0.0], &[2]));
     let returned = call1(
         "aten::fill_.Scalar",
         vec![target.clone(), IValue::Double(7.0)],
@@ -651,8 +651,8 @@ fn tensor_errors_name_the_operator_in_the_interpreter() {
     let error = ferrojit_runtime::run_graph(
         &g,
         vec![
-            IValue::Tensor(tensor_f32(&[1.0, 2.0], &[1, 2])),
-            IValue::Tensor(tensor_f32(&[1.0, 2.0, 3.0], &[3, 1])),
+            IValue::from(tensor_f32(&[1.0, 2.0], &[1, 2])),
+            IValue::from(tensor_f32(&[1.0, 2.0, 3.0], &[3, 1])),
         ],
         &ferrojit_runtime::NoMethods,
     )

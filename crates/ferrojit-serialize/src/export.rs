@@ -64,7 +64,7 @@ pub fn save_module_to_bytes(
             .constants
             .iter()
             .cloned()
-            .map(IValue::Tensor)
+            .map(IValue::from)
             .collect(),
     ));
     let constants = constants_writer.convert(&constants_value, "constants.pkl")?;

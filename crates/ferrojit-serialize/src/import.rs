@@ -297,7 +297,7 @@ fn constant_attribute(value: &IValue) -> Option<(Option<AttributeValue>, Type)> 
         IValue::Int(i) => (Some(AttributeValue::Int(*i)), Type::Int),
         IValue::Double(f) => (Some(AttributeValue::Float(*f)), Type::Float),
         IValue::Str(s) => (Some(AttributeValue::Str(s.to_string())), Type::Str),
-        IValue::Tensor(t) => (Some(AttributeValue::Tensor(t.clone())), Type::Tensor),
+        IValue::Tensor(t) => (Some(AttributeValue::Tensor((**t).clone())), Type::Tensor),
         _ => return None,
     })
 }

@@ -216,7 +216,7 @@ impl<'a> ValueReader<'a> {
             .as_tuple()
             .ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
         match (module, name) {
-            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args).map(IValue::Tensor),
+            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args).map(IValue::from),
             ("torch._utils", "_rebuild_parameter") => {
                 let tensor = args
                     .first()
@@ -225,7 +225,7 @@ impl<'a> ValueReader<'a> {
                 if let Some(PickleValue::Bool(requires_grad)) = args.get(1) {
                     tensor.set_requires_grad(*requires_grad);
                 }
-                Ok(IValue::Tensor(tensor))
+                Ok(IValue::from(tensor))
             }
             ("torch.jit._pickle", "restore_type_tag") => {
                 let value = args
@@ -251,7 +251,7 @@ impl<'a> ValueReader<'a> {
                 if let Some(index) = args.get(1).and_then(PickleValue::as_int) {
                     device.index = Some(index);
                 }
-                Ok(IValue::Device(device))
+                Ok(IValue::from(device))
             }
             ("collections", "OrderedDict") => {
                 // The unpickler turns OrderedDict() into a dict already; a call with items

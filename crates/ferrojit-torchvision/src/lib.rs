@@ -62,7 +62,7 @@ fn nms_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
         threshold.to_double()?,
     )
     .map_err(|e| to_runtime("nms", e))?;
-    stack.push(IValue::Tensor(keep));
+    stack.push(IValue::from(keep));
     Ok(())
 }
 
@@ -78,13 +78,13 @@ fn roi_align_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
         aligned.to_bool()?,
     )
     .map_err(|e| to_runtime("roi_align", e))?;
-    stack.push(IValue::Tensor(output));
+    stack.push(IValue::from(output));
     Ok(())
 }
 
 fn push_pair(stack: &mut Stack, (first, second): (Tensor, Tensor)) {
-    stack.push(IValue::Tensor(first));
-    stack.push(IValue::Tensor(second));
+    stack.push(IValue::from(first));
+    stack.push(IValue::from(second));
 }
 
 fn roi_pool_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
@@ -136,6 +136,6 @@ fn deform_conv2d_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
         &parameters,
     )
     .map_err(|e| to_runtime("deform_conv2d", e))?;
-    stack.push(IValue::Tensor(output));
+    stack.push(IValue::from(output));
     Ok(())
 }

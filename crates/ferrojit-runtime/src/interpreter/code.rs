@@ -59,6 +59,22 @@ pub enum Instruction {
         b: Operand,
         operator: usize,
     },
+    /// `NumberWith` then `Store(to)`: the result goes straight into a register.
+    NumberInto {
+        op: NumberOp,
+        a: Operand,
+        b: Operand,
+        operator: usize,
+        to: usize,
+    },
+    /// `NumberWith` then `JumpIfFalse(target)`: a comparison that branches on its result.
+    NumberJumpIfFalse {
+        op: NumberOp,
+        a: Operand,
+        b: Operand,
+        operator: usize,
+        target: usize,
+    },
     /// Run a primitive from the primitive table.
     Prim(usize),
     /// Pop a bool; jump when it is false.
@@ -71,32 +87,48 @@ pub enum Instruction {
         cond: usize,
         exit: usize,
     },
-    /// Add one to an int register (the loop counter).
-    Increment(usize),
+    /// A loop's back edge: pop the body's condition into `cond`, add one to `counter`, and
+    /// jump to `body` while `cond` holds and `counter < max`, else fall through to the
+    /// exit (`Store(cond)`, `Increment(counter)`, `Jump` to the `LoopCondition` in one).
+    LoopNext {
+        counter: usize,
+        max: usize,
+        cond: usize,
+        body: usize,
+    },
+    /// `LoopNext` for a body whose condition is the constant `true` (a `for` loop): `cond`
+    /// still holds the `true` that let the body run, so only the counter decides.
+    LoopNextCounted {
+        counter: usize,
+        max: usize,
+        body: usize,
+    },
     /// Leave the frame; the outputs are on the stack.
     Return,
 }
 
-/// Where a `NumberWith` instruction reads an operand.
+/// Where a `NumberWith` instruction reads an operand. Indices are 32-bit to keep
+/// instructions small (an operand that does not fit is not folded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operand {
     /// The value on top of the stack (only for the first operand).
     Stack,
     /// A register, left in place.
-    Load(usize),
+    Load(u32),
     /// A register, emptied (its last use).
-    Move(usize),
+    Move(u32),
     /// An entry of the constant table.
-    Constant(usize),
+    Constant(u32),
 }
 
 impl Operand {
     /// The operand an instruction pushes, for the pure pushes.
     fn pushed_by(instruction: Instruction) -> Option<Operand> {
+        let narrow = |index: usize| u32::try_from(index).ok();
         match instruction {
-            Instruction::Load(r) => Some(Operand::Load(r)),
-            Instruction::Move(r) => Some(Operand::Move(r)),
-            Instruction::Constant(c) => Some(Operand::Constant(c)),
+            Instruction::Load(r) => narrow(r).map(Operand::Load),
+            Instruction::Move(r) => narrow(r).map(Operand::Move),
+            Instruction::Constant(c) => narrow(c).map(Operand::Constant),
             _ => None,
         }
     }
@@ -209,10 +241,14 @@ impl fmt::Display for Code {
                 },
                 Instruction::Operator(o)
                 | Instruction::Number { operator: o, .. }
-                | Instruction::NumberWith { operator: o, .. } => match self.operators.get(*o) {
-                    Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
-                    None => writeln!(f, "OP ?{o}")?,
-                },
+                | Instruction::NumberWith { operator: o, .. }
+                | Instruction::NumberInto { operator: o, .. }
+                | Instruction::NumberJumpIfFalse { operator: o, .. } => {
+                    match self.operators.get(*o) {
+                        Some(op) => writeln!(f, "OP {}", op.schema.full_name())?,
+                        None => writeln!(f, "OP ?{o}")?,
+                    }
+                }
                 Instruction::Prim(p) => match self.prims.get(*p) {
                     Some(prim) => writeln!(f, "PRIM {prim:?}")?,
                     None => writeln!(f, "PRIM ?{p}")?,
@@ -315,7 +351,9 @@ impl<'g> Compiler<'g> {
     fn patch(&mut self, at: usize, target: usize) {
         if let Some(instruction) = self.code.instructions.get_mut(at) {
             match instruction {
-                Instruction::JumpIfFalse(t) | Instruction::Jump(t) => *t = target,
+                Instruction::JumpIfFalse(t)
+                | Instruction::Jump(t)
+                | Instruction::NumberJumpIfFalse { target: t, .. } => *t = target,
                 Instruction::LoopCondition { exit, .. } => *exit = target,
                 _ => {}
             }
@@ -347,10 +385,28 @@ impl<'g> Compiler<'g> {
             let register = value.index();
             let previous = self.code.instructions.len().checked_sub(1);
             if let Some(previous) = previous {
-                let no_label = self.last_label.is_none_or(|label| label < previous);
-                if no_label && self.code.instructions[previous] == Instruction::Store(register) {
-                    self.code.instructions.pop();
-                    return;
+                let label = self.last_label;
+                match self.code.instructions[previous] {
+                    Instruction::Store(r)
+                        if r == register && label.is_none_or(|label| label < previous) =>
+                    {
+                        self.code.instructions.pop();
+                        return;
+                    }
+                    // A number stored for this read: leave it on the stack instead. A jump
+                    // may land on the operator, which then still runs.
+                    Instruction::NumberInto {
+                        op,
+                        a,
+                        b,
+                        operator,
+                        to,
+                    } if to == register && label.is_none_or(|label| label <= previous) => {
+                        self.code.instructions[previous] =
+                            Instruction::NumberWith { op, a, b, operator };
+                        return;
+                    }
+                    _ => {}
                 }
             }
             self.emit(Instruction::Move(register));
@@ -375,7 +431,8 @@ impl<'g> Compiler<'g> {
     }
 
     /// Emits `Store(register)`, fusing it with a `Load`/`Move` right before it into one
-    /// register-to-register instruction when no jump lands on the `Store`.
+    /// register-to-register instruction (with a `NumberWith`, into a `NumberInto`) when no
+    /// jump lands on the `Store`.
     fn emit_store(&mut self, register: usize) {
         if let Some(previous) = self.code.instructions.len().checked_sub(1) {
             let no_label = self.last_label.is_none_or(|label| label <= previous);
@@ -385,6 +442,15 @@ impl<'g> Compiler<'g> {
                 }
                 Instruction::Move(from) if no_label => {
                     Some(Instruction::Transfer { from, to: register })
+                }
+                Instruction::NumberWith { op, a, b, operator } if no_label => {
+                    Some(Instruction::NumberInto {
+                        op,
+                        a,
+                        b,
+                        operator,
+                        to: register,
+                    })
                 }
                 _ => None,
             };
@@ -774,6 +840,28 @@ impl<'g> Compiler<'g> {
             .collect()
     }
 
+    /// Emits `JumpIfFalse` (target patched later), fused with a `NumberWith` computing the
+    /// condition right before it when no jump lands on the `JumpIfFalse`.
+    fn emit_jump_if_false(&mut self) -> usize {
+        if let Some(previous) = self.code.instructions.len().checked_sub(1) {
+            let no_label = self.last_label.is_none_or(|label| label <= previous);
+            if let Instruction::NumberWith { op, a, b, operator } = self.code.instructions[previous]
+            {
+                if no_label {
+                    self.code.instructions[previous] = Instruction::NumberJumpIfFalse {
+                        op,
+                        a,
+                        b,
+                        operator,
+                        target: 0,
+                    };
+                    return previous;
+                }
+            }
+        }
+        self.emit(Instruction::JumpIfFalse(0))
+    }
+
     fn emit_if(&mut self, node: NodeId) -> Result<()> {
         let blocks = self.graph.node_blocks(node).to_vec();
         let [then_block, else_block] = blocks.as_slice() else {
@@ -792,7 +880,7 @@ impl<'g> Compiler<'g> {
             }
         }
         self.push_inputs(node);
-        let jump_to_else = self.emit(Instruction::JumpIfFalse(0));
+        let jump_to_else = self.emit_jump_if_false();
         for register in self.drops_for_branch(node, then_block) {
             self.emit(Instruction::Drop(register));
         }
@@ -811,6 +899,18 @@ impl<'g> Compiler<'g> {
         let end = self.here();
         self.patch(jump_to_end, end);
         Ok(())
+    }
+
+    /// Whether `value` is a `prim::Constant` bool `true`.
+    fn is_constant_true(&self, value: ValueId) -> bool {
+        self.graph.producer(value).is_some_and(|node| {
+            self.graph.kind(node).is("prim::Constant")
+                && *self.graph.value_type(value) == Type::Bool
+                && matches!(
+                    self.graph.attribute(node, "value"),
+                    Some(AttributeValue::Int(v)) if *v != 0
+                )
+        })
     }
 
     fn emit_loop(&mut self, node: NodeId) -> Result<()> {
@@ -858,19 +958,48 @@ impl<'g> Compiler<'g> {
             cond,
             exit: 0,
         });
+        let body_start = self.here();
         let iteration = parameters[0];
         if !self.graph.value_uses(iteration).is_empty() {
             self.emit(Instruction::Load(counter));
             self.emit(Instruction::Store(iteration.index()));
         }
         self.emit_block(body)?;
-        self.push_block_outputs(body);
-        for &parameter in parameters[1..].iter().rev() {
-            self.emit(Instruction::Store(parameter.index()));
+        let return_node = self.graph.block_return_node(body);
+        let body_cond = self.graph.block_outputs(body)[0];
+        // A constant `true` condition read in place (not moved out) needs no push: `cond`
+        // already holds `true` whenever the body runs.
+        let counted = self.is_constant_true(body_cond)
+            && !self.liveness.is_last_use(body_cond, return_node, 0);
+        let outputs_from = usize::from(counted);
+        for (index, value) in self
+            .graph
+            .block_outputs(body)
+            .to_vec()
+            .into_iter()
+            .enumerate()
+        {
+            if index >= outputs_from {
+                self.push_use(value, return_node, index);
+            }
         }
-        self.emit(Instruction::Store(cond));
-        self.emit(Instruction::Increment(counter));
-        self.emit(Instruction::Jump(head));
+        for &parameter in parameters[1..].iter().rev() {
+            self.emit_store(parameter.index());
+        }
+        if counted {
+            self.emit(Instruction::LoopNextCounted {
+                counter,
+                max,
+                body: body_start,
+            });
+        } else {
+            self.emit(Instruction::LoopNext {
+                counter,
+                max,
+                cond,
+                body: body_start,
+            });
+        }
         let exit = self.here();
         self.patch(head, exit);
 
@@ -919,8 +1048,8 @@ pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<
         (Type::Number, AttributeValue::Int(v)) => IValue::Int(*v),
         (Type::Number, AttributeValue::Float(v)) => IValue::Double(*v),
         (Type::Str, AttributeValue::Str(v)) => IValue::string(v),
-        (Type::Device, AttributeValue::Str(v)) => IValue::Device(Device::parse(v)?),
-        (Type::Tensor, AttributeValue::Tensor(t)) => IValue::Tensor(t.clone()),
+        (Type::Device, AttributeValue::Str(v)) => IValue::from(Device::parse(v)?),
+        (Type::Tensor, AttributeValue::Tensor(t)) => IValue::from(t.clone()),
         (Type::List(element), AttributeValue::Ints(values)) => match element.as_ref() {
             Type::Int => IValue::int_list(values),
             Type::Bool => IValue::list(
@@ -1024,7 +1153,12 @@ mod tests {
         let folded = code
             .instructions
             .iter()
-            .filter(|i| matches!(i, Instruction::NumberWith { .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    Instruction::NumberWith { .. } | Instruction::NumberInto { .. }
+                )
+            })
             .count();
         assert!(folded >= 1, "{code}");
         let run = |value: IValue| run_graph(&g, vec![value], &NoMethods).unwrap();

@@ -13,7 +13,7 @@ use super::future::{expect_future, ForkTask, FutureValue, TaskBody};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
-use crate::ops::scalar_ops::NumberOp;
+use crate::ops::scalar_ops::{NumberOp, NumberValue};
 
 /// Receives each line `prim::Print` produces (without the trailing newline).
 pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;
@@ -458,15 +458,126 @@ fn register(registers: &mut [IValue], index: usize) -> Result<&mut IValue> {
     }
 }
 
-/// A copy of a register or constant; numbers are copied without the generic `clone`.
+/// Runs `$write` with `$value` bound to a copy of the `IValue` at `$source` (a reference).
+/// Numbers are read field by field and rebuilt: a register or stack slot just written
+/// field by field and read back in one piece stalls store forwarding.
+macro_rules! with_copy {
+    ($source:expr, |$value:ident| $write:expr) => {
+        match $source {
+            IValue::Int(v) => {
+                let $value = IValue::Int(*v);
+                $write
+            }
+            IValue::Bool(v) => {
+                let $value = IValue::Bool(*v);
+                $write
+            }
+            IValue::Double(v) => {
+                let $value = IValue::Double(*v);
+                $write
+            }
+            IValue::None => {
+                let $value = IValue::None;
+                $write
+            }
+            other => {
+                let $value = other.clone();
+                $write
+            }
+        }
+    };
+}
+
+/// `with_copy!` that moves the value out of the register at `$source`. A number stays in
+/// the register: it owns nothing, and the register is written before it is read again, so
+/// keeping it keeps the register's tag for `store_number`.
+macro_rules! with_taken {
+    ($source:expr, |$value:ident| $write:expr) => {{
+        let slot: &mut IValue = $source;
+        match slot {
+            IValue::Int(v) => {
+                let $value = IValue::Int(*v);
+                $write
+            }
+            IValue::Bool(v) => {
+                let $value = IValue::Bool(*v);
+                $write
+            }
+            IValue::Double(v) => {
+                let $value = IValue::Double(*v);
+                $write
+            }
+            IValue::None => {
+                let $value = IValue::None;
+                $write
+            }
+            other => {
+                let $value = std::mem::take(other);
+                $write
+            }
+        }
+    }};
+}
+
+/// Pops the top of the stack into a register (numbers field by field, see `with_copy!`).
 #[inline(always)]
-fn copy_value(value: &IValue) -> IValue {
+fn pop_into(stack: &mut Vec<IValue>, slot: &mut IValue) -> Result<()> {
+    let Some(len) = stack.len().checked_sub(1) else {
+        return Err(corrupt("operand stack underflow"));
+    };
+    match number_of(&stack[len]) {
+        Some(number) => store_number(slot, number),
+        None => with_taken!(&mut stack[len], |value| set_register(slot, value)),
+    }
+    // Only the emptied slot's tag is read to drop it.
+    stack.truncate(len);
+    Ok(())
+}
+
+/// Pops a bool, reading a `Bool` on top of the stack field by field (see `with_copy!`).
+#[inline(always)]
+fn pop_bool(stack: &mut Vec<IValue>) -> Result<bool> {
+    match stack.last() {
+        Some(&IValue::Bool(value)) => {
+            stack.truncate(stack.len() - 1);
+            Ok(value)
+        }
+        _ => pop(stack)?.to_bool(),
+    }
+}
+
+/// Pushes a number result (see `with_copy!` for why each arm pushes its own variant).
+#[inline(always)]
+fn push_number(stack: &mut Vec<IValue>, value: NumberValue) {
     match value {
-        IValue::Int(v) => IValue::Int(*v),
-        IValue::Bool(v) => IValue::Bool(*v),
-        IValue::Double(v) => IValue::Double(*v),
-        IValue::None => IValue::None,
-        other => other.clone(),
+        NumberValue::Int(v) => stack.push(IValue::Int(v)),
+        NumberValue::Float(v) => stack.push(IValue::Double(v)),
+        NumberValue::Bool(v) => stack.push(IValue::Bool(v)),
+    }
+}
+
+/// Stores a number result in a register. A register that already holds a number of that
+/// kind (a loop's registers, iteration after iteration) only gets its payload written.
+#[inline(always)]
+fn store_number(slot: &mut IValue, value: NumberValue) {
+    match (slot, value) {
+        (IValue::Int(x), NumberValue::Int(v)) => *x = v,
+        (IValue::Double(x), NumberValue::Float(v)) => *x = v,
+        (IValue::Bool(x), NumberValue::Bool(v)) => *x = v,
+        (slot, NumberValue::Int(v)) => set_register(slot, IValue::Int(v)),
+        (slot, NumberValue::Float(v)) => set_register(slot, IValue::Double(v)),
+        (slot, NumberValue::Bool(v)) => set_register(slot, IValue::Bool(v)),
+    }
+}
+
+/// The number a value holds, read field by field.
+#[inline(always)]
+fn number_of(value: &IValue) -> Option<NumberValue> {
+    match *value {
+        IValue::Int(v) => Some(NumberValue::Int(v)),
+        IValue::Double(v) => Some(NumberValue::Float(v)),
+        IValue::Bool(v) => Some(NumberValue::Bool(v)),
+        _ => None,
     }
 }
 
@@ -497,23 +608,22 @@ fn run_operator(operator: &CompiledOperator, stack: &mut Vec<IValue>) -> Result<
 }
 
 /// Runs `op` on the two values on top of the stack when both are numbers, leaving the
-/// result in their place; returns false (stack untouched) for other operands.
+/// result in their place; returns false (stack untouched) when the kernel must run.
 #[inline(always)]
-fn run_number_op(op: NumberOp, stack: &mut Vec<IValue>) -> Result<bool> {
+fn run_number_op(op: NumberOp, stack: &mut Vec<IValue>) -> bool {
     let result = match stack.as_slice() {
         [.., a, b] => op.apply(a, b),
         _ => None,
     };
-    let Some(result) = result else {
-        return Ok(false);
+    let Some(value) = result else {
+        return false;
     };
-    let value = result?;
     // Both operands are numbers, which own nothing: forget them instead of dropping.
     std::mem::forget(stack.pop());
     if let Some(slot) = stack.last_mut() {
-        std::mem::forget(std::mem::replace(slot, value));
+        store_number(slot, value);
     }
-    Ok(true)
+    true
 }
 
 /// An operand of `NumberWith`, read in place.
@@ -526,8 +636,8 @@ fn operand<'a>(
 ) -> Result<&'a IValue> {
     let value = match operand {
         Operand::Stack => stack.last(),
-        Operand::Load(r) | Operand::Move(r) => registers.get(r),
-        Operand::Constant(c) => constants.get(c),
+        Operand::Load(r) | Operand::Move(r) => registers.get(r as usize),
+        Operand::Constant(c) => constants.get(c as usize),
     };
     match value {
         Some(value) => Ok(value),
@@ -542,21 +652,25 @@ fn push_operand(
     registers: &mut [IValue],
     constants: &[IValue],
 ) -> Result<()> {
-    let value = match operand {
-        Operand::Stack => return Ok(()),
-        Operand::Load(r) => copy_value(register(registers, r)?),
-        Operand::Move(r) => std::mem::take(register(registers, r)?),
-        Operand::Constant(c) => match constants.get(c) {
-            Some(value) => copy_value(value),
+    match operand {
+        Operand::Stack => {}
+        Operand::Load(r) => with_copy!(register(registers, r as usize)?, |value| stack.push(value)),
+        Operand::Move(r) => {
+            with_taken!(register(registers, r as usize)?, |value| stack.push(value))
+        }
+        Operand::Constant(c) => match constants.get(c as usize) {
+            Some(constant) => with_copy!(constant, |value| stack.push(value)),
             None => return Err(corrupt("constant out of range")),
         },
-    };
-    stack.push(value);
+    }
     Ok(())
 }
 
-/// `NumberWith`: runs `op` on the operands in place when both are numbers; otherwise
-/// pushes them as the folded instructions would have and runs the operator's kernel.
+/// The folded number operators (`NumberWith`, `NumberInto`, `NumberJumpIfFalse`): computes
+/// `op` in place when both operands are numbers, consuming them (moved-out registers are
+/// cleared, a stack operand popped) and returning the result. Otherwise pushes the operands
+/// as the folded instructions would have, runs the operator's kernel, and returns `None`:
+/// the result is on the stack.
 #[inline(always)]
 fn run_number_with(
     op: NumberOp,
@@ -565,7 +679,7 @@ fn run_number_with(
     stack: &mut Vec<IValue>,
     registers: &mut [IValue],
     code: &Code,
-) -> Result<()> {
+) -> Result<Option<NumberValue>> {
     let constants = code.constants.as_slice();
     let result = op.apply(
         operand(a, stack, registers, constants)?,
@@ -573,22 +687,15 @@ fn run_number_with(
     );
     match result {
         Some(value) => {
-            let value = value?;
-            // The operands are numbers, which own nothing: moved-out registers are just
-            // cleared and a stack operand is overwritten.
-            for operand in [a, b] {
-                if let Operand::Move(r) = operand {
-                    set_register(register(registers, r)?, IValue::None);
+            // The operands are numbers, which own nothing: moved-out registers keep them
+            // (see `with_taken!`), and a stack operand is dropped, which only reads its tag.
+            if a == Operand::Stack {
+                match stack.len().checked_sub(1) {
+                    Some(len) => stack.truncate(len),
+                    None => return Err(corrupt("operand stack underflow")),
                 }
             }
-            match a {
-                Operand::Stack => match stack.last_mut() {
-                    Some(slot) => std::mem::forget(std::mem::replace(slot, value)),
-                    None => return Err(corrupt("operand stack underflow")),
-                },
-                _ => stack.push(value),
-            }
-            Ok(())
+            Ok(Some(value))
         }
         None => {
             push_operand(a, stack, registers, constants)?;
@@ -596,7 +703,8 @@ fn run_number_with(
             let Some(operator) = code.operators.get(operator) else {
                 return Err(corrupt("operator out of range"));
             };
-            run_operator(operator, stack)
+            run_operator(operator, stack)?;
+            Ok(None)
         }
     }
 }
@@ -659,38 +767,38 @@ fn run_instructions(
         };
         *pc += 1;
         match instruction {
-            Instruction::Load(r) => {
-                let value = copy_value(register(registers, r)?);
-                stack.push(value);
-            }
-            Instruction::Move(r) => {
-                let value = std::mem::take(register(registers, r)?);
-                stack.push(value);
-            }
-            Instruction::Store(r) => {
-                let value = pop(stack)?;
-                set_register(register(registers, r)?, value);
-            }
-            Instruction::Copy { from, to } => {
-                let value = copy_value(register(registers, from)?);
-                set_register(register(registers, to)?, value);
-            }
-            Instruction::Transfer { from, to } => {
-                let value = std::mem::take(register(registers, from)?);
-                set_register(register(registers, to)?, value);
-            }
+            Instruction::Load(r) => with_copy!(register(registers, r)?, |value| stack.push(value)),
+            Instruction::Move(r) => with_taken!(register(registers, r)?, |value| stack.push(value)),
+            Instruction::Store(r) => pop_into(stack, register(registers, r)?)?,
+            Instruction::Copy { from, to } => match number_of(register(registers, from)?) {
+                Some(number) => store_number(register(registers, to)?, number),
+                None => with_copy!(register(registers, from)?, |value| {
+                    set_register(register(registers, to)?, value)
+                }),
+            },
+            // A number moved out stays in its register (see `with_taken!`).
+            Instruction::Transfer { from, to } => match number_of(register(registers, from)?) {
+                Some(number) => store_number(register(registers, to)?, number),
+                None => with_taken!(register(registers, from)?, |value| {
+                    set_register(register(registers, to)?, value)
+                }),
+            },
             Instruction::Drop(r) => {
-                set_register(register(registers, r)?, IValue::None);
+                // Numbers stay (see `with_taken!`).
+                let slot = register(registers, r)?;
+                if number_of(slot).is_none() {
+                    set_register(slot, IValue::None);
+                }
             }
             Instruction::Pop => {
                 pop(stack)?;
             }
             Instruction::Constant(c) => match code.constants.get(c) {
-                Some(value) => stack.push(copy_value(value)),
+                Some(constant) => with_copy!(constant, |value| stack.push(value)),
                 None => return Err(corrupt("constant out of range")),
             },
             Instruction::Number { op, operator } => {
-                if !run_number_op(op, stack)? {
+                if !run_number_op(op, stack) {
                     let Some(operator) = code.operators.get(operator) else {
                         return Err(corrupt("operator out of range"));
                     };
@@ -698,7 +806,40 @@ fn run_instructions(
                 }
             }
             Instruction::NumberWith { op, a, b, operator } => {
-                run_number_with(op, (a, b), operator, stack, registers, code)?
+                if let Some(value) = run_number_with(op, (a, b), operator, stack, registers, code)?
+                {
+                    push_number(stack, value);
+                }
+            }
+            Instruction::NumberInto {
+                op,
+                a,
+                b,
+                operator,
+                to,
+            } => match run_number_with(op, (a, b), operator, stack, registers, code)? {
+                Some(value) => store_number(register(registers, to)?, value),
+                None => {
+                    let value = pop(stack)?;
+                    set_register(register(registers, to)?, value);
+                }
+            },
+            Instruction::NumberJumpIfFalse {
+                op,
+                a,
+                b,
+                operator,
+                target,
+            } => {
+                let condition = match run_number_with(op, (a, b), operator, stack, registers, code)?
+                {
+                    Some(NumberValue::Bool(condition)) => condition,
+                    Some(other) => IValue::from(other).to_bool()?,
+                    None => pop_bool(stack)?,
+                };
+                if !condition {
+                    *pc = target;
+                }
             }
             Instruction::Operator(o) => {
                 let Some(operator) = code.operators.get(o) else {
@@ -715,7 +856,7 @@ fn run_instructions(
                 }
             }
             Instruction::JumpIfFalse(target) => {
-                if !pop(stack)?.to_bool()? {
+                if !pop_bool(stack)? {
                     *pc = target;
                 }
             }
@@ -733,10 +874,34 @@ fn run_instructions(
                     *pc = exit;
                 }
             }
-            Instruction::Increment(r) => {
-                let slot = register(registers, r)?;
-                let next = slot.to_int()?.wrapping_add(1);
-                set_register(slot, IValue::Int(next));
+            Instruction::LoopNextCounted { counter, max, body } => {
+                let count = match register(registers, counter)? {
+                    IValue::Int(count) => {
+                        *count = count.wrapping_add(1);
+                        *count
+                    }
+                    // Not an int: fails as `to_int` does.
+                    other => other.to_int()?,
+                };
+                if count < register(registers, max)?.to_int()? {
+                    *pc = body;
+                }
+            }
+            Instruction::LoopNext {
+                counter,
+                max,
+                cond,
+                body,
+            } => {
+                pop_into(stack, register(registers, cond)?)?;
+                let slot = register(registers, counter)?;
+                let count = slot.to_int()?.wrapping_add(1);
+                set_register(slot, IValue::Int(count));
+                let keep_going = register(registers, cond)?.to_bool()?;
+                let limit = register(registers, max)?.to_int()?;
+                if keep_going && count < limit {
+                    *pc = body;
+                }
             }
             Instruction::Return => return Ok(Control::Return),
         }

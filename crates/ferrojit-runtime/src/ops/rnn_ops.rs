@@ -29,7 +29,7 @@ fn options(mode: RnnMode, flags: &[IValue], batch_first: Option<&IValue>) -> Res
 /// The `hx` argument: a tensor list for LSTMs, one tensor otherwise.
 fn states(value: &IValue) -> Result<Vec<Tensor>> {
     match value {
-        IValue::Tensor(t) => Ok(vec![t.clone()]),
+        IValue::Tensor(t) => Ok(vec![Tensor::clone(t)]),
         other => other.to_tensor_vec(),
     }
 }

@@ -64,8 +64,8 @@ pub fn python_remainder_float(a: f64, b: f64) -> f64 {
 /// The int/float arithmetic and comparison operators that the interpreter runs inline
 /// (without a kernel call) when both operands are ints or floats. Each gives exactly what
 /// its builtin kernel (`add`, `eq`, ... below) gives on such operands; the kernel stays the
-/// fallback for everything else (bools, strings, devices, zero divisors are handled either
-/// way with the kernel's errors).
+/// fallback for everything else (bools, strings, devices, and int zero divisors, which it
+/// raises).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumberOp {
     Add,
@@ -107,54 +107,74 @@ impl NumberOp {
         })
     }
 
-    /// The operator on two ints.
-    #[inline]
-    pub fn on_ints(self, a: i64, b: i64) -> Result<IValue> {
-        Ok(match self {
-            NumberOp::Add => IValue::Int(a.wrapping_add(b)),
-            NumberOp::Sub => IValue::Int(a.wrapping_sub(b)),
-            NumberOp::Mul => IValue::Int(a.wrapping_mul(b)),
-            NumberOp::Div => IValue::Double(a as f64 / b as f64),
-            NumberOp::FloorDiv => IValue::Int(python_floordiv(a, b)?),
-            NumberOp::Remainder => IValue::Int(python_remainder(a, b)?),
-            NumberOp::Eq => IValue::Bool(a == b),
-            NumberOp::Ne => IValue::Bool(a != b),
-            NumberOp::Lt => IValue::Bool(a < b),
-            NumberOp::Le => IValue::Bool(a <= b),
-            NumberOp::Gt => IValue::Bool(a > b),
-            NumberOp::Ge => IValue::Bool(a >= b),
+    /// The operator on two ints; `None` for a zero divisor (the kernel raises the error).
+    #[inline(always)]
+    pub fn on_ints(self, a: i64, b: i64) -> Option<NumberValue> {
+        Some(match self {
+            NumberOp::Add => NumberValue::Int(a.wrapping_add(b)),
+            NumberOp::Sub => NumberValue::Int(a.wrapping_sub(b)),
+            NumberOp::Mul => NumberValue::Int(a.wrapping_mul(b)),
+            NumberOp::Div => NumberValue::Float(a as f64 / b as f64),
+            NumberOp::FloorDiv => NumberValue::Int(python_floordiv(a, b).ok()?),
+            NumberOp::Remainder => NumberValue::Int(python_remainder(a, b).ok()?),
+            NumberOp::Eq => NumberValue::Bool(a == b),
+            NumberOp::Ne => NumberValue::Bool(a != b),
+            NumberOp::Lt => NumberValue::Bool(a < b),
+            NumberOp::Le => NumberValue::Bool(a <= b),
+            NumberOp::Gt => NumberValue::Bool(a > b),
+            NumberOp::Ge => NumberValue::Bool(a >= b),
         })
     }
 
     /// The operator on two floats (IEEE comparisons: NaN is unequal to everything).
-    #[inline]
-    pub fn on_floats(self, a: f64, b: f64) -> IValue {
+    #[inline(always)]
+    pub fn on_floats(self, a: f64, b: f64) -> NumberValue {
         match self {
-            NumberOp::Add => IValue::Double(a + b),
-            NumberOp::Sub => IValue::Double(a - b),
-            NumberOp::Mul => IValue::Double(a * b),
-            NumberOp::Div => IValue::Double(a / b),
-            NumberOp::FloorDiv => IValue::Double((a / b).floor()),
-            NumberOp::Remainder => IValue::Double(python_remainder_float(a, b)),
-            NumberOp::Eq => IValue::Bool(a == b),
-            NumberOp::Ne => IValue::Bool(a != b),
-            NumberOp::Lt => IValue::Bool(a < b),
-            NumberOp::Le => IValue::Bool(a <= b),
-            NumberOp::Gt => IValue::Bool(a > b),
-            NumberOp::Ge => IValue::Bool(a >= b),
+            NumberOp::Add => NumberValue::Float(a + b),
+            NumberOp::Sub => NumberValue::Float(a - b),
+            NumberOp::Mul => NumberValue::Float(a * b),
+            NumberOp::Div => NumberValue::Float(a / b),
+            NumberOp::FloorDiv => NumberValue::Float((a / b).floor()),
+            NumberOp::Remainder => NumberValue::Float(python_remainder_float(a, b)),
+            NumberOp::Eq => NumberValue::Bool(a == b),
+            NumberOp::Ne => NumberValue::Bool(a != b),
+            NumberOp::Lt => NumberValue::Bool(a < b),
+            NumberOp::Le => NumberValue::Bool(a <= b),
+            NumberOp::Gt => NumberValue::Bool(a > b),
+            NumberOp::Ge => NumberValue::Bool(a >= b),
         }
     }
 
-    /// The result for two int/float operands; `None` for any other operands (the kernel
-    /// handles those).
+    /// The result for two int/float operands; `None` for any other operands and for int
+    /// zero divisors (the kernel handles those).
     #[inline(always)]
-    pub fn apply(self, a: &IValue, b: &IValue) -> Option<Result<IValue>> {
+    pub fn apply(self, a: &IValue, b: &IValue) -> Option<NumberValue> {
         match (a, b) {
-            (IValue::Int(a), IValue::Int(b)) => Some(self.on_ints(*a, *b)),
-            (IValue::Double(a), IValue::Double(b)) => Some(Ok(self.on_floats(*a, *b))),
-            (IValue::Int(a), IValue::Double(b)) => Some(Ok(self.on_floats(*a as f64, *b))),
-            (IValue::Double(a), IValue::Int(b)) => Some(Ok(self.on_floats(*a, *b as f64))),
+            (IValue::Int(a), IValue::Int(b)) => self.on_ints(*a, *b),
+            (IValue::Double(a), IValue::Double(b)) => Some(self.on_floats(*a, *b)),
+            (IValue::Int(a), IValue::Double(b)) => Some(self.on_floats(*a as f64, *b)),
+            (IValue::Double(a), IValue::Int(b)) => Some(self.on_floats(*a, *b as f64)),
             _ => None,
+        }
+    }
+}
+
+/// A `NumberOp` result: a plain copyable value the interpreter writes straight into its
+/// destination (an `IValue`, or a `Result` around one, is returned through memory).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NumberValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl From<NumberValue> for IValue {
+    #[inline(always)]
+    fn from(value: NumberValue) -> IValue {
+        match value {
+            NumberValue::Int(v) => IValue::Int(v),
+            NumberValue::Float(v) => IValue::Double(v),
+            NumberValue::Bool(v) => IValue::Bool(v),
         }
     }
 }
@@ -907,11 +927,17 @@ mod tests {
             for a in &values {
                 for b in &values {
                     let expected = run(kernel, vec![a.clone(), b.clone()]);
-                    let inline = op.apply(a, b).expect("ints and floats run inline");
-                    assert!(
-                        same_result(&inline, &expected),
-                        "{full_name}({a:?}, {b:?}): inline {inline:?}, kernel {expected:?}"
-                    );
+                    match op.apply(a, b) {
+                        Some(inline) => assert!(
+                            same_result(&Ok(inline.into()), &expected),
+                            "{full_name}({a:?}, {b:?}): inline {inline:?}, kernel {expected:?}"
+                        ),
+                        // Only int zero divisors go to the kernel, which raises.
+                        None => assert!(
+                            matches!((a, b), (IValue::Int(_), IValue::Int(0))) && expected.is_err(),
+                            "{full_name}({a:?}, {b:?}) not inline, kernel {expected:?}"
+                        ),
+                    }
                 }
             }
             for other in [IValue::Bool(true), IValue::None, IValue::from("x")] {
