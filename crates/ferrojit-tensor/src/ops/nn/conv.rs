@@ -960,7 +960,7 @@ mod tests {
             for out_len in [1, 7, 49, 196, 3136, 12544] {
                 for threads in [1, 2, 3, 16] {
                     let tile = tile_columns(k, out_len, threads);
-                    assert!(tile >= 1 && tile % 8 == 0);
+                    assert!(tile >= 1 && tile.is_multiple_of(8));
                     assert!(out_len.div_ceil(tile) * tile >= out_len);
                 }
             }

@@ -546,7 +546,9 @@ mod tests {
         let ints = Tensor::from_vec(data.clone(), &sizes).unwrap();
         let floats =
             Tensor::from_vec(data.iter().map(|&v| v as f32).collect::<Vec<_>>(), &sizes).unwrap();
-        let cases: [(&[i64], &[i64], &[i64], &[i64], bool); 4] = [
+        // Kernel, stride, padding, dilation, ceil_mode.
+        type PoolCase<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [i64], bool);
+        let cases: [PoolCase; 4] = [
             (&[3], &[2], &[1], &[1], false),
             (&[3, 2], &[2, 3], &[1, 0], &[1], true),
             (&[2], &[1], &[0], &[2], false),
