@@ -1,7 +1,10 @@
 //! Source text bookkeeping: files, byte ranges into them, and PyTorch-style highlighted excerpts.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+/// Produces a file's origins on first use (see [`SourceFile::with_lazy_origins`]).
+pub type OriginsLoader = Box<dyn FnOnce() -> Vec<(usize, SourceRange)> + Send>;
 
 /// One piece of TorchScript source, e.g. `code/__torch__/foo.py` from a saved archive.
 ///
@@ -16,14 +19,17 @@ pub struct SourceFile {
     first_line_number: usize,
     /// For generated code (an archive's `code/` file): where its bytes came from, as
     /// `(offset, original range)` sorted by offset; the range at the largest offset at or
-    /// before a position generated it. From the file's `.debug_pkl`.
-    origins: Vec<(usize, SourceRange)>,
+    /// before a position generated it. From the file's `.debug_pkl`, read on first use:
+    /// only a traceback needs it, and reading it was over a third of loading a model.
+    origins: OnceLock<Vec<(usize, SourceRange)>>,
+    /// Fills `origins` when they were not given up front.
+    origins_loader: Mutex<Option<OriginsLoader>>,
 }
 
 impl SourceFile {
     /// Wraps `text` (named `name` in messages) and indexes its line starts.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Arc<SourceFile> {
-        SourceFile::build(name.into(), text.into(), 1, Vec::new())
+        SourceFile::build(name.into(), text.into(), 1, None)
     }
 
     /// A file whose text starts at line `first_line_number` of `name` (an excerpt).
@@ -32,12 +38,7 @@ impl SourceFile {
         text: impl Into<String>,
         first_line_number: usize,
     ) -> Arc<SourceFile> {
-        SourceFile::build(
-            name.into(),
-            text.into(),
-            first_line_number.max(1),
-            Vec::new(),
-        )
+        SourceFile::build(name.into(), text.into(), first_line_number.max(1), None)
     }
 
     /// Generated code with the original range each of its parts came from: `origins` are
@@ -48,13 +49,39 @@ impl SourceFile {
         mut origins: Vec<(usize, SourceRange)>,
     ) -> Arc<SourceFile> {
         origins.sort_by_key(|(offset, _)| *offset);
-        SourceFile::build(name.into(), text.into(), 1, origins)
+        let file = SourceFile::build(name.into(), text.into(), 1, None);
+        let _ = file.origins.set(origins);
+        file
+    }
+
+    /// Like [`SourceFile::with_origins`], with the origins made by `loader` the first time
+    /// [`SourceFile::origin_of`] asks for them.
+    pub fn with_lazy_origins(
+        name: impl Into<String>,
+        text: impl Into<String>,
+        loader: OriginsLoader,
+    ) -> Arc<SourceFile> {
+        SourceFile::build(name.into(), text.into(), 1, Some(loader))
+    }
+
+    fn origins(&self) -> &[(usize, SourceRange)] {
+        self.origins.get_or_init(|| {
+            let loader = self
+                .origins_loader
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let mut origins = loader.map(|load| load()).unwrap_or_default();
+            origins.sort_by_key(|(offset, _)| *offset);
+            origins
+        })
     }
 
     /// The original range that generated the code at byte `offset`, when recorded.
     pub fn origin_of(&self, offset: usize) -> Option<&SourceRange> {
-        let after = self.origins.partition_point(|(start, _)| *start <= offset);
-        let (_, range) = &self.origins[after.checked_sub(1)?];
+        let origins = self.origins();
+        let after = origins.partition_point(|(start, _)| *start <= offset);
+        let (_, range) = &origins[after.checked_sub(1)?];
         // PyTorch records code with no source as an empty range of an empty text.
         (!range.file.text.is_empty()).then_some(range)
     }
@@ -63,7 +90,7 @@ impl SourceFile {
         name: String,
         text: String,
         first_line_number: usize,
-        origins: Vec<(usize, SourceRange)>,
+        origins_loader: Option<OriginsLoader>,
     ) -> Arc<SourceFile> {
         let mut line_starts = vec![0];
         line_starts.extend(
@@ -77,7 +104,8 @@ impl SourceFile {
             text,
             line_starts,
             first_line_number,
-            origins,
+            origins: OnceLock::new(),
+            origins_loader: Mutex::new(origins_loader),
         })
     }
 

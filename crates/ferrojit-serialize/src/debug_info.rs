@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferrojit_ir::source::{SourceFile, SourceRange};
+use ferrojit_ir::source::{OriginsLoader, SourceFile, SourceRange};
 
 use crate::pickle_value::PickleValue;
 use crate::unpickler::{unpickle, UnpicklerOptions};
@@ -23,20 +23,28 @@ use crate::zip_archive::ArchiveReader;
 /// Entries kept from one record; PyTorch writes a few per statement.
 const MAX_ENTRIES: usize = 1 << 20;
 
-/// The `(offset, original range)` pairs of `record` (a `.debug_pkl`), or none when it is
-/// missing or not in a known layout.
-pub fn read_origins(archive: &ArchiveReader, record: &str) -> Vec<(usize, SourceRange)> {
+/// Reads `record` (a `.debug_pkl`) into its `(offset, original range)` pairs when first
+/// asked: only tracebacks use them, and reading them all was over 40% of loading resnet18.
+/// A missing or unreadable record, or one not in a known layout, gives no origins.
+pub fn lazy_origins(archive: &ArchiveReader, record: &str) -> OriginsLoader {
     if !archive.has_record(record) {
-        return Vec::new();
+        return Box::new(Vec::new);
     }
-    let Ok(bytes) = archive.read_record(record) else {
-        return Vec::new();
-    };
     let options = UnpicklerOptions {
         max_value_bytes: Some(archive.pickle_value_budget(record)),
         ..UnpicklerOptions::torchscript_data()
     };
-    match unpickle(&bytes, &options) {
+    match archive.deferred_record(record) {
+        Ok(deferred) => Box::new(move || match deferred.read() {
+            Ok(pickle) => origins_from_pickle(&pickle, &options),
+            Err(_) => Vec::new(),
+        }),
+        Err(_) => Box::new(Vec::new),
+    }
+}
+
+fn origins_from_pickle(pickle: &[u8], options: &UnpicklerOptions) -> Vec<(usize, SourceRange)> {
+    match unpickle(pickle, options) {
         Ok(value) => parse_origins(&value).unwrap_or_default(),
         Err(_) => Vec::new(),
     }

@@ -17,7 +17,7 @@ use ferrojit_runtime::module::Module;
 use ferrojit_runtime::object::MethodSource;
 use ferrojit_runtime::registry::OperatorRegistry;
 
-use crate::debug_info::read_origins;
+use crate::debug_info::lazy_origins;
 use crate::load_error::LoadError;
 use crate::unpickler::UnpicklerOptions;
 use crate::values::{unpickle_record, ClassResolver, ValueReader};
@@ -214,8 +214,11 @@ pub fn load_module_from_archive(
             let bytes = archive.read_record(name)?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| LoadError::format(name, "source code is not valid UTF-8"))?;
-            let origins = read_origins(archive, &format!("{name}.debug_pkl"));
-            sources.insert(name.clone(), SourceFile::with_origins(name, text, origins));
+            let loader = lazy_origins(archive, &format!("{name}.debug_pkl"));
+            sources.insert(
+                name.clone(),
+                SourceFile::with_lazy_origins(name, text, loader),
+            );
         }
     }
     unit.set_source_loader(Box::new(move |qualifier: &str| {

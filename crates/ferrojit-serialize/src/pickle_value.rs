@@ -16,6 +16,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 /// The result of a REDUCE that is not turned into a plain list/dict, e.g.
@@ -204,38 +205,53 @@ impl PickleValue {
         self.as_global() == Some((module, name))
     }
 
+    /// The children that are containers themselves (have a [`PickleValue::ptr_id`]): the
+    /// only ones that can make a cycle or deepen nesting.
+    fn container_children(&self) -> Vec<PickleValue> {
+        let mut children = Vec::new();
+        self.visit_children(|child| {
+            if child.ptr_id().is_some() {
+                children.push(child.clone());
+            }
+        });
+        children
+    }
+
     /// Clones (O(1) each) the direct children of this value, in pickle order.
     pub fn children(&self) -> Vec<PickleValue> {
+        let mut children = Vec::new();
+        self.visit_children(|child| children.push(child.clone()));
+        children
+    }
+
+    /// Calls `visit` on each direct child, in [`PickleValue::children`]'s order.
+    fn visit_children(&self, mut visit: impl FnMut(&PickleValue)) {
         match self {
-            PickleValue::Tuple(items) => items.as_ref().clone(),
-            PickleValue::List(items) => items.borrow().clone(),
+            PickleValue::Tuple(items) => items.iter().for_each(visit),
+            PickleValue::List(items) => items.borrow().iter().for_each(visit),
             PickleValue::Dict(items) => {
-                let items = items.borrow();
-                let mut out = Vec::with_capacity(items.len() * 2);
-                for (key, value) in items.iter() {
-                    out.push(key.clone());
-                    out.push(value.clone());
+                for (key, value) in items.borrow().iter() {
+                    visit(key);
+                    visit(value);
                 }
-                out
             }
             PickleValue::Reduce(data) => {
                 let data = data.borrow();
-                let mut out = vec![data.callable.clone(), data.args.clone()];
-                out.extend(data.state.clone());
-                out
+                visit(&data.callable);
+                visit(&data.args);
+                data.state.iter().for_each(visit);
             }
             PickleValue::Object(data) => {
                 let data = data.borrow();
-                let mut out = vec![data.args.clone()];
-                out.extend(data.state.clone());
+                visit(&data.args);
+                data.state.iter().for_each(&mut visit);
                 for (key, value) in &data.dict_items {
-                    out.push(key.clone());
-                    out.push(value.clone());
+                    visit(key);
+                    visit(value);
                 }
-                out
             }
-            PickleValue::PersistentId(pid) => vec![pid.as_ref().clone()],
-            _ => Vec::new(),
+            PickleValue::PersistentId(pid) => visit(pid),
+            _ => {}
         }
     }
 
@@ -401,12 +417,41 @@ pub(crate) enum GraphProblem {
     TooDeep,
 }
 
+/// Hashes allocation addresses (the keys of [`check_graph`]'s table), which are neither
+/// chosen by the file nor need protection from collisions it could force: SipHash's
+/// cost was a tenth of loading a model. The multiply spreads the aligned (low-zero) bits,
+/// and folding the high half down feeds the table's bucket bits.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        let product = value.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = product ^ (product >> 32);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+}
+
 /// Checks that the graphs under `roots` are acyclic and that no chain of nested
 /// containers is longer than `max_depth`. Each allocation is visited once (its
 /// height is memoized), so shared sub-trees do not cause exponential work.
 pub(crate) fn check_graph(roots: &[PickleValue], max_depth: usize) -> Result<(), GraphProblem> {
     // None: on the current path (in progress); Some(h): finished with height h.
-    let mut heights: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut heights: HashMap<usize, Option<usize>, BuildHasherDefault<AddressHasher>> =
+        HashMap::default();
     struct Frame {
         id: usize,
         children: Vec<PickleValue>,
@@ -423,7 +468,7 @@ pub(crate) fn check_graph(roots: &[PickleValue], max_depth: usize) -> Result<(),
         heights.insert(root_id, None);
         let mut path = vec![Frame {
             id: root_id,
-            children: root.children(),
+            children: root.container_children(),
             next: 0,
             height: 1,
         }];
@@ -446,7 +491,7 @@ pub(crate) fn check_graph(roots: &[PickleValue], max_depth: usize) -> Result<(),
                         heights.insert(child_id, None);
                         path.push(Frame {
                             id: child_id,
-                            children: child.children(),
+                            children: child.container_children(),
                             next: 0,
                             height: 1,
                         });

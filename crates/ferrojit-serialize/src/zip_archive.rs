@@ -36,12 +36,13 @@
 //! actually produced by decompression (per record and in total).
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use miniz_oxide::inflate::TINFLStatus;
 use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
@@ -154,18 +155,28 @@ fn map_or_read(path: &Path) -> Result<SharedBytes, ArchiveError> {
     Ok(Arc::new(bytes))
 }
 
+#[derive(Clone, Copy)]
 struct RecordInfo {
-    /// Index in the zip crate's archive.
-    index: usize,
     /// Declared uncompressed size.
     size: u64,
-    /// Byte range of the data in the archive when the record is STORED.
-    stored_range: Option<(u64, u64)>,
+    /// Byte range of the (possibly compressed) data in the archive, checked against the
+    /// file's length and the central directory when the archive was opened.
+    data_range: (u64, u64),
+    /// STORED (true) or DEFLATED (false); no other method is accepted.
+    stored: bool,
+    /// CRC-32 of the uncompressed data, from the central directory.
+    crc: u32,
+}
+
+impl RecordInfo {
+    /// The data's byte range when the record is STORED.
+    fn stored_range(&self) -> Option<(u64, u64)> {
+        self.stored.then_some(self.data_range)
+    }
 }
 
 /// A PyTorch zip archive held in memory.
 pub struct ArchiveReader {
-    archive: RefCell<ZipArchive<Cursor<ArchiveBytes>>>,
     /// The whole file, for zero-copy access to STORED records.
     bytes: ArchiveBytes,
     root: String,
@@ -634,9 +645,14 @@ impl ArchiveReader {
                 )));
             }
             spans.push((entry.header_start(), data_end, index));
-            let stored_range =
-                (method == CompressionMethod::Stored).then_some((data_start, data_end));
-            infos.push((entry.size(), stored_range, entry.is_dir()));
+            let stored = method == CompressionMethod::Stored;
+            infos.push((
+                entry.size(),
+                (data_start, data_end),
+                stored,
+                entry.is_dir(),
+                entry.crc32(),
+            ));
             full_names.push(name);
         }
         spans.sort_unstable();
@@ -656,9 +672,7 @@ impl ArchiveReader {
         let prefix = format!("{root}/");
         let mut names = Vec::with_capacity(entry_count);
         let mut records = HashMap::with_capacity(entry_count);
-        for (index, (full_name, (size, stored_range, is_dir))) in
-            full_names.iter().zip(infos).enumerate()
-        {
+        for (full_name, (size, data_range, stored, is_dir, crc)) in full_names.iter().zip(infos) {
             if is_dir {
                 continue;
             }
@@ -667,9 +681,10 @@ impl ArchiveReader {
                 continue;
             }
             let info = RecordInfo {
-                index,
                 size,
-                stored_range,
+                data_range,
+                stored,
+                crc,
             };
             if records.insert(relative.to_string(), info).is_some() {
                 return Err(ArchiveError::DuplicateEntry(full_name.clone()));
@@ -677,7 +692,6 @@ impl ArchiveReader {
             names.push(relative.to_string());
         }
         Ok(ArchiveReader {
-            archive: RefCell::new(archive),
             bytes: shared,
             root,
             names,
@@ -743,7 +757,7 @@ impl ArchiveReader {
             .records
             .get(name)
             .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
-        Ok(info.stored_range)
+        Ok(info.stored_range())
     }
 
     /// The value memory budget for unpickling record `name` (a `.pkl`), in bytes.
@@ -790,7 +804,7 @@ impl ArchiveReader {
             .records
             .get(name)
             .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
-        if let Some((start, end)) = info.stored_range {
+        if let Some((start, end)) = info.stored_range() {
             // The range was checked against the file length when the archive was opened.
             let range = (usize::try_from(start).ok(), usize::try_from(end).ok());
             if let (Some(start), Some(end)) = range {
@@ -814,7 +828,7 @@ impl ArchiveReader {
             .records
             .get(name)
             .ok_or_else(|| ArchiveError::MissingRecord(name.to_string()))?;
-        let Some((start, end)) = info.stored_range else {
+        let Some((start, end)) = info.stored_range() else {
             return Ok(None);
         };
         // The range was checked against the file length when the archive was opened.
@@ -829,6 +843,42 @@ impl ArchiveReader {
     /// Reads and (if needed) decompresses a record, enforcing the size caps on the
     /// bytes actually produced and checking the CRC.
     pub fn read_record(&self, name: &str) -> Result<Vec<u8>, ArchiveError> {
+        let info = self.record_within_caps(name)?;
+        let data = decode_record(name, info, self.record_raw_bytes(name, info)?)?;
+        let read = data.len() as u64;
+        self.produced.set(self.produced.get().saturating_add(read));
+        if !info.stored {
+            self.inflated.set(self.inflated.get().saturating_add(read));
+        }
+        Ok(data)
+    }
+
+    /// A handle that reads record `name` later, from any thread, with the same checks as
+    /// [`ArchiveReader::read_record`]. Its declared size is counted against the caps now,
+    /// so records put off this way cannot add up past them.
+    pub fn deferred_record(&self, name: &str) -> Result<DeferredRecord, ArchiveError> {
+        let info = self.record_within_caps(name)?;
+        let (start, end) = info.data_range;
+        let range = usize::try_from(start).ok()..usize::try_from(end).ok();
+        let (Some(start), Some(end)) = (range.start, range.end) else {
+            return Err(corrupt(format!("record '{name}' lies outside the file")));
+        };
+        self.produced
+            .set(self.produced.get().saturating_add(info.size));
+        if !info.stored {
+            self.inflated
+                .set(self.inflated.get().saturating_add(info.size));
+        }
+        Ok(DeferredRecord {
+            name: name.to_string(),
+            bytes: self.bytes.0.clone(),
+            range: start..end,
+            info: *info,
+        })
+    }
+
+    /// The record's info, after checking that its declared size fits every cap left.
+    fn record_within_caps(&self, name: &str) -> Result<&RecordInfo, ArchiveError> {
         let info = self
             .records
             .get(name)
@@ -838,7 +888,7 @@ impl ArchiveReader {
             .max_total_bytes
             .saturating_sub(self.produced.get());
         let mut cap = self.limits.max_record_bytes.min(total_left);
-        let compressed = info.stored_range.is_none();
+        let compressed = !info.stored;
         let in_code = name.starts_with("code/");
         if compressed {
             let inflated_left = self
@@ -861,40 +911,79 @@ impl ArchiveReader {
                 }
             )));
         }
-        let mut archive = self.archive.borrow_mut();
-        let mut entry = archive.by_index(info.index).map_err(|error| {
-            ArchiveError::Corrupt(format!("record '{name}': {}", zip_error_text(&error)))
-        })?;
-        // The declared size is untrusted for compressed records: read at most one byte
-        // more than declared, so a stream that expands further is caught at that point.
-        let initial = usize::try_from(info.size.min(64 << 20)).unwrap_or(0);
-        let mut data = Vec::with_capacity(initial);
-        let read = (&mut entry)
-            .take(info.size.saturating_add(1))
-            .read_to_end(&mut data)
-            .map_err(|error| ArchiveError::Corrupt(format!("record '{name}': {error}")))?;
-        self.produced
-            .set(self.produced.get().saturating_add(read as u64));
-        if compressed {
-            self.inflated
-                .set(self.inflated.get().saturating_add(read as u64));
-        }
-        // At most `size + 1` bytes were read: one more than declared shows the record is
-        // longer than it says, not by how much.
-        if read as u64 > info.size {
-            return Err(ArchiveError::Corrupt(format!(
-                "record '{name}' holds more than {} bytes, the size it declares",
-                info.size
-            )));
-        }
-        if (read as u64) < info.size {
-            return Err(ArchiveError::Corrupt(format!(
-                "record '{name}' holds {read} bytes but declares {}",
-                info.size
-            )));
-        }
-        Ok(data)
+        Ok(info)
     }
+
+    /// The record's bytes as they lie in the file (compressed or not).
+    fn record_raw_bytes(&self, name: &str, info: &RecordInfo) -> Result<&[u8], ArchiveError> {
+        let (start, end) = info.data_range;
+        match (usize::try_from(start), usize::try_from(end)) {
+            (Ok(start), Ok(end)) => self.bytes.slice().get(start..end),
+            _ => None,
+        }
+        .ok_or_else(|| corrupt(format!("record '{name}' lies outside the file")))
+    }
+}
+
+/// A record read later (see [`ArchiveReader::deferred_record`]); it holds the archive's
+/// bytes alive and nothing else of the reader.
+pub struct DeferredRecord {
+    name: String,
+    bytes: SharedBytes,
+    range: std::ops::Range<usize>,
+    info: RecordInfo,
+}
+
+impl DeferredRecord {
+    /// The record's bytes, inflated and CRC-checked.
+    pub fn read(&self) -> Result<Vec<u8>, ArchiveError> {
+        let raw = (*self.bytes)
+            .as_ref()
+            .get(self.range.clone())
+            .ok_or_else(|| corrupt(format!("record '{}' lies outside the file", self.name)))?;
+        decode_record(&self.name, &self.info, raw)
+    }
+}
+
+/// Inflates (when DEFLATED) and CRC-checks a record's `raw` bytes. Records are sliced out of
+/// the mapped file and inflated here: the zip crate's per-entry reader cost far more than
+/// the work itself for the many small code and debug records of a model.
+fn decode_record(name: &str, info: &RecordInfo, raw: &[u8]) -> Result<Vec<u8>, ArchiveError> {
+    let data = if info.stored {
+        raw.to_vec()
+    } else {
+        // The declared size is untrusted: inflate at most that much, so a stream that
+        // expands further is caught there.
+        let limit = usize::try_from(info.size).unwrap_or(usize::MAX);
+        match miniz_oxide::inflate::decompress_to_vec_with_limit(raw, limit) {
+            Ok(data) => data,
+            Err(error) if error.status == TINFLStatus::HasMoreOutput => {
+                return Err(ArchiveError::Corrupt(format!(
+                    "record '{name}' holds more than {} bytes, the size it declares",
+                    info.size
+                )));
+            }
+            Err(error) => {
+                return Err(ArchiveError::Corrupt(format!(
+                    "record '{name}': invalid DEFLATE data ({:?})",
+                    error.status
+                )));
+            }
+        }
+    };
+    if (data.len() as u64) < info.size {
+        return Err(ArchiveError::Corrupt(format!(
+            "record '{name}' holds {} bytes but declares {}",
+            data.len(),
+            info.size
+        )));
+    }
+    if crc32fast::hash(&data) != info.crc {
+        return Err(ArchiveError::Corrupt(format!(
+            "record '{name}': the data does not match its CRC-32 (the file is corrupt)"
+        )));
+    }
+    Ok(data)
 }
 
 fn check_name(name: &str, allow_slash: bool) -> Result<(), ArchiveError> {

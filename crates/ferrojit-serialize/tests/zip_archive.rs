@@ -80,6 +80,51 @@ fn reads_a_real_torch_save_archive() {
 }
 
 #[test]
+fn corrupted_stored_and_compressed_data_fails_its_crc() {
+    let original = fixture("torch_save_nested.pt");
+    // A STORED record (data/1, float32 arange): flip one byte of its data.
+    let reader = ArchiveReader::from_bytes(original.clone()).expect("open");
+    let (data_start, _) = reader.stored_data_range("data/1").unwrap().expect("stored");
+    let mut bytes = original.clone();
+    bytes[data_start as usize + 5] ^= 0x40;
+    let reader = ArchiveReader::from_bytes(bytes).expect("the directory is intact");
+    match reader.read_record("data/1") {
+        Err(ArchiveError::Corrupt(message)) => {
+            assert!(
+                message.contains("data/1") && message.contains("CRC"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a CRC error, got {other:?}"),
+    }
+    // The other records still read.
+    assert_eq!(reader.read_record("byteorder").unwrap(), b"little");
+
+    // A DEFLATED record goes through the zip crate's reader, which checks the CRC too.
+    let original = fixture("jit_small.pt");
+    let reader = ArchiveReader::from_bytes(original.clone()).expect("open");
+    let code = reader.read_record("code/__torch__.py").unwrap();
+    let mut corrupted_any = false;
+    for offset in (0..original.len()).step_by(7) {
+        let mut bytes = original.clone();
+        bytes[offset] ^= 0x01;
+        let Ok(reader) = ArchiveReader::from_bytes(bytes) else {
+            continue;
+        };
+        if let Ok(read) = reader.read_record("code/__torch__.py") {
+            // A flip outside this record's bytes leaves it as it was.
+            assert_eq!(
+                read, code,
+                "byte {offset} changed the record without an error"
+            );
+        } else {
+            corrupted_any = true;
+        }
+    }
+    assert!(corrupted_any, "no flip reached the compressed record");
+}
+
+#[test]
 fn reads_a_real_torchscript_archive_with_compressed_code() {
     let bytes = fixture("jit_small.pt");
     let reader = ArchiveReader::open(format!(
