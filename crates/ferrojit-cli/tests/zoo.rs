@@ -187,6 +187,16 @@ fn torchvision_operators_match_torchvision() {
     check("torchvision_ops");
 }
 
+/// torchvision's nms and both paths of batched_nms on boxes with equal scores, and sort/topk
+/// on long inputs full of ties, against PyTorch (tests/fixtures/tie_order/generate.py).
+#[test]
+fn tie_order_in_detection_steps_matches_pytorch() {
+    if let Err(message) = run_zoo_model(&repo_root().join("tests/fixtures/tie_order"), "detection")
+    {
+        panic!("{message}");
+    }
+}
+
 #[test]
 fn small_cnn_scripted() {
     check("small_cnn_scripted");

@@ -1,10 +1,15 @@
 //! Core operator conformance: unary, binary/ternary, reduction and view operators against
-//! cases PyTorch computed (tests/fixtures/ops_core, made by generate.py there).
+//! cases PyTorch computed (tests/fixtures/ops_core, made by generate.py there), and the order
+//! of equal elements in sort/topk/kthvalue (tests/fixtures/tie_order).
 
 use ferrojit_conformance::{repo_root, run_case_file};
 
 fn check(file: &str) {
-    let path = repo_root().join("tests/fixtures/ops_core").join(file);
+    check_in("tests/fixtures/ops_core", file);
+}
+
+fn check_in(dir: &str, file: &str) {
+    let path = repo_root().join(dir).join(file);
     let failures = run_case_file(&path);
     for failure in &failures {
         println!("{failure}");
@@ -34,4 +39,12 @@ fn reductions_match_pytorch() {
 #[test]
 fn views_match_pytorch() {
     check("views.pt");
+}
+
+/// Ties come out in PyTorch's CPU order: `sort` (stable=False) as libstdc++'s `std::sort`,
+/// `topk` as its `std::partial_sort` / `std::nth_element` + `std::sort`, `kthvalue` as
+/// PyTorch's quickselect; indices are compared exactly.
+#[test]
+fn tie_order_matches_pytorch() {
+    check_in("tests/fixtures/tie_order", "ops.pt");
 }

@@ -1089,7 +1089,9 @@ fn register_reductions(r: &mut OperatorRegistry) {
         two(tensor(a, 0)?.sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)
     });
     reg(r, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.sort(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)
+        let stable = arg(a, 1)?;
+        let stable = !stable.is_none() && stable.to_bool()?;
+        two(tensor(a, 0)?.sort_with(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, stable)?)
     });
     reg(
         r,
@@ -1101,10 +1103,10 @@ fn register_reductions(r: &mut OperatorRegistry) {
         },
     );
     reg(r, "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", |a| {
-        one(tensor(a, 0)?.sort(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?.1)
+        one(tensor(a, 0)?.sort_with(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, arg(a, 1)?.to_bool()?)?.1)
     });
     reg(r, "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.topk(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)
+        two(tensor(a, 0)?.topk_with(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, arg(a, 4)?.to_bool()?)?)
     });
     reg(r, "aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.kthvalue(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)

@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod creation;
+pub mod cxx_order;
 pub mod indexing;
 pub mod join;
 pub mod linalg;

@@ -4,6 +4,7 @@ use crate::dtype::DType;
 use crate::element::{Arith, Element};
 use crate::error::{Result, TensorError};
 use crate::macros::{dispatch_dtype, dispatch_float};
+use crate::ops::cxx_order;
 use crate::shape::wrap_dim;
 use crate::tensor::Tensor;
 
@@ -247,6 +248,40 @@ fn nan_last_cmp(a: f64, b: f64) -> std::cmp::Ordering {
     }
 }
 
+/// NaN test that also works for integer elements (only NaN is unordered with itself).
+fn is_nan<T: Element>(v: T) -> bool {
+    v.partial_cmp(&v).is_none()
+}
+
+/// PyTorch's ascending comparator on (value, index) pairs (`KeyValueCompAsc`, topk's
+/// smallest): `(!isnan(x) && isnan(y)) || x < y`, so NaN counts as the largest value.
+fn pair_less<T: Element>(x: &(T, usize), y: &(T, usize)) -> bool {
+    (!is_nan(x.0) && is_nan(y.0)) || x.0 < y.0
+}
+
+/// PyTorch's descending comparator (`KeyValueCompDesc`, topk's largest, kthvalue's
+/// `gt_or_nan`): `(isnan(x) && !isnan(y)) || x > y`.
+fn pair_greater<T: Element>(x: &(T, usize), y: &(T, usize)) -> bool {
+    (is_nan(x.0) && !is_nan(y.0)) || x.0 > y.0
+}
+
+/// The (value, index) pairs of one row, as PyTorch's kernels build them.
+fn row_pairs<T: Element>(row: &[T], pairs: &mut Vec<(T, usize)>) {
+    pairs.clear();
+    pairs.extend(row.iter().copied().zip(0..));
+}
+
+/// How `sort` orders one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SortOrder {
+    /// Any stable sort (PyTorch: `std::stable_sort`, or fbgemm's radix sort).
+    Stable,
+    /// Indices left as 0..n: the input's stride along dim is 0, so every value is equal.
+    Identity,
+    /// libstdc++'s `std::sort` on (value, index) pairs comparing values only.
+    Introsort,
+}
+
 /// Sorted indices of one row (stable), ascending or descending.
 fn sorted_indices<T: Element>(row: &[T], descending: bool) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..row.len()).collect();
@@ -266,6 +301,26 @@ fn sorted_indices<T: Element>(row: &[T], descending: bool) -> Vec<usize> {
         }
     }
     idx
+}
+
+/// Puts the first `k` of `pairs` in PyTorch's topk order under `before` (its comparator).
+fn top_k_order<T: Copy, F: FnMut(&T, &T) -> bool>(
+    pairs: &mut [T],
+    k: usize,
+    sorted: bool,
+    before: &mut F,
+) {
+    if k == 0 {
+        return;
+    }
+    if k.saturating_mul(64) <= pairs.len() {
+        cxx_order::partial_sort(pairs, k, before);
+    } else {
+        cxx_order::nth_element(pairs, k - 1, before);
+        if sorted {
+            cxx_order::sort(&mut pairs[..k - 1], before);
+        }
+    }
 }
 
 /// Which value-and-index reduction to run along a dim.
@@ -627,26 +682,84 @@ impl Tensor {
         })
     }
 
-    /// `sort(dim, descending)` (always stable): sorted values and int64 indices. NaN sorts last.
+    /// `sort(dim, descending)` with PyTorch's default `stable=False`: see [`Tensor::sort_with`].
     pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        self.sort_with(dim, descending, false)
+    }
+
+    /// `sort(dim, descending, stable)`: sorted values and int64 indices; NaN counts as the
+    /// largest value. Equal values come out in PyTorch 2.15's CPU order: index order when
+    /// `stable`; otherwise as its `sort_kernel` leaves them (cpu/SortingKernel.cpp): the
+    /// identity when the input's stride along `dim` is 0, fbgemm's (stable) radix sort for a
+    /// 1-d ascending integer tensor of at least 32768 (`GRAIN_SIZE`) elements, and else
+    /// libstdc++'s `std::sort` of (value, index) pairs comparing values only.
+    pub fn sort_with(&self, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
         let rows = DimRows::new(self, dim)?;
+        let order = if !rows.zero_dim && self.strides()[rows.dim] == 0 {
+            SortOrder::Identity
+        } else if stable
+            || (self.dim() == 1
+                && !descending
+                && self.dtype().is_integral(false)
+                && self.numel() >= 32768)
+        {
+            SortOrder::Stable
+        } else {
+            SortOrder::Introsort
+        };
         dispatch_dtype!(self.dtype(), T => {
             let values = rows.values::<T>(self)?;
             let mut out_v = Vec::with_capacity(values.len());
             let mut out_i = Vec::with_capacity(values.len());
+            let mut pairs = Vec::with_capacity(rows.len);
             for r in 0..rows.rows() {
                 let row = &values[r * rows.len..(r + 1) * rows.len];
-                for i in sorted_indices(row, descending) {
-                    out_v.push(row[i]);
-                    out_i.push(i as i64);
+                match order {
+                    SortOrder::Stable => {
+                        for i in sorted_indices(row, descending) {
+                            out_v.push(row[i]);
+                            out_i.push(i as i64);
+                        }
+                    }
+                    SortOrder::Identity => {
+                        out_v.extend_from_slice(row);
+                        out_i.extend(0..row.len() as i64);
+                    }
+                    SortOrder::Introsort => {
+                        row_pairs(row, &mut pairs);
+                        if descending {
+                            cxx_order::sort(&mut pairs, &mut pair_greater::<T>);
+                        } else {
+                            cxx_order::sort(&mut pairs, &mut pair_less::<T>);
+                        }
+                        for &(v, i) in &pairs {
+                            out_v.push(v);
+                            out_i.push(i as i64);
+                        }
+                    }
                 }
             }
             Ok((rows.assemble(out_v, rows.len, true)?, rows.assemble(out_i, rows.len, true)?))
         })
     }
 
-    /// `topk(k, dim, largest, sorted)`: the k largest (or smallest) values and their indices.
+    /// `topk(k, dim, largest, sorted=True)`: see [`Tensor::topk_with`].
     pub fn topk(&self, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+        self.topk_with(k, dim, largest, true)
+    }
+
+    /// `topk(k, dim, largest, sorted)`: the k largest (or smallest) values and their indices,
+    /// NaN counting as the largest value. Ties (and, unsorted, the order) are PyTorch 2.15's
+    /// (`topk_impl_loop` in TopKImpl.h): over (value, index) pairs, libstdc++'s
+    /// `std::partial_sort` of the first k when `k * 64 <= n`, else `std::nth_element` at k-1
+    /// followed, when sorted, by `std::sort` of the first k-1.
+    pub fn topk_with(
+        &self,
+        k: i64,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+    ) -> Result<(Tensor, Tensor)> {
         if self.dtype() == DType::Bool {
             return Err(TensorError::InvalidArgument(
                 "topk does not support bool dtypes on CPU".to_string(),
@@ -663,10 +776,17 @@ impl Tensor {
             let values = rows.values::<T>(self)?;
             let mut out_v = Vec::new();
             let mut out_i = Vec::new();
+            let mut pairs = Vec::with_capacity(rows.len);
             for r in 0..rows.rows() {
                 let row = &values[r * rows.len..(r + 1) * rows.len];
-                for i in sorted_indices(row, largest).into_iter().take(k) {
-                    out_v.push(row[i]);
+                row_pairs(row, &mut pairs);
+                if largest {
+                    top_k_order(&mut pairs, k, sorted, &mut pair_greater::<T>);
+                } else {
+                    top_k_order(&mut pairs, k, sorted, &mut pair_less::<T>);
+                }
+                for &(v, i) in &pairs[..k] {
+                    out_v.push(v);
                     out_i.push(i as i64);
                 }
             }
@@ -687,7 +807,29 @@ impl Tensor {
             // PyTorch copies a 0-dim input before any dtype dispatch (bool included).
             return Ok((self.clone_tensor(), Tensor::zeros(&[], DType::Int64)?));
         }
-        self.select_ranked(&rows, keepdim, |_| (k - 1) as usize)
+        if self.dtype() == DType::Bool {
+            return Err(TensorError::NotImplementedForDType {
+                op: "kthvalue_cpu",
+                dtype: DType::Bool,
+            });
+        }
+        // PyTorch's quickselect (Sorting.cpp) on (value, index) pairs decides which of equal
+        // values is reported; NaN counts as the largest value.
+        let k = (k - 1) as usize;
+        dispatch_dtype!(self.dtype(), T => {
+            let values = rows.values::<T>(self)?;
+            let mut out_v = Vec::with_capacity(rows.rows());
+            let mut out_i = Vec::with_capacity(rows.rows());
+            let mut pairs = Vec::with_capacity(rows.len);
+            for r in 0..rows.rows() {
+                row_pairs(&values[r * rows.len..(r + 1) * rows.len], &mut pairs);
+                cxx_order::quick_select(&mut pairs, k, &mut pair_greater::<T>);
+                let (v, i) = pairs[k];
+                out_v.push(v);
+                out_i.push(i as i64);
+            }
+            Ok((rows.assemble(out_v, 1, keepdim)?, rows.assemble(out_i, 1, keepdim)?))
+        })
     }
 
     /// `median(dim, keepdim)`: the lower median and its index (NaN propagates).
