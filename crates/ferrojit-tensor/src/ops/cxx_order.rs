@@ -311,7 +311,7 @@ fn adjust_heap<T: Copy, F: FnMut(&T, &T) -> bool>(
         v[hole] = v[second];
         hole = second;
     }
-    if len >= 2 && len % 2 == 0 && second == (len - 2) / 2 {
+    if len >= 2 && len.is_multiple_of(2) && second == (len - 2) / 2 {
         second = 2 * (second + 1);
         v[hole] = v[second - 1];
         hole = second - 1;
