@@ -106,24 +106,40 @@ fn new_full(stack: &mut Stack) -> Result<()> {
     )
 }
 
+/// `rand_like` / `randn_like` options: the dtype, and whether the result keeps the input's
+/// layout (`memory_format` None or preserve) rather than a contiguous one. The layout decides
+/// the order elements are drawn in, as in PyTorch.
+fn like_options(stack: &mut Stack) -> Result<(Option<DType>, bool)> {
+    let [format] = pop_array::<1>(stack)?;
+    let contiguous = matches!(format, IValue::Int(0));
+    let dtype = pop_options(stack, false)?;
+    Ok((dtype, !contiguous))
+}
+
 fn rand_like(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, true)?;
+    let (dtype, preserve) = like_options(stack)?;
     let [s] = pop_array::<1>(stack)?;
     let t = s.to_tensor()?;
-    push(
-        stack,
-        creation::rand(t.sizes(), dtype.unwrap_or(t.dtype()))?,
-    )
+    let dtype = dtype.unwrap_or(t.dtype());
+    let r = if preserve {
+        creation::rand_like(t, dtype)?
+    } else {
+        creation::rand(t.sizes(), dtype)?
+    };
+    push(stack, r)
 }
 
 fn randn_like(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, true)?;
+    let (dtype, preserve) = like_options(stack)?;
     let [s] = pop_array::<1>(stack)?;
     let t = s.to_tensor()?;
-    push(
-        stack,
-        creation::randn(t.sizes(), dtype.unwrap_or(t.dtype()))?,
-    )
+    let dtype = dtype.unwrap_or(t.dtype());
+    let r = if preserve {
+        creation::randn_like(t, dtype)?
+    } else {
+        creation::randn(t.sizes(), dtype)?
+    };
+    push(stack, r)
 }
 
 fn linspace(stack: &mut Stack) -> Result<()> {

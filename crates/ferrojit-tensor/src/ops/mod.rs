@@ -10,6 +10,7 @@ pub mod nn;
 pub mod parallel;
 pub mod pointwise;
 pub mod products;
+pub mod random;
 pub mod reduce;
 pub mod special;
 pub mod ternary;

@@ -93,9 +93,20 @@ impl Tensor {
         softmax_impl(self, dim, dtype, true)
     }
 
-    /// `torch.dropout(self, p, train)`: identity when not training; otherwise zeroes each element
-    /// with probability `p` (default generator) and scales the rest by `1 / (1 - p)`.
+    /// `torch.dropout(self, p, train)`: identity when not training (or `p == 0`); otherwise
+    /// PyTorch's CPU recipe: a noise tensor laid out like `self` gets `bernoulli_(1 - p)` from
+    /// the default generator, is divided by `1 - p` in the tensor's dtype, and multiplies `self`.
     pub fn dropout(&self, p: f64, train: bool) -> Result<Tensor> {
+        self.dropout_impl(p, train, false)
+    }
+
+    /// `torch.feature_dropout(self, p, train)` (dropout1d/2d/3d): one draw per `(N, C)` channel,
+    /// zeroing or scaling the whole channel.
+    pub fn feature_dropout(&self, p: f64, train: bool) -> Result<Tensor> {
+        self.dropout_impl(p, train, true)
+    }
+
+    fn dropout_impl(&self, p: f64, train: bool, feature: bool) -> Result<Tensor> {
         if !(0.0..=1.0).contains(&p) {
             return Err(invalid(format!(
                 "dropout probability has to be between 0 and 1, but got {p}"
@@ -111,15 +122,73 @@ impl Tensor {
             });
         }
         if p == 1.0 {
-            return Tensor::zeros(self.sizes(), self.dtype());
+            // `input * zeros({})`: NaN and infinity stay NaN, negatives give -0.
+            return self.mul(&Tensor::zeros(&[], self.dtype())?);
         }
-        let x = self.to_f64_vec();
-        let scale = 1.0 / (1.0 - p);
-        let out: Vec<f64> = crate::ops::creation::with_default_generator(|g| {
-            x.iter()
-                .map(|v| if g.next_f64() < p { 0.0 } else { v * scale })
-                .collect()
-        });
-        Ok(from_f64(out, self.sizes(), self.dtype()))
+        let (keep, group) = if feature {
+            if self.dim() < 2 {
+                return Err(invalid(
+                    "Feature dropout requires at least 2 dimensions in the input",
+                ));
+            }
+            let channels = [self.sizes()[0], self.sizes()[1]];
+            let keep = crate::ops::random::bernoulli_draws(&channels, &[channels[1], 1], 1.0 - p);
+            let inner: usize = self.sizes()[2..].iter().product();
+            (keep, inner.max(1))
+        } else {
+            let strides = crate::ops::random::like_layout(self);
+            (
+                crate::ops::random::bernoulli_draws(self.sizes(), &strides, 1.0 - p),
+                1,
+            )
+        };
+        let kept = |i: usize| keep.get(i / group).copied().unwrap_or(false);
+        let sizes = self.sizes();
+        Ok(match self.dtype() {
+            DType::Float64 => {
+                let noise = 1.0 / (1.0 - p);
+                let x = self.gather::<f64>();
+                let out: Vec<f64> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v * if kept(i) { noise } else { 0.0 })
+                    .collect();
+                Tensor::from_values(out, sizes)
+            }
+            DType::Float32 => {
+                let noise = 1.0f32 / (1.0 - p) as f32;
+                let x = self.gather::<f32>();
+                let out: Vec<f32> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v * if kept(i) { noise } else { 0.0 })
+                    .collect();
+                Tensor::from_values(out, sizes)
+            }
+            DType::Float16 => {
+                let noise = half::f16::from_f32(1.0f32 / (1.0 - p) as f32).to_f32();
+                let x = self.gather::<half::f16>();
+                let out: Vec<half::f16> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        half::f16::from_f32(v.to_f32() * if kept(i) { noise } else { 0.0 })
+                    })
+                    .collect();
+                Tensor::from_values(out, sizes)
+            }
+            _ => {
+                let noise = half::bf16::from_f32(1.0f32 / (1.0 - p) as f32).to_f32();
+                let x = self.gather::<half::bf16>();
+                let out: Vec<half::bf16> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        half::bf16::from_f32(v.to_f32() * if kept(i) { noise } else { 0.0 })
+                    })
+                    .collect();
+                Tensor::from_values(out, sizes)
+            }
+        })
     }
 }
