@@ -537,6 +537,45 @@ fn to_dtype(stack: &mut Stack) -> Result<()> {
     push(stack, result)
 }
 
+/// `aten::_cast_<Type>(self, non_blocking)`: `self.to(dtype)` (PyTorch ≤ 1.4 printed
+/// `x.float()` and friends this way).
+fn cast_to(stack: &mut Stack, dtype: DType) -> Result<()> {
+    let [a, _non_blocking] = pop_array::<2>(stack)?;
+    push(stack, to_dtype_impl(a.to_tensor()?, Some(dtype), false))
+}
+
+fn cast_byte(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::UInt8)
+}
+
+fn cast_char(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Int8)
+}
+
+fn cast_short(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Int16)
+}
+
+fn cast_int(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Int32)
+}
+
+fn cast_long(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Int64)
+}
+
+fn cast_half(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Float16)
+}
+
+fn cast_float(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Float32)
+}
+
+fn cast_double(stack: &mut Stack) -> Result<()> {
+    cast_to(stack, DType::Float64)
+}
+
 fn to_prim_dtype(stack: &mut Stack) -> Result<()> {
     let [a, dtype, _non_blocking, copy] = pop_array::<4>(stack)?;
     let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
@@ -990,6 +1029,14 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_dtype),
     ("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_other),
     ("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype_layout),
+    ("aten::_cast_Byte(Tensor self, bool non_blocking=False) -> Tensor", cast_byte),
+    ("aten::_cast_Char(Tensor self, bool non_blocking=False) -> Tensor", cast_char),
+    ("aten::_cast_Short(Tensor self, bool non_blocking=False) -> Tensor", cast_short),
+    ("aten::_cast_Int(Tensor self, bool non_blocking=False) -> Tensor", cast_int),
+    ("aten::_cast_Long(Tensor self, bool non_blocking=False) -> Tensor", cast_long),
+    ("aten::_cast_Half(Tensor self, bool non_blocking=False) -> Tensor", cast_half),
+    ("aten::_cast_Float(Tensor self, bool non_blocking=False) -> Tensor", cast_float),
+    ("aten::_cast_Double(Tensor self, bool non_blocking=False) -> Tensor", cast_double),
     ("aten::item(Tensor self) -> Scalar", item),
     ("aten::Int.Tensor(Tensor a) -> int", int_tensor),
     ("aten::Float.Tensor(Tensor a) -> float", float_tensor),
