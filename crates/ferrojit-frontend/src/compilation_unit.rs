@@ -9,7 +9,7 @@ use ferrojit_ir::{
     NamedTupleType, Type,
 };
 
-use crate::ast::{ClassDef, Def, Expr, ExprKind, ParamKind, StmtKind, UnaryOpKind};
+use crate::ast::{ClassDef, Def, Expr, ExprKind, ParamKind, Stmt, StmtKind, UnaryOpKind};
 use crate::compiler::types::TypeResolver;
 use crate::compiler::{compile_function, CompileContext, Parameter};
 use crate::error::FrontendError;
@@ -163,6 +163,8 @@ pub struct CompilationUnit {
     constants: Vec<(Option<AttributeValue>, Type)>,
     /// The archive's version record, when the code comes from one (see `upgraders`).
     operator_version: Option<u64>,
+    /// Code from a legacy-format archive: `torch.tensor` of floats is float64.
+    legacy_tensor_literals: bool,
     state: Mutex<UnitState>,
     /// Held (re-entrantly) while files load, classes resolve and functions compile, so
     /// another thread never sees a half-defined qualifier or class.
@@ -487,6 +489,7 @@ impl CompilationUnit {
             loader: None,
             constants: Vec::new(),
             operator_version: None,
+            legacy_tensor_literals: false,
             state: Mutex::new(UnitState::default()),
             compile_lock: CompileLock::default(),
         }
@@ -510,6 +513,18 @@ impl CompilationUnit {
 
     pub fn operator_version(&self) -> Option<u64> {
         self.operator_version
+    }
+
+    /// For code of legacy-format archives (PyTorch ≤ 1.2): `torch.tensor` of float data with
+    /// no dtype makes a float64 tensor, as it did then (today: the default dtype). PyTorch
+    /// has no upgrader for this change, and archives of the zip format keep today's rule,
+    /// as PyTorch's own loader gives them.
+    pub fn set_legacy_tensor_literals(&mut self, legacy: bool) {
+        self.legacy_tensor_literals = legacy;
+    }
+
+    pub fn legacy_tensor_literals(&self) -> bool {
+        self.legacy_tensor_literals
     }
 
     /// Whether the code comes from an archive's `code/` files (PyTorch's importer) rather
@@ -671,6 +686,99 @@ impl CompilationUnit {
             state.module_constants.insert(name, constant);
         }
         Ok(())
+    }
+
+    /// Defines module class `class` (its attributes already added by the caller) with the
+    /// top-level `def`s of `file` as its methods: the layout of the legacy format's per-module
+    /// code files (PyTorch ≤ 1.2: `op_version_set = N`, imports, then `def m(self, ...)`).
+    /// Names in the bodies resolve as in a file of the class's qualifier.
+    pub fn define_module_class(
+        &self,
+        class: Arc<ClassType>,
+        file: Arc<SourceFile>,
+    ) -> Result<(), FrontendError> {
+        let module = crate::parser::parse_file(file)?;
+        let mut methods = Vec::new();
+        for stmt in module.body {
+            match &stmt.kind {
+                StmtKind::Def(def) => {
+                    if methods.iter().any(|m: &Stmt| {
+                        matches!(&m.kind, StmtKind::Def(d) if d.name.name == def.name.name)
+                    }) {
+                        return Err(FrontendError::new(
+                            format!("method {} is defined twice", def.name.name),
+                            stmt.range.clone(),
+                        ));
+                    }
+                    methods.push(stmt);
+                }
+                StmtKind::Import(_) | StmtKind::ImportFrom(_) | StmtKind::Pass => {}
+                StmtKind::Expr(expr) if matches!(expr.kind, ExprKind::Str(_)) => {}
+                StmtKind::Assign(assign)
+                    if assign.targets.len() == 1
+                        && matches!(&assign.targets[0].kind, ExprKind::Name(n) if n == "op_version_set") =>
+                    {}
+                _ => {
+                    return Err(FrontendError::new(
+                        "a module's code file may only define methods",
+                        stmt.range.clone(),
+                    ))
+                }
+            }
+        }
+        let qualified_name = class.qualified_name().to_string();
+        let qualifier = qualified_name
+            .rsplit_once('.')
+            .map_or("__torch__", |(qualifier, _)| qualifier)
+            .to_string();
+        for method in &methods {
+            if let StmtKind::Def(def) = &method.kind {
+                class.add_method_name(&def.name.name);
+            }
+        }
+        let definition = ClassDef {
+            name: crate::ast::Ident {
+                name: class.short_name().to_string(),
+                range: module.range.clone(),
+            },
+            bases: Vec::new(),
+            keywords: Vec::new(),
+            body: methods,
+            decorators: Vec::new(),
+        };
+        let mut state = lock(&self.state);
+        if state.classes.contains_key(&qualified_name) {
+            return Err(FrontendError::new(
+                format!("class {qualified_name} is defined twice"),
+                module.range,
+            ));
+        }
+        state.classes.insert(
+            qualified_name.clone(),
+            Arc::new(ClassEntry {
+                ty: class,
+                definition,
+                qualifier,
+                properties: HashSet::new(),
+                interface: None,
+            }),
+        );
+        state.resolved_classes.insert(qualified_name.clone());
+        state.class_constants.insert(qualified_name, HashMap::new());
+        Ok(())
+    }
+
+    /// Resolves a type written as annotation text (`List[str]`, `Dict[str, int]`,
+    /// `Optional[Tensor]`, `__torch__.Foo`), loading class files on demand; `what` names the
+    /// text in errors.
+    pub fn resolve_type_text(&self, what: &str, text: &str) -> Result<Type, FrontendError> {
+        let _compiling = self.compile_lock.acquire();
+        let expr = crate::parser::parse_expression_str(what, text)?;
+        TypeResolver {
+            unit: self,
+            qualifier: "__torch__",
+        }
+        .resolve(&expr)
     }
 
     /// Loads the file defining `qualified_name` (everything before its last `.`) through the

@@ -1,6 +1,7 @@
 //! Loads a `torch.jit.save` archive into a runnable `Module`: classes come from `code/`
 //! (parsed on demand, compiled on first call), objects and tensors from `data.pkl`,
-//! `CONSTANTS.cN` from `constants.pkl`.
+//! `CONSTANTS.cN` from `constants.pkl`. Archives of PyTorch ≤ 1.2 (`model.json`, no
+//! `data.pkl`) go to [`crate::legacy`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -95,8 +96,8 @@ impl MethodSource for CompiledMethods {
     }
 }
 
-struct ArchiveClasses {
-    methods: Arc<CompiledMethods>,
+pub(crate) struct ArchiveClasses {
+    pub(crate) methods: Arc<CompiledMethods>,
 }
 
 impl ClassResolver for ArchiveClasses {
@@ -195,6 +196,9 @@ pub fn load_module_from_archive(
     options: &RunOptions,
 ) -> Result<LoadedModule, LoadError> {
     let version = check_version(archive)?;
+    if crate::legacy::is_legacy_archive(archive) {
+        return crate::legacy::load_legacy_module(archive, version, options);
+    }
     if !archive.has_record("data.pkl") {
         return Err(LoadError::format(
             "data.pkl",

@@ -6,6 +6,7 @@ pub mod debug_info;
 pub mod error;
 pub mod export;
 pub mod import;
+pub mod legacy;
 pub mod load_error;
 pub mod pickle_value;
 pub mod pickler;

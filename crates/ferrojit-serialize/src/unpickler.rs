@@ -129,6 +129,8 @@ const TORCH_JIT_PICKLE_HELPERS: &[&str] = &[
     "build_tensorlist",
     "build_doublelist",
     "build_boollist",
+    // Legacy (PyTorch ≤ 1.2) `attributes.pkl`: a tensor of `model.json`'s tensor table.
+    "build_tensor_from_id",
 ];
 
 fn is_storage_global(module: &str, name: &str) -> bool {
@@ -150,7 +152,7 @@ impl UnpicklerOptions {
     /// For TorchScript archives (`data.pkl`, `constants.pkl` of `torch.jit.save`):
     /// `__torch__.*` classes, `torch._utils._rebuild_tensor_v2`, `torch._utils._rebuild_parameter`,
     /// `torch.jit._pickle.{restore_type_tag, build_intlist, build_tensorlist,
-    /// build_doublelist, build_boollist}`, `collections.OrderedDict`, `torch.device`,
+    /// build_doublelist, build_boollist, build_tensor_from_id}`, `collections.OrderedDict`, `torch.device`,
     /// `builtins.complex`, and the storage classes (`torch.FloatStorage` ...,
     /// `torch.storage.UntypedStorage`).
     pub fn torchscript_data() -> Self {

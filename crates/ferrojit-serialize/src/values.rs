@@ -54,6 +54,8 @@ pub struct ValueReader<'a> {
     classes: Option<&'a dyn ClassResolver>,
     /// Objects whose `__setstate__` must run once the whole tree exists, in creation order.
     pending_setstate: Vec<(Arc<Object>, IValue)>,
+    /// The legacy format's tensor table (`model.json`), which `build_tensor_from_id` indexes.
+    tensor_table: Vec<Tensor>,
 }
 
 impl<'a> ValueReader<'a> {
@@ -73,7 +75,14 @@ impl<'a> ValueReader<'a> {
             converted: HashMap::new(),
             classes,
             pending_setstate: Vec::new(),
+            tensor_table: Vec::new(),
         })
+    }
+
+    /// Gives `build_tensor_from_id(N)` (legacy `attributes.pkl`) its tensor table.
+    pub fn with_tensor_table(mut self, tensors: Vec<Tensor>) -> ValueReader<'a> {
+        self.tensor_table = tensors;
+        self
     }
 
     fn error(&self, message: impl Into<String>) -> LoadError {
@@ -242,6 +251,22 @@ impl<'a> ValueReader<'a> {
                     .ok_or_else(|| self.error(format!("{name} without a list")))?;
                 self.convert_at(value, depth + 1)
             }
+            ("torch.jit._pickle", "build_tensor_from_id") => {
+                let index = args
+                    .first()
+                    .and_then(PickleValue::as_int)
+                    .ok_or_else(|| self.error("build_tensor_from_id without an integer id"))?;
+                usize::try_from(index)
+                    .ok()
+                    .and_then(|index| self.tensor_table.get(index))
+                    .map(|tensor| IValue::from(tensor.clone()))
+                    .ok_or_else(|| {
+                        self.error(format!(
+                            "build_tensor_from_id({index}) is outside the tensor table ({} tensors)",
+                            self.tensor_table.len()
+                        ))
+                    })
+            }
             ("torch", "device") => {
                 let text = args
                     .first()
@@ -332,7 +357,10 @@ impl<'a> ValueReader<'a> {
         let parts = pid
             .as_tuple()
             .ok_or_else(|| self.error("persistent id is not a tuple"))?;
-        if parts.len() != 5 || parts[0].as_str() != Some("storage") {
+        // PyTorch ≤ 1.5 appended a sixth item, the view metadata, always None in TorchScript
+        // archives (it described storage views of the old torch.save format).
+        let legacy_view = parts.len() == 6 && matches!(parts[5], PickleValue::None);
+        if !(parts.len() == 5 || legacy_view) || parts[0].as_str() != Some("storage") {
             return Err(self.error("persistent id is not ('storage', type, key, location, numel)"));
         }
         let (_, type_name) = parts[1]
@@ -512,7 +540,7 @@ fn check_view_fits(
 
 /// Gives a freshly unpickled list or dict the element types its declaration names, so that
 /// `List[int]` attributes are `int[]` lists even when empty.
-fn retype_container(value: IValue, declared: &Type) -> IValue {
+pub(crate) fn retype_container(value: IValue, declared: &Type) -> IValue {
     match (&value, declared) {
         (IValue::List(list), Type::List(element)) if list.element_type() != element.as_ref() => {
             IValue::List(ListValue::new((**element).clone(), list.to_vec()))

@@ -785,9 +785,34 @@ impl<'a> Emitter<'a> {
             return self.emit_function_call(&old.function, positional, named, range);
         }
         self.location = Some(range.clone());
-        let node = self.insert(&schema.name, &matched.inputs, &matched.return_types);
+        let mut inputs = matched.inputs;
+        self.legacy_tensor_literal_dtype(&schema, &mut inputs);
+        let node = self.insert(&schema.name, &inputs, &matched.return_types);
         self.graph.node_mut(node).schema = Some(schema);
         self.pack_outputs(node)
+    }
+
+    /// In legacy-format archives (PyTorch ≤ 1.2, see
+    /// [`CompilationUnit::set_legacy_tensor_literals`]) `torch.tensor` of float data without
+    /// a dtype made a float64 tensor (TorchScript then typed Python floats as double); today
+    /// it takes the default dtype. The call gets an explicit float64 dtype.
+    fn legacy_tensor_literal_dtype(&mut self, schema: &FunctionSchema, inputs: &mut [ValueId]) {
+        if !self.context.unit.legacy_tensor_literals()
+            || schema.name != "aten::tensor"
+            || !matches!(schema.overload_name.as_str(), "" | "float")
+            || inputs.len() < 2
+            || *self.graph.value_type(inputs[1]) != Type::NoneType
+        {
+            return;
+        }
+        let mut element = self.graph.value_type(inputs[0]);
+        while let Type::List(inner) = element {
+            element = inner;
+        }
+        if *element == Type::Float {
+            // PyTorch's ScalarType::Double.
+            inputs[1] = self.int_constant(7);
+        }
     }
 
     /// The value of a call expression: its single output, a tuple of several, or None.
