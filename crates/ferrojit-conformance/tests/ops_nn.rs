@@ -391,6 +391,52 @@ fn random_ops_match_pytorch() {
     eprintln!("{calls} random calls match PyTorch; normals within {worst_normal} ulps");
 }
 
+/// A TorchScript function that seeds and draws itself (rand, randn, randint, dropout,
+/// randperm, randn_like of a transpose, feature_dropout, normal), compiled from its source by
+/// ferrojit's frontend and interpreted: the same values PyTorch's scripted copy returned. The
+/// frontend must keep `aten::manual_seed`, whose only effect is on the generator.
+#[test]
+fn random_ops_in_torchscript_match_pytorch() {
+    use std::sync::Arc;
+
+    use ferrojit_conformance::corpus::run_options;
+    use ferrojit_frontend::compile_source;
+    use ferrojit_runtime::interpreter::run_shared_graph;
+    use ferrojit_runtime::module::single_result;
+    use ferrojit_serialize::import::{CompiledMethods, RegistrySchemas};
+
+    let _generator = DEFAULT_GENERATOR
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let script = dict_field(&load_random_fixture(), "script");
+    let source = dict_field(&script, "source").to_str().unwrap().to_string();
+    let entry = dict_field(&script, "entry").to_str().unwrap().to_string();
+    let unit = Arc::new(compile_source(&source, RegistrySchemas::builtins()).unwrap());
+    let function = unit.function(&format!("__torch__.{entry}")).unwrap();
+    let graph = function.graph(&unit).unwrap();
+    let methods = CompiledMethods::new(unit.clone());
+    // Whatever state the generator is in, the program reseeds it.
+    call("aten::manual_seed", vec![IValue::Int(12345)]);
+    let args = dict_field(&script, "inputs").to_list().unwrap().to_vec();
+    let result = run_shared_graph(&graph, args, methods.as_ref(), &run_options())
+        .map(single_result)
+        .unwrap();
+    let actual = result.to_list().unwrap().to_vec();
+    let expected = dict_field(&script, "expected").to_list().unwrap().to_vec();
+    let normal = dict_field(&script, "normal").to_list().unwrap().to_vec();
+    assert_eq!(actual.len(), expected.len());
+    for (index, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        let max_ulps = if normal[index].to_bool().unwrap() {
+            2.0
+        } else {
+            0.0
+        };
+        if let Err(message) = compare_draws(a, e, max_ulps) {
+            panic!("output {index}: {message}");
+        }
+    }
+}
+
 /// randperm's 64-bit path (n >= 2^32 / 20: the inside-out shuffle with `random64() % (i + 1)`)
 /// against a digest of PyTorch's permutation. Ignored by default: it holds ~4 GB.
 #[test]

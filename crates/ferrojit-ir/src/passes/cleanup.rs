@@ -25,6 +25,8 @@ fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
             | "prim::Enter"
             | "prim::Exit"
             | "aten::warn"
+            // Reseeds the default generator (PyTorch's `Node::hasSideEffects` lists it too).
+            | "aten::manual_seed"
             // Grad mode is global state; a fork runs code whose effects and errors belong to
             // the program even when its future is never read, and `wait` raises those errors.
             | "aten::set_grad_enabled"

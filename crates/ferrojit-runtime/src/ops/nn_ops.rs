@@ -355,6 +355,16 @@ fn dropout_(stack: &mut Stack) -> Result<()> {
     push(stack, x)
 }
 
+fn feature_dropout_(stack: &mut Stack) -> Result<()> {
+    let [x, p, train] = pop_array::<3>(stack)?;
+    let t = x.to_tensor()?;
+    let r = t.feature_dropout(p.to_double()?, train.to_bool()?)?;
+    if !r.is_same(t) {
+        t.copy_(&r)?;
+    }
+    push(stack, x)
+}
+
 // ----- embedding, padding, shuffles -------------------------------------------------------
 
 fn embedding(stack: &mut Stack) -> Result<()> {
@@ -815,6 +825,7 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::dropout(Tensor input, float p, bool train) -> Tensor", dropout),
     ("aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", dropout_),
     ("aten::feature_dropout(Tensor input, float p, bool train) -> Tensor", feature_dropout),
+    ("aten::feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", feature_dropout_),
     ("aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", embedding),
     ("aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)", embedding_bag),
     ("aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)", embedding_bag_padding_idx),
