@@ -562,23 +562,26 @@ impl CompilationUnit {
         let mut named_tuples = Vec::new();
         let mut enums = Vec::new();
         let mut constants = Vec::new();
-        for stmt in &module.body {
-            match &stmt.kind {
+        // Statements are moved into their entries: cloning a class's definition copied every
+        // method body's syntax tree, a large part of loading a model's code.
+        for stmt in module.body {
+            let range = stmt.range;
+            match stmt.kind {
                 StmtKind::ClassDef(class) => {
                     let name = format!("{qualifier}.{}", class.name.name);
-                    match class_kind(class) {
+                    match class_kind(&class) {
                         ClassKind::NamedTuple => {
                             named_tuples.push((
                                 name,
                                 Arc::new(NamedTupleEntry {
-                                    definition: class.clone(),
+                                    definition: class,
                                     qualifier: qualifier.to_string(),
                                 }),
                             ));
                             continue;
                         }
                         ClassKind::Enum => {
-                            enums.push((name, enum_info(class, qualifier)?));
+                            enums.push((name, enum_info(&class, qualifier)?));
                             continue;
                         }
                         ClassKind::Regular => {}
@@ -589,7 +592,8 @@ impl CompilationUnit {
                     for member in &class.body {
                         if let StmtKind::Def(def) = &member.kind {
                             if is_static_method(def) {
-                                // Static methods are free functions named after the class.
+                                // Static methods are free functions named after the class
+                                // (rare, so this one copy costs little).
                                 functions.push((
                                     format!("{name}.{}", def.name.name),
                                     Arc::new(FunctionEntry {
@@ -610,12 +614,12 @@ impl CompilationUnit {
                         name,
                         Arc::new(ClassEntry {
                             ty,
-                            definition: class.clone(),
                             qualifier: qualifier.to_string(),
                             properties,
-                            interface: interface_base(class),
+                            interface: interface_base(&class),
+                            definition: class,
                         }),
-                        stmt.range.clone(),
+                        range,
                     ));
                 }
                 StmtKind::Def(def) => {
@@ -623,10 +627,10 @@ impl CompilationUnit {
                     functions.push((
                         name,
                         Arc::new(FunctionEntry {
-                            definition: Arc::new(def.clone()),
+                            definition: Arc::new(def),
                             qualifier: qualifier.to_string(),
                         }),
-                        stmt.range.clone(),
+                        range,
                     ));
                 }
                 StmtKind::Import(_) | StmtKind::ImportFrom(_) | StmtKind::Pass => {}
@@ -646,7 +650,7 @@ impl CompilationUnit {
                 _ => {
                     return Err(FrontendError::new(
                         "only class and function definitions are supported at the top level",
-                        stmt.range.clone(),
+                        range,
                     ))
                 }
             }

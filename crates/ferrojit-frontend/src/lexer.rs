@@ -5,7 +5,7 @@
 //! and comment-only lines produce nothing except `# type:` comments, which are kept as tokens.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::FrontendError;
 use crate::source::{SourceFile, SourceRange};
@@ -95,10 +95,11 @@ impl Keyword {
         // Comparing the first byte before the whole word keeps this from being a string
         // comparison per keyword for every identifier (a tenth of loading a model's code).
         let first = *word.as_bytes().first()?;
-        KEYWORDS
+        by_first_byte(&KEYWORD_BUCKETS, KEYWORDS)[usize::from(first)]
             .iter()
-            .find(|(spelling, _)| spelling.as_bytes().first() == Some(&first) && *spelling == word)
-            .map(|&(_, keyword)| keyword)
+            .map(|&index| KEYWORDS[index])
+            .find(|(spelling, _)| *spelling == word)
+            .map(|(_, keyword)| keyword)
     }
 
     /// Source spelling.
@@ -211,6 +212,27 @@ const PUNCTS: &[(&str, Punct)] = &[
     ("<", Punct::Lt),
     (">", Punct::Gt),
 ];
+
+/// For each first byte, the indices (in table order) of the spellings that start with it:
+/// looking a word or operator up then compares a few candidates, not the whole table
+/// (these lookups were a large part of lexing a model's code).
+fn by_first_byte<T>(
+    buckets: &'static OnceLock<Vec<Vec<usize>>>,
+    table: &[(&str, T)],
+) -> &'static [Vec<usize>] {
+    buckets.get_or_init(|| {
+        let mut buckets = vec![Vec::new(); 256];
+        for (index, (spelling, _)) in table.iter().enumerate() {
+            if let Some(&first) = spelling.as_bytes().first() {
+                buckets[usize::from(first)].push(index);
+            }
+        }
+        buckets
+    })
+}
+
+static KEYWORD_BUCKETS: OnceLock<Vec<Vec<usize>>> = OnceLock::new();
+static PUNCT_BUCKETS: OnceLock<Vec<Vec<usize>>> = OnceLock::new();
 
 impl Punct {
     /// Source spelling.
@@ -343,9 +365,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn peek_char(&self) -> Option<char> {
-        self.text
-            .get(self.pos..)
-            .and_then(|rest| rest.chars().next())
+        match self.text.as_bytes().get(self.pos) {
+            Some(&byte) if byte.is_ascii() => Some(char::from(byte)),
+            _ => self
+                .text
+                .get(self.pos..)
+                .and_then(|rest| rest.chars().next()),
+        }
     }
 
     fn char_at(&self, offset: usize) -> Option<char> {
@@ -367,14 +393,20 @@ impl<'a> Lexer<'a> {
 
     fn push(&mut self, kind: TokenKind, start: usize, end: usize) {
         let range = self.range(start, end);
+        if !self.pending_layout.is_empty() {
+            self.push_pending_layout(&range);
+        }
+        self.tokens.push(Token { kind, range });
+        self.line_has_tokens = true;
+    }
+
+    fn push_pending_layout(&mut self, range: &SourceRange) {
         for layout in self.pending_layout.drain(..) {
             self.tokens.push(Token {
                 kind: layout,
                 range: range.clone(),
             });
         }
-        self.tokens.push(Token { kind, range });
-        self.line_has_tokens = true;
     }
 
     /// End of the word starting at `start` (for pointing errors at a whole token-ish span).
@@ -539,9 +571,21 @@ impl<'a> Lexer<'a> {
 
     fn lex_word(&mut self, start: usize) -> Result<(), FrontendError> {
         let rest = self.text.get(start..).unwrap_or("");
-        let length = rest
-            .find(|ch: char| !is_identifier_continue(ch))
+        // ASCII identifiers by byte; a non-ASCII character continues by `char`.
+        let ascii = rest
+            .bytes()
+            .position(|byte| !(byte.is_ascii_alphanumeric() || byte == b'_'))
             .unwrap_or(rest.len());
+        let length = if rest
+            .as_bytes()
+            .get(ascii)
+            .is_some_and(|byte| !byte.is_ascii())
+        {
+            rest.find(|ch: char| !is_identifier_continue(ch))
+                .unwrap_or(rest.len())
+        } else {
+            ascii
+        };
         let word = rest.get(..length).unwrap_or("");
         let end = start + length;
         let next = self.byte_at(end);
@@ -565,10 +609,13 @@ impl<'a> Lexer<'a> {
 
     fn lex_punct(&mut self, start: usize, ch: char) -> Result<(), FrontendError> {
         let rest = self.text.get(start..).unwrap_or("");
-        let first = rest.as_bytes().first().copied();
-        let Some(&(spelling, punct)) = PUNCTS.iter().find(|(spelling, _)| {
-            spelling.as_bytes().first().copied() == first && rest.starts_with(spelling)
-        }) else {
+        let first = rest.as_bytes().first().copied().unwrap_or(0);
+        // Longer spellings come first in PUNCTS, so the first match is the longest.
+        let found = by_first_byte(&PUNCT_BUCKETS, PUNCTS)[usize::from(first)]
+            .iter()
+            .map(|&index| PUNCTS[index])
+            .find(|(spelling, _)| rest.starts_with(spelling));
+        let Some((spelling, punct)) = found else {
             let end = start + ch.len_utf8();
             return Err(self.error(format!("invalid character '{ch}'"), start, end));
         };
@@ -664,6 +711,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_number(&mut self, start: usize) -> Result<(), FrontendError> {
+        if self.lex_plain_decimal(start) {
+            return Ok(());
+        }
         self.pos = start;
         let radix_prefix = match (self.byte_at(start), self.byte_at(start + 1)) {
             (Some(b'0'), Some(b'x' | b'X')) => Some(16),
@@ -749,6 +799,31 @@ impl<'a> Lexer<'a> {
         }
         self.push(kind, start, self.pos);
         Ok(())
+    }
+
+    /// The common case of a number literal, without building its text: decimal digits (no
+    /// leading zero unless alone, no underscore) followed by something that ends a number.
+    /// Returns false, having consumed nothing, for every other literal.
+    fn lex_plain_decimal(&mut self, start: usize) -> bool {
+        let bytes = self.text.as_bytes().get(start..).unwrap_or(&[]);
+        let length = bytes
+            .iter()
+            .position(|byte| !byte.is_ascii_digit())
+            .unwrap_or(bytes.len());
+        if length == 0 || length > 19 || (length > 1 && bytes[0] == b'0') {
+            return false;
+        }
+        if let Some(&next) = bytes.get(length) {
+            if next == b'.' || next == b'_' || next >= 0x80 || next.is_ascii_alphanumeric() {
+                return false;
+            }
+        }
+        let value = bytes[..length]
+            .iter()
+            .fold(0u64, |value, &digit| value * 10 + u64::from(digit - b'0'));
+        self.pos = start + length;
+        self.push(TokenKind::Int(value), start, self.pos);
+        true
     }
 
     /// Lexes a string literal whose prefix (lowercased, may be empty) spans `start..quote_pos`.

@@ -255,11 +255,19 @@ impl Parser {
         self.tokens.get(self.position + ahead).unwrap_or(&self.eof)
     }
 
+    /// Consumes the current token. Its kind is moved out, not cloned (names own a `String`):
+    /// the parser never looks back at a consumed token.
     fn bump(&mut self) -> Token {
-        let token = self.peek().clone();
-        if self.position < self.tokens.len() {
-            self.position += 1;
-        }
+        let token = match self.tokens.get_mut(self.position) {
+            Some(token) => {
+                self.position += 1;
+                Token {
+                    kind: std::mem::replace(&mut token.kind, TokenKind::Newline),
+                    range: token.range.clone(),
+                }
+            }
+            None => self.eof.clone(),
+        };
         if !matches!(
             token.kind,
             TokenKind::Newline | TokenKind::Indent | TokenKind::Dedent | TokenKind::Eof

@@ -945,6 +945,28 @@ impl DeferredRecord {
     }
 }
 
+/// Inflates the raw DEFLATE stream `raw` into at most `limit` bytes, in one pass into a
+/// buffer of the declared size (growing a buffer from a guess, as miniz's `Vec` helpers do,
+/// cost a copy and a fresh zeroed decompressor state per record). The buffer is also capped
+/// at DEFLATE's largest expansion of `raw` (1032:1), so an untrusted size cannot reserve
+/// more than the stream could fill. `Err(HasMoreOutput)`: the stream holds more than `limit`.
+fn inflate_at_most(raw: &[u8], limit: usize) -> Result<Vec<u8>, TINFLStatus> {
+    use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
+    let most_deflate_can_produce = raw.len().saturating_mul(1032).saturating_add(64);
+    let mut output = vec![0u8; limit.min(most_deflate_can_produce)];
+    let mut state = Box::<DecompressorOxide>::default();
+    let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+    let (status, _, written) = decompress(&mut state, raw, &mut output, 0, flags);
+    match status {
+        TINFLStatus::Done => {
+            output.truncate(written);
+            Ok(output)
+        }
+        TINFLStatus::HasMoreOutput if output.len() < limit => Err(TINFLStatus::Failed),
+        status => Err(status),
+    }
+}
+
 /// Inflates (when DEFLATED) and CRC-checks a record's `raw` bytes. Records are sliced out of
 /// the mapped file and inflated here: the zip crate's per-entry reader cost far more than
 /// the work itself for the many small code and debug records of a model.
@@ -955,18 +977,17 @@ fn decode_record(name: &str, info: &RecordInfo, raw: &[u8]) -> Result<Vec<u8>, A
         // The declared size is untrusted: inflate at most that much, so a stream that
         // expands further is caught there.
         let limit = usize::try_from(info.size).unwrap_or(usize::MAX);
-        match miniz_oxide::inflate::decompress_to_vec_with_limit(raw, limit) {
+        match inflate_at_most(raw, limit) {
             Ok(data) => data,
-            Err(error) if error.status == TINFLStatus::HasMoreOutput => {
+            Err(TINFLStatus::HasMoreOutput) => {
                 return Err(ArchiveError::Corrupt(format!(
                     "record '{name}' holds more than {} bytes, the size it declares",
                     info.size
                 )));
             }
-            Err(error) => {
+            Err(status) => {
                 return Err(ArchiveError::Corrupt(format!(
-                    "record '{name}': invalid DEFLATE data ({:?})",
-                    error.status
+                    "record '{name}': invalid DEFLATE data ({status:?})"
                 )));
             }
         }

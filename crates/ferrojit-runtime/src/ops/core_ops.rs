@@ -607,6 +607,30 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
                 .write_into_out(tensor(a, 2)?)?)
         },
     );
+    // Scalar right-hand sides: the scalar is a wrapped number, as in the functional forms.
+    reg(
+        r,
+        "aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Mul, tensor(a, 2)?)?),
+    );
+    reg(r, "aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
+        one(tensor(a, 0)?.add(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+    });
+    reg(r, "aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
+        one(tensor(a, 0)?.sub(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+    });
+    reg(
+        r,
+        "aten::div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        |a| {
+            one(tensor(a, 0)?
+                .div(&wrapped(arg(a, 1)?)?, None)?
+                .write_into_out(tensor(a, 2)?)?)
+        },
+    );
+    reg(r, "aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
+        one(tensor(a, 0)?.div(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+    });
     reg(r, "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
         one(tensor(a, 0)?.div(tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
     });
