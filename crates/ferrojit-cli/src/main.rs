@@ -3,6 +3,7 @@
 //! Every failure ends the process with a non-zero status and exactly one `error: …` line
 //! on stderr.
 
+mod allocator;
 mod commands;
 
 use std::path::PathBuf;
@@ -106,6 +107,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    allocator::tune_for_tensors();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
