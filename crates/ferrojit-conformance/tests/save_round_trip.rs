@@ -91,6 +91,15 @@ fn records(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
 
 /// Saves the reloaded module again: every record must be byte-identical to the first save.
 fn check_no_jitter(first_save: &[u8], reloaded: &LoadedModule) -> Result<(), String> {
+    check_no_jitter_except(first_save, reloaded, |_| false)
+}
+
+/// As [`check_no_jitter`], except that the records `may_differ` names may change.
+fn check_no_jitter_except(
+    first_save: &[u8],
+    reloaded: &LoadedModule,
+    may_differ: fn(&str) -> bool,
+) -> Result<(), String> {
     let second_save = save_module_to_bytes(&reloaded.module, &reloaded.unit, "archive")
         .map_err(|e| format!("second save: {e}"))?;
     let first = records(first_save)?;
@@ -103,7 +112,7 @@ fn check_no_jitter(first_save: &[u8], reloaded: &LoadedModule) -> Result<(), Str
         ));
     }
     for ((name, a), (_, b)) in first.iter().zip(&second) {
-        if a != b {
+        if a != b && !may_differ(name) {
             return Err(format!("record {name} changed between two saves (jitter)"));
         }
     }
@@ -117,12 +126,19 @@ fn round_trip(archive: &Path) -> Result<(), String> {
         (".ok_inputs.pt", ".ok_expected.pt"),
     ]
     .map(|(inputs, expected)| (sibling(archive, inputs), sibling(archive, expected)));
-    round_trip_with_inputs(archive, &inputs)
+    round_trip_with_inputs(archive, &inputs, true)
 }
 
 /// The round trip of `archive`, run on each `(inputs, PyTorch's expected output)` pair whose
-/// inputs file exists (the expected file is compared when it exists).
-fn round_trip_with_inputs(archive: &Path, inputs: &[(PathBuf, PathBuf)]) -> Result<(), String> {
+/// inputs file exists (the expected file is compared when it exists). With `same_results`
+/// false the re-saved module may compute other values and hold other state (a module whose
+/// `__setstate__` changes its state runs it once more when re-saved, in PyTorch too); both
+/// must still succeed or both fail, and the code must not jitter.
+fn round_trip_with_inputs(
+    archive: &Path,
+    inputs: &[(PathBuf, PathBuf)],
+    same_results: bool,
+) -> Result<(), String> {
     let original = load_module(archive).map_err(|e| format!("load: {e}"))?;
     let first_save = save_module_to_bytes(&original.module, &original.unit, "archive")
         .map_err(|e| format!("save: {e}"))?;
@@ -138,6 +154,7 @@ fn round_trip_with_inputs(archive: &Path, inputs: &[(PathBuf, PathBuf)]) -> Resu
         let before = run(&original, inputs);
         let after = run(&reloaded, inputs);
         match (before, after) {
+            (Ok(_), Ok(_)) if !same_results => {}
             (Ok(before), Ok(after)) => {
                 compare(&after, &before, "re-saved vs original")?;
                 if expected.exists() {
@@ -162,8 +179,16 @@ fn round_trip_with_inputs(archive: &Path, inputs: &[(PathBuf, PathBuf)]) -> Resu
     if runs == 0 {
         return Err("no inputs file next to the archive".to_string());
     }
-
-    check_no_jitter(&first_save, &reloaded)
+    if same_results {
+        check_no_jitter(&first_save, &reloaded)
+    } else {
+        // Each load runs `__setstate__`, which changes these modules' state, so the pickled
+        // state (and its tensors) differ from save to save, as in PyTorch; the code and
+        // constants must not.
+        check_no_jitter_except(&first_save, &reloaded, |name| {
+            name == "data.pkl" || name.starts_with("data/")
+        })
+    }
 }
 
 #[test]
@@ -230,6 +255,24 @@ fn old_version_archives_survive_save_and_reload_without_jitter() {
         .collect();
     folders.sort();
     assert!(folders.len() >= 5, "old_versions folders: {folders:?}");
+    // Cases whose re-saved copy computes other values in PyTorch (`resaved_expected` in
+    // cases.json; tests/upgraders.rs checks those values).
+    let mut resaved_differently = BTreeSet::new();
+    for folder in &folders {
+        let manifest: Json = serde_json::from_slice(
+            &std::fs::read(root.join(folder).join("cases.json")).expect("cases.json"),
+        )
+        .expect("cases.json parses");
+        for case in manifest["cases"].as_array().expect("cases") {
+            if case["old"].get("resaved_expected").is_some()
+                || case["modern"].get("resaved_expected").is_some()
+            {
+                let name = case["name"].as_str().unwrap_or("");
+                resaved_differently.insert(format!("{folder}/{name}"));
+            }
+        }
+    }
+    assert!(resaved_differently.len() >= 6);
     folders.push("upgraders".to_string());
     for folder in &folders {
         let mut names: Vec<String> = std::fs::read_dir(root.join(folder))
@@ -259,7 +302,9 @@ fn old_version_archives_survive_save_and_reload_without_jitter() {
         let expected_refusal = REFUSED
             .iter()
             .any(|(folder, stem, _)| label == &format!("{folder}/{stem}"));
-        let result = round_trip_with_inputs(archive, &[(inputs.clone(), PathBuf::new())]);
+        let same_results = !resaved_differently.contains(label);
+        let result =
+            round_trip_with_inputs(archive, &[(inputs.clone(), PathBuf::new())], same_results);
         match (result, expected_refusal) {
             (Ok(()), false) => passed += 1,
             (Err(error), true) if error.starts_with("load:") || error.starts_with("save:") => {
