@@ -309,6 +309,62 @@ fn normal_float_float(stack: &mut Stack) -> Result<()> {
     push(stack, t)
 }
 
+/// ATen's check on a tensor of standard deviations (`CHECK_NORMAL_TENSOR_STD`).
+fn check_normal_std_tensor(std: &Tensor) -> Result<()> {
+    if std.to_f64_vec().iter().any(|&value| value < 0.0) {
+        return Err(RuntimeError::Other(
+            "normal expects all elements of std >= 0.0".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// `torch.normal(mean_tensor, std)`: as ATen, standard draws scaled by `std` into a
+/// contiguous tensor like `mean`, then `mean` added (two roundings, in that order).
+fn normal_tensor_float(stack: &mut Stack) -> Result<()> {
+    let [mean, std, generator] = pop_array::<3>(stack)?;
+    reject_generator(&generator)?;
+    let mean = mean.to_tensor()?;
+    let std = std.to_double()?;
+    let out = Tensor::zeros(mean.sizes(), mean.dtype())?;
+    out.normal_(0.0, std)?;
+    out.add_(mean, &Scalar::Int(1))?;
+    push(stack, out)
+}
+
+/// `torch.normal(mean, std_tensor)`: standard draws, times `std`, plus `mean` as a 0-dim
+/// tensor of the result's dtype (ATen's order).
+fn normal_float_tensor(stack: &mut Stack) -> Result<()> {
+    let [mean, std, generator] = pop_array::<3>(stack)?;
+    reject_generator(&generator)?;
+    let mean = mean.to_double()?;
+    let std = std.to_tensor()?;
+    check_normal_std_tensor(std)?;
+    let out = Tensor::zeros(std.sizes(), std.dtype())?;
+    out.normal_(0.0, 1.0)?;
+    out.binary_(std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
+    out.add_(
+        &Tensor::scalar_tensor(Scalar::Float(mean), out.dtype()),
+        &Scalar::Int(1),
+    )?;
+    push(stack, out)
+}
+
+/// `torch.normal(mean_tensor, std_tensor)`: standard draws in the broadcast shape (dtype of
+/// `mean`), times `std`, plus `mean`.
+fn normal_tensor_tensor(stack: &mut Stack) -> Result<()> {
+    let [mean, std, generator] = pop_array::<3>(stack)?;
+    reject_generator(&generator)?;
+    let (mean, std) = (mean.to_tensor()?, std.to_tensor()?);
+    check_normal_std_tensor(std)?;
+    let shape = ferrojit_tensor::shape::broadcast_shapes(mean.sizes(), std.sizes())?;
+    let out = Tensor::zeros(&shape, mean.dtype())?;
+    out.normal_(0.0, 1.0)?;
+    out.binary_(std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
+    out.add_(mean, &Scalar::Int(1))?;
+    push(stack, out)
+}
+
 fn bernoulli(stack: &mut Stack) -> Result<()> {
     let [s, generator] = pop_array::<2>(stack)?;
     reject_generator(&generator)?;
@@ -468,6 +524,9 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low),
     ("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm),
     ("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", normal_),
+    ("aten::normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor", normal_tensor_float),
+    ("aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_float_tensor),
+    ("aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_tensor_tensor),
     ("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", uniform_),
     ("aten::normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", normal_float_float),
     ("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", bernoulli),
