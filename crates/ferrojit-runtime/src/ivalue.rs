@@ -247,6 +247,8 @@ pub enum IValue {
     Object(Arc<Object>),
     /// A `Future[T]` from `torch.jit.fork`.
     Future(Arc<crate::interpreter::future::FutureValue>),
+    /// A `torch.Generator` (CPU): every handle draws from the same state.
+    Generator(ferrojit_tensor::ops::random::SharedGenerator),
     /// The value of `prim::Uninitialized`: only ever on paths that raise or return early.
     Uninitialized,
 }
@@ -345,6 +347,7 @@ impl IValue {
             IValue::Dict(_) => "GenericDict",
             IValue::Object(_) => "Object",
             IValue::Future(_) => "Future",
+            IValue::Generator(_) => "Generator",
             IValue::Uninitialized => "Uninitialized",
         }
     }
@@ -364,6 +367,7 @@ impl IValue {
             IValue::Dict(dict) => Type::dict(dict.key_type().clone(), dict.value_type().clone()),
             IValue::Object(object) => Type::Class(object.class().clone()),
             IValue::Future(_) => Type::Future(Box::new(Type::Any)),
+            IValue::Generator(_) => Type::Generator,
             IValue::Uninitialized => Type::Any,
         }
     }
@@ -510,6 +514,7 @@ impl IValue {
             (IValue::Tuple(a), IValue::Tuple(b)) => Arc::ptr_eq(a, b),
             (IValue::Object(a), IValue::Object(b)) => Arc::ptr_eq(a, b),
             (IValue::Future(a), IValue::Future(b)) => Arc::ptr_eq(a, b),
+            (IValue::Generator(a), IValue::Generator(b)) => Arc::ptr_eq(a, b),
             (IValue::Bool(a), IValue::Bool(b)) => a == b,
             (IValue::Int(a), IValue::Int(b)) => a == b,
             (IValue::Double(a), IValue::Double(b)) => a.to_bits() == b.to_bits(),
@@ -792,6 +797,13 @@ impl fmt::Display for IValue {
                 Arc::as_ptr(object)
             ),
             IValue::Future(future) => write!(f, "<Future at {:p}>", Arc::as_ptr(future)),
+            IValue::Generator(generator) => {
+                write!(
+                    f,
+                    "<torch._C.Generator object at {:p}>",
+                    Arc::as_ptr(generator)
+                )
+            }
             IValue::Uninitialized => write!(f, "Uninitialized"),
         }
     }

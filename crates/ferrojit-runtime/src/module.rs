@@ -298,6 +298,7 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         (Type::AnyClass, IValue::Object(_)) => true,
         // The element type is checked statically; the value may not exist yet.
         (Type::Future(_), IValue::Future(_)) => true,
+        (Type::Generator, IValue::Generator(_)) => true,
         (Type::NamedTuple(named), IValue::Tuple(tuple)) => {
             named.fields.len() == tuple.items.len()
                 && named

@@ -802,6 +802,9 @@ impl ValueWriter {
             IValue::Future(_) => {
                 return Err(LoadError::format(what, "cannot write a Future"));
             }
+            IValue::Generator(_) => {
+                return Err(LoadError::format(what, "cannot write a Generator"));
+            }
             IValue::Uninitialized => {
                 return Err(LoadError::format(
                     what,

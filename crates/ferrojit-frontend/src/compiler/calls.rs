@@ -324,6 +324,17 @@ impl<'a> Emitter<'a> {
                 return self.emit_builtin_function_call(expr, "annotate", args, keywords, hint)
             }
             "torch.jit.is_scripting" => return Ok(self.bool_constant(true)),
+            "torch.Generator" => {
+                if let Some(seed) = constant_generator_seed(args, keywords) {
+                    // As PyTorch: a generator built from constants is one graph constant, so
+                    // every call of the function shares (and advances) the same generator.
+                    self.location = Some(range.clone());
+                    return Ok(self.constant(Some(AttributeValue::Int(seed)), Type::Generator));
+                }
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_builtin_call("aten::Generator", &positional, &named, range);
+            }
             "torch.jit._unwrap_optional" => {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
@@ -740,6 +751,31 @@ impl<'a> Emitter<'a> {
         self.emit_builtin_call(name, &positional, &[], range)
     }
 
+    /// `g.initial_seed()` of a generator constant: PyTorch's compiler folds it to the seed the
+    /// constant was built with, even after `g.manual_seed(...)` (constant propagation treats
+    /// `aten::initial_seed` as pure), so ferrojit gives the same number.
+    fn initial_seed_of_constant_generator(
+        &self,
+        name: &str,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+    ) -> Option<i64> {
+        if name != "aten::initial_seed" || positional.len() != 1 || !named.is_empty() {
+            return None;
+        }
+        let generator = positional[0].0;
+        let node = self.graph.producer(generator)?;
+        if !self.graph.kind(node).is("prim::Constant")
+            || *self.graph.value_type(generator) != Type::Generator
+        {
+            return None;
+        }
+        match self.graph.attribute(node, "value") {
+            Some(AttributeValue::Int(seed)) => Some(*seed),
+            _ => None,
+        }
+    }
+
     /// A registry operator: matches the overloads and inserts the node.
     pub fn emit_builtin_call(
         &mut self,
@@ -750,6 +786,9 @@ impl<'a> Emitter<'a> {
     ) -> Result<ValueId, FrontendError> {
         if let Some(value) = self.try_class_dunder(name, positional, named, range)? {
             return Ok(value);
+        }
+        if let Some(seed) = self.initial_seed_of_constant_generator(name, positional, named) {
+            return Ok(self.int_constant(seed));
         }
         let mut overloads = self.context.unit.operators().overloads(name);
         // Code of an old archive sees the old schemas of operators changed since, and a call
@@ -1164,4 +1203,23 @@ fn expr_func_range(expr: &Expr) -> SourceRange {
         ExprKind::Call { func, .. } => func.range.clone(),
         _ => expr.range.clone(),
     }
+}
+
+/// The seed of `torch.Generator(device="cpu", seed=N)` when every argument is a literal (the
+/// device a CPU string, the seed an integer or absent): such a generator is a constant.
+fn constant_generator_seed(args: &[Expr], keywords: &[Keyword]) -> Option<i64> {
+    if !args.is_empty() {
+        return None;
+    }
+    // `torch.Generator()`'s seed (c10's `default_rng_seed_val`, ferrojit-tensor's DEFAULT_SEED).
+    let mut seed = 67_280_421_310_721;
+    for keyword in keywords {
+        match (keyword.name.as_ref()?.name.as_str(), &keyword.value.kind) {
+            ("device", ExprKind::Str(device)) if device == "cpu" => {}
+            ("device", ExprKind::None) | ("seed", ExprKind::None) => {}
+            ("seed", ExprKind::Int(value)) => seed = i64::try_from(*value).ok()?,
+            _ => return None,
+        }
+    }
+    Some(seed)
 }

@@ -146,6 +146,8 @@ struct Rebuilder<'g> {
     live: Liveness,
     map: HashMap<ValueId, ValueId>,
     pooled_constants: HashMap<String, ValueId>,
+    /// The last generator constant hoisted to the top of the new graph.
+    last_generator_constant: Option<NodeId>,
     /// Program-order position of every node, with a block's return node after its nodes.
     position: HashMap<NodeId, usize>,
     /// For return nodes whose inputs were reordered: old input index → new index.
@@ -280,7 +282,10 @@ impl<'g> Rebuilder<'g> {
             let output = old.node_output(node, 0);
             let ty = old.value_type(output).clone();
             let attribute = old.attribute(node, "value").cloned();
-            let is_tensor = matches!(attribute, Some(crate::AttributeValue::Tensor(_)));
+            // Tensor and generator constants are objects with an identity: two equal ones
+            // stay two (a generator's state advances separately).
+            let is_tensor = matches!(attribute, Some(crate::AttributeValue::Tensor(_)))
+                || ty == crate::Type::Generator;
             let key = format!(
                 "{}|{}",
                 ty,
@@ -297,11 +302,23 @@ impl<'g> Rebuilder<'g> {
             }
             let saved = self.new.insert_point();
             let top = self.new.top_block();
-            match self.new.block_nodes(top).first() {
-                Some(&first) => self.new.set_insert_point(InsertPoint::Before(first)),
-                None => self.new.set_insert_point(InsertPoint::EndOf(top)),
+            let is_generator = ty == crate::Type::Generator;
+            // Generators keep their order (the printer names them, so a reversed order would
+            // change the code from one save to the next): each goes after the one before.
+            let after_previous_generator = self
+                .last_generator_constant
+                .filter(|_| is_generator)
+                .map(|previous| self.new.next_node(previous));
+            match (after_previous_generator, self.new.block_nodes(top).first()) {
+                (Some(Some(next)), _) => self.new.set_insert_point(InsertPoint::Before(next)),
+                (Some(None), _) => self.new.set_insert_point(InsertPoint::EndOf(top)),
+                (None, Some(&first)) => self.new.set_insert_point(InsertPoint::Before(first)),
+                (None, None) => self.new.set_insert_point(InsertPoint::EndOf(top)),
             }
             let new_node = self.new.insert("prim::Constant", &[], &[ty]);
+            if is_generator {
+                self.last_generator_constant = Some(new_node);
+            }
             self.new.set_insert_point(saved);
             self.copy_node_data(node, new_node);
             let new_output = self.new.node_output(new_node, 0);
@@ -409,6 +426,7 @@ pub fn eliminate_dead_code_and_pool_constants(graph: &mut Graph) {
         live,
         map: HashMap::new(),
         pooled_constants: HashMap::new(),
+        last_generator_constant: None,
         position,
         return_permutation: HashMap::new(),
     };

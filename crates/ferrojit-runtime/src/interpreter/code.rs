@@ -1111,6 +1111,11 @@ pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<
         (Type::Number, AttributeValue::Float(v)) => IValue::Double(*v),
         (Type::Str, AttributeValue::Str(v)) => IValue::string(v),
         (Type::Device, AttributeValue::Str(v)) => IValue::from(Device::parse(v)?),
+        // `torch.Generator(device="cpu", seed=N)`, made once per compiled graph, as PyTorch's
+        // constant is: calls share (and advance) it.
+        (Type::Generator, AttributeValue::Int(seed)) => {
+            IValue::Generator(ferrojit_tensor::ops::random::new_generator(*seed as u64))
+        }
         (Type::Tensor, AttributeValue::Tensor(t)) => IValue::from(t.clone()),
         (Type::List(element), AttributeValue::Ints(values)) => match element.as_ref() {
             Type::Int => IValue::int_list(values),

@@ -2,7 +2,7 @@
 //! random tensors from the seedable default generator, tril/triu, hstack/vstack, repeat,
 //! repeat_interleave, tile, flip, roll, meshgrid and broadcast_tensors.
 
-use ferrojit_tensor::ops::creation;
+use ferrojit_tensor::ops::{creation, random};
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
 use super::nn_ops::tensor_list;
@@ -275,18 +275,115 @@ fn randperm(stack: &mut Stack) -> Result<()> {
     )
 }
 
-fn reject_generator(generator: &IValue) -> Result<()> {
+/// The generator a `Generator? generator` argument names, entered for the kernel's draws
+/// until the returned scope drops (`None`: the default generator).
+fn enter_generator(generator: &IValue) -> Result<random::GeneratorScope> {
     match generator {
-        IValue::None => Ok(()),
-        _ => Err(RuntimeError::Other(
-            "explicit Generator objects are not supported; use torch.manual_seed".to_string(),
-        )),
+        IValue::None => Ok(random::GeneratorScope::enter(None)),
+        IValue::Generator(generator) => Ok(random::GeneratorScope::enter(Some(generator))),
+        other => Err(RuntimeError::Other(format!(
+            "expected a Generator for argument 'generator', got {}",
+            other.tag_name()
+        ))),
     }
+}
+
+/// A `.generator` overload: takes the generator out of the arguments (it is followed by
+/// `after` more) and runs `kernel`, the overload without it, drawing from that generator.
+fn with_generator_argument(
+    stack: &mut Stack,
+    after: usize,
+    kernel: fn(&mut Stack) -> Result<()>,
+) -> Result<()> {
+    let index = stack
+        .len()
+        .checked_sub(after + 1)
+        .ok_or_else(|| RuntimeError::Other("missing generator argument".to_string()))?;
+    let generator = stack.remove(index);
+    let _scope = enter_generator(&generator)?;
+    kernel(stack)
+}
+
+fn rand_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 4, rand)
+}
+
+fn randn_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 4, randn)
+}
+
+fn randint_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 4, randint)
+}
+
+fn randint_low_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 4, randint_low)
+}
+
+fn randperm_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 4, randperm)
+}
+
+fn rand_like_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 5, rand_like)
+}
+
+fn randn_like_generator(stack: &mut Stack) -> Result<()> {
+    with_generator_argument(stack, 5, randn_like)
+}
+
+fn generator_value(value: &IValue) -> Result<&random::SharedGenerator> {
+    match value {
+        IValue::Generator(generator) => Ok(generator),
+        other => Err(RuntimeError::Other(format!(
+            "expected a Generator, got {}",
+            other.tag_name()
+        ))),
+    }
+}
+
+/// `torch.Generator(device=None, seed=None)`: a new CPU generator, seeded with `seed` or, as
+/// PyTorch's constructor, with the default seed.
+fn new_generator(stack: &mut Stack) -> Result<()> {
+    let [device, seed] = pop_array::<2>(stack)?;
+    if let IValue::Device(device) = &device {
+        if device.device_type != "cpu" {
+            return Err(RuntimeError::Other(format!(
+                "only CPU generators are supported, not {}",
+                device.device_type
+            )));
+        }
+    }
+    let seed = match seed {
+        IValue::None => random::DEFAULT_SEED,
+        seed => seed.to_int()? as u64,
+    };
+    push(stack, IValue::Generator(random::new_generator(seed)))
+}
+
+/// `Generator.manual_seed(seed)`: reseeds this generator and returns it.
+fn generator_manual_seed(stack: &mut Stack) -> Result<()> {
+    let [generator, seed] = pop_array::<2>(stack)?;
+    let seed = seed.to_int()? as u64;
+    *generator_value(&generator)?
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = random::Generator::new(seed);
+    push(stack, generator)
+}
+
+/// `Generator.initial_seed()`.
+fn generator_initial_seed(stack: &mut Stack) -> Result<()> {
+    let [generator] = pop_array::<1>(stack)?;
+    let seed = generator_value(&generator)?
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .initial_seed();
+    push(stack, seed as i64)
 }
 
 fn normal_(stack: &mut Stack) -> Result<()> {
     let [s, mean, std, generator] = pop_array::<4>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     s.to_tensor()?
         .normal_(mean.to_double()?, std.to_double()?)?;
     push(stack, s)
@@ -294,7 +391,7 @@ fn normal_(stack: &mut Stack) -> Result<()> {
 
 fn uniform_(stack: &mut Stack) -> Result<()> {
     let [s, from, to, generator] = pop_array::<4>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     s.to_tensor()?
         .uniform_(from.to_double()?, to.to_double()?)?;
     push(stack, s)
@@ -303,7 +400,7 @@ fn uniform_(stack: &mut Stack) -> Result<()> {
 fn normal_float_float(stack: &mut Stack) -> Result<()> {
     let dtype = pop_options(stack, false)?;
     let [mean, std, size, generator] = pop_array::<4>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     let t = Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?;
     t.normal_(mean.to_double()?, std.to_double()?)?;
     push(stack, t)
@@ -323,7 +420,7 @@ fn check_normal_std_tensor(std: &Tensor) -> Result<()> {
 /// contiguous tensor like `mean`, then `mean` added (two roundings, in that order).
 fn normal_tensor_float(stack: &mut Stack) -> Result<()> {
     let [mean, std, generator] = pop_array::<3>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     let mean = mean.to_tensor()?;
     let std = std.to_double()?;
     let out = Tensor::zeros(mean.sizes(), mean.dtype())?;
@@ -336,7 +433,7 @@ fn normal_tensor_float(stack: &mut Stack) -> Result<()> {
 /// tensor of the result's dtype (ATen's order).
 fn normal_float_tensor(stack: &mut Stack) -> Result<()> {
     let [mean, std, generator] = pop_array::<3>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     let mean = mean.to_double()?;
     let std = std.to_tensor()?;
     check_normal_std_tensor(std)?;
@@ -354,7 +451,7 @@ fn normal_float_tensor(stack: &mut Stack) -> Result<()> {
 /// `mean`), times `std`, plus `mean`.
 fn normal_tensor_tensor(stack: &mut Stack) -> Result<()> {
     let [mean, std, generator] = pop_array::<3>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     let (mean, std) = (mean.to_tensor()?, std.to_tensor()?);
     check_normal_std_tensor(std)?;
     let shape = ferrojit_tensor::shape::broadcast_shapes(mean.sizes(), std.sizes())?;
@@ -367,13 +464,13 @@ fn normal_tensor_tensor(stack: &mut Stack) -> Result<()> {
 
 fn bernoulli(stack: &mut Stack) -> Result<()> {
     let [s, generator] = pop_array::<2>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     push(stack, s.to_tensor()?.bernoulli()?)
 }
 
 fn bernoulli_p(stack: &mut Stack) -> Result<()> {
     let [s, p, generator] = pop_array::<3>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     let t = s.to_tensor()?;
     let out = Tensor::zeros(t.sizes(), t.dtype())?;
     out.bernoulli_scalar_(p.to_double()?)?;
@@ -382,7 +479,7 @@ fn bernoulli_p(stack: &mut Stack) -> Result<()> {
 
 fn bernoulli_float_(stack: &mut Stack) -> Result<()> {
     let [s, p, generator] = pop_array::<3>(stack)?;
-    reject_generator(&generator)?;
+    let _scope = enter_generator(&generator)?;
     s.to_tensor()?.bernoulli_scalar_(p.to_double()?)?;
     push(stack, s)
 }
@@ -533,6 +630,16 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", bernoulli_p),
     ("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", bernoulli_float_),
     ("aten::manual_seed(int seed) -> ()", manual_seed),
+    ("aten::manual_seed.generator(Generator(a!) self, int seed) -> Generator(a!)", generator_manual_seed),
+    ("aten::initial_seed(Generator self) -> int", generator_initial_seed),
+    ("aten::Generator(*, Device? device=None, int? seed=None) -> Generator", new_generator),
+    ("aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand_generator),
+    ("aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn_generator),
+    ("aten::randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_generator),
+    ("aten::randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low_generator),
+    ("aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm_generator),
+    ("aten::rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", rand_like_generator),
+    ("aten::randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", randn_like_generator),
     ("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor", tril),
     ("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor", triu),
     ("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", tril_),

@@ -182,8 +182,15 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
 
     // ----- inlining decisions (PyTorch's scanBlock / scanNode / scanValue) -----------------
 
+    /// Constants print inline at each use, except a generator: each `torch.Generator(...)`
+    /// in the text compiles to a generator of its own, so one used twice gets a name.
     fn is_constant_like(&self, node: NodeId) -> bool {
         self.graph.kind(node).is("prim::Constant")
+            && !self
+                .graph
+                .node_outputs(node)
+                .first()
+                .is_some_and(|&output| *self.graph.value_type(output) == Type::Generator)
     }
 
     fn can_inline(&self, value: ValueId) -> bool {
@@ -661,6 +668,9 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             (None, _) => "None".to_string(),
             (Some(AttributeValue::Int(v)), Type::Bool) => {
                 if v != 0 { "True" } else { "False" }.to_string()
+            }
+            (Some(AttributeValue::Int(seed)), Type::Generator) => {
+                format!("torch.Generator(device=\"cpu\", seed={seed})")
             }
             (Some(AttributeValue::Int(v)), _) => v.to_string(),
             (Some(AttributeValue::Float(v)), _) => float_literal(v),

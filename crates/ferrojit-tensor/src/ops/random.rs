@@ -38,12 +38,17 @@
 //!   The MKL stream kernel PyTorch has for `bernoulli_(p)` is compiled only into Meta's internal
 //!   builds (`FBCODE_CAFFE2`); the public x86 wheel draws from this generator, as here.
 //!
+//! `torch.Generator` objects are [`SharedGenerator`]s: a kernel draws from the one a
+//! [`GeneratorScope`] entered on its thread (an op's `generator=` argument), else from the
+//! default generator.
+//!
 //! Elements are drawn in the order PyTorch's TensorIterator walks the tensor: memory order for
 //! dense tensors, strides sorted innermost-first otherwise. libm's double log/cos/sin (normals of
 //! double, and of any dtype on the per-element path) come from the platform, so they match
 //! PyTorch bit for bit on the same C library and to within an ulp or two elsewhere.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::dtype::DType;
 use crate::element::Element;
@@ -231,8 +236,60 @@ pub fn initial_seed() -> u64 {
         .initial_seed()
 }
 
-/// Runs `f` with the default generator locked.
+/// A `torch.Generator` object: shared by every handle on it, as in PyTorch.
+pub type SharedGenerator = Arc<Mutex<Generator>>;
+
+/// `torch.Generator(seed=seed)`: a new generator, independent of the default one.
+pub fn new_generator(seed: u64) -> SharedGenerator {
+    Arc::new(Mutex::new(Generator::new(seed)))
+}
+
+thread_local! {
+    /// The generator a `generator=` argument names for the kernel running on this thread
+    /// (set by [`with_generator`]); `None` means the default generator.
+    static EXPLICIT_GENERATOR: RefCell<Option<SharedGenerator>> = const { RefCell::new(None) };
+}
+
+/// While alive, the kernels called on this thread draw from the generator it was entered
+/// with (ATen's `generator=` argument); dropping it restores the previous choice.
+#[must_use = "the generator applies only while the scope is alive"]
+pub struct GeneratorScope {
+    previous: Option<Option<SharedGenerator>>,
+}
+
+impl GeneratorScope {
+    /// Draws from `generator` until the scope is dropped; `None` leaves the choice as it is
+    /// (the default generator, unless an outer scope chose another).
+    pub fn enter(generator: Option<&SharedGenerator>) -> GeneratorScope {
+        let previous = generator.map(|generator| {
+            EXPLICIT_GENERATOR.with(|slot| slot.borrow_mut().replace(generator.clone()))
+        });
+        GeneratorScope { previous }
+    }
+}
+
+impl Drop for GeneratorScope {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            EXPLICIT_GENERATOR.with(|slot| *slot.borrow_mut() = previous);
+        }
+    }
+}
+
+/// Runs `f` with the kernels it calls drawing from `generator` (the default generator when
+/// `None`). Draws happen on the calling thread, so a thread-local choice covers every kernel.
+pub fn with_generator<R>(generator: Option<&SharedGenerator>, f: impl FnOnce() -> R) -> R {
+    let _scope = GeneratorScope::enter(generator);
+    f()
+}
+
+/// Runs `f` with the generator in effect locked: the one [`with_generator`] chose, else the
+/// default generator.
 pub fn with_default_generator<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
+    if let Some(explicit) = EXPLICIT_GENERATOR.with(|slot| slot.borrow().clone()) {
+        let mut guard = explicit.lock().unwrap_or_else(PoisonError::into_inner);
+        return f(&mut guard);
+    }
     let mut guard = global_generator()
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
