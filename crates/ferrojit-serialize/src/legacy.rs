@@ -112,14 +112,9 @@ fn optional_str<'j>(
     key: &str,
     path: &str,
 ) -> Result<Option<&'j str>, LoadError> {
-    match object.get(key) {
-        None => Ok(None),
-        Some(Json::String(text)) => Ok(Some(text)),
-        Some(other) => Err(field_error(
-            &format!("{path}.{key}"),
-            format!("is {}, not a string", kind_of(other)),
-        )),
-    }
+    field_or(object, key, path, None, "a string", |value| {
+        value.as_str().map(Some)
+    })
 }
 
 fn required_str<'j>(
@@ -131,15 +126,29 @@ fn required_str<'j>(
         .ok_or_else(|| field_error(&format!("{path}.{key}"), "is missing"))
 }
 
-fn optional_bool(object: &Map<String, Json>, key: &str, path: &str) -> Result<bool, LoadError> {
+/// `object[key]` read by `extract`, or `absent` when the field is missing; a value of another
+/// JSON kind is an error naming the field and the kind it should be (`wanted`).
+fn field_or<'j, T>(
+    object: &'j Map<String, Json>,
+    key: &str,
+    path: &str,
+    absent: T,
+    wanted: &str,
+    extract: impl Fn(&'j Json) -> Option<T>,
+) -> Result<T, LoadError> {
     match object.get(key) {
-        None => Ok(false),
-        Some(Json::Bool(value)) => Ok(*value),
-        Some(other) => Err(field_error(
-            &format!("{path}.{key}"),
-            format!("is {}, not a bool", kind_of(other)),
-        )),
+        None => Ok(absent),
+        Some(value) => extract(value).ok_or_else(|| {
+            field_error(
+                &format!("{path}.{key}"),
+                format!("is {}, not {wanted}", kind_of(value)),
+            )
+        }),
     }
+}
+
+fn optional_bool(object: &Map<String, Json>, key: &str, path: &str) -> Result<bool, LoadError> {
+    field_or(object, key, path, false, "a bool", Json::as_bool)
 }
 
 /// A repeated field: absent means empty.
@@ -148,14 +157,9 @@ fn repeated<'j>(
     key: &str,
     path: &str,
 ) -> Result<&'j [Json], LoadError> {
-    match object.get(key) {
-        None => Ok(&[]),
-        Some(Json::Array(items)) => Ok(items),
-        Some(other) => Err(field_error(
-            &format!("{path}.{key}"),
-            format!("is {}, not an array", kind_of(other)),
-        )),
-    }
+    field_or(object, key, path, &[][..], "an array", |value| {
+        value.as_array().map(Vec::as_slice)
+    })
 }
 
 /// A `RecordRef`'s `key`, when the field is present.
