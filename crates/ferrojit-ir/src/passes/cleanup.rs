@@ -284,8 +284,9 @@ impl<'g> Rebuilder<'g> {
             let attribute = old.attribute(node, "value").cloned();
             // Tensor and generator constants are objects with an identity: two equal ones
             // stay two (a generator's state advances separately).
-            let is_tensor = matches!(attribute, Some(crate::AttributeValue::Tensor(_)))
-                || ty == crate::Type::Generator;
+            let is_generator = ty == crate::Type::Generator;
+            let has_identity =
+                matches!(attribute, Some(crate::AttributeValue::Tensor(_))) || is_generator;
             let key = format!(
                 "{}|{}",
                 ty,
@@ -294,7 +295,7 @@ impl<'g> Rebuilder<'g> {
                     .map(|a| a.to_ir_string())
                     .unwrap_or_default()
             );
-            if !is_tensor {
+            if !has_identity {
                 if let Some(&existing) = self.pooled_constants.get(&key) {
                     self.map.insert(output, existing);
                     return;
@@ -302,7 +303,6 @@ impl<'g> Rebuilder<'g> {
             }
             let saved = self.new.insert_point();
             let top = self.new.top_block();
-            let is_generator = ty == crate::Type::Generator;
             // Generators keep their order (the printer names them, so a reversed order would
             // change the code from one save to the next): each goes after the one before.
             let after_previous_generator = self
@@ -323,7 +323,7 @@ impl<'g> Rebuilder<'g> {
             self.copy_node_data(node, new_node);
             let new_output = self.new.node_output(new_node, 0);
             self.copy_value_info(output, new_output);
-            if !is_tensor {
+            if !has_identity {
                 self.pooled_constants.insert(key, new_output);
             }
             return;

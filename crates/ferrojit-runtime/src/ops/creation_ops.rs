@@ -116,30 +116,31 @@ fn like_options(stack: &mut Stack) -> Result<(Option<DType>, bool)> {
     Ok((dtype, !contiguous))
 }
 
-fn rand_like(stack: &mut Stack) -> Result<()> {
+/// `rand_like` / `randn_like`: laid out like the input when the memory format preserves it
+/// (which decides the order elements are drawn in), else drawn as a fresh contiguous tensor.
+fn random_like(
+    stack: &mut Stack,
+    like: fn(&Tensor, DType) -> ferrojit_tensor::Result<Tensor>,
+    fresh: fn(&[usize], DType) -> ferrojit_tensor::Result<Tensor>,
+) -> Result<()> {
     let (dtype, preserve) = like_options(stack)?;
     let [s] = pop_array::<1>(stack)?;
     let t = s.to_tensor()?;
     let dtype = dtype.unwrap_or(t.dtype());
     let r = if preserve {
-        creation::rand_like(t, dtype)?
+        like(t, dtype)?
     } else {
-        creation::rand(t.sizes(), dtype)?
+        fresh(t.sizes(), dtype)?
     };
     push(stack, r)
 }
 
+fn rand_like(stack: &mut Stack) -> Result<()> {
+    random_like(stack, creation::rand_like, creation::rand)
+}
+
 fn randn_like(stack: &mut Stack) -> Result<()> {
-    let (dtype, preserve) = like_options(stack)?;
-    let [s] = pop_array::<1>(stack)?;
-    let t = s.to_tensor()?;
-    let dtype = dtype.unwrap_or(t.dtype());
-    let r = if preserve {
-        creation::randn_like(t, dtype)?
-    } else {
-        creation::randn(t.sizes(), dtype)?
-    };
-    push(stack, r)
+    random_like(stack, creation::randn_like, creation::randn)
 }
 
 fn linspace(stack: &mut Stack) -> Result<()> {

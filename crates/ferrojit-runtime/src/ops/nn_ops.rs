@@ -328,41 +328,39 @@ fn underscore_log_softmax(stack: &mut Stack) -> Result<()> {
     push(stack, x.to_tensor()?.log_softmax(dim.to_int()?, None)?)
 }
 
-fn dropout(stack: &mut Stack) -> Result<()> {
+/// `dropout` and `feature_dropout` (one draw per channel), functional or in place.
+fn dropout_kernel(stack: &mut Stack, feature: bool, in_place: bool) -> Result<()> {
     let [x, p, train] = pop_array::<3>(stack)?;
-    push(
-        stack,
-        x.to_tensor()?.dropout(p.to_double()?, train.to_bool()?)?,
-    )
+    let t = x.to_tensor()?;
+    let (p, train) = (p.to_double()?, train.to_bool()?);
+    let r = if feature {
+        t.feature_dropout(p, train)?
+    } else {
+        t.dropout(p, train)?
+    };
+    if !in_place {
+        return push(stack, r);
+    }
+    if !r.is_same(t) {
+        t.copy_(&r)?;
+    }
+    push(stack, x)
+}
+
+fn dropout(stack: &mut Stack) -> Result<()> {
+    dropout_kernel(stack, false, false)
 }
 
 fn feature_dropout(stack: &mut Stack) -> Result<()> {
-    let [x, p, train] = pop_array::<3>(stack)?;
-    push(
-        stack,
-        x.to_tensor()?
-            .feature_dropout(p.to_double()?, train.to_bool()?)?,
-    )
+    dropout_kernel(stack, true, false)
 }
 
 fn dropout_(stack: &mut Stack) -> Result<()> {
-    let [x, p, train] = pop_array::<3>(stack)?;
-    let t = x.to_tensor()?;
-    let r = t.dropout(p.to_double()?, train.to_bool()?)?;
-    if !r.is_same(t) {
-        t.copy_(&r)?;
-    }
-    push(stack, x)
+    dropout_kernel(stack, false, true)
 }
 
 fn feature_dropout_(stack: &mut Stack) -> Result<()> {
-    let [x, p, train] = pop_array::<3>(stack)?;
-    let t = x.to_tensor()?;
-    let r = t.feature_dropout(p.to_double()?, train.to_bool()?)?;
-    if !r.is_same(t) {
-        t.copy_(&r)?;
-    }
-    push(stack, x)
+    dropout_kernel(stack, true, true)
 }
 
 // ----- embedding, padding, shuffles -------------------------------------------------------

@@ -2,6 +2,7 @@
 
 use super::{from_f64, invalid, map_rows};
 use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Result, TensorError};
 use crate::shape::wrap_dim;
 use crate::tensor::Tensor;
@@ -165,30 +166,30 @@ impl Tensor {
                     .collect();
                 Tensor::from_values(out, sizes)
             }
-            DType::Float16 => {
-                let noise = half::f16::from_f32(1.0f32 / (1.0 - p) as f32).to_f32();
-                let x = self.gather::<half::f16>();
-                let out: Vec<half::f16> = x
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        half::f16::from_f32(v.to_f32() * if kept(i) { noise } else { 0.0 })
-                    })
-                    .collect();
-                Tensor::from_values(out, sizes)
-            }
-            _ => {
-                let noise = half::bf16::from_f32(1.0f32 / (1.0 - p) as f32).to_f32();
-                let x = self.gather::<half::bf16>();
-                let out: Vec<half::bf16> = x
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        half::bf16::from_f32(v.to_f32() * if kept(i) { noise } else { 0.0 })
-                    })
-                    .collect();
-                Tensor::from_values(out, sizes)
-            }
+            DType::Float16 => scale_half_by_mask::<half::f16>(self, p, &kept),
+            _ => scale_half_by_mask::<half::bf16>(self, p, &kept),
         })
     }
+}
+
+/// Dropout's scaling for float16 and bfloat16, as ATen computes it: the factor `1 / (1 - p)`
+/// rounded to the dtype, each product taken in float and rounded to the dtype.
+fn scale_half_by_mask<T: Element + Default>(
+    input: &Tensor,
+    p: f64,
+    kept: &dyn Fn(usize) -> bool,
+) -> Tensor {
+    // Going through f64 rounds once: every half or bfloat16 value, and every float product
+    // of two of them, is exact in f64.
+    let noise = T::from_f64(f64::from(1.0f32 / (1.0 - p) as f32)).to_f64() as f32;
+    let out: Vec<T> = input
+        .gather::<T>()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let factor = if kept(i) { noise } else { 0.0 };
+            T::from_f64(f64::from(v.to_f64() as f32 * factor))
+        })
+        .collect();
+    Tensor::from_values(out, input.sizes())
 }
