@@ -42,7 +42,7 @@ fn views_share_one_storage() {
     let base = tuple.items[0].to_tensor().unwrap();
     for view in &tuple.items[1..3] {
         assert!(
-            view.to_tensor().unwrap().shares_storage(base),
+            view.to_tensor().unwrap().shares_storage(&base),
             "views alias the base storage"
         );
     }
@@ -96,5 +96,5 @@ fn written_files_read_back_with_sharing() {
         panic!()
     };
     let base = tuple.items[0].to_tensor().unwrap();
-    assert!(tuple.items[1].to_tensor().unwrap().shares_storage(base));
+    assert!(tuple.items[1].to_tensor().unwrap().shares_storage(&base));
 }

@@ -60,6 +60,7 @@ fn register_test_operators() {
 fn difference(actual: &IValue, expected: &IValue, path: &str) -> Option<String> {
     match (actual, expected) {
         (IValue::Tensor(a), IValue::Tensor(e)) => {
+            let (a, e) = (a.get(), e.get());
             if a.sizes() != e.sizes() {
                 return Some(format!("{path}: shape {:?} vs {:?}", a.sizes(), e.sizes()));
             }

@@ -139,6 +139,7 @@ pub fn tolerance_for(dtype: ferrojit_tensor::DType) -> (f64, f64) {
 pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), String> {
     match (actual, expected) {
         (IValue::Tensor(a), IValue::Tensor(e)) => {
+            let (a, e) = (a.get(), e.get());
             if a.dtype() != e.dtype() {
                 return Err(format!(
                     "{path}: dtype {} vs PyTorch's {}",

@@ -119,6 +119,7 @@ fn compare(actual: &IValue, expected: &Json, path: &str) -> Result<(), String> {
             Ok(())
         }
         ("tensor", IValue::Tensor(tensor)) => {
+            let tensor = tensor.get();
             if tensor.dtype().name() != body["dtype"].as_str().unwrap_or("") {
                 return Err(format!(
                     "{path}: dtype {} instead of {}",

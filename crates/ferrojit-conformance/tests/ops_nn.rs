@@ -19,7 +19,7 @@ static DEFAULT_GENERATOR: Mutex<()> = Mutex::new(());
 /// as one storage; each case must therefore run on its own copies.
 fn fresh(value: &IValue) -> IValue {
     match value {
-        IValue::Tensor(t) => IValue::from(t.clone_tensor()),
+        IValue::Tensor(t) => IValue::from(t.get().clone_tensor()),
         IValue::List(list) => IValue::list(
             list.element_type().clone(),
             list.to_vec().iter().map(fresh).collect(),
@@ -272,6 +272,7 @@ fn compare_draws(actual: &IValue, expected: &IValue, max_ulps: f64) -> Result<f6
             expected.tag_name()
         ));
     };
+    let (a, e) = (a.get(), e.get());
     if a.dtype() != e.dtype() || a.sizes() != e.sizes() {
         return Err(format!(
             "{} {:?} vs PyTorch's {} {:?}",

@@ -2,7 +2,7 @@
 //! tensors, shared mutable lists and dicts, tuples, objects), with PyTorch's printing rules.
 
 use std::fmt;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ferrojit_ir::attributes::format_g;
 use ferrojit_ir::Type;
@@ -226,6 +226,55 @@ impl DictValue {
     }
 }
 
+/// One tensor as TorchScript code sees it, PyTorch's `TensorImpl`: every handle to it (a
+/// variable, a list element, an attribute, a caller's argument) sees a change of its geometry
+/// or storage made through any other, as `out=` resizing and in-place view ops such as
+/// `unsqueeze_` make them. Readers take a snapshot ([`TensorCell::get`]) and never hold the lock
+/// while an operator runs, so a kernel cannot deadlock against a write to a tensor it reads.
+pub struct TensorCell {
+    current: Mutex<Arc<Tensor>>,
+}
+
+impl TensorCell {
+    pub fn new(tensor: Arc<Tensor>) -> TensorCell {
+        TensorCell {
+            current: Mutex::new(tensor),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arc<Tensor>> {
+        // A poisoned lock only means a panic elsewhere; the snapshot is still a whole value.
+        self.current
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The tensor as it is now.
+    pub fn get(&self) -> Arc<Tensor> {
+        Arc::clone(&self.lock())
+    }
+
+    /// Makes every handle see `tensor` from now on (PyTorch's `set_`/resize of this `TensorImpl`).
+    pub fn set(&self, tensor: Arc<Tensor>) {
+        *self.lock() = tensor;
+    }
+
+    /// The tensor, owned: moved out when nothing else holds this cell or its snapshot.
+    fn into_tensor(self) -> Tensor {
+        let current = self
+            .current
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        Arc::unwrap_or_clone(current)
+    }
+}
+
+impl fmt::Debug for TensorCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 /// A TorchScript runtime value. Tensors and devices sit behind pointers so the enum stays
 /// small: the interpreter copies values between its stack and registers on every
 /// instruction, and a tensor inline (storage, sizes, strides) made each copy 80 bytes.
@@ -237,9 +286,9 @@ pub enum IValue {
     Int(i64),
     Double(f64),
     Str(Arc<str>),
-    /// Shared: copying a tensor value bumps a count instead of cloning sizes and strides.
-    /// Metadata changes go through [`IValue::into_tensor`], which copies a shared tensor.
-    Tensor(Arc<Tensor>),
+    /// Shared: copying a tensor value bumps a count, and every copy is the same tensor
+    /// (see [`TensorCell`]).
+    Tensor(Arc<TensorCell>),
     Device(Box<Device>),
     List(Arc<ListValue>),
     Tuple(Arc<TupleValue>),
@@ -288,13 +337,13 @@ impl From<String> for IValue {
 
 impl From<Tensor> for IValue {
     fn from(value: Tensor) -> IValue {
-        IValue::Tensor(Arc::new(value))
+        IValue::Tensor(Arc::new(TensorCell::new(Arc::new(value))))
     }
 }
 
 impl From<Arc<Tensor>> for IValue {
     fn from(value: Arc<Tensor>) -> IValue {
-        IValue::Tensor(value)
+        IValue::Tensor(Arc::new(TensorCell::new(value)))
     }
 }
 
@@ -411,9 +460,19 @@ impl IValue {
         }
     }
 
-    pub fn to_tensor(&self) -> Result<&Tensor> {
+    /// The tensor as it is now (a snapshot: a later resize through another handle does not
+    /// change it).
+    pub fn to_tensor(&self) -> Result<Arc<Tensor>> {
         match self {
-            IValue::Tensor(tensor) => Ok(tensor),
+            IValue::Tensor(cell) => Ok(cell.get()),
+            other => Err(other.mismatch("Tensor")),
+        }
+    }
+
+    /// The shared tensor behind this value, whose changes every handle sees.
+    pub fn to_tensor_cell(&self) -> Result<&Arc<TensorCell>> {
+        match self {
+            IValue::Tensor(cell) => Ok(cell),
             other => Err(other.mismatch("Tensor")),
         }
     }
@@ -422,7 +481,10 @@ impl IValue {
     /// of the handle (sharing the storage).
     pub fn into_tensor(self) -> Result<Tensor> {
         match self {
-            IValue::Tensor(tensor) => Ok(Arc::unwrap_or_clone(tensor)),
+            IValue::Tensor(cell) => Ok(match Arc::try_unwrap(cell) {
+                Ok(cell) => cell.into_tensor(),
+                Err(shared) => Tensor::clone(&shared.get()),
+            }),
             other => Err(other.mismatch("Tensor")),
         }
     }
@@ -491,7 +553,7 @@ impl IValue {
         self.to_list()?
             .read()
             .iter()
-            .map(|v| v.to_tensor().cloned())
+            .map(|v| v.to_tensor().map(Arc::unwrap_or_clone))
             .collect()
     }
 
@@ -508,7 +570,7 @@ impl IValue {
     pub fn is_same_identity(&self, other: &IValue) -> bool {
         match (self, other) {
             (IValue::None, IValue::None) => true,
-            (IValue::Tensor(a), IValue::Tensor(b)) => a.is_same(b),
+            (IValue::Tensor(a), IValue::Tensor(b)) => same_tensor(a, b),
             (IValue::List(a), IValue::List(b)) => Arc::ptr_eq(a, b),
             (IValue::Dict(a), IValue::Dict(b)) => Arc::ptr_eq(a, b),
             (IValue::Tuple(a), IValue::Tuple(b)) => Arc::ptr_eq(a, b),
@@ -528,7 +590,7 @@ impl IValue {
     /// Equality of dict keys: str/int/float/bool by value (same kind only), tensors by identity.
     pub fn key_equals(&self, other: &IValue) -> bool {
         match (self, other) {
-            (IValue::Tensor(a), IValue::Tensor(b)) => a.is_same(b),
+            (IValue::Tensor(a), IValue::Tensor(b)) => same_tensor(a, b),
             (IValue::Double(a), IValue::Double(b)) => a == b,
             _ => self.is_same_identity(other),
         }
@@ -547,10 +609,10 @@ impl IValue {
             (IValue::Str(a), IValue::Str(b)) => a == b,
             (IValue::Device(a), IValue::Device(b)) => a == b,
             (IValue::Tensor(a), IValue::Tensor(b)) => {
-                if a.is_same(b) {
+                if same_tensor(a, b) {
                     true
                 } else {
-                    tensor_bool_equals(a, b)?
+                    tensor_bool_equals(&a.get(), &b.get())?
                 }
             }
             (IValue::List(a), IValue::List(b)) => {
@@ -650,6 +712,12 @@ fn sequences_equal(left: &[IValue], right: &[IValue]) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Tensor identity: one cell, or (for tensors an operator handed back unchanged, which PyTorch
+/// returns as the same object) the same view of the same storage.
+fn same_tensor(a: &Arc<TensorCell>, b: &Arc<TensorCell>) -> bool {
+    Arc::ptr_eq(a, b) || a.get().is_same(&b.get())
 }
 
 fn tensor_bool_equals(a: &Tensor, b: &Tensor) -> Result<bool> {
@@ -755,7 +823,7 @@ impl fmt::Display for IValue {
             IValue::Int(value) => write!(f, "{value}"),
             IValue::Double(value) => write!(f, "{}", format_torchscript_float(*value)),
             IValue::Str(text) => write!(f, "{text}"),
-            IValue::Tensor(tensor) => write!(f, "{tensor}"),
+            IValue::Tensor(tensor) => write!(f, "{}", tensor.get()),
             IValue::Device(device) => write!(f, "{device}"),
             IValue::List(list) => {
                 write!(f, "[")?;

@@ -18,7 +18,7 @@ pub use ferrojit_tensor::ops::parallel::{num_threads, set_num_threads};
 pub use interpreter::{
     code_for_graph, compile, run_graph, run_graph_with_options, run_shared_graph, Code, RunOptions,
 };
-pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TupleValue};
+pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TensorCell, TupleValue};
 pub use module::Module;
 pub use object::{MethodSource, NoMethods, Object};
 pub use registry::{register_operator, Kernel, KernelFn, Operator, OperatorRegistry, Stack};

@@ -133,7 +133,7 @@ impl Module {
                     } else {
                         format!("{prefix}.{name}")
                     };
-                    result.push((full, Arc::unwrap_or_clone(tensor)));
+                    result.push((full, Tensor::clone(&tensor.get())));
                 }
             }
         }

@@ -106,6 +106,79 @@ pub fn pop_arguments<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
     Ok(std::array::from_fn(|_| values.next().unwrap_or_default()))
 }
 
+/// `(argument index, return index)` for each tensor argument the operator writes and
+/// returns under the same alias set (`Tensor(a!) self ... -> Tensor(a!)`, `*, Tensor(a!) out`).
+fn written_and_returned(schema: &FunctionSchema) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    for (argument_index, argument) in schema.arguments.iter().enumerate() {
+        let Some(alias) = argument.alias_info.as_ref().filter(|alias| alias.is_write) else {
+            continue;
+        };
+        let is_tensor = match &argument.ty {
+            Type::Tensor => true,
+            Type::Optional(inner) => matches!(**inner, Type::Tensor),
+            _ => false,
+        };
+        let returned = schema.returns.iter().position(|ret| {
+            ret.alias_info
+                .as_ref()
+                .is_some_and(|info| info.before_sets == alias.before_sets)
+        });
+        if let (true, Some(return_index)) = (is_tensor, returned) {
+            pairs.push((argument_index, return_index));
+        }
+    }
+    pairs
+}
+
+/// Wraps the kernel of an operator that writes a tensor argument and returns it (an in-place
+/// op, an `out=` variant) so that the argument's tensor becomes what the kernel returned and
+/// the returned value is the argument itself. PyTorch changes that one `TensorImpl` when it
+/// resizes `out=` or changes `self`'s geometry (`unsqueeze_`, `resize_`), so every handle to
+/// it (a caller's variable, a list element) sees the change; ferrojit's kernels return the
+/// changed tensor, and the [`crate::ivalue::TensorCell`] shared by those handles takes it.
+fn with_alias_write_back(schema: &FunctionSchema, kernel: Kernel) -> Kernel {
+    let pairs = written_and_returned(schema);
+    if pairs.is_empty() || schema.is_vararg || schema.is_varret {
+        return kernel;
+    }
+    let arguments = schema.arguments.len();
+    let returns = schema.returns.len();
+    Arc::new(move |stack: &mut Stack| {
+        let base = stack.len().checked_sub(arguments).ok_or_else(|| {
+            RuntimeError::InvalidGraph(format!(
+                "operator expected {arguments} arguments on the stack but found {}",
+                stack.len()
+            ))
+        })?;
+        let written: Vec<(IValue, usize)> = pairs
+            .iter()
+            .map(|&(argument, ret)| (stack[base + argument].clone(), ret))
+            .collect();
+        kernel(stack)?;
+        let Some(returned_base) = stack.len().checked_sub(returns) else {
+            return Ok(());
+        };
+        for (argument, ret) in written {
+            let IValue::Tensor(cell) = &argument else {
+                continue;
+            };
+            let slot = &mut stack[returned_base + ret];
+            let IValue::Tensor(result) = slot else {
+                continue;
+            };
+            if !Arc::ptr_eq(result, cell) {
+                let tensor = result.get();
+                if !Arc::ptr_eq(&tensor, &cell.get()) {
+                    cell.set(tensor);
+                }
+            }
+            *slot = argument;
+        }
+        Ok(())
+    })
+}
+
 impl OperatorRegistry {
     /// An empty registry.
     pub fn new() -> OperatorRegistry {
@@ -148,6 +221,7 @@ impl OperatorRegistry {
             .or_default()
             .push(index);
         self.by_full_name.insert(full_name, index);
+        let kernel = with_alias_write_back(&parsed, kernel);
         self.operators.push(Operator {
             schema: Arc::new(parsed),
             kernel,
@@ -168,6 +242,7 @@ impl OperatorRegistry {
             )));
         }
         let name = parsed.name.clone();
+        let kernel = with_alias_write_back(&parsed, kernel);
         let operator: &'static Operator = Box::leak(Box::new(Operator {
             schema: Arc::new(parsed),
             kernel,

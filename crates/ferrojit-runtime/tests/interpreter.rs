@@ -86,7 +86,7 @@ fn loop_over_range_with_branch() {
     )
     .unwrap();
     assert_eq!(outputs.len(), 1);
-    assert_eq!(values_f32(outputs[0].to_tensor().unwrap()), vec![5.0, 6.0]);
+    assert_eq!(values_f32(&outputs[0].to_tensor().unwrap()), vec![5.0, 6.0]);
     // Zero iterations return the input unchanged (the very same tensor).
     let outputs = run_graph(
         &graph,
@@ -186,8 +186,8 @@ fn last_use_moves_and_in_place_updates_stay_visible_through_aliases() {
     let outputs = run_graph(&g, vec![IValue::from(caller_alias.clone())], &NoMethods).unwrap();
     let through_list = outputs[0].to_tensor().unwrap();
     let returned = outputs[1].to_tensor().unwrap();
-    assert_eq!(values_f32(through_list), vec![2.0, 3.0]);
-    assert_eq!(values_f32(returned), vec![2.0, 3.0]);
+    assert_eq!(values_f32(&through_list), vec![2.0, 3.0]);
+    assert_eq!(values_f32(&returned), vec![2.0, 3.0]);
     assert_eq!(values_f32(&caller_alias), vec![2.0, 3.0]);
     assert!(returned.is_same(&caller_alias), "add_ returns self");
 }
@@ -475,7 +475,7 @@ fn missing_default_arguments_are_filled_from_the_schema() {
         &NoMethods,
     )
     .unwrap();
-    assert_eq!(values_f32(out[0].to_tensor().unwrap()), vec![3.0, -4.0]);
+    assert_eq!(values_f32(&out[0].to_tensor().unwrap()), vec![3.0, -4.0]);
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn forward_calls_methods_functions_and_updates_attributes() {
     let out = module
         .forward(vec![IValue::from(x.clone()), IValue::Double(3.0)])
         .unwrap();
-    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![15.0, 9.0]);
+    assert_eq!(values_f32(&out.to_tensor().unwrap()), vec![15.0, 9.0]);
     module
         .forward(vec![IValue::from(x), IValue::Double(1.0)])
         .unwrap();
@@ -156,7 +156,7 @@ fn forward_calls_methods_functions_and_updates_attributes() {
     let out = module
         .run_method("helper", vec![IValue::from(tensor_f32(&[0.0, 0.0], &[2]))])
         .unwrap();
-    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![1.5, 2.5]);
+    assert_eq!(values_f32(&out.to_tensor().unwrap()), vec![1.5, 2.5]);
 }
 
 #[test]

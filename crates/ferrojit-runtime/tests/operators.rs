@@ -516,7 +516,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     );
     let out = out.to_tensor().unwrap();
     assert_eq!(out.dtype(), DType::Float32);
-    assert_eq!(values_f32(out), vec![3.5, 4.5]);
+    assert_eq!(values_f32(&out), vec![3.5, 4.5]);
     // x + 2 * y
     let x = tensor_f32(&[1.0, 2.0], &[2]);
     let y = tensor_f32(&[10.0, 20.0], &[2]);
@@ -528,13 +528,13 @@ fn tensor_kernels_follow_pytorch_promotion() {
             IValue::Int(2),
         ],
     );
-    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![21.0, 42.0]);
+    assert_eq!(values_f32(&out.to_tensor().unwrap()), vec![21.0, 42.0]);
     // 1 - x via rsub
     let out = call1(
         "aten::rsub.Scalar",
         vec![IValue::from(x.clone()), IValue::Int(1), IValue::Int(1)],
     );
-    assert_eq!(values_f32(out.to_tensor().unwrap()), vec![0.0, -1.0]);
+    assert_eq!(values_f32(&out.to_tensor().unwrap()), vec![0.0, -1.0]);
     // linear: [1, 2] @ [[1, 0], [1, 1]]^T + [0.5, -0.5] = [1.5, 2.5]
     let weight = tensor_f32(&[1.0, 0.0, 1.0, 1.0], &[2, 2]);
     let bias = tensor_f32(&[0.5, -0.5], &[2]);
@@ -548,7 +548,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     );
     let out = out.to_tensor().unwrap();
     assert_eq!(out.sizes(), &[1, 2]);
-    assert_eq!(values_f32(out), vec![1.5, 2.5]);
+    assert_eq!(values_f32(&out), vec![1.5, 2.5]);
     // sizes, sums, conversions
     let matrix = tensor_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     assert_eq!(
@@ -573,7 +573,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
             IValue::None,
         ],
     );
-    assert_eq!(values_f32(rows.to_tensor().unwrap()), vec![6.0, 15.0]);
+    assert_eq!(values_f32(&rows.to_tensor().unwrap()), vec![6.0, 15.0]);
     let total = call1(
         "aten::sum",
         vec![IValue::from(matrix.clone()), IValue::None],
@@ -597,7 +597,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
         "aten::softmax.int",
         vec![IValue::from(logits), IValue::Int(0), IValue::None],
     );
-    let probabilities = values_f32(probabilities.to_tensor().unwrap());
+    let probabilities = values_f32(&probabilities.to_tensor().unwrap());
     assert!((probabilities[0] - 0.25).abs() < 1e-6 && (probabilities[1] - 0.75).abs() < 1e-6);
     // zeros with an explicit dtype (4 = int64), tensor from a nested list
     let zeros = call1(
@@ -625,7 +625,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
     let built = built.to_tensor().unwrap();
     assert_eq!(built.sizes(), &[2, 2]);
     assert_eq!(built.dtype(), DType::Float32);
-    assert_eq!(values_f32(built), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(values_f32(&built), vec![1.0, 2.0, 3.0, 4.0]);
     // in-place ops return self
     let target = IValue::from(tensor_f32(&[0.0, 0.0], &[2]));
     let returned = call1(
@@ -633,7 +633,7 @@ fn tensor_kernels_follow_pytorch_promotion() {
         vec![target.clone(), IValue::Double(7.0)],
     );
     assert!(returned.is_same_identity(&target));
-    assert_eq!(values_f32(target.to_tensor().unwrap()), vec![7.0, 7.0]);
+    assert_eq!(values_f32(&target.to_tensor().unwrap()), vec![7.0, 7.0]);
 }
 
 #[test]
@@ -661,4 +661,90 @@ fn tensor_errors_name_the_operator_in_the_interpreter() {
         RuntimeError::Tensor { operator, .. } => assert_eq!(operator, "aten::mm"),
         other => panic!("unexpected error {other:?}"),
     }
+}
+
+/// An operator that writes a tensor argument and returns it changes that one tensor for every
+/// handle, as PyTorch changes one `TensorImpl`: a resized `out=`, an `unsqueeze_`, and a custom
+/// operator's `Tensor(a!)` argument alike.
+#[test]
+fn written_tensor_arguments_change_for_every_handle() {
+    let floats =
+        |values: Vec<f32>| IValue::from(Tensor::from_vec(values.clone(), &[values.len()]).unwrap());
+
+    // `out=` of another shape: a second handle (a list element, a caller's variable) sees it.
+    let out = IValue::from(Tensor::zeros(&[5], DType::Float32).unwrap());
+    let other_handle = out.clone();
+    let result = call1(
+        "aten::add.out",
+        vec![
+            floats(vec![1.0, 2.0]),
+            floats(vec![10.0, 20.0]),
+            IValue::Int(1),
+            out.clone(),
+        ],
+    );
+    assert!(
+        result.is_same_identity(&out),
+        "add.out returns its out argument itself"
+    );
+    let seen = other_handle.to_tensor().unwrap();
+    assert_eq!(seen.sizes(), &[2]);
+    assert_eq!(seen.to_f64_vec(), vec![11.0, 22.0]);
+
+    // The storage was large enough, so the resize kept it (a view made before sees the write).
+    let big = IValue::from(Tensor::zeros(&[6], DType::Float32).unwrap());
+    let tail = big.to_tensor().unwrap().narrow(0, 1, 5).unwrap();
+    call1(
+        "aten::mul.Scalar_out",
+        vec![floats(vec![3.0, 4.0]), IValue::Double(2.0), big.clone()],
+    );
+    assert_eq!(tail.to_f64_vec(), vec![8.0, 0.0, 0.0, 0.0, 0.0]);
+
+    // In-place geometry ops.
+    let x = floats(vec![1.0, 2.0, 3.0]);
+    let alias = x.clone();
+    call1("aten::unsqueeze_", vec![x.clone(), IValue::Int(0)]);
+    assert_eq!(alias.to_tensor().unwrap().sizes(), &[1, 3]);
+    call1("aten::t_", vec![x.clone()]);
+    assert_eq!(alias.to_tensor().unwrap().sizes(), &[3, 1]);
+    assert_eq!(alias.to_tensor().unwrap().strides(), &[1, 3]);
+    call1(
+        "aten::resize_",
+        vec![x.clone(), IValue::int_list(&[2, 2]), IValue::None],
+    );
+    let grown = alias.to_tensor().unwrap();
+    assert_eq!(grown.sizes(), &[2, 2]);
+    assert_eq!(&grown.to_f64_vec()[..3], &[1.0, 2.0, 3.0]);
+    let error = call(
+        "aten::resize_",
+        vec![x.clone(), IValue::int_list(&[-1]), IValue::None],
+    );
+    assert!(error
+        .unwrap_err()
+        .to_string()
+        .contains("negative dimension -1"));
+
+    // A custom operator gets the same write-back from its schema.
+    ferrojit_runtime::register_operator(
+        "alias_test::append_dim_(Tensor(a!) self) -> Tensor(a!)",
+        |stack: &mut ferrojit_runtime::Stack| {
+            let [x] = ferrojit_runtime::registry::pop_arguments::<1>(stack)?;
+            let grown = x.to_tensor()?.unsqueeze(-1)?;
+            stack.push(IValue::from(grown));
+            Ok(())
+        },
+    )
+    .unwrap();
+    let y = floats(vec![5.0, 6.0]);
+    let y_alias = y.clone();
+    let returned = call1("alias_test::append_dim_", vec![y.clone()]);
+    assert!(returned.is_same_identity(&y_alias));
+    assert_eq!(y_alias.to_tensor().unwrap().sizes(), &[2, 1]);
+
+    // Too few arguments on the stack is an error from the wrapper, not a panic.
+    let short = OperatorRegistry::global()
+        .lookup("aten::unsqueeze_")
+        .unwrap();
+    let mut stack = vec![IValue::Int(0)];
+    assert!((short.kernel)(&mut stack).is_err());
 }

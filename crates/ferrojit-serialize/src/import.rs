@@ -304,7 +304,12 @@ fn constant_attribute(value: &IValue) -> Option<(Option<AttributeValue>, Type)> 
         IValue::Int(i) => (Some(AttributeValue::Int(*i)), Type::Int),
         IValue::Double(f) => (Some(AttributeValue::Float(*f)), Type::Float),
         IValue::Str(s) => (Some(AttributeValue::Str(s.to_string())), Type::Str),
-        IValue::Tensor(t) => (Some(AttributeValue::Tensor((**t).clone())), Type::Tensor),
+        IValue::Tensor(t) => (
+            Some(AttributeValue::Tensor(ferrojit_tensor::Tensor::clone(
+                &t.get(),
+            ))),
+            Type::Tensor,
+        ),
         _ => return None,
     })
 }

@@ -710,7 +710,7 @@ impl ValueWriter {
             IValue::Int(i) => PickleValue::Int(*i),
             IValue::Double(f) => PickleValue::Float(*f),
             IValue::Str(s) => self.string(s),
-            IValue::Tensor(tensor) => self.tensor(tensor),
+            IValue::Tensor(tensor) => self.tensor(&tensor.get()),
             IValue::Device(device) => {
                 let text = self.string(&device.to_string());
                 PickleValue::reduce(PickleValue::global("torch", "device"), vec![text])

@@ -50,7 +50,7 @@ fn expected_tensors(name: &str) -> Vec<(String, Tensor)> {
         .into_iter()
         .map(|(key, value)| {
             let key = key.to_str().expect("str key").to_string();
-            let tensor = value.to_tensor().expect("tensor value").clone();
+            let tensor = ferrojit_tensor::Tensor::clone(&value.to_tensor().expect("tensor value"));
             (key, tensor)
         })
         .collect()

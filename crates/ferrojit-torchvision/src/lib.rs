@@ -57,8 +57,8 @@ fn int_argument(value: &IValue) -> Result<i64, RuntimeError> {
 fn nms_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     let [dets, scores, threshold] = pop_arguments::<3>(stack)?;
     let keep = kernels::nms(
-        dets.to_tensor()?,
-        scores.to_tensor()?,
+        &*dets.to_tensor()?,
+        &*scores.to_tensor()?,
         threshold.to_double()?,
     )
     .map_err(|e| to_runtime("nms", e))?;
@@ -69,8 +69,8 @@ fn nms_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
 fn roi_align_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     let [input, rois, scale, height, width, sampling, aligned] = pop_arguments::<7>(stack)?;
     let output = kernels::roi_align(
-        input.to_tensor()?,
-        rois.to_tensor()?,
+        &*input.to_tensor()?,
+        &*rois.to_tensor()?,
         scale.to_double()?,
         int_argument(&height)?,
         int_argument(&width)?,
@@ -90,8 +90,8 @@ fn push_pair(stack: &mut Stack, (first, second): (Tensor, Tensor)) {
 fn roi_pool_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     let [input, rois, scale, height, width] = pop_arguments::<5>(stack)?;
     let outputs = kernels::roi_pool(
-        input.to_tensor()?,
-        rois.to_tensor()?,
+        &*input.to_tensor()?,
+        &*rois.to_tensor()?,
         scale.to_double()?,
         int_argument(&height)?,
         int_argument(&width)?,
@@ -104,8 +104,8 @@ fn roi_pool_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
 fn ps_roi_align_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     let [input, rois, scale, height, width, sampling] = pop_arguments::<6>(stack)?;
     let outputs = kernels::ps_roi_align(
-        input.to_tensor()?,
-        rois.to_tensor()?,
+        &*input.to_tensor()?,
+        &*rois.to_tensor()?,
         scale.to_double()?,
         int_argument(&height)?,
         int_argument(&width)?,
@@ -128,11 +128,11 @@ fn deform_conv2d_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
         use_mask: use_mask.to_bool()?,
     };
     let output = kernels::deform_conv2d(
-        input.to_tensor()?,
-        weight.to_tensor()?,
-        offset.to_tensor()?,
-        mask.to_tensor()?,
-        bias.to_tensor()?,
+        &*input.to_tensor()?,
+        &*weight.to_tensor()?,
+        &*offset.to_tensor()?,
+        &*mask.to_tensor()?,
+        &*bias.to_tensor()?,
         &parameters,
     )
     .map_err(|e| to_runtime("deform_conv2d", e))?;

@@ -103,6 +103,7 @@ pub fn module_summary(root: &Module) -> String {
 fn describe_value(declared: &Type, value: &IValue) -> String {
     match value {
         IValue::Tensor(tensor) => {
+            let tensor = tensor.get();
             let sizes: Vec<String> = tensor.sizes().iter().map(|s| s.to_string()).collect();
             format!("Tensor {} [{}]", tensor.dtype(), sizes.join(", "))
         }

@@ -77,6 +77,7 @@ pub fn assert_matches(actual: &IValue, expected: &Json, path: &str) {
             }
         }
         ("tensor", IValue::Tensor(tensor)) => {
+            let tensor = tensor.get();
             assert_eq!(
                 tensor.dtype().name(),
                 body["dtype"].as_str().unwrap(),

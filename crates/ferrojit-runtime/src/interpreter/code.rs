@@ -785,70 +785,8 @@ impl<'g> Compiler<'g> {
                 self.emit(Instruction::Operator(index));
             }
         }
-        let written_back = self.out_arguments_read_later(node);
-        if written_back.is_empty() {
-            self.store_outputs(node);
-        } else {
-            self.store_outputs_into_out_arguments(node, &written_back);
-        }
+        self.store_outputs(node);
         Ok(())
-    }
-
-    /// `(output position, register of the `out=` argument)` for each keyword-only argument
-    /// the operator writes (`Tensor(a!) out`) whose variable is read after this node.
-    /// PyTorch resizes an `out=` tensor of another shape in place, so every later read sees
-    /// the result; ferrojit's kernels return a new tensor then, and the variable's register
-    /// takes it. (Other handles on the tensor, a caller's variable or a list element, keep
-    /// the old one.)
-    fn out_arguments_read_later(&self, node: NodeId) -> Vec<(usize, usize)> {
-        let Some(operator) = self.code.operators.last() else {
-            return Vec::new();
-        };
-        let schema = &operator.schema;
-        let inputs = self.graph.node_inputs(node);
-        let mut written = Vec::new();
-        for (index, argument) in schema.arguments.iter().enumerate() {
-            let Some(alias) = argument.alias_info.as_ref() else {
-                continue;
-            };
-            if !argument.kwarg_only || !alias.is_write || index >= inputs.len() {
-                continue;
-            }
-            let value = inputs[index];
-            if self.liveness.is_last_use(value, node, index) {
-                continue;
-            }
-            let output = schema.returns.iter().position(|ret| {
-                ret.alias_info
-                    .as_ref()
-                    .is_some_and(|info| info.before_sets == alias.before_sets)
-            });
-            if let Some(output) = output {
-                written.push((output, value.index()));
-            }
-        }
-        written
-    }
-
-    /// As [`Self::store_outputs`], also copying each output in `written_back` into its
-    /// `out=` argument's register.
-    fn store_outputs_into_out_arguments(&mut self, node: NodeId, written_back: &[(usize, usize)]) {
-        let outputs = self.graph.node_outputs(node).to_vec();
-        for (position, output) in outputs.into_iter().enumerate().rev() {
-            match written_back.iter().find(|(at, _)| *at == position) {
-                Some(&(_, register)) if self.graph.value_uses(output).is_empty() => {
-                    self.emit_store(register);
-                }
-                Some(&(_, register)) => {
-                    self.emit_store(output.index());
-                    self.emit(Instruction::Copy {
-                        from: output.index(),
-                        to: register,
-                    });
-                }
-                None => self.store_or_pop(output),
-            }
-        }
     }
 
     /// Emits a number operator, folding the pushes of its operands right before it into

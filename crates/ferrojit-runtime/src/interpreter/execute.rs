@@ -1081,7 +1081,7 @@ fn run_prim(
             let dim = pop(stack)?.to_int()?;
             let tensor = pop(stack)?;
             let list =
-                crate::ops::list_ops::tensor_to_list(tensor.to_tensor()?, dim, element_type)?;
+                crate::ops::list_ops::tensor_to_list(&*tensor.to_tensor()?, dim, element_type)?;
             stack.push(list);
         }
         PrimOp::IsInstance(types) => {

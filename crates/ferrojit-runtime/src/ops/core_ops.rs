@@ -43,7 +43,7 @@ fn arg(args: &Args, index: usize) -> Result<&IValue> {
         .ok_or_else(|| RuntimeError::InvalidGraph("operand stack underflow in an operator".into()))
 }
 
-fn tensor(args: &Args, index: usize) -> Result<&Tensor> {
+fn tensor(args: &Args, index: usize) -> Result<std::sync::Arc<Tensor>> {
     arg(args, index)?.to_tensor()
 }
 
@@ -79,7 +79,7 @@ fn optional_scalar(value: &IValue) -> Result<Option<Scalar>> {
 fn optional_tensor_owned(value: &IValue) -> Result<Option<Tensor>> {
     match value {
         IValue::None => Ok(None),
-        other => Ok(Some(other.to_tensor()?.clone())),
+        other => Ok(Some(Tensor::clone(&*other.to_tensor()?))),
     }
 }
 
@@ -138,7 +138,7 @@ fn register_unary(
         };
         reg(registry, &out_schema, move |a| {
             let out = tensor(a, a.len() - 1)?;
-            one(tensor(a, 0)?.unary_out(build(a)?, out)?)
+            one(tensor(a, 0)?.unary_out(build(a)?, &out)?)
         });
     }
 }
@@ -215,7 +215,7 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
     reg(
         r,
         "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), &*tensor(a, 2)?)?),
     );
     register_unary(
         r,
@@ -296,7 +296,7 @@ fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, varia
         reg(
             r,
             &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
-            move |a| one(tensor(a, 0)?.unary_out(op, tensor(a, 1)?)?),
+            move |a| one(tensor(a, 0)?.unary_out(op, &*tensor(a, 1)?)?),
         );
     }
 }
@@ -330,7 +330,7 @@ fn register_binary(
             "aten::{name}{}(Tensor self, Tensor {other}) -> Tensor",
             dot(tensor_overload)
         ),
-        move |a| one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?),
+        move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
     );
     if let Some(so) = scalar_overload {
         reg(
@@ -349,7 +349,7 @@ fn register_binary(
             r,
             &format!("aten::{name}_{tensor_ip}(Tensor(a!) self, Tensor {other}) -> Tensor(a!)"),
             move |a| {
-                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
                 Ok(vec![arg(a, 0)?.clone()])
             },
         );
@@ -370,7 +370,7 @@ fn register_binary(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?),
+            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
         );
     }
     if let Some(so) = out_overloads.1 {
@@ -379,14 +379,14 @@ fn register_binary(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, tensor(a, 2)?)?),
+            move |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, &*tensor(a, 2)?)?),
         );
     }
     if let Some(st) = scalar_tensor {
         reg(
             r,
             &format!("aten::{name}.{st}(Scalar self, Tensor {other}) -> Tensor"),
-            move |a| one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, op)?),
+            move |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, op)?),
         );
     }
 }
@@ -421,7 +421,7 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         r,
         "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, Atan2)?;
+            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Atan2)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
@@ -440,7 +440,7 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         r,
         "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, Hypot)?;
+            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Hypot)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
@@ -540,7 +540,7 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
             r,
             &format!("aten::{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
             move |a| {
-                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
                 Ok(vec![arg(a, 0)?.clone()])
             },
         );
@@ -562,15 +562,15 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
                     let other = if is_scalar {
                         wrapped(arg(a, 1)?)?
                     } else {
-                        tensor(a, 1)?.clone()
+                        Tensor::clone(&*tensor(a, 1)?)
                     };
                     tensor(a, 0)?.binary_(&other, op)?;
                     Ok(vec![arg(a, 0)?.clone()])
                 },
             );
             reg(r, &format!("aten::{name}.{overload}_out(Tensor self, {ty} other, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-                let other = if is_scalar { wrapped(arg(a, 1)?)? } else { tensor(a, 1)?.clone() };
-                one(tensor(a, 0)?.binary_out(&other, op, tensor(a, 2)?)?)
+                let other = if is_scalar { wrapped(arg(a, 1)?)? } else { Tensor::clone(&*tensor(a, 1)?) };
+                one(tensor(a, 0)?.binary_out(&other, op, &*tensor(a, 2)?)?)
             });
         }
     }
@@ -578,15 +578,15 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
     reg(
         r,
         "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Mul, tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Mul, &*tensor(a, 2)?)?),
     );
     reg(
         r,
         "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         |a| {
             one(tensor(a, 0)?
-                .add(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(tensor(a, 3)?)?)
+                .add(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
+                .write_into_out(&*tensor(a, 3)?)?)
         },
     );
     reg(
@@ -594,8 +594,8 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         |a| {
             one(tensor(a, 0)?
-                .sub(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(tensor(a, 3)?)?)
+                .sub(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
+                .write_into_out(&*tensor(a, 3)?)?)
         },
     );
     reg(
@@ -603,21 +603,21 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         |a| {
             one(tensor(a, 0)?
-                .div(tensor(a, 1)?, None)?
-                .write_into_out(tensor(a, 2)?)?)
+                .div(&*tensor(a, 1)?, None)?
+                .write_into_out(&*tensor(a, 2)?)?)
         },
     );
     // Scalar right-hand sides: the scalar is a wrapped number, as in the functional forms.
     reg(
         r,
         "aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Mul, tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Mul, &*tensor(a, 2)?)?),
     );
     reg(r, "aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.add(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+        one(tensor(a, 0)?.add(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(r, "aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sub(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+        one(tensor(a, 0)?.sub(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(
         r,
@@ -625,17 +625,17 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         |a| {
             one(tensor(a, 0)?
                 .div(&wrapped(arg(a, 1)?)?, None)?
-                .write_into_out(tensor(a, 2)?)?)
+                .write_into_out(&*tensor(a, 2)?)?)
         },
     );
     reg(r, "aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+        one(tensor(a, 0)?.div(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(r, "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(tensor(a, 3)?)?)
+        one(tensor(a, 0)?.div(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(r, "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.div_(tensor(a, 1)?, optional_str(arg(a, 2)?)?)?;
+        tensor(a, 0)?.div_(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?;
         Ok(vec![arg(a, 0)?.clone()])
     });
     reg(r, "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)", |a| {
@@ -647,7 +647,7 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
             r,
             &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
             move |a| {
-                tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
                 Ok(vec![arg(a, 0)?.clone()])
             },
         );
@@ -663,17 +663,17 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
     reg(
         r,
         "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Remainder, tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Remainder, &*tensor(a, 2)?)?),
     );
     reg(
         r,
         "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-        |a| one(wrapped(arg(a, 0)?)?.binary(tensor(a, 1)?, Remainder)?),
+        |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, Remainder)?),
     );
     reg(
         r,
         "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, FloorDivide, tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, FloorDivide, &*tensor(a, 2)?)?),
     );
     reg(
         r,
@@ -687,15 +687,15 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         r,
         "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, Pow)?;
+            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Pow)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
     reg(r, "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(tensor(a, 1)?, Pow, tensor(a, 2)?)?)
+        one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Pow, &*tensor(a, 2)?)?)
     });
     reg(r, "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Pow, tensor(a, 2)?)?)
+        one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Pow, &*tensor(a, 2)?)?)
     });
     for (name, op) in [("maximum", Maximum), ("minimum", Minimum)] {
         reg(
@@ -703,14 +703,14 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
             &format!(
                 "aten::{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(tensor(a, 1)?, op, tensor(a, 2)?)?),
+            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
         );
     }
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
         reg(
             r,
             &format!("aten::{name}.other(Tensor self, Tensor other) -> Tensor"),
-            move |a| one(tensor(a, 0)?.binary(tensor(a, 1)?, op)?),
+            move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
         );
     }
 }
@@ -720,7 +720,7 @@ fn register_binary_inplace_only(r: &mut OperatorRegistry, name: &str, op: Binary
         r,
         &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
         move |a| {
-            tensor(a, 0)?.binary_(tensor(a, 1)?, op)?;
+            tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
@@ -745,7 +745,7 @@ fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
         }
         .into());
     }
-    result.write_into_out(target)?;
+    result.write_into_out(&target)?;
     Ok(vec![arg(a, 0)?.clone()])
 }
 
@@ -753,16 +753,22 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
     reg(
         r,
         "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        |a| one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, tensor(a, 2)?)?),
+        |a| {
+            one(Tensor::where_(
+                &*tensor(a, 0)?,
+                &*tensor(a, 1)?,
+                &*tensor(a, 2)?,
+            )?)
+        },
     );
     reg(
         r,
         "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
         |a| {
             one(Tensor::where_(
-                tensor(a, 0)?,
+                &*tensor(a, 0)?,
                 &wrapped(arg(a, 1)?)?,
-                tensor(a, 2)?,
+                &*tensor(a, 2)?,
             )?)
         },
     );
@@ -771,8 +777,8 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
         |a| {
             one(Tensor::where_(
-                tensor(a, 0)?,
-                tensor(a, 1)?,
+                &*tensor(a, 0)?,
+                &*tensor(a, 1)?,
                 &wrapped(arg(a, 2)?)?,
             )?)
         },
@@ -782,30 +788,30 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
         |a| {
             one(Tensor::where_(
-                tensor(a, 0)?,
+                &*tensor(a, 0)?,
                 &wrapped(arg(a, 1)?)?,
                 &wrapped(arg(a, 2)?)?,
             )?)
         },
     );
     reg(r, "aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(Tensor::where_(tensor(a, 0)?, tensor(a, 1)?, tensor(a, 2)?)?.write_into_out(tensor(a, 3)?)?)
+        one(Tensor::where_(&*tensor(a, 0)?, &*tensor(a, 1)?, &*tensor(a, 2)?)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(
         r,
         "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        |a| one(tensor(a, 0)?.masked_fill(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?),
+        |a| one(tensor(a, 0)?.masked_fill(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?),
     );
     reg(
         r,
         "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-        |a| one(tensor(a, 0)?.masked_fill_tensor(tensor(a, 1)?, tensor(a, 2)?)?),
+        |a| one(tensor(a, 0)?.masked_fill_tensor(&*tensor(a, 1)?, &*tensor(a, 2)?)?),
     );
     reg(
         r,
         "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
         |a| {
-            tensor(a, 0)?.masked_fill_(tensor(a, 1)?, &scalar(arg(a, 2)?)?)?;
+            tensor(a, 0)?.masked_fill_(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
@@ -813,7 +819,7 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         r,
         "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
         |a| {
-            tensor(a, 0)?.masked_fill_tensor_(tensor(a, 1)?, tensor(a, 2)?)?;
+            tensor(a, 0)?.masked_fill_tensor_(&*tensor(a, 1)?, &*tensor(a, 2)?)?;
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
@@ -850,10 +856,10 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         move |a| in_place(a, clamp_t(a)?),
     );
     reg(r, "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_s(a)?.write_into_out(tensor(a, 3)?)?)
+        one(clamp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(r, "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_t(a)?.write_into_out(tensor(a, 3)?)?)
+        one(clamp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(
         r,
@@ -873,9 +879,9 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         let tensor_fn = move |a: &Args| -> Result<Tensor> {
             let t = tensor(a, 1)?;
             Ok(if is_min {
-                tensor(a, 0)?.clamp_tensor(Some(t), None)?
+                tensor(a, 0)?.clamp_tensor(Some(&t), None)?
             } else {
-                tensor(a, 0)?.clamp_tensor(None, Some(t))?
+                tensor(a, 0)?.clamp_tensor(None, Some(&t))?
             })
         };
         reg(
@@ -903,14 +909,14 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
             &format!(
                 "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(scalar_fn(a)?.write_into_out(tensor(a, 2)?)?),
+            move |a| one(scalar_fn(a)?.write_into_out(&*tensor(a, 2)?)?),
         );
     }
     let lerp_s = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
+        Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
     };
     let lerp_t =
-        |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(tensor(a, 1)?, tensor(a, 2)?)?) };
+        |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &*tensor(a, 2)?)?) };
     reg(
         r,
         "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
@@ -932,24 +938,24 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
         move |a| in_place(a, lerp_t(a)?),
     );
     reg(r, "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_s(a)?.write_into_out(tensor(a, 3)?)?)
+        one(lerp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
     });
     reg(r, "aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_t(a)?.write_into_out(tensor(a, 3)?)?)
+        one(lerp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
     });
     for (name, divide) in [("addcmul", false), ("addcdiv", true)] {
         let f = move |a: &Args| -> Result<Tensor> {
             let v = scalar(arg(a, 3)?)?;
             Ok(if divide {
-                tensor(a, 0)?.addcdiv(tensor(a, 1)?, tensor(a, 2)?, &v)?
+                tensor(a, 0)?.addcdiv(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
             } else {
-                tensor(a, 0)?.addcmul(tensor(a, 1)?, tensor(a, 2)?, &v)?
+                tensor(a, 0)?.addcmul(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
             })
         };
         reg(r, &format!("aten::{name}(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"), move |a| one(f(a)?));
         reg(r, &format!("aten::{name}_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"), move |a| in_place(a, f(a)?));
         reg(r, &format!("aten::{name}.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(tensor(a, 4)?)?)
+            one(f(a)?.write_into_out(&*tensor(a, 4)?)?)
         });
     }
 }
@@ -982,13 +988,13 @@ fn register_reductions(r: &mut OperatorRegistry) {
     });
     reg(r, "aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
         let d = arg(a, 1)?.to_int()?;
-        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(tensor(a, 4)?)?)
+        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
     });
     reg(r, "aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sum_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(tensor(a, 4)?)?)
+        one(tensor(a, 0)?.sum_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
     });
     reg(r, "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.mean_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(tensor(a, 4)?)?)
+        one(tensor(a, 0)?.mean_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
     });
     for (name, is_max) in [("max", true), ("min", false)] {
         reg(r, &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), move |a| {
@@ -1001,7 +1007,7 @@ fn register_reductions(r: &mut OperatorRegistry) {
             move |a| one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?),
         );
         reg(r, &format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?.write_into_out(tensor(a, 3)?)?)
+            one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?.write_into_out(&*tensor(a, 3)?)?)
         });
         let arg_name = if is_max { "argmax" } else { "argmin" };
         reg(
@@ -1106,7 +1112,7 @@ fn register_reductions(r: &mut OperatorRegistry) {
             move |a| in_place(a, f(a)?),
         );
         reg(r, &format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(tensor(a, 3)?)?)
+            one(f(a)?.write_into_out(&*tensor(a, 3)?)?)
         });
     }
     reg(r, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
@@ -1153,6 +1159,10 @@ fn register_reductions(r: &mut OperatorRegistry) {
 
 fn register_views(r: &mut OperatorRegistry) {
     reg(r, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", |a| {
+        one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
+    });
+    // The registry's alias write-back makes the new geometry `self`'s for every handle.
+    reg(r, "aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", |a| {
         one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
     });
     reg(

@@ -128,7 +128,7 @@ fn random_like(
     let t = s.to_tensor()?;
     let dtype = dtype.unwrap_or(t.dtype());
     let r = if preserve {
-        like(t, dtype)?
+        like(&t, dtype)?
     } else {
         fresh(t.sizes(), dtype)?
     };
@@ -178,7 +178,7 @@ fn linspace_out(stack: &mut Stack) -> Result<()> {
         steps.to_int()?,
         out.dtype(),
     )?;
-    push(stack, r.write_into_out(out)?)
+    push(stack, r.write_into_out(&out)?)
 }
 
 /// `logspace.out`: computed in the out tensor's dtype, then written into it (resized).
@@ -192,7 +192,7 @@ fn logspace_out(stack: &mut Stack) -> Result<()> {
         base.to_double()?,
         out.dtype(),
     )?;
-    push(stack, r.write_into_out(out)?)
+    push(stack, r.write_into_out(&out)?)
 }
 
 /// `full.out`: the fill in the out tensor's dtype (no inference from the fill value).
@@ -200,7 +200,7 @@ fn full_out(stack: &mut Stack) -> Result<()> {
     let [size, fill, out] = pop_array::<3>(stack)?;
     let out = out.to_tensor()?;
     let r = Tensor::full(&sizes(&size)?, scalar(&fill)?, out.dtype())?;
-    push(stack, r.write_into_out(out)?)
+    push(stack, r.write_into_out(&out)?)
 }
 
 fn eye(stack: &mut Stack) -> Result<()> {
@@ -426,7 +426,7 @@ fn normal_tensor_float(stack: &mut Stack) -> Result<()> {
     let std = std.to_double()?;
     let out = Tensor::zeros(mean.sizes(), mean.dtype())?;
     out.normal_(0.0, std)?;
-    out.add_(mean, &Scalar::Int(1))?;
+    out.add_(&mean, &Scalar::Int(1))?;
     push(stack, out)
 }
 
@@ -437,10 +437,10 @@ fn normal_float_tensor(stack: &mut Stack) -> Result<()> {
     let _scope = enter_generator(&generator)?;
     let mean = mean.to_double()?;
     let std = std.to_tensor()?;
-    check_normal_std_tensor(std)?;
+    check_normal_std_tensor(&std)?;
     let out = Tensor::zeros(std.sizes(), std.dtype())?;
     out.normal_(0.0, 1.0)?;
-    out.binary_(std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
+    out.binary_(&std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
     out.add_(
         &Tensor::scalar_tensor(Scalar::Float(mean), out.dtype()),
         &Scalar::Int(1),
@@ -454,12 +454,12 @@ fn normal_tensor_tensor(stack: &mut Stack) -> Result<()> {
     let [mean, std, generator] = pop_array::<3>(stack)?;
     let _scope = enter_generator(&generator)?;
     let (mean, std) = (mean.to_tensor()?, std.to_tensor()?);
-    check_normal_std_tensor(std)?;
+    check_normal_std_tensor(&std)?;
     let shape = ferrojit_tensor::shape::broadcast_shapes(mean.sizes(), std.sizes())?;
     let out = Tensor::zeros(&shape, mean.dtype())?;
     out.normal_(0.0, 1.0)?;
-    out.binary_(std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
-    out.add_(mean, &Scalar::Int(1))?;
+    out.binary_(&std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
+    out.add_(&mean, &Scalar::Int(1))?;
     push(stack, out)
 }
 
@@ -544,7 +544,7 @@ fn repeat_interleave_self_tensor(stack: &mut Stack) -> Result<()> {
     let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
     let r = s
         .to_tensor()?
-        .repeat_interleave(reps.to_tensor()?, dim.to_optional_int()?)?;
+        .repeat_interleave(&*reps.to_tensor()?, dim.to_optional_int()?)?;
     push(stack, r)
 }
 

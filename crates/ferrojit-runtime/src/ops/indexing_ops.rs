@@ -34,7 +34,7 @@ fn index_put_(stack: &mut Stack) -> Result<()> {
     let [s, indices, values, accumulate] = pop_array::<4>(stack)?;
     s.to_tensor()?.index_put_(
         &optional_tensor_list(&indices)?,
-        values.to_tensor()?,
+        &*values.to_tensor()?,
         accumulate.to_bool()?,
     )?;
     push(stack, s)
@@ -45,7 +45,7 @@ fn index_put(stack: &mut Stack) -> Result<()> {
     let copy = s.to_tensor()?.clone_tensor();
     copy.index_put_(
         &optional_tensor_list(&indices)?,
-        values.to_tensor()?,
+        &*values.to_tensor()?,
         accumulate.to_bool()?,
     )?;
     push(stack, copy)
@@ -56,7 +56,7 @@ fn index_select(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .index_select(dim.to_int()?, idx.to_tensor()?)?,
+            .index_select(dim.to_int()?, &*idx.to_tensor()?)?,
     )
 }
 
@@ -65,7 +65,7 @@ fn gather(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .gather_index(dim.to_int()?, idx.to_tensor()?)?,
+            .gather_index(dim.to_int()?, &*idx.to_tensor()?)?,
     )
 }
 
@@ -74,7 +74,7 @@ fn scatter_src(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .scatter_src(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?, None)?,
+            .scatter_src(dim.to_int()?, &*idx.to_tensor()?, &*src.to_tensor()?, None)?,
     )
 }
 
@@ -83,7 +83,7 @@ fn scatter_value(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .scatter_value(dim.to_int()?, idx.to_tensor()?, &scalar(&value)?, None)?,
+            .scatter_value(dim.to_int()?, &*idx.to_tensor()?, &scalar(&value)?, None)?,
     )
 }
 
@@ -91,8 +91,8 @@ fn scatter_reduce_src(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, src, reduce] = pop_array::<5>(stack)?;
     let r = s.to_tensor()?.scatter_src(
         dim.to_int()?,
-        idx.to_tensor()?,
-        src.to_tensor()?,
+        &*idx.to_tensor()?,
+        &*src.to_tensor()?,
         optional_str(&reduce)?,
     )?;
     push(stack, r)
@@ -102,7 +102,7 @@ fn scatter_reduce_value(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, value, reduce] = pop_array::<5>(stack)?;
     let r = s.to_tensor()?.scatter_value(
         dim.to_int()?,
-        idx.to_tensor()?,
+        &*idx.to_tensor()?,
         &scalar(&value)?,
         optional_str(&reduce)?,
     )?;
@@ -120,7 +120,7 @@ fn in_place(stack: &mut Stack, kernel: fn(&mut Stack) -> Result<()>, arity: usiz
         })?;
     kernel(stack)?;
     let [result] = pop_array::<1>(stack)?;
-    target.to_tensor()?.copy_(result.to_tensor()?)?;
+    target.to_tensor()?.copy_(&*result.to_tensor()?)?;
     push(stack, target)
 }
 
@@ -142,7 +142,7 @@ fn scatter_add(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .scatter_add(dim.to_int()?, idx.to_tensor()?, src.to_tensor()?)?,
+            .scatter_add(dim.to_int()?, &*idx.to_tensor()?, &*src.to_tensor()?)?,
     )
 }
 
@@ -154,8 +154,8 @@ fn scatter_reduce_two(stack: &mut Stack) -> Result<()> {
     let [s, dim, idx, src, reduce, include_self] = pop_array::<6>(stack)?;
     let r = s.to_tensor()?.scatter_reduce(
         dim.to_int()?,
-        idx.to_tensor()?,
-        src.to_tensor()?,
+        &*idx.to_tensor()?,
+        &*src.to_tensor()?,
         reduce.to_str()?,
         include_self.to_bool()?,
     )?;
@@ -168,7 +168,7 @@ fn scatter_reduce_two_(stack: &mut Stack) -> Result<()> {
 
 fn masked_select(stack: &mut Stack) -> Result<()> {
     let [s, mask] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.masked_select(mask.to_tensor()?)?)
+    push(stack, s.to_tensor()?.masked_select(&*mask.to_tensor()?)?)
 }
 
 fn masked_scatter(stack: &mut Stack) -> Result<()> {
@@ -176,14 +176,14 @@ fn masked_scatter(stack: &mut Stack) -> Result<()> {
     push(
         stack,
         s.to_tensor()?
-            .masked_scatter(mask.to_tensor()?, source.to_tensor()?)?,
+            .masked_scatter(&*mask.to_tensor()?, &*source.to_tensor()?)?,
     )
 }
 
 fn masked_scatter_(stack: &mut Stack) -> Result<()> {
     let [s, mask, source] = pop_array::<3>(stack)?;
     let t = s.to_tensor()?;
-    let r = t.masked_scatter(mask.to_tensor()?, source.to_tensor()?)?;
+    let r = t.masked_scatter(&*mask.to_tensor()?, &*source.to_tensor()?)?;
     if r.sizes() != t.sizes() {
         return Err(ferrojit_tensor::TensorError::OutputShapeMismatch {
             output: t.sizes().to_vec(),
@@ -207,7 +207,7 @@ fn nonzero_numpy(stack: &mut Stack) -> Result<()> {
 
 fn take(stack: &mut Stack) -> Result<()> {
     let [s, idx] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.take(idx.to_tensor()?)?)
+    push(stack, s.to_tensor()?.take(&*idx.to_tensor()?)?)
 }
 
 #[rustfmt::skip]

@@ -330,7 +330,7 @@ fn compare_elements(a: &IValue, b: &IValue) -> Result<Ordering> {
         (IValue::Bool(x), IValue::Bool(y)) => x.cmp(y),
         (IValue::Str(x), IValue::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
         (IValue::Tensor(x), IValue::Tensor(y)) => {
-            let (x, y) = (single_element(x)?, single_element(y)?);
+            let (x, y) = (single_element(&x.get())?, single_element(&y.get())?);
             x.partial_cmp(&y).unwrap_or_else(|| x.total_cmp(&y))
         }
         _ => {

@@ -90,7 +90,7 @@ pub(crate) fn optional_dtype(value: &IValue) -> Result<Option<DType>> {
 }
 
 /// `Tensor?` argument.
-pub(crate) fn optional_tensor(value: &IValue) -> Result<Option<&Tensor>> {
+pub(crate) fn optional_tensor(value: &IValue) -> Result<Option<std::sync::Arc<Tensor>>> {
     match value {
         IValue::None => Ok(None),
         other => other.to_tensor().map(Some),

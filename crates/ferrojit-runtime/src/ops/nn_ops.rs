@@ -33,8 +33,8 @@ fn reduction(value: &IValue) -> Result<Reduction> {
 fn addbmm(stack: &mut Stack) -> Result<()> {
     let [s, b1, b2, beta, alpha] = pop_array::<5>(stack)?;
     let r = s.to_tensor()?.addbmm(
-        b1.to_tensor()?,
-        b2.to_tensor()?,
+        &*b1.to_tensor()?,
+        &*b2.to_tensor()?,
         &scalar(&beta)?,
         &scalar(&alpha)?,
     )?;
@@ -44,8 +44,8 @@ fn addbmm(stack: &mut Stack) -> Result<()> {
 fn baddbmm(stack: &mut Stack) -> Result<()> {
     let [s, b1, b2, beta, alpha] = pop_array::<5>(stack)?;
     let r = s.to_tensor()?.baddbmm(
-        b1.to_tensor()?,
-        b2.to_tensor()?,
+        &*b1.to_tensor()?,
+        &*b2.to_tensor()?,
         &scalar(&beta)?,
         &scalar(&alpha)?,
     )?;
@@ -54,7 +54,7 @@ fn baddbmm(stack: &mut Stack) -> Result<()> {
 
 fn outer(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_tensor()?.outer(b.to_tensor()?)?)
+    push(stack, a.to_tensor()?.outer(&*b.to_tensor()?)?)
 }
 
 fn einsum(stack: &mut Stack) -> Result<()> {
@@ -67,7 +67,7 @@ fn tensordot(stack: &mut Stack) -> Result<()> {
     let [a, b, da, db] = pop_array::<4>(stack)?;
     let r = a
         .to_tensor()?
-        .tensordot(b.to_tensor()?, &da.to_int_vec()?, &db.to_int_vec()?)?;
+        .tensordot(&*b.to_tensor()?, &da.to_int_vec()?, &db.to_int_vec()?)?;
     push(stack, r)
 }
 
@@ -76,8 +76,8 @@ fn tensordot(stack: &mut Stack) -> Result<()> {
 fn conv_explicit(stack: &mut Stack) -> Result<()> {
     let [x, w, b, stride, padding, dilation, groups] = pop_array::<7>(stack)?;
     let r = x.to_tensor()?.conv(
-        w.to_tensor()?,
-        optional_tensor(&b)?,
+        &*w.to_tensor()?,
+        optional_tensor(&b)?.as_deref(),
         &stride.to_int_vec()?,
         &ConvPadding::Explicit(padding.to_int_vec()?),
         &dilation.to_int_vec()?,
@@ -99,8 +99,8 @@ fn conv_padding_str(stack: &mut Stack) -> Result<()> {
         }
     };
     let r = x.to_tensor()?.conv(
-        w.to_tensor()?,
-        optional_tensor(&b)?,
+        &*w.to_tensor()?,
+        optional_tensor(&b)?.as_deref(),
         &stride.to_int_vec()?,
         &padding,
         &dilation.to_int_vec()?,
@@ -112,8 +112,8 @@ fn conv_padding_str(stack: &mut Stack) -> Result<()> {
 fn conv_transpose(stack: &mut Stack) -> Result<()> {
     let [x, w, b, stride, padding, output_padding, groups, dilation] = pop_array::<8>(stack)?;
     let r = x.to_tensor()?.conv_transpose(
-        w.to_tensor()?,
-        optional_tensor(&b)?,
+        &*w.to_tensor()?,
+        optional_tensor(&b)?.as_deref(),
         &stride.to_int_vec()?,
         &padding.to_int_vec()?,
         &output_padding.to_int_vec()?,
@@ -130,9 +130,9 @@ fn convolution_general(stack: &mut Stack, extra: usize) -> Result<()> {
     let [x, w, b, stride, padding, dilation, transposed, output_padding, groups] =
         pop_array::<9>(stack)?;
     let r = convolution(
-        x.to_tensor()?,
-        w.to_tensor()?,
-        optional_tensor(&b)?,
+        &*x.to_tensor()?,
+        &*w.to_tensor()?,
+        optional_tensor(&b)?.as_deref(),
         &stride.to_int_vec()?,
         &ConvPadding::Explicit(padding.to_int_vec()?),
         &dilation.to_int_vec()?,
@@ -160,7 +160,7 @@ fn underscore_convolution_deprecated(stack: &mut Stack) -> Result<()> {
 fn max_pool_values(stack: &mut Stack, spatial: usize, with_indices: bool) -> Result<()> {
     let [x, k, s, p, d, ceil] = pop_array::<6>(stack)?;
     let (values, indices) = pool::max_pool(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         spatial,
         &k.to_int_vec()?,
         &s.to_int_vec()?,
@@ -194,7 +194,7 @@ fn max_pool2d_with_indices(stack: &mut Stack) -> Result<()> {
 fn avg_pool1d(stack: &mut Stack) -> Result<()> {
     let [x, k, s, p, ceil, include] = pop_array::<6>(stack)?;
     let r = pool::avg_pool(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         1,
         &k.to_int_vec()?,
         &s.to_int_vec()?,
@@ -209,7 +209,7 @@ fn avg_pool1d(stack: &mut Stack) -> Result<()> {
 fn avg_pool_nd(stack: &mut Stack, spatial: usize) -> Result<()> {
     let [x, k, s, p, ceil, include, divisor] = pop_array::<7>(stack)?;
     let r = pool::avg_pool(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         spatial,
         &k.to_int_vec()?,
         &s.to_int_vec()?,
@@ -230,7 +230,8 @@ fn avg_pool3d(stack: &mut Stack) -> Result<()> {
 
 fn adaptive(stack: &mut Stack, spatial: usize, max: bool) -> Result<()> {
     let [x, size] = pop_array::<2>(stack)?;
-    let (values, indices) = pool::adaptive_pool(x.to_tensor()?, spatial, &size.to_int_vec()?, max)?;
+    let (values, indices) =
+        pool::adaptive_pool(&*x.to_tensor()?, spatial, &size.to_int_vec()?, max)?;
     match indices {
         Some(i) if max => push_all(stack, vec![values, i]),
         _ => push(stack, values),
@@ -258,11 +259,11 @@ fn adaptive_max_pool2d(stack: &mut Stack) -> Result<()> {
 fn batch_norm(stack: &mut Stack) -> Result<()> {
     let [x, w, b, rm, rv, training, momentum, eps, _cudnn] = pop_array::<9>(stack)?;
     let r = norm::batch_norm(
-        x.to_tensor()?,
-        optional_tensor(&w)?,
-        optional_tensor(&b)?,
-        optional_tensor(&rm)?,
-        optional_tensor(&rv)?,
+        &*x.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
+        optional_tensor(&b)?.as_deref(),
+        optional_tensor(&rm)?.as_deref(),
+        optional_tensor(&rv)?.as_deref(),
         training.to_bool()?,
         momentum.to_double()?,
         eps.to_double()?,
@@ -273,11 +274,11 @@ fn batch_norm(stack: &mut Stack) -> Result<()> {
 fn instance_norm(stack: &mut Stack) -> Result<()> {
     let [x, w, b, rm, rv, use_input_stats, momentum, eps, _cudnn] = pop_array::<9>(stack)?;
     let r = norm::instance_norm(
-        x.to_tensor()?,
-        optional_tensor(&w)?,
-        optional_tensor(&b)?,
-        optional_tensor(&rm)?,
-        optional_tensor(&rv)?,
+        &*x.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
+        optional_tensor(&b)?.as_deref(),
+        optional_tensor(&rm)?.as_deref(),
+        optional_tensor(&rv)?.as_deref(),
         use_input_stats.to_bool()?,
         momentum.to_double()?,
         eps.to_double()?,
@@ -288,10 +289,10 @@ fn instance_norm(stack: &mut Stack) -> Result<()> {
 fn layer_norm(stack: &mut Stack) -> Result<()> {
     let [x, shape, w, b, eps, _cudnn] = pop_array::<6>(stack)?;
     let r = norm::layer_norm(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         &shape.to_int_vec()?,
-        optional_tensor(&w)?,
-        optional_tensor(&b)?,
+        optional_tensor(&w)?.as_deref(),
+        optional_tensor(&b)?.as_deref(),
         eps.to_double()?,
     )?;
     push(stack, r)
@@ -300,10 +301,10 @@ fn layer_norm(stack: &mut Stack) -> Result<()> {
 fn group_norm(stack: &mut Stack) -> Result<()> {
     let [x, groups, w, b, eps, _cudnn] = pop_array::<6>(stack)?;
     let r = norm::group_norm(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         groups.to_int()?,
-        optional_tensor(&w)?,
-        optional_tensor(&b)?,
+        optional_tensor(&w)?.as_deref(),
+        optional_tensor(&b)?.as_deref(),
         eps.to_double()?,
     )?;
     push(stack, r)
@@ -341,7 +342,7 @@ fn dropout_kernel(stack: &mut Stack, feature: bool, in_place: bool) -> Result<()
     if !in_place {
         return push(stack, r);
     }
-    if !r.is_same(t) {
+    if !r.is_same(&t) {
         t.copy_(&r)?;
     }
     push(stack, x)
@@ -367,7 +368,10 @@ fn feature_dropout_(stack: &mut Stack) -> Result<()> {
 
 fn embedding(stack: &mut Stack) -> Result<()> {
     let [w, idx, _padding_idx, _scale, _sparse] = pop_array::<5>(stack)?;
-    push(stack, misc::embedding(w.to_tensor()?, idx.to_tensor()?)?)
+    push(
+        stack,
+        misc::embedding(&*w.to_tensor()?, &*idx.to_tensor()?)?,
+    )
 }
 
 fn embedding_bag_common(
@@ -380,11 +384,11 @@ fn embedding_bag_common(
     padding_idx: Option<i64>,
 ) -> Result<Vec<Tensor>> {
     let (a, b, c, d) = misc::embedding_bag(
-        w.to_tensor()?,
-        idx.to_tensor()?,
-        offsets.to_tensor()?,
+        &*w.to_tensor()?,
+        &*idx.to_tensor()?,
+        &*offsets.to_tensor()?,
         mode.to_int()?,
-        optional_tensor(psw)?,
+        optional_tensor(psw)?.as_deref(),
         include_last.to_bool()?,
         padding_idx,
     )?;
@@ -423,14 +427,14 @@ fn pad(stack: &mut Stack) -> Result<()> {
     }
     push(
         stack,
-        misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, value)?,
+        misc::pad(&*x.to_tensor()?, &pads.to_int_vec()?, mode, value)?,
     )
 }
 
 fn constant_pad_nd(stack: &mut Stack) -> Result<()> {
     let [x, pads, value] = pop_array::<3>(stack)?;
     let r = misc::pad(
-        x.to_tensor()?,
+        &*x.to_tensor()?,
         &pads.to_int_vec()?,
         PadMode::Constant,
         scalar(&value)?.to_f64(),
@@ -442,7 +446,7 @@ fn pad_mode(stack: &mut Stack, mode: PadMode) -> Result<()> {
     let [x, pads] = pop_array::<2>(stack)?;
     push(
         stack,
-        misc::pad(x.to_tensor()?, &pads.to_int_vec()?, mode, 0.0)?,
+        misc::pad(&*x.to_tensor()?, &pads.to_int_vec()?, mode, 0.0)?,
     )
 }
 
@@ -460,7 +464,7 @@ fn pixel_shuffle(stack: &mut Stack) -> Result<()> {
     let [x, r] = pop_array::<2>(stack)?;
     push(
         stack,
-        misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, false)?,
+        misc::pixel_shuffle(&*x.to_tensor()?, r.to_int()?, false)?,
     )
 }
 
@@ -468,13 +472,13 @@ fn pixel_unshuffle(stack: &mut Stack) -> Result<()> {
     let [x, r] = pop_array::<2>(stack)?;
     push(
         stack,
-        misc::pixel_shuffle(x.to_tensor()?, r.to_int()?, true)?,
+        misc::pixel_shuffle(&*x.to_tensor()?, r.to_int()?, true)?,
     )
 }
 
 fn one_hot(stack: &mut Stack) -> Result<()> {
     let [x, n] = pop_array::<2>(stack)?;
-    push(stack, misc::one_hot(x.to_tensor()?, n.to_int()?)?)
+    push(stack, misc::one_hot(&*x.to_tensor()?, n.to_int()?)?)
 }
 
 fn sdpa(stack: &mut Stack) -> Result<()> {
@@ -484,10 +488,10 @@ fn sdpa(stack: &mut Stack) -> Result<()> {
         s => Some(s.to_double()?),
     };
     let r = misc::scaled_dot_product_attention(
-        q.to_tensor()?,
-        k.to_tensor()?,
-        v.to_tensor()?,
-        optional_tensor(&mask)?,
+        &*q.to_tensor()?,
+        &*k.to_tensor()?,
+        &*v.to_tensor()?,
+        optional_tensor(&mask)?.as_deref(),
         dropout_p.to_double()?,
         causal.to_bool()?,
         scale,
@@ -499,8 +503,8 @@ fn sdpa(stack: &mut Stack) -> Result<()> {
 fn cosine_similarity(stack: &mut Stack) -> Result<()> {
     let [a, b, dim, eps] = pop_array::<4>(stack)?;
     let r = misc::cosine_similarity(
-        a.to_tensor()?,
-        b.to_tensor()?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
         dim.to_int()?,
         eps.to_double()?,
     )?;
@@ -510,8 +514,8 @@ fn cosine_similarity(stack: &mut Stack) -> Result<()> {
 fn pairwise_distance(stack: &mut Stack) -> Result<()> {
     let [a, b, p, eps, keepdim] = pop_array::<5>(stack)?;
     let r = misc::pairwise_distance(
-        a.to_tensor()?,
-        b.to_tensor()?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
         p.to_double()?,
         eps.to_double()?,
         keepdim.to_bool()?,
@@ -525,7 +529,7 @@ fn mse_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r] = pop_array::<3>(stack)?;
     push(
         stack,
-        loss::mse_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?,
+        loss::mse_loss(&*a.to_tensor()?, &*b.to_tensor()?, reduction(&r)?)?,
     )
 }
 
@@ -533,15 +537,15 @@ fn l1_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r] = pop_array::<3>(stack)?;
     push(
         stack,
-        loss::l1_loss(a.to_tensor()?, b.to_tensor()?, reduction(&r)?)?,
+        loss::l1_loss(&*a.to_tensor()?, &*b.to_tensor()?, reduction(&r)?)?,
     )
 }
 
 fn smooth_l1_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r, beta] = pop_array::<4>(stack)?;
     let out = loss::smooth_l1_loss(
-        a.to_tensor()?,
-        b.to_tensor()?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
         reduction(&r)?,
         beta.to_double()?,
     )?;
@@ -551,8 +555,8 @@ fn smooth_l1_loss(stack: &mut Stack) -> Result<()> {
 fn huber_loss(stack: &mut Stack) -> Result<()> {
     let [a, b, r, delta] = pop_array::<4>(stack)?;
     let out = loss::huber_loss(
-        a.to_tensor()?,
-        b.to_tensor()?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
         reduction(&r)?,
         delta.to_double()?,
     )?;
@@ -562,9 +566,9 @@ fn huber_loss(stack: &mut Stack) -> Result<()> {
 fn bce(stack: &mut Stack) -> Result<()> {
     let [a, b, w, r] = pop_array::<4>(stack)?;
     let out = loss::binary_cross_entropy(
-        a.to_tensor()?,
-        b.to_tensor()?,
-        optional_tensor(&w)?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
         reduction(&r)?,
     )?;
     push(stack, out)
@@ -573,10 +577,10 @@ fn bce(stack: &mut Stack) -> Result<()> {
 fn bce_logits(stack: &mut Stack) -> Result<()> {
     let [a, b, w, pw, r] = pop_array::<5>(stack)?;
     let out = loss::binary_cross_entropy_with_logits(
-        a.to_tensor()?,
-        b.to_tensor()?,
-        optional_tensor(&w)?,
-        optional_tensor(&pw)?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
+        optional_tensor(&pw)?.as_deref(),
         reduction(&r)?,
     )?;
     push(stack, out)
@@ -585,8 +589,8 @@ fn bce_logits(stack: &mut Stack) -> Result<()> {
 fn kl_div(stack: &mut Stack) -> Result<()> {
     let [a, b, r, log_target] = pop_array::<4>(stack)?;
     let out = loss::kl_div(
-        a.to_tensor()?,
-        b.to_tensor()?,
+        &*a.to_tensor()?,
+        &*b.to_tensor()?,
         reduction(&r)?,
         log_target.to_bool()?,
     )?;
@@ -596,9 +600,9 @@ fn kl_div(stack: &mut Stack) -> Result<()> {
 fn nll_loss(stack: &mut Stack) -> Result<()> {
     let [a, t, w, r, ignore] = pop_array::<5>(stack)?;
     let out = loss::nll_loss(
-        a.to_tensor()?,
-        t.to_tensor()?,
-        optional_tensor(&w)?,
+        &*a.to_tensor()?,
+        &*t.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
         reduction(&r)?,
         ignore.to_int()?,
     )?;
@@ -608,9 +612,9 @@ fn nll_loss(stack: &mut Stack) -> Result<()> {
 fn cross_entropy_loss(stack: &mut Stack) -> Result<()> {
     let [a, t, w, r, ignore, smoothing] = pop_array::<6>(stack)?;
     let out = loss::cross_entropy(
-        a.to_tensor()?,
-        t.to_tensor()?,
-        optional_tensor(&w)?,
+        &*a.to_tensor()?,
+        &*t.to_tensor()?,
+        optional_tensor(&w)?.as_deref(),
         reduction(&r)?,
         ignore.to_int()?,
         smoothing.to_double()?,
@@ -654,7 +658,7 @@ fn upsample_vec(
     let input = x.to_tensor()?;
     let scales = optional_doubles(&scales)?;
     let out_size = output_size_for(
-        input,
+        &input,
         spatial,
         optional_ints(&size)?.as_deref(),
         scales.as_deref(),
@@ -663,7 +667,7 @@ fn upsample_vec(
         Some(s) => s.iter().map(|&v| Some(v)).collect(),
         None => vec![None; spatial],
     };
-    push(stack, upsample(input, &out_size, &per_dim, mode, align)?)
+    push(stack, upsample(&input, &out_size, &per_dim, mode, align)?)
 }
 
 fn upsample_sized(
@@ -688,8 +692,8 @@ fn upsample_sized(
         })
         .collect::<Result<_>>()?;
     let input = x.to_tensor()?;
-    let out_size = output_size_for(input, spatial, Some(&size.to_int_vec()?), None)?;
-    push(stack, upsample(input, &out_size, &per_dim, mode, align)?)
+    let out_size = output_size_for(&input, spatial, Some(&size.to_int_vec()?), None)?;
+    push(stack, upsample(&input, &out_size, &per_dim, mode, align)?)
 }
 
 /// `aten::_upsample_*2d_aa.vec(input, output_size?, align_corners, scale_factors?)`.
@@ -698,7 +702,7 @@ fn antialias_vec(stack: &mut Stack, filter: AntialiasFilter) -> Result<()> {
     let input = x.to_tensor()?;
     let scales = optional_doubles(&scales)?;
     let out_size = output_size_for(
-        input,
+        &input,
         2,
         optional_ints(&size)?.as_deref(),
         scales.as_deref(),
@@ -707,7 +711,7 @@ fn antialias_vec(stack: &mut Stack, filter: AntialiasFilter) -> Result<()> {
         Some(s) => s.iter().map(|&v| Some(v)).collect(),
         None => vec![None; 2],
     };
-    let r = upsample_antialias(input, &out_size, &per_dim, filter, align.to_bool()?)?;
+    let r = upsample_antialias(&input, &out_size, &per_dim, filter, align.to_bool()?)?;
     push(stack, r)
 }
 
@@ -722,8 +726,8 @@ fn antialias_sized(stack: &mut Stack, filter: AntialiasFilter) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     let input = x.to_tensor()?;
-    let out_size = output_size_for(input, 2, Some(&size.to_int_vec()?), None)?;
-    let r = upsample_antialias(input, &out_size, &per_dim, filter, align.to_bool()?)?;
+    let out_size = output_size_for(&input, 2, Some(&size.to_int_vec()?), None)?;
+    let r = upsample_antialias(&input, &out_size, &per_dim, filter, align.to_bool()?)?;
     push(stack, r)
 }
 

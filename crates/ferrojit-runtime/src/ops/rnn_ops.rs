@@ -29,7 +29,7 @@ fn options(mode: RnnMode, flags: &[IValue], batch_first: Option<&IValue>) -> Res
 /// The `hx` argument: a tensor list for LSTMs, one tensor otherwise.
 fn states(value: &IValue) -> Result<Vec<Tensor>> {
     match value {
-        IValue::Tensor(t) => Ok(vec![Tensor::clone(t)]),
+        IValue::Tensor(t) => Ok(vec![Tensor::clone(&t.get())]),
         other => other.to_tensor_vec(),
     }
 }
@@ -46,7 +46,7 @@ fn padded(mode: RnnMode, stack: &mut Stack) -> Result<()> {
     let [input, hx, params, b, l, d, t, bi, bf] = pop_array::<9>(stack)?;
     let opts = options(mode, &[b, l, d, t, bi], Some(&bf))?;
     let (output, finals) = rnn::rnn(
-        input.to_tensor()?,
+        &*input.to_tensor()?,
         &states(&hx)?,
         &params.to_tensor_vec()?,
         &opts,
@@ -58,8 +58,8 @@ fn packed(mode: RnnMode, stack: &mut Stack) -> Result<()> {
     let [data, batch_sizes, hx, params, b, l, d, t, bi] = pop_array::<9>(stack)?;
     let opts = options(mode, &[b, l, d, t, bi], None)?;
     let (output, finals) = rnn::rnn_packed_sequence(
-        data.to_tensor()?,
-        batch_sizes.to_tensor()?,
+        &*data.to_tensor()?,
+        &*batch_sizes.to_tensor()?,
         &states(&hx)?,
         &params.to_tensor_vec()?,
         &opts,
@@ -71,12 +71,12 @@ fn cell(mode: RnnMode, stack: &mut Stack) -> Result<()> {
     let [input, hx, w_ih, w_hh, b_ih, b_hh] = pop_array::<6>(stack)?;
     let mut out = rnn::rnn_cell(
         mode,
-        input.to_tensor()?,
+        &*input.to_tensor()?,
         &states(&hx)?,
-        w_ih.to_tensor()?,
-        w_hh.to_tensor()?,
-        optional_tensor(&b_ih)?,
-        optional_tensor(&b_hh)?,
+        &*w_ih.to_tensor()?,
+        &*w_hh.to_tensor()?,
+        optional_tensor(&b_ih)?.as_deref(),
+        optional_tensor(&b_hh)?.as_deref(),
     )?;
     // One stack value per schema return: (h, c) for the LSTM cell, h otherwise.
     stack.extend(out.drain(..).map(IValue::from));

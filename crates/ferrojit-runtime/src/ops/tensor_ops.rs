@@ -16,7 +16,7 @@ use crate::registry::Stack;
 
 fn add_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.add(b.to_tensor()?, &scalar(&alpha)?)?;
+    let result = a.to_tensor()?.add(&*b.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, result)
 }
 
@@ -28,7 +28,7 @@ fn add_scalar(stack: &mut Stack) -> Result<()> {
 
 fn add_tensor_(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.add_(b.to_tensor()?, &scalar(&alpha)?)?;
+    a.to_tensor()?.add_(&*b.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, a)
 }
 
@@ -40,7 +40,7 @@ fn add_scalar_(stack: &mut Stack) -> Result<()> {
 
 fn sub_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.sub(b.to_tensor()?, &scalar(&alpha)?)?;
+    let result = a.to_tensor()?.sub(&*b.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, result)
 }
 
@@ -52,7 +52,7 @@ fn sub_scalar(stack: &mut Stack) -> Result<()> {
 
 fn sub_tensor_(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.sub_(b.to_tensor()?, &scalar(&alpha)?)?;
+    a.to_tensor()?.sub_(&*b.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, a)
 }
 
@@ -65,19 +65,19 @@ fn sub_scalar_(stack: &mut Stack) -> Result<()> {
 /// `other - alpha * self`.
 fn rsub_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = b.to_tensor()?.sub(a.to_tensor()?, &scalar(&alpha)?)?;
+    let result = b.to_tensor()?.sub(&*a.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, result)
 }
 
 fn rsub_scalar(stack: &mut Stack) -> Result<()> {
     let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = wrapped(&b)?.sub(a.to_tensor()?, &scalar(&alpha)?)?;
+    let result = wrapped(&b)?.sub(&*a.to_tensor()?, &scalar(&alpha)?)?;
     push(stack, result)
 }
 
 fn mul_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mul(b.to_tensor()?)?;
+    let result = a.to_tensor()?.mul(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
@@ -89,7 +89,7 @@ fn mul_scalar(stack: &mut Stack) -> Result<()> {
 
 fn mul_tensor_(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.mul_(b.to_tensor()?)?;
+    a.to_tensor()?.mul_(&*b.to_tensor()?)?;
     push(stack, a)
 }
 
@@ -101,7 +101,7 @@ fn mul_scalar_(stack: &mut Stack) -> Result<()> {
 
 fn div_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(b.to_tensor()?, None)?;
+    let result = a.to_tensor()?.div(&*b.to_tensor()?, None)?;
     push(stack, result)
 }
 
@@ -113,7 +113,7 @@ fn div_scalar(stack: &mut Stack) -> Result<()> {
 
 fn div_tensor_mode(stack: &mut Stack) -> Result<()> {
     let [a, b, mode] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.div(b.to_tensor()?, optional_str(&mode)?)?;
+    let result = a.to_tensor()?.div(&*b.to_tensor()?, optional_str(&mode)?)?;
     push(stack, result)
 }
 
@@ -125,7 +125,7 @@ fn div_scalar_mode(stack: &mut Stack) -> Result<()> {
 
 fn div_tensor_(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.div_(b.to_tensor()?, None)?;
+    a.to_tensor()?.div_(&*b.to_tensor()?, None)?;
     push(stack, a)
 }
 
@@ -137,7 +137,7 @@ fn div_scalar_(stack: &mut Stack) -> Result<()> {
 
 fn floor_divide_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(b.to_tensor()?, Some("floor"))?;
+    let result = a.to_tensor()?.div(&*b.to_tensor()?, Some("floor"))?;
     push(stack, result)
 }
 
@@ -149,7 +149,7 @@ fn floor_divide_scalar(stack: &mut Stack) -> Result<()> {
 
 fn remainder_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.remainder(b.to_tensor()?)?;
+    let result = a.to_tensor()?.remainder(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
@@ -161,7 +161,7 @@ fn remainder_scalar(stack: &mut Stack) -> Result<()> {
 
 fn pow_tensor_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.pow(b.to_tensor()?)?;
+    let result = a.to_tensor()?.pow(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
@@ -173,19 +173,19 @@ fn pow_tensor_scalar(stack: &mut Stack) -> Result<()> {
 
 fn pow_scalar_tensor(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = wrapped(&a)?.pow(b.to_tensor()?)?;
+    let result = wrapped(&a)?.pow(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn maximum(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.maximum(b.to_tensor()?)?;
+    let result = a.to_tensor()?.maximum(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn minimum(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.minimum(b.to_tensor()?)?;
+    let result = a.to_tensor()?.minimum(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
@@ -193,7 +193,7 @@ macro_rules! comparison {
     ($tensor_name:ident, $scalar_name:ident, $method:ident) => {
         fn $tensor_name(stack: &mut Stack) -> Result<()> {
             let [a, b] = pop_array::<2>(stack)?;
-            let result = a.to_tensor()?.$method(b.to_tensor()?)?;
+            let result = a.to_tensor()?.$method(&*b.to_tensor()?)?;
             push(stack, result)
         }
 
@@ -234,7 +234,7 @@ fn softmax(stack: &mut Stack) -> Result<()> {
     let input = a.to_tensor()?;
     let input = match optional_dtype(&dtype)? {
         Some(dtype) => input.to_dtype(dtype),
-        None => input.clone(),
+        None => Tensor::clone(&input),
     };
     if !input.dtype().is_floating_point() {
         return Err(TensorError::NotImplementedForDType {
@@ -259,15 +259,15 @@ fn linear(stack: &mut Stack) -> Result<()> {
     let [input, weight, bias] = pop_array::<3>(stack)?;
     let result = input
         .to_tensor()?
-        .linear(weight.to_tensor()?, optional_tensor(&bias)?)?;
+        .linear(&*weight.to_tensor()?, optional_tensor(&bias)?.as_deref())?;
     push(stack, result)
 }
 
 fn addmm(stack: &mut Stack) -> Result<()> {
     let [input, mat1, mat2, beta, alpha] = pop_array::<5>(stack)?;
     let result = input.to_tensor()?.addmm(
-        mat1.to_tensor()?,
-        mat2.to_tensor()?,
+        &*mat1.to_tensor()?,
+        &*mat2.to_tensor()?,
         &scalar(&beta)?,
         &scalar(&alpha)?,
     )?;
@@ -276,31 +276,31 @@ fn addmm(stack: &mut Stack) -> Result<()> {
 
 fn matmul(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.matmul(b.to_tensor()?)?;
+    let result = a.to_tensor()?.matmul(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn mm(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mm(b.to_tensor()?)?;
+    let result = a.to_tensor()?.mm(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn bmm(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.bmm(b.to_tensor()?)?;
+    let result = a.to_tensor()?.bmm(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn dot(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.dot(b.to_tensor()?)?;
+    let result = a.to_tensor()?.dot(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
 fn mv(stack: &mut Stack) -> Result<()> {
     let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mv(b.to_tensor()?)?;
+    let result = a.to_tensor()?.mv(&*b.to_tensor()?)?;
     push(stack, result)
 }
 
@@ -336,13 +336,13 @@ fn sizes_i64(tensor: &Tensor) -> Vec<i64> {
 
 fn view_as(stack: &mut Stack) -> Result<()> {
     let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.view(&sizes_i64(other.to_tensor()?))?;
+    let result = a.to_tensor()?.view(&sizes_i64(&*other.to_tensor()?))?;
     push(stack, result)
 }
 
 fn reshape_as(stack: &mut Stack) -> Result<()> {
     let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.reshape(&sizes_i64(other.to_tensor()?))?;
+    let result = a.to_tensor()?.reshape(&sizes_i64(&*other.to_tensor()?))?;
     push(stack, result)
 }
 
@@ -354,7 +354,7 @@ fn expand(stack: &mut Stack) -> Result<()> {
 
 fn expand_as(stack: &mut Stack) -> Result<()> {
     let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.expand(&sizes_i64(other.to_tensor()?))?;
+    let result = a.to_tensor()?.expand(&sizes_i64(&*other.to_tensor()?))?;
     push(stack, result)
 }
 
@@ -407,10 +407,83 @@ fn squeeze(stack: &mut Stack) -> Result<()> {
     push(stack, result)
 }
 
-fn contiguous(stack: &mut Stack) -> Result<()> {
-    let [a, _memory_format] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.contiguous();
+/// `squeeze.dims`: removes each listed dim of size 1 (others are left, as in PyTorch).
+fn squeeze_dims(stack: &mut Stack) -> Result<()> {
+    let [a, dims] = pop_array::<2>(stack)?;
+    let mut result = Tensor::clone(&*a.to_tensor()?);
+    let mut wrapped = dims
+        .to_int_vec()?
+        .into_iter()
+        .map(|dim| ferrojit_tensor::wrap_dim(dim, result.dim()))
+        .collect::<std::result::Result<Vec<usize>, _>>()?;
+    wrapped.sort_unstable();
+    wrapped.dedup();
+    for dim in wrapped.into_iter().rev() {
+        result = result.squeeze_dim(dim as i64)?;
+    }
     push(stack, result)
+}
+
+/// `resize_(size, memory_format)`: the in-place form hands the resized tensor to every handle
+/// (see the registry's alias write-back).
+fn resize(stack: &mut Stack) -> Result<()> {
+    let [a, sizes, memory_format] = pop_array::<3>(stack)?;
+    let format = super::core_ops::memory_format(&memory_format)?;
+    let result = a.to_tensor()?.resized(&sizes.to_int_vec()?, format)?;
+    push(stack, result)
+}
+
+/// `resize_as_(the_template, memory_format)`.
+fn resize_as(stack: &mut Stack) -> Result<()> {
+    let [a, template, memory_format] = pop_array::<3>(stack)?;
+    let format = super::core_ops::memory_format(&memory_format)?;
+    let sizes: Vec<i64> = template
+        .to_tensor()?
+        .sizes()
+        .iter()
+        .map(|&s| s as i64)
+        .collect();
+    let result = a.to_tensor()?.resized(&sizes, format)?;
+    push(stack, result)
+}
+
+/// `set_(source)`: `self` becomes another handle on `source`'s storage and geometry.
+fn set_to_tensor(stack: &mut Stack) -> Result<()> {
+    let [a, source] = pop_array::<2>(stack)?;
+    let (target, source) = (a.to_tensor()?, source.to_tensor()?);
+    if target.dtype() != source.dtype() {
+        return Err(RuntimeError::Other(format!(
+            "Could not set tensor of type {} to a tensor of type {}",
+            target.dtype().name(),
+            source.dtype().name()
+        )));
+    }
+    push(stack, Tensor::clone(&source))
+}
+
+/// `requires_grad_(requires_grad)`: only the flag; ferrojit records no gradients.
+fn set_requires_grad(stack: &mut Stack) -> Result<()> {
+    let [a, value] = pop_array::<2>(stack)?;
+    let mut result = Tensor::clone(&*a.to_tensor()?);
+    result.set_requires_grad(value.to_bool()?);
+    push(stack, result)
+}
+
+/// `contiguous(memory_format)`: the tensor itself when it already is contiguous in that format,
+/// else a copy laid out in it.
+fn contiguous(stack: &mut Stack) -> Result<()> {
+    use ferrojit_tensor::ops::views::MemoryFormat;
+    let [a, memory_format] = pop_array::<2>(stack)?;
+    let format = super::core_ops::memory_format(&memory_format)?;
+    let tensor = a.to_tensor()?;
+    match format {
+        MemoryFormat::Contiguous => push(stack, tensor.contiguous()),
+        MemoryFormat::Preserve => Err(RuntimeError::Other(
+            "preserve memory format is unsupported by the contiguous operator".to_string(),
+        )),
+        _ if is_contiguous_as(&tensor, format)? => push(stack, a),
+        _ => push(stack, tensor.clone_with_format(format)?),
+    }
 }
 
 fn clone(stack: &mut Stack) -> Result<()> {
@@ -422,7 +495,7 @@ fn clone(stack: &mut Stack) -> Result<()> {
 
 fn detach(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
-    let mut result = a.to_tensor()?.clone();
+    let mut result = Tensor::clone(&*a.to_tensor()?);
     result.set_requires_grad(false);
     push(stack, result)
 }
@@ -477,9 +550,79 @@ fn size_int(stack: &mut Stack) -> Result<()> {
     push(stack, size as i64)
 }
 
+fn stride(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    let strides: Vec<i64> = a.to_tensor()?.strides().iter().map(|&s| s as i64).collect();
+    push(stack, IValue::int_list(&strides))
+}
+
+fn stride_int(stack: &mut Stack) -> Result<()> {
+    let [a, dim] = pop_array::<2>(stack)?;
+    let tensor = a.to_tensor()?;
+    let dim = ferrojit_tensor::wrap_dim(dim.to_int()?, tensor.dim())?;
+    push(stack, tensor.strides()[dim] as i64)
+}
+
+fn storage_offset(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.storage_offset() as i64)
+}
+
+fn element_size(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.dtype().item_size() as i64)
+}
+
+fn is_contiguous(stack: &mut Stack) -> Result<()> {
+    let [a] = pop_array::<1>(stack)?;
+    push(stack, a.to_tensor()?.is_contiguous())
+}
+
+/// `is_contiguous(memory_format=...)`: c10's test, which skips the strides of size-1 dims and
+/// calls a tensor without elements contiguous.
+fn is_contiguous_in_format(stack: &mut Stack) -> Result<()> {
+    let [a, memory_format] = pop_array::<2>(stack)?;
+    let format = super::core_ops::memory_format(&memory_format)?;
+    push(stack, is_contiguous_as(&*a.to_tensor()?, format)?)
+}
+
+/// c10's contiguity test for a memory format: the strides of size-1 dims are skipped, and a
+/// tensor without elements is contiguous.
+fn is_contiguous_as(
+    tensor: &Tensor,
+    format: ferrojit_tensor::ops::views::MemoryFormat,
+) -> Result<bool> {
+    use ferrojit_tensor::ops::views::MemoryFormat;
+    let (sizes, strides) = (tensor.sizes(), tensor.strides());
+    let inner_to_outer: &[usize] = match format {
+        MemoryFormat::Contiguous => return Ok(tensor.is_contiguous()),
+        MemoryFormat::ChannelsLast if sizes.len() == 4 => &[1, 3, 2, 0],
+        MemoryFormat::ChannelsLast3d if sizes.len() == 5 => &[1, 4, 3, 2, 0],
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => return Ok(false),
+        MemoryFormat::Preserve => {
+            return Err(RuntimeError::Other(
+                "is_contiguous: Tensor doesn't support memory format Preserve".to_string(),
+            ))
+        }
+    };
+    if tensor.numel() == 0 {
+        return Ok(true);
+    }
+    let mut expected = 1usize;
+    for &dim in inner_to_outer {
+        if sizes[dim] != 1 {
+            if strides[dim] != expected {
+                return Ok(false);
+            }
+            expected = expected.saturating_mul(sizes[dim]);
+        }
+    }
+    Ok(true)
+}
+
 fn size(stack: &mut Stack) -> Result<()> {
     let [a] = pop_array::<1>(stack)?;
-    push(stack, IValue::int_list(&sizes_i64(a.to_tensor()?)))
+    push(stack, IValue::int_list(&sizes_i64(&*a.to_tensor()?)))
 }
 
 fn dim(stack: &mut Stack) -> Result<()> {
@@ -533,7 +676,7 @@ fn check_cpu(device: &IValue) -> Result<()> {
 fn to_dtype(stack: &mut Stack) -> Result<()> {
     let [a, dtype, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
     let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
-    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
     push(stack, result)
 }
 
@@ -541,7 +684,7 @@ fn to_dtype(stack: &mut Stack) -> Result<()> {
 /// `x.float()` and friends this way).
 fn cast_to(stack: &mut Stack, dtype: DType) -> Result<()> {
     let [a, _non_blocking] = pop_array::<2>(stack)?;
-    push(stack, to_dtype_impl(a.to_tensor()?, Some(dtype), false))
+    push(stack, to_dtype_impl(&*a.to_tensor()?, Some(dtype), false))
 }
 
 fn cast_byte(stack: &mut Stack) -> Result<()> {
@@ -578,14 +721,14 @@ fn cast_double(stack: &mut Stack) -> Result<()> {
 
 fn to_prim_dtype(stack: &mut Stack) -> Result<()> {
     let [a, dtype, _non_blocking, copy] = pop_array::<4>(stack)?;
-    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
     push(stack, result)
 }
 
 fn to_prim_device(stack: &mut Stack) -> Result<()> {
     let [a, device, dtype, _non_blocking, copy] = pop_array::<5>(stack)?;
     check_cpu(&device)?;
-    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
     push(stack, result)
 }
 
@@ -593,7 +736,7 @@ fn to_device(stack: &mut Stack) -> Result<()> {
     let [a, device, dtype, _non_blocking, copy, _memory_format] = pop_array::<6>(stack)?;
     check_cpu(&device)?;
     let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
-    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
     push(stack, result)
 }
 
@@ -601,7 +744,7 @@ fn to_device(stack: &mut Stack) -> Result<()> {
 fn to_other(stack: &mut Stack) -> Result<()> {
     let [a, other, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
     let dtype = other.to_tensor()?.dtype();
-    let result = to_dtype_impl(a.to_tensor()?, Some(dtype), copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
     push(stack, result)
 }
 
@@ -610,7 +753,7 @@ fn to_dtype_layout(stack: &mut Stack) -> Result<()> {
     let [a, dtype, _layout, device, _pin_memory, _non_blocking, copy, _memory_format] =
         pop_array::<8>(stack)?;
     check_cpu(&device)?;
-    let result = to_dtype_impl(a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
+    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
     push(stack, result)
 }
 
@@ -885,7 +1028,7 @@ fn as_tensor_number(stack: &mut Stack) -> Result<()> {
 fn as_tensor_tensor(stack: &mut Stack) -> Result<()> {
     let [data, dtype, device] = pop_array::<3>(stack)?;
     check_cpu(&device)?;
-    let result = to_dtype_impl(data.to_tensor()?, optional_dtype(&dtype)?, false);
+    let result = to_dtype_impl(&*data.to_tensor()?, optional_dtype(&dtype)?, false);
     push(stack, result)
 }
 
@@ -913,7 +1056,7 @@ fn stack_tensors(stack: &mut Stack) -> Result<()> {
 
 fn copy_(stack: &mut Stack) -> Result<()> {
     let [a, src, _non_blocking] = pop_array::<3>(stack)?;
-    a.to_tensor()?.copy_(src.to_tensor()?)?;
+    a.to_tensor()?.copy_(&*src.to_tensor()?)?;
     push(stack, a)
 }
 
@@ -1008,6 +1151,24 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze),
     ("aten::squeeze(Tensor(a) self) -> Tensor(a)", squeeze),
     ("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim),
+    ("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", squeeze_dims),
+    ("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
+    ("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", transpose),
+    // In-place geometry changes: each kernel returns the changed tensor and the registry's
+    // alias write-back makes it `self`'s tensor for every handle.
+    ("aten::t_(Tensor(a!) self) -> Tensor(a!)", transpose_2d),
+    ("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
+    ("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
+    ("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)", transpose),
+    ("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", unsqueeze),
+    ("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", squeeze),
+    ("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
+    ("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
+    ("aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize),
+    ("aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize_as),
+    ("aten::set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)", set_to_tensor),
+    ("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
+    ("aten::requires_grad_(Tensor(a!) self, bool requires_grad=True) -> Tensor(a!)", set_requires_grad),
     ("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", contiguous),
     ("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
     ("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
@@ -1019,6 +1180,12 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::min(Tensor self) -> Tensor", min_all),
     ("aten::size.int(Tensor self, int dim) -> int", size_int),
     ("aten::size(Tensor self) -> int[]", size),
+    ("aten::stride(Tensor self) -> int[]", stride),
+    ("aten::stride.int(Tensor self, int dim) -> int", stride_int),
+    ("aten::storage_offset(Tensor self) -> int", storage_offset),
+    ("aten::element_size(Tensor self) -> int", element_size),
+    ("aten::is_contiguous(Tensor self) -> bool", is_contiguous),
+    ("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool", is_contiguous_in_format),
     ("aten::dim(Tensor self) -> int", dim),
     ("aten::numel(Tensor self) -> int", numel),
     ("aten::len.Tensor(Tensor t) -> int", len_tensor),

@@ -28,19 +28,19 @@ fn native_mha(stack: &mut Stack) -> Result<()> {
     let [q, k, v, embed_dim, num_heads, qkv_w, qkv_b, proj_w, proj_b, mask, need, average, mask_type] =
         pop_array::<13>(stack)?;
     let weights = AttentionWeights {
-        qkv_weight: qkv_w.to_tensor()?,
-        qkv_bias: qkv_b.to_tensor()?,
-        proj_weight: proj_w.to_tensor()?,
-        proj_bias: proj_b.to_tensor()?,
+        qkv_weight: &*qkv_w.to_tensor()?,
+        qkv_bias: &*qkv_b.to_tensor()?,
+        proj_weight: &*proj_w.to_tensor()?,
+        proj_bias: &*proj_b.to_tensor()?,
     };
     let (out, attn) = native_multi_head_attention(
-        q.to_tensor()?,
-        k.to_tensor()?,
-        v.to_tensor()?,
+        &*q.to_tensor()?,
+        &*k.to_tensor()?,
+        &*v.to_tensor()?,
         embed_dim.to_int()?,
         num_heads.to_int()?,
         &weights,
-        optional_tensor(&mask)?,
+        optional_tensor(&mask)?.as_deref(),
         need.to_bool()?,
         average.to_bool()?,
         mask_type.to_optional_int()?,
@@ -56,27 +56,27 @@ fn encoder_layer(stack: &mut Stack) -> Result<()> {
     let args = pop_vec(stack, 20)?;
     let tensor = |i: usize| args[i].to_tensor();
     let weights = AttentionWeights {
-        qkv_weight: tensor(3)?,
-        qkv_bias: tensor(4)?,
-        proj_weight: tensor(5)?,
-        proj_bias: tensor(6)?,
+        qkv_weight: &*tensor(3)?,
+        qkv_bias: &*tensor(4)?,
+        proj_weight: &*tensor(5)?,
+        proj_bias: &*tensor(6)?,
     };
     let params = EncoderLayerParams {
         use_gelu: args[7].to_bool()?,
         norm_first: args[8].to_bool()?,
         eps: args[9].to_double()?,
-        norm1: (tensor(10)?, tensor(11)?),
-        norm2: (tensor(12)?, tensor(13)?),
-        ffn1: (tensor(14)?, tensor(15)?),
-        ffn2: (tensor(16)?, tensor(17)?),
+        norm1: (&*tensor(10)?, &*tensor(11)?),
+        norm2: (&*tensor(12)?, &*tensor(13)?),
+        ffn1: (&*tensor(14)?, &*tensor(15)?),
+        ffn2: (&*tensor(16)?, &*tensor(17)?),
     };
     let out = transformer_encoder_layer(
-        tensor(0)?,
+        &*tensor(0)?,
         args[1].to_int()?,
         args[2].to_int()?,
         &weights,
         &params,
-        optional_tensor(&args[18])?,
+        optional_tensor(&args[18])?.as_deref(),
         args[19].to_optional_int()?,
     )?;
     push(stack, out)
@@ -84,7 +84,10 @@ fn encoder_layer(stack: &mut Stack) -> Result<()> {
 
 fn nested_from_mask_left_aligned(stack: &mut Stack) -> Result<()> {
     let [t, mask] = pop_array::<2>(stack)?;
-    push(stack, mask_left_aligned(t.to_tensor()?, mask.to_tensor()?)?)
+    push(
+        stack,
+        mask_left_aligned(&*t.to_tensor()?, &*mask.to_tensor()?)?,
+    )
 }
 
 fn nested_from_mask(stack: &mut Stack) -> Result<()> {

@@ -468,8 +468,8 @@ impl Tensor {
 
     /// Stores a computed result into an `out=` tensor the way PyTorch does: the result
     /// dtype must be castable to `out`'s dtype; a same-shaped `out` is written in place;
-    /// another shape is resized, which here means a fresh tensor of `out`'s dtype is returned
-    /// (ferrojit handles cannot change the geometry other handles see).
+    /// another shape is resized first ([`Tensor::resized`]) and the returned tensor is `out`
+    /// with its new geometry (the runtime makes every handle to `out` see it).
     pub fn write_into_out(&self, out: &Tensor) -> Result<Tensor> {
         if !can_cast(self.dtype(), out.dtype()) {
             return Err(TensorError::CannotCast {
@@ -480,6 +480,8 @@ impl Tensor {
         if out.sizes() == self.sizes() {
             return out.assign_result(self);
         }
-        Ok(self.cast_copy(out.dtype()))
+        let sizes: Vec<i64> = self.sizes().iter().map(|&size| size as i64).collect();
+        out.resized(&sizes, crate::ops::views::MemoryFormat::Contiguous)?
+            .assign_result(self)
     }
 }

@@ -361,6 +361,59 @@ fn strides_for_order(sizes: &[usize], order: &[usize]) -> Vec<usize> {
 }
 
 impl Tensor {
+    /// PyTorch's `resize_`: `sizes` with contiguous strides (channels-last ones for
+    /// `ChannelsLast`/`ChannelsLast3d`) at the same storage offset, over the same storage when
+    /// it is large enough, so other views of it see what is written through the result. A
+    /// storage too small is replaced by a larger copy: PyTorch grows the storage object
+    /// itself, which other views would then share; here they keep the old one. The new
+    /// elements are zero (PyTorch leaves them uninitialised).
+    pub fn resized(&self, sizes: &[i64], format: MemoryFormat) -> Result<Tensor> {
+        let sizes = sizes
+            .iter()
+            .map(|&size| {
+                usize::try_from(size).map_err(|_| {
+                    TensorError::InvalidArgument(format!(
+                        "Trying to create tensor with negative dimension {size}: {}",
+                        format_shape_i64(sizes)
+                    ))
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        let strides = match (format, sizes.len()) {
+            (MemoryFormat::ChannelsLast, 4) => strides_for_order(&sizes, &[0, 2, 3, 1]),
+            (MemoryFormat::ChannelsLast3d, 5) => strides_for_order(&sizes, &[0, 2, 3, 4, 1]),
+            (MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d, rank) => {
+                return Err(TensorError::InvalidArgument(format!(
+                    "required rank {} tensor to use channels_last format, got {rank}",
+                    if format == MemoryFormat::ChannelsLast {
+                        4
+                    } else {
+                        5
+                    }
+                )))
+            }
+            _ => contiguous_strides(&sizes),
+        };
+        let numel = checked_numel(&sizes)?;
+        let offset = self.storage_offset();
+        let needed = offset.checked_add(numel).ok_or_else(|| {
+            TensorError::InvalidArgument(format!(
+                "resize_: {} elements at offset {offset} overflow",
+                format_shape(&sizes)
+            ))
+        })?;
+        let storage = self.storage();
+        if numel == 0 || needed <= storage.len_elements() {
+            return Tensor::from_storage(storage.clone(), offset, sizes, strides);
+        }
+        let dtype = self.dtype();
+        crate::shape::check_allocation(needed, dtype)?;
+        let mut bytes = storage.to_le_bytes();
+        bytes.resize(needed * dtype.item_size(), 0);
+        let grown = crate::storage::Storage::from_bytes(dtype, &bytes, true)?;
+        Tensor::from_storage(grown, offset, sizes, strides)
+    }
+
     /// `as_strided(size, stride, storage_offset)`: any geometry inside the storage.
     pub fn as_strided(
         &self,
