@@ -987,13 +987,14 @@ where
         let mut sum = zero;
         for (slot, &p) in cumulative.iter_mut().zip(row) {
             let value = narrow(p);
-            // NaN fails this comparison first, so PyTorch reports it as "< 0".
-            if !(value >= zero) {
+            // ATen tests `value >= 0` first, which NaN fails too: it is reported as "< 0".
+            let wide: f64 = value.into();
+            if wide.is_nan() || wide < 0.0 {
                 return Err(invalid(
                     "invalid multinomial distribution (encountering probability entry < 0)",
                 ));
             }
-            if !value.into().is_finite() {
+            if !wide.is_finite() {
                 return Err(invalid(
                     "invalid multinomial distribution (encountering probability entry = infinity or NaN)",
                 ));
@@ -1001,7 +1002,8 @@ where
             sum = sum + value;
             *slot = sum;
         }
-        if !(sum > zero) {
+        // Never NaN: every value added was finite and non-negative.
+        if sum.into() <= 0.0 {
             return Err(invalid(
                 "invalid multinomial distribution (sum of probabilities <= 0)",
             ));
@@ -1116,7 +1118,7 @@ impl Tensor {
     /// `vRngExponential` kernel is compiled out (`#if ... || 1` in
     /// native/cpu/DistributionKernels.cpp, pytorch issue 132395).
     pub fn exponential_(&self, lambda: f64) -> Result<Tensor> {
-        if !(lambda > 0.0) {
+        if lambda.is_nan() || lambda <= 0.0 {
             return Err(invalid(format!(
                 "exponential_ expects lambda > 0.0, but found lambda={}",
                 cpp_double(lambda)
@@ -1246,7 +1248,7 @@ impl Tensor {
         }
         let probs = self.to_f64_vec();
         // `max < inf && min >= 0`: NaN fails both.
-        if !probs.iter().all(|&p| p >= 0.0 && p < f64::INFINITY) {
+        if !probs.iter().all(|p| (0.0..f64::INFINITY).contains(p)) {
             return Err(invalid(
                 "probability tensor contains either `inf`, `nan` or element < 0",
             ));
