@@ -321,12 +321,34 @@ fn load_random_fixture() -> IValue {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Whether this target runs the C library the fixtures were recorded with (glibc on x86-64):
+/// there `exponential_`'s `log1p` must agree bit for bit; elsewhere within 2 ulps.
+const RECORDED_LIBM: bool = cfg!(all(
+    target_os = "linux",
+    target_env = "gnu",
+    target_arch = "x86_64"
+));
+
+/// The ulps a recorded call may differ by: none, or for values through log/sin/cos/log1p
+/// (flagged `normal` by the generator) 2, except exponentials where the C library is the
+/// recorded one (their only libm call is `log1p`, whose result both sides take from it).
+fn allowed_ulps(op: &str, normal: bool) -> f64 {
+    if !normal || (RECORDED_LIBM && op.starts_with("aten::exponential")) {
+        0.0
+    } else {
+        2.0
+    }
+}
+
 /// After the same `manual_seed`, every call of each recorded sequence returns what PyTorch
-/// returned: rand, randint, randperm, uniform_, bernoulli and dropout bit for bit; normals
-/// (randn, normal_, randn_like) within 2 ulps, since they go through log/sin/cos (PyTorch's
-/// AVX2 Cephes polynomials for float, reproduced exactly, and the C library's for double and
-/// the per-element path, which can differ by an ulp between platforms). A mismatch ends its
-/// sequence, since every later call depends on the generator state.
+/// returned: rand, randint, randperm, uniform_, bernoulli, dropout and multinomial bit for
+/// bit; normals (randn, normal_, randn_like) within 2 ulps, since they go through log/sin/cos
+/// (PyTorch's AVX2 Cephes polynomials for float, reproduced exactly, and the C library's for
+/// double and the per-element path, which can differ by an ulp between platforms);
+/// exponentials bit for bit with glibc on x86-64 (see [`allowed_ulps`]). Calls flagged
+/// `generator` draw from one `torch.Generator` per sequence, seeded with its
+/// `generator_seed`. A mismatch ends its sequence, since every later call depends on the
+/// generator state.
 #[test]
 fn random_ops_match_pytorch() {
     let _generator = DEFAULT_GENERATOR
@@ -341,6 +363,12 @@ fn random_ops_match_pytorch() {
         let name = dict_field(sequence, "name").to_str().unwrap().to_string();
         let seed = dict_field(sequence, "seed");
         call("aten::manual_seed", vec![seed]);
+        let generator = match dict_field(sequence, "generator_seed") {
+            IValue::None => None,
+            seed => Some(IValue::Generator(
+                ferrojit_tensor::ops::random::new_generator(seed.to_int().unwrap() as u64),
+            )),
+        };
         for (index, entry) in dict_field(sequence, "calls")
             .to_list()
             .unwrap()
@@ -349,14 +377,11 @@ fn random_ops_match_pytorch() {
             .enumerate()
         {
             let op = dict_field(entry, "op").to_str().unwrap().to_string();
-            let kwargs = match dict_field(entry, "kwargs") {
-                IValue::Dict(map) => map
-                    .entries()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_str().unwrap().to_string(), v))
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let mut kwargs = fixture_kwargs(entry);
+            if dict_field(entry, "generator").to_bool().unwrap() {
+                let generator = generator.clone().expect("a generator call needs a seed");
+                kwargs.push(("generator".to_string(), generator));
+            }
             let case = OpCase {
                 name: format!("{name} #{index}"),
                 op: op.clone(),
@@ -370,7 +395,7 @@ fn random_ops_match_pytorch() {
                 compare_draws(
                     &actual,
                     &dict_field(entry, "expected"),
-                    if normal { 2.0 } else { 0.0 },
+                    allowed_ulps(&op, normal),
                 )
             });
             match outcome {
@@ -388,12 +413,108 @@ fn random_ops_match_pytorch() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(calls >= 400, "only {calls} calls checked");
+    assert!(calls >= 600, "only {calls} calls checked");
     eprintln!("{calls} random calls match PyTorch; normals within {worst_normal} ulps");
 }
 
+/// A fixture entry's keyword arguments, by name.
+fn fixture_kwargs(entry: &IValue) -> Vec<(String, IValue)> {
+    match dict_field(entry, "kwargs") {
+        IValue::Dict(map) => map
+            .entries()
+            .into_iter()
+            .map(|(k, v)| (k.to_str().unwrap().to_string(), v))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The calls PyTorch rejects (multinomial's and exponential_'s argument checks) fail here
+/// too, each with an error whose text contains PyTorch's message.
+#[test]
+fn random_op_errors_match_pytorch() {
+    let _generator = DEFAULT_GENERATOR
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let cases = dict_field(&load_random_fixture(), "errors")
+        .to_list()
+        .unwrap()
+        .to_vec();
+    assert!(cases.len() >= 30, "only {} error cases", cases.len());
+    let mut failures = Vec::new();
+    for (index, entry) in cases.iter().enumerate() {
+        let op = dict_field(entry, "op").to_str().unwrap().to_string();
+        let expected = dict_field(entry, "message").to_str().unwrap().to_string();
+        let case = OpCase {
+            name: format!("error #{index}"),
+            op: op.clone(),
+            args: dict_field(entry, "args").to_list().unwrap().to_vec(),
+            kwargs: fixture_kwargs(entry),
+            expected: Err(expected.clone()),
+        };
+        match run_case(&case) {
+            Err(message) if message.contains(&expected) => {}
+            Err(message) => failures.push(format!(
+                "#{index} {op}: '{message}', PyTorch says '{expected}'"
+            )),
+            Ok(value) => failures.push(format!(
+                "#{index} {op}: returned {}, PyTorch says '{expected}'",
+                value.python_repr()
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `Generator.seed()` (`aten::seed`) and `torch.seed()` reseed with a seed nobody chose and
+/// return it; that seed, given to `manual_seed`, replays the same draws. (No fixture can hold
+/// the value itself.)
+#[test]
+fn seed_returns_a_seed_that_replays_the_draws() {
+    let _generator = DEFAULT_GENERATOR
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let generator = call("aten::Generator", vec![IValue::None, IValue::None]);
+    let draw = |generator: &IValue| {
+        let t = Tensor::zeros(&[8], DType::Float64).unwrap();
+        call(
+            "aten::exponential_",
+            vec![IValue::from(t), IValue::Double(1.0), generator.clone()],
+        )
+        .to_tensor()
+        .unwrap()
+        .to_f64_vec()
+    };
+    let seed = call("aten::seed", vec![generator.clone()])
+        .to_int()
+        .unwrap();
+    let initial = call("aten::initial_seed", vec![generator.clone()]);
+    assert_eq!(initial.to_int().unwrap(), seed);
+    let first = draw(&generator);
+    call(
+        "aten::manual_seed.generator",
+        vec![generator.clone(), IValue::Int(seed)],
+    );
+    assert_eq!(draw(&generator), first);
+    let other = call("aten::seed", vec![generator.clone()])
+        .to_int()
+        .unwrap();
+    assert_ne!(
+        other, seed,
+        "two non-deterministic seeds in a row are equal"
+    );
+
+    // torch.seed(): the default generator.
+    let seed = ferrojit_tensor::ops::random::seed();
+    assert_eq!(ferrojit_tensor::ops::random::initial_seed(), seed);
+    let first = draw(&IValue::None);
+    call("aten::manual_seed", vec![IValue::Int(seed as i64)]);
+    assert_eq!(draw(&IValue::None), first);
+}
+
 /// A TorchScript function that seeds and draws itself (rand, randn, randint, dropout,
-/// randperm, randn_like of a transpose, feature_dropout, normal), compiled from its source by
+/// randperm, randn_like of a transpose, feature_dropout, normal, multinomial and exponential_,
+/// some from a `torch.Generator` it creates), compiled from its source by
 /// ferrojit's frontend and interpreted: the same values PyTorch's scripted copy returned. The
 /// frontend must keep `aten::manual_seed`, whose only effect is on the generator.
 #[test]
@@ -426,12 +547,17 @@ fn random_ops_in_torchscript_match_pytorch() {
     let expected = dict_field(&script, "expected").to_list().unwrap().to_vec();
     let normal = dict_field(&script, "normal").to_list().unwrap().to_vec();
     assert_eq!(actual.len(), expected.len());
+    let exponential = dict_field(&script, "exponential")
+        .to_list()
+        .unwrap()
+        .to_vec();
     for (index, (a, e)) in actual.iter().zip(&expected).enumerate() {
-        let max_ulps = if normal[index].to_bool().unwrap() {
-            2.0
+        let op = if exponential[index].to_bool().unwrap() {
+            "aten::exponential_"
         } else {
-            0.0
+            "aten::normal_"
         };
+        let max_ulps = allowed_ulps(op, normal[index].to_bool().unwrap());
         if let Err(message) = compare_draws(a, e, max_ulps) {
             panic!("output {index}: {message}");
         }

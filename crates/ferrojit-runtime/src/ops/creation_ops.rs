@@ -1,6 +1,7 @@
 //! Creation and shape operators: `*_like`/`new_*` factories, empty, linspace/logspace, eye,
-//! random tensors from the seedable default generator, tril/triu, hstack/vstack, repeat,
-//! repeat_interleave, tile, flip, roll, meshgrid and broadcast_tensors.
+//! random tensors and sampling (exponential_, multinomial) from the seedable generators and
+//! their seeding, tril/triu, hstack/vstack, repeat, repeat_interleave, tile, flip, roll,
+//! meshgrid and broadcast_tensors.
 
 use ferrojit_tensor::ops::{creation, random};
 use ferrojit_tensor::{DType, Scalar, Tensor};
@@ -382,6 +383,55 @@ fn generator_initial_seed(stack: &mut Stack) -> Result<()> {
     push(stack, seed as i64)
 }
 
+/// `Generator.seed()`: reseeds this generator with a non-deterministic seed and returns it
+/// (as int64, the bits of PyTorch's uint64 seed).
+fn generator_seed(stack: &mut Stack) -> Result<()> {
+    let [generator] = pop_array::<1>(stack)?;
+    let seed = random::reseed(generator_value(&generator)?);
+    push(stack, seed as i64)
+}
+
+fn exponential_(stack: &mut Stack) -> Result<()> {
+    let [s, lambd, generator] = pop_array::<3>(stack)?;
+    let _scope = enter_generator(&generator)?;
+    s.to_tensor()?.exponential_(lambd.to_double()?)?;
+    push(stack, s)
+}
+
+fn exponential(stack: &mut Stack) -> Result<()> {
+    let [s, lambd, generator] = pop_array::<3>(stack)?;
+    let _scope = enter_generator(&generator)?;
+    push(stack, s.to_tensor()?.exponential(lambd.to_double()?)?)
+}
+
+/// `exponential.out`: drawn as the functional form, then written into `out`.
+fn exponential_out(stack: &mut Stack) -> Result<()> {
+    let [s, lambd, generator, out] = pop_array::<4>(stack)?;
+    let _scope = enter_generator(&generator)?;
+    let r = s.to_tensor()?.exponential(lambd.to_double()?)?;
+    push(stack, r.write_into_out(out.to_tensor()?)?)
+}
+
+fn multinomial(stack: &mut Stack) -> Result<()> {
+    let [s, n_sample, replacement, generator] = pop_array::<4>(stack)?;
+    let _scope = enter_generator(&generator)?;
+    let r = s
+        .to_tensor()?
+        .multinomial(n_sample.to_int()?, replacement.to_bool()?)?;
+    push(stack, r)
+}
+
+fn multinomial_out(stack: &mut Stack) -> Result<()> {
+    let [s, n_sample, replacement, generator, out] = pop_array::<5>(stack)?;
+    let _scope = enter_generator(&generator)?;
+    let r = s.to_tensor()?.multinomial_out(
+        n_sample.to_int()?,
+        replacement.to_bool()?,
+        out.to_tensor()?,
+    )?;
+    push(stack, r)
+}
+
 fn normal_(stack: &mut Stack) -> Result<()> {
     let [s, mean, std, generator] = pop_array::<4>(stack)?;
     let _scope = enter_generator(&generator)?;
@@ -633,6 +683,12 @@ pub const TABLE: &[KernelTableEntry] = &[
     ("aten::manual_seed(int seed) -> ()", manual_seed),
     ("aten::manual_seed.generator(Generator(a!) self, int seed) -> Generator(a!)", generator_manual_seed),
     ("aten::initial_seed(Generator self) -> int", generator_initial_seed),
+    ("aten::seed(Generator(a!) self) -> int", generator_seed),
+    ("aten::exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)", exponential_),
+    ("aten::exponential(Tensor self, float lambd=1., *, Generator? generator=None) -> Tensor", exponential),
+    ("aten::exponential.out(Tensor self, float lambd=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", exponential_out),
+    ("aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", multinomial),
+    ("aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", multinomial_out),
     ("aten::Generator(*, Device? device=None, int? seed=None) -> Generator", new_generator),
     ("aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand_generator),
     ("aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn_generator),

@@ -1,6 +1,6 @@
 //! PyTorch's CPU random numbers: the mt19937 default generator behind `torch.manual_seed`, and
-//! the uniform, normal, integer, permutation and bernoulli kernels drawing from it in ATen's
-//! order, so the same seed gives PyTorch 2.x's values.
+//! the uniform, normal, integer, permutation, bernoulli, exponential and multinomial kernels
+//! drawing from it in ATen's order, so the same seed gives PyTorch 2.x's values.
 //!
 //! What each piece follows: ATen's sources, and where torch 2.15 differs from the sources read
 //! (the 24-bit half/bfloat16 uniforms, the `to` rounding rule, the 2^28 switch, the half and
@@ -37,15 +37,26 @@
 //!   a tensor of probabilities uses 24-bit float uniforms unless the probabilities are double.
 //!   The MKL stream kernel PyTorch has for `bernoulli_(p)` is compiled only into Meta's internal
 //!   builds (`FBCODE_CAFFE2`); the public x86 wheel draws from this generator, as here.
+//! - Exponential (core/DistributionsHelper.h `exponential_distribution<double>`,
+//!   core/TransformationHelper.h `exponential`): one 53-bit uniform `u` per element and
+//!   `-1 / lambda * log1p(-u)` in double, cast to the dtype, for every float dtype. PyTorch's
+//!   MKL `vRngExponential` kernel is disabled in every build since pytorch issue 132395
+//!   (`#if (... || 1)` in native/cpu/DistributionKernels.cpp); the generator confirms that
+//!   the wheel takes two 32-bit draws per element and matches this formula with glibc's log1p.
+//! - Multinomial (native/Distributions.cpp `multinomial_out`): without replacement or for one
+//!   sample, `argmax`/`topk` of `p / q` with `q = empty_like(p).exponential_(1)`; with
+//!   replacement, native/cpu/MultinomialKernel.cpp's cumulative sums (double for double
+//!   weights, float otherwise) searched with one 53-bit uniform per sample.
 //!
 //! `torch.Generator` objects are [`SharedGenerator`]s: a kernel draws from the one a
 //! [`GeneratorScope`] entered on its thread (an op's `generator=` argument), else from the
 //! default generator.
 //!
 //! Elements are drawn in the order PyTorch's TensorIterator walks the tensor: memory order for
-//! dense tensors, strides sorted innermost-first otherwise. libm's double log/cos/sin (normals of
-//! double, and of any dtype on the per-element path) come from the platform, so they match
-//! PyTorch bit for bit on the same C library and to within an ulp or two elsewhere.
+//! dense tensors, strides sorted innermost-first otherwise. libm's double log/cos/sin/log1p
+//! (normals of double, normals of any dtype on the per-element path, and exponentials) come
+//! from the platform, so they match PyTorch bit for bit on the same C library and to within an
+//! ulp or two elsewhere.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -181,6 +192,14 @@ impl Generator {
         radius * theta.cos()
     }
 
+    /// An exponential sample from `at::exponential_distribution<double>`: one 53-bit uniform
+    /// `u`, then `-1 / lambda * log1p(-u)` (the CPU branch of `transformation::exponential`),
+    /// in double whatever the tensor's dtype. `u == 0` gives `+0`, which PyTorch keeps.
+    pub fn exponential_f64(&mut self, lambda: f64) -> f64 {
+        let u = self.uniform_f64();
+        (-1.0 / lambda) * (-u).ln_1p()
+    }
+
     /// A uniform integer in `[low, high)` (`high > low`), drawn as `random_(low, high)` draws
     /// for an int64 tensor.
     pub fn next_range(&mut self, low: i64, high: i64) -> i64 {
@@ -226,6 +245,40 @@ pub fn manual_seed(seed: u64) {
     *global_generator()
         .lock()
         .unwrap_or_else(PoisonError::into_inner) = Generator::new(seed);
+}
+
+/// A seed nobody chose (`c10::detail::getNonDeterministicRandom` on the CPU): 64 bits from
+/// `/dev/urandom`, or, where that cannot be read, the clock hashed with the standard
+/// library's randomly keyed hasher.
+pub fn nondeterministic_seed() -> u64 {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_ok() {
+        return u64::from_ne_bytes(bytes);
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(now);
+    hasher.finish()
+}
+
+/// `torch.seed()`: reseeds the default generator with a non-deterministic seed and returns
+/// it, so `manual_seed` with that value replays the draws that follow.
+pub fn seed() -> u64 {
+    let seed = nondeterministic_seed();
+    manual_seed(seed);
+    seed
+}
+
+/// `Generator.seed()` (`aten::seed`): reseeds `generator` like [`seed`] does the default one.
+pub fn reseed(generator: &SharedGenerator) -> u64 {
+    let seed = nondeterministic_seed();
+    *generator.lock().unwrap_or_else(PoisonError::into_inner) = Generator::new(seed);
+    seed
 }
 
 /// The default generator's seed.
@@ -868,6 +921,116 @@ pub(crate) fn like_layout(t: &Tensor) -> Vec<usize> {
     like_strides(t.sizes(), t.strides())
 }
 
+/// C++'s `ostream << double` (`%g`, six significant digits), as PyTorch's messages print a
+/// double argument.
+fn cpp_double(value: f64) -> String {
+    if value.is_nan() {
+        return "nan".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let trim = |text: String| -> String {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    };
+    let scientific = format!("{value:.5e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa.to_string()), exponent.abs())
+    } else {
+        trim(format!("{:.*}", (5 - exponent) as usize, value))
+    }
+}
+
+/// `p / q` in the dtype's arithmetic: double for double, float (then rounded once to the
+/// dtype) for float, half and bfloat16, as ATen's CPU `div` computes them.
+fn divide_in_dtype<T: Element>(p: T, q: T) -> T {
+    if T::DTYPE == DType::Float64 {
+        T::from_f64(p.to_f64() / q.to_f64())
+    } else {
+        T::from_f64(f64::from(p.to_f64() as f32 / q.to_f64() as f32))
+    }
+}
+
+/// The largest category count `multinomial` accepts (`FLOAT32_MAX_CONSECUTIVE_INT`).
+const MULTINOMIAL_MAX_CATEGORIES: usize = 1 << 24;
+
+/// `multinomial_with_replacement_apply` (native/cpu/MultinomialKernel.cpp) for `n_dist` rows
+/// of `n_categories` probabilities, accumulated in `F` (double for double inputs, float for
+/// the others; `narrow` converts, exactly for values of the input dtype). Rows are checked
+/// and sampled one after the other, so a bad row fails after the rows before it drew.
+fn multinomial_with_replacement<F>(
+    g: &mut Generator,
+    probs: &[f64],
+    n_dist: usize,
+    n_categories: usize,
+    n_sample: usize,
+    narrow: fn(f64) -> F,
+) -> Result<Vec<i64>>
+where
+    F: Copy + PartialOrd + std::ops::Add<Output = F> + std::ops::Div<Output = F> + Into<f64>,
+{
+    let (zero, one) = (narrow(0.0), narrow(1.0));
+    let mut out = Vec::with_capacity(n_dist * n_sample);
+    let mut cumulative = vec![zero; n_categories];
+    for i in 0..n_dist {
+        let row = &probs[i * n_categories..(i + 1) * n_categories];
+        let mut sum = zero;
+        for (slot, &p) in cumulative.iter_mut().zip(row) {
+            let value = narrow(p);
+            // ATen tests `value >= 0` first, which NaN fails too: it is reported as "< 0".
+            let wide: f64 = value.into();
+            if wide.is_nan() || wide < 0.0 {
+                return Err(invalid(
+                    "invalid multinomial distribution (encountering probability entry < 0)",
+                ));
+            }
+            if !wide.is_finite() {
+                return Err(invalid(
+                    "invalid multinomial distribution (encountering probability entry = infinity or NaN)",
+                ));
+            }
+            sum = sum + value;
+            *slot = sum;
+        }
+        // Never NaN: every value added was finite and non-negative.
+        if sum.into() <= 0.0 {
+            return Err(invalid(
+                "invalid multinomial distribution (sum of probabilities <= 0)",
+            ));
+        }
+        for slot in cumulative.iter_mut() {
+            *slot = *slot / sum;
+        }
+        // The last bucket is forced to 1 so that every draw lands somewhere, even when the
+        // normalised sum rounds below 1.
+        cumulative[n_categories - 1] = one;
+        for _ in 0..n_sample {
+            let u = g.uniform_f64();
+            let (mut left, mut right) = (0usize, n_categories);
+            while right > left {
+                let mid = left + (right - left) / 2;
+                if cumulative[mid].into() < u {
+                    left = mid + 1;
+                } else {
+                    right = mid;
+                }
+            }
+            out.push(left as i64);
+        }
+    }
+    Ok(out)
+}
+
 impl Tensor {
     /// `Tensor.uniform_(from, to)`.
     pub fn uniform_(&self, from: f64, to: f64) -> Result<Tensor> {
@@ -948,6 +1111,180 @@ impl Tensor {
         Ok(integer_tensor(values, self.sizes(), self.dtype()))
     }
 
+    /// `Tensor.exponential_(lambd)`: each element an exponential sample with rate `lambda`,
+    /// drawn in double and rounded to the dtype (double to float to half for the half types).
+    ///
+    /// The public x86 wheel of PyTorch 2.15 takes this mt19937 path for every dtype: its MKL
+    /// `vRngExponential` kernel is compiled out (`#if ... || 1` in
+    /// native/cpu/DistributionKernels.cpp, pytorch issue 132395).
+    pub fn exponential_(&self, lambda: f64) -> Result<Tensor> {
+        if lambda.is_nan() || lambda <= 0.0 {
+            return Err(invalid(format!(
+                "exponential_ expects lambda > 0.0, but found lambda={}",
+                cpp_double(lambda)
+            )));
+        }
+        let n = self.numel();
+        if n == 0 {
+            return Ok(self.clone());
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(invalid(format!(
+                "Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified {}",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        dispatch_dtype!(self.dtype(), T => {
+            let values: Vec<T> = with_default_generator(|g| {
+                (0..n).map(|_| T::from_f64(g.exponential_f64(lambda))).collect()
+            });
+            self.write_values_in_order(values)
+        })
+    }
+
+    /// `torch.exponential(self, lambd)` (the functional form): a copy laid out like `self`
+    /// (so a transpose draws in memory order), filled by [`Tensor::exponential_`].
+    pub fn exponential(&self, lambda: f64) -> Result<Tensor> {
+        empty_like(self, self.dtype())?.exponential_(lambda)
+    }
+
+    /// `torch.multinomial(self, n_sample, replacement)`: `n_sample` category indices per row
+    /// of the (unnormalised) weights `self`, as int64, drawn as PyTorch 2.15's CPU kernels
+    /// draw them (native/Distributions.cpp `multinomial_out`):
+    ///
+    /// - without replacement, or for one sample: `q = empty_like(self).exponential_(1)`,
+    ///   then `self / q` in the dtype, then `argmax` (one sample) or `topk` of the last dim
+    ///   (ties, such as zero weights, resolved as libstdc++'s selection does);
+    /// - with replacement: per row a cumulative distribution and a binary search per
+    ///   53-bit uniform (native/cpu/MultinomialKernel.cpp).
+    pub fn multinomial(&self, n_sample: i64, replacement: bool) -> Result<Tensor> {
+        self.multinomial_checked(n_sample, replacement, DType::Int64)
+    }
+
+    /// `torch.multinomial(..., out=out)`: `out` must be int64; it is written in place when
+    /// its shape is the result's, otherwise a tensor of the result's shape is returned.
+    pub fn multinomial_out(
+        &self,
+        n_sample: i64,
+        replacement: bool,
+        out: &Tensor,
+    ) -> Result<Tensor> {
+        self.multinomial_checked(n_sample, replacement, out.dtype())?
+            .write_into_out(out)
+    }
+
+    /// `multinomial_out`'s checks, in ATen's order (the output dtype's after the input's),
+    /// then the sampling.
+    fn multinomial_checked(
+        &self,
+        n_sample: i64,
+        replacement: bool,
+        out_dtype: DType,
+    ) -> Result<Tensor> {
+        if !(1..=2).contains(&self.dim()) {
+            return Err(invalid("prob_dist must be 1 or 2 dim"));
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(invalid(format!(
+                "multinomial only supports floating-point dtypes for input, got: {}",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        if out_dtype != DType::Int64 {
+            return Err(invalid(format!(
+                "multinomial expects Long tensor out, got: {}",
+                out_dtype.scalar_type_name()
+            )));
+        }
+        if n_sample <= 0 {
+            return Err(invalid("cannot sample n_sample <= 0 samples"));
+        }
+        let n_categories = self.sizes()[self.dim() - 1];
+        let n_sample = usize::try_from(n_sample).map_err(|_| TensorError::SizeOverflow)?;
+        if !replacement && n_sample > n_categories {
+            return Err(invalid(
+                "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+            ));
+        }
+        if n_categories > MULTINOMIAL_MAX_CATEGORIES {
+            return Err(invalid("number of categories cannot exceed 2^24"));
+        }
+        let n_dist = if self.dim() == 2 { self.sizes()[0] } else { 1 };
+        let out_sizes: Vec<usize> = if self.dim() == 1 {
+            vec![n_sample]
+        } else {
+            vec![n_dist, n_sample]
+        };
+        let total = n_dist
+            .checked_mul(n_sample)
+            .ok_or(TensorError::SizeOverflow)?;
+        check_allocation(total, DType::Int64)?;
+        if total == 0 {
+            return Tensor::zeros(&out_sizes, DType::Int64);
+        }
+        if !replacement || n_sample == 1 {
+            return self.multinomial_by_exponentials(n_sample);
+        }
+        let probs = self.to_f64_vec();
+        let values = with_default_generator(|g| {
+            if self.dtype() == DType::Float64 {
+                multinomial_with_replacement(g, &probs, n_dist, n_categories, n_sample, |v| v)
+            } else {
+                multinomial_with_replacement(g, &probs, n_dist, n_categories, n_sample, |v| {
+                    v as f32
+                })
+            }
+        })?;
+        Ok(Tensor::from_values(values, &out_sizes))
+    }
+
+    /// The exponential-race path of `multinomial_out`: `argmax` / `topk` of `self / q` with
+    /// `q ~ Exp(1)` drawn in the layout `empty_like(self)` has.
+    fn multinomial_by_exponentials(&self, n_sample: usize) -> Result<Tensor> {
+        if self.numel() == 0 {
+            return Err(invalid(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
+            ));
+        }
+        let probs = self.to_f64_vec();
+        // `max < inf && min >= 0`: NaN fails both.
+        if !probs.iter().all(|p| (0.0..f64::INFINITY).contains(p)) {
+            return Err(invalid(
+                "probability tensor contains either `inf`, `nan` or element < 0",
+            ));
+        }
+        // A sum of non-negative values is zero exactly when every value is, in any precision.
+        let n_categories = self.sizes()[self.dim() - 1];
+        if probs
+            .chunks(n_categories)
+            .any(|row| row.iter().all(|&p| p == 0.0))
+        {
+            return Err(invalid(
+                "invalid multinomial distribution (sum of probabilities <= 0)",
+            ));
+        }
+        let q_strides = like_strides(self.sizes(), self.strides());
+        let order = iteration_order(self.sizes(), &q_strides);
+        let n = probs.len();
+        let ratios = dispatch_dtype!(self.dtype(), T => {
+            let drawn: Vec<T> = with_default_generator(|g| {
+                (0..n).map(|_| T::from_f64(g.exponential_f64(1.0))).collect()
+            });
+            let q = to_logical(drawn, order);
+            let ratios: Vec<T> = probs
+                .iter()
+                .zip(q)
+                .map(|(&p, q)| divide_in_dtype(T::from_f64(p), q))
+                .collect();
+            Tensor::from_values(ratios, self.sizes())
+        });
+        if n_sample == 1 {
+            ratios.argmax(Some(-1), true, true)
+        } else {
+            Ok(ratios.topk(n_sample as i64, -1, true)?.1)
+        }
+    }
+
     /// Writes values drawn in PyTorch's visiting order into this tensor.
     fn write_values_in_order<T: Element + Default>(&self, values: Vec<T>) -> Result<Tensor> {
         if self.is_contiguous() {
@@ -988,6 +1325,37 @@ mod tests {
         assert!(iteration_order(&[2, 3], &[3, 1]).is_none());
         // A strided slice keeps logical order.
         assert_eq!(iteration_order(&[2, 2], &[4, 2]).unwrap(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn doubles_print_as_cpp_streams_print_them() {
+        for (value, text) in [
+            (0.0, "0"),
+            (-1.0, "-1"),
+            (0.001, "0.001"),
+            (-2.5e-7, "-2.5e-07"),
+            (123_456.7, "123457"),
+            (1_234_567.0, "1.23457e+06"),
+            (9.999_999, "10"),
+            (f64::NAN, "nan"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(cpp_double(value), text);
+        }
+    }
+
+    #[test]
+    fn exponential_takes_one_uniform_and_maps_zero_to_zero() {
+        // The generator never rounds u up to 1, so log1p(-u) stays finite; u == 0 gives +0.
+        assert_eq!(
+            ((-1.0f64 / 2.0) * (-0.0f64).ln_1p()).to_bits(),
+            0.0f64.to_bits()
+        );
+        let mut g = Generator::new(9);
+        let mut h = Generator::new(9);
+        let u = h.uniform_f64();
+        assert_eq!(g.exponential_f64(4.0), -0.25 * (-u).ln_1p());
+        assert_eq!(g.random(), h.random());
     }
 
     #[test]
