@@ -409,7 +409,7 @@ fn exponential_out(stack: &mut Stack) -> Result<()> {
     let [s, lambd, generator, out] = pop_array::<4>(stack)?;
     let _scope = enter_generator(&generator)?;
     let r = s.to_tensor()?.exponential(lambd.to_double()?)?;
-    push(stack, r.write_into_out(out.to_tensor()?)?)
+    push(stack, r.write_into_out(&*out.to_tensor()?)?)
 }
 
 fn multinomial(stack: &mut Stack) -> Result<()> {
@@ -427,7 +427,7 @@ fn multinomial_out(stack: &mut Stack) -> Result<()> {
     let r = s.to_tensor()?.multinomial_out(
         n_sample.to_int()?,
         replacement.to_bool()?,
-        out.to_tensor()?,
+        &*out.to_tensor()?,
     )?;
     push(stack, r)
 }
