@@ -6,6 +6,7 @@
 mod allocator;
 mod commands;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -90,6 +91,9 @@ enum Command {
         /// A file holding one graph as `str(graph)` prints it.
         file: PathBuf,
     },
+    /// List the operator schemas this build runs, one per line, sorted (with --torchvision builds,
+    /// torchvision's operators too).
+    Ops,
     /// Show a method's graph (--graph), the model's code (--code) or its module tree (--summary).
     Inspect {
         /// The TorchScript archive.
@@ -187,6 +191,27 @@ fn run(cli: Cli) -> Result<(), String> {
             method: "forward",
         }),
         Command::Ir { file } => commands::ir::print_canonical_ir(&file),
+        Command::Ops => {
+            let registry = ferrojit_runtime::OperatorRegistry::global();
+            let mut schemas: Vec<String> = registry
+                .operators()
+                .iter()
+                .chain(registry.added_operators().iter())
+                .map(|operator| operator.schema.to_string())
+                .collect();
+            schemas.sort();
+            let mut stdout = std::io::stdout().lock();
+            for schema in schemas {
+                if let Err(error) = writeln!(stdout, "{schema}") {
+                    // A reader that stops early (`| head`) is not an error.
+                    if error.kind() == std::io::ErrorKind::BrokenPipe {
+                        return Ok(());
+                    }
+                    return Err(format!("writing the operator list: {error}"));
+                }
+            }
+            Ok(())
+        }
         Command::Inspect {
             model,
             method,

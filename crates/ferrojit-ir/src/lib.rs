@@ -3,6 +3,7 @@
 //! The IR is the interchange format between the frontend, the passes and the interpreter.
 //! See ARCHITECTURE.md for the invariants every graph keeps.
 
+pub mod aliases;
 pub mod attributes;
 pub mod filecheck;
 pub mod graph;

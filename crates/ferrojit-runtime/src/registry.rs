@@ -266,6 +266,11 @@ impl OperatorRegistry {
         self.added.read().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records a failed builtin registration; see [`OperatorRegistry::registration_errors`].
+    pub(crate) fn push_registration_error(&mut self, error: String) {
+        self.registration_errors.push(error);
+    }
+
     /// Registers a table of builtins, recording (not panicking on) failures; see
     /// [`OperatorRegistry::registration_errors`].
     pub fn register_table(&mut self, table: &[(&str, KernelFn)]) {

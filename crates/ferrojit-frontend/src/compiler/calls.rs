@@ -826,9 +826,50 @@ impl<'a> Emitter<'a> {
         self.location = Some(range.clone());
         let mut inputs = matched.inputs;
         self.legacy_tensor_literal_dtype(&schema, &mut inputs);
+        let schema = self.normalized_alias(schema, &inputs);
         let node = self.insert(&schema.name, &inputs, &matched.return_types);
         self.graph.node_mut(node).schema = Some(schema);
         self.pack_outputs(node)
+    }
+
+    /// PyTorch's `NormalizeOps`: a call of an operator alias (`torch.subtract`, `x.greater`)
+    /// whose first argument is a tensor (or a tensor list) becomes a call of the operator it stands for, same
+    /// overload, or else the overload taking the same argument types (`swapdims` is
+    /// `transpose.int`); see [`ferrojit_ir::aliases::OPERATOR_ALIASES`].
+    fn normalized_alias(
+        &self,
+        schema: Arc<FunctionSchema>,
+        inputs: &[ValueId],
+    ) -> Arc<FunctionSchema> {
+        let Some(canonical) = ferrojit_ir::aliases::canonical_operator(&schema.name) else {
+            return schema;
+        };
+        // torch 2.15 also rewrites the list-taking aliases (`concat`, `row_stack`).
+        let first_is_tensor =
+            inputs
+                .first()
+                .is_some_and(|&first| match self.graph.value_type(first) {
+                    Type::List(element) => element.is_tensor(),
+                    other => other.is_tensor(),
+                });
+        if !first_is_tensor {
+            return schema;
+        }
+        let candidates = self.context.unit.operators().overloads(canonical);
+        let same_types = |candidate: &FunctionSchema| {
+            candidate.arguments.len() == schema.arguments.len()
+                && candidate
+                    .arguments
+                    .iter()
+                    .zip(&schema.arguments)
+                    .all(|(a, b)| a.ty == b.ty)
+        };
+        let found = candidates
+            .iter()
+            .find(|candidate| candidate.overload_name == schema.overload_name)
+            .or_else(|| candidates.iter().find(|candidate| same_types(candidate)))
+            .cloned();
+        found.unwrap_or(schema)
     }
 
     /// In legacy-format archives (PyTorch ≤ 1.2, see

@@ -165,6 +165,9 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
         ("asin", Asin, (true, true)),
         ("acos", Acos, (true, true)),
         ("atan", Atan, (true, true)),
+        ("asinh", Asinh, (true, true)),
+        ("acosh", Acosh, (true, true)),
+        ("atanh", Atanh, (true, true)),
         ("sinh", Sinh, (true, true)),
         ("cosh", Cosh, (true, true)),
         ("tanh", Tanh, (true, true)),
@@ -861,11 +864,6 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
     reg(r, "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
         one(clamp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
     });
-    reg(
-        r,
-        "aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        move |a| one(clamp_s(a)?),
-    );
     for (name, is_min) in [("clamp_min", true), ("clamp_max", false)] {
         let bound = if is_min { "min" } else { "max" };
         let scalar_fn = move |a: &Args| -> Result<Tensor> {

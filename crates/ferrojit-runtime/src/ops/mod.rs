@@ -44,6 +44,43 @@ pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(&dict_ops::table());
     registry.register_table(misc_ops::TABLE);
     registry.register_table(prim_lang_ops::TABLE);
+    register_aliases(registry);
+}
+
+/// Registers each operator alias (`aten::subtract`) that has no schema of its own here as the
+/// overloads of the operator it stands for whose first argument is a tensor or a tensor list,
+/// under the alias's name, with the same kernels.
+fn register_aliases(registry: &mut OperatorRegistry) {
+    for &(alias, canonical) in ferrojit_ir::aliases::OPERATOR_ALIASES {
+        if !registry.overloads(alias).is_empty() {
+            continue;
+        }
+        let operators: Vec<_> = registry
+            .operators()
+            .iter()
+            .filter(|operator| operator.schema.name == canonical)
+            .cloned()
+            .collect();
+        for operator in operators {
+            let takes_tensor =
+                operator
+                    .schema
+                    .arguments
+                    .first()
+                    .is_some_and(|first| match &first.ty {
+                        ferrojit_ir::Type::List(element) => element.is_tensor(),
+                        other => other.is_tensor(),
+                    });
+            if !takes_tensor {
+                continue;
+            }
+            let mut schema = (*operator.schema).clone();
+            schema.name = alias.to_string();
+            if let Err(error) = registry.register_boxed(&schema.to_string(), operator.kernel) {
+                registry.push_registration_error(error.to_string());
+            }
+        }
+    }
 }
 
 fn underflow() -> RuntimeError {
