@@ -748,3 +748,35 @@ fn written_tensor_arguments_change_for_every_handle() {
     let mut stack = vec![IValue::Int(0)];
     assert!((short.kernel)(&mut stack).is_err());
 }
+
+/// Strings are bytes, as in PyTorch; a result that would cut a UTF-8 character is an error
+/// naming the byte, not a panic or a silently different string.
+#[test]
+fn string_positions_count_bytes_and_never_cut_a_character() {
+    let text = IValue::from("h\u{e9}llo");
+    assert_eq!(
+        call1("aten::len.str", vec![text.clone()]).to_int().unwrap(),
+        6
+    );
+    let cut = call(
+        "aten::slice.str",
+        vec![text.clone(), IValue::Int(0), IValue::Int(2), IValue::Int(1)],
+    );
+    let message = cut.unwrap_err().to_string();
+    assert!(
+        message.contains("not valid UTF-8") && message.contains("byte 1"),
+        "{message}"
+    );
+    let whole = call1(
+        "aten::slice.str",
+        vec![text.clone(), IValue::Int(1), IValue::Int(3), IValue::Int(1)],
+    );
+    assert_eq!(whole.to_str().unwrap(), "\u{e9}");
+    assert!(call("aten::__getitem__.str", vec![text.clone(), IValue::Int(1)]).is_err());
+    assert!(call("aten::list", vec![text]).is_err());
+    assert!(call("aten::chr", vec![IValue::Int(233)]).is_err());
+    assert_eq!(
+        call1("aten::chr", vec![IValue::Int(65)]).to_str().unwrap(),
+        "A"
+    );
+}

@@ -20,17 +20,24 @@ fn ord(stack: &mut Stack) -> Result<()> {
     push(stack, i64::from(text.as_bytes()[0]))
 }
 
+/// `chr(i)`: PyTorch writes the single byte `char(i)`, so only ASCII codes give a valid
+/// (UTF-8) string; any other code in range is an error here, where PyTorch fails once the
+/// string reaches Python.
 fn chr(stack: &mut Stack) -> Result<()> {
     let [code] = pop_array::<1>(stack)?;
     let code = code.to_int()?;
-    let character = u32::try_from(code)
-        .ok()
-        .filter(|&c| c < 1_114_111)
-        .and_then(char::from_u32)
-        .ok_or_else(|| {
-            RuntimeError::Other(format!("chr() arg not in range(0x110000), found {code}"))
-        })?;
-    push(stack, character.to_string())
+    if !(0..1_114_111).contains(&code) {
+        return Err(RuntimeError::Other(format!(
+            "chr() arg not in range(0x110000), found {code}"
+        )));
+    }
+    let byte = u8::try_from(code).ok().filter(u8::is_ascii).ok_or_else(|| {
+        RuntimeError::Other(format!(
+            "chr({code}): TorchScript makes the single byte {}, which is not valid UTF-8 on its own",
+            code & 0xff
+        ))
+    })?;
+    push(stack, char::from(byte).to_string())
 }
 
 fn in_base(stack: &mut Stack, prefix: &str, digits: fn(u64) -> String) -> Result<()> {
@@ -129,7 +136,8 @@ fn format_argument(key: char, value: &IValue, out: &mut String) -> Result<()> {
                 let byte = *v as u8;
                 out.push(char::from(byte));
             }
-            IValue::Str(text) if text.chars().count() == 1 => out.push_str(text),
+            // One byte, as PyTorch checks the `std::string`'s size.
+            IValue::Str(text) if text.len() == 1 => out.push_str(text),
             other => {
                 return Err(RuntimeError::Other(format!(
                     "%c requires an int or char for formatting, but got {}",

@@ -3,8 +3,14 @@
 //! the int/text conversions are in `str_format_ops`.
 //!
 //! PyTorch works on the bytes of a `std::string` and uses the C locale's `<cctype>`
-//! classification; ferrojit works on Unicode scalar values (Rust strings must stay valid
-//! UTF-8) with the same ASCII-only classification, so both agree on ASCII text.
+//! classification. ferrojit does too wherever a position or a length is involved (`len`,
+//! indexing, slicing, `find`/`count` offsets, `startswith` windows, padding widths, `list(s)`):
+//! `len("héllo")` is 6 and `"héllo".find("l")` is 3, as in PyTorch. A result that would cut a
+//! UTF-8 character in two is an error here (Rust strings stay valid UTF-8); PyTorch builds it
+//! and fails when the string reaches Python. Splitting, stripping and case mapping work on
+//! characters with the same ASCII-only classification, so they agree with PyTorch on every
+//! result that is valid UTF-8 except the whitespace of `split()`, whose multi-byte members
+//! (`\x85`, `\u2028`, `\u2029`) PyTorch matches byte by byte.
 
 use ferrojit_ir::Type;
 
@@ -23,17 +29,28 @@ pub(crate) fn too_long(what: &str) -> RuntimeError {
     ))
 }
 
-fn chars_of(value: &IValue) -> Result<Vec<char>> {
-    Ok(value.to_str()?.chars().collect())
+fn bytes_of(value: &IValue) -> Result<&[u8]> {
+    Ok(value.to_str()?.as_bytes())
+}
+
+/// A string built from bytes PyTorch would produce, or an error when they cut a character.
+fn string_from_bytes(bytes: Vec<u8>, what: &str) -> Result<String> {
+    String::from_utf8(bytes).map_err(|error| {
+        RuntimeError::Other(format!(
+            "{what}: the result is not valid UTF-8 (TorchScript strings are bytes, and this \
+             cuts a multi-byte character at byte {})",
+            error.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 fn string_list(items: Vec<String>) -> IValue {
     IValue::list(Type::Str, items.into_iter().map(IValue::from).collect())
 }
 
-/// `std::string::find(needle, from)` on characters: the first match at or after `from`
+/// `std::string::find(needle, from)`: the first match at or after `from`
 /// (an empty needle matches at `from` itself while `from <= len`).
-fn find_from(haystack: &[char], needle: &[char], from: usize) -> Option<usize> {
+fn find_from(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     if from > haystack.len() {
         return None;
     }
@@ -47,7 +64,7 @@ fn find_from(haystack: &[char], needle: &[char], from: usize) -> Option<usize> {
 }
 
 /// The last match of `needle` in `haystack` (PyTorch loops `find` from one past each match).
-fn rfind_all(haystack: &[char], needle: &[char]) -> Option<usize> {
+fn rfind_all(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     let mut found = find_from(haystack, needle, 0)?;
     while let Some(next) = find_from(haystack, needle, found + 1) {
         found = next;
@@ -74,9 +91,9 @@ fn adjust_bounds(size: usize, start: i64, end: i64) -> (i64, i64) {
 
 /// PyTorch's `stringFindImpl`: the index of the first (or last) match of `needle` within
 /// `text[start:end]`, or -1.
-fn find_impl(text: &[char], needle: &[char], start: i64, end: i64, reverse: bool) -> i64 {
+fn find_impl(text: &[u8], needle: &[u8], start: i64, end: i64, reverse: bool) -> i64 {
     let (start, end) = adjust_bounds(text.len(), start, end);
-    let window: &[char] = if end > start {
+    let window: &[u8] = if end > start {
         let first = usize::try_from(start).unwrap_or(usize::MAX);
         let last = usize::try_from(end).unwrap_or(usize::MAX).min(text.len());
         if first >= last {
@@ -103,9 +120,9 @@ fn find_impl(text: &[char], needle: &[char], start: i64, end: i64, reverse: bool
 
 fn find_kernel(stack: &mut Stack, reverse: bool, raise: bool) -> Result<()> {
     let [text, needle, start, end] = pop_array::<4>(stack)?;
-    let text = chars_of(&text)?;
-    let needle = chars_of(&needle)?;
-    let result = find_impl(&text, &needle, start.to_int()?, end.to_int()?, reverse);
+    let text = bytes_of(&text)?;
+    let needle = bytes_of(&needle)?;
+    let result = find_impl(text, needle, start.to_int()?, end.to_int()?, reverse);
     if raise && result < 0 {
         return Err(RuntimeError::Other(
             "ValueError: substring not found".to_string(),
@@ -133,8 +150,8 @@ fn rindex(stack: &mut Stack) -> Result<()> {
 /// `str.count(sub, start, end)`: non-overlapping matches starting before `end`.
 fn count(stack: &mut Stack) -> Result<()> {
     let [text, needle, start, end] = pop_array::<4>(stack)?;
-    let text = chars_of(&text)?;
-    let needle = chars_of(&needle)?;
+    let text = bytes_of(&text)?;
+    let needle = bytes_of(&needle)?;
     let size = text.len() as i64;
     let start = start.to_int()?;
     if start > size {
@@ -148,7 +165,7 @@ fn count(stack: &mut Stack) -> Result<()> {
     }
     let mut occurrences = 0i64;
     let mut position = usize::try_from(start).unwrap_or(0);
-    while let Some(found) = find_from(&text, &needle, position) {
+    while let Some(found) = find_from(text, needle, position) {
         if (found as i64) < end {
             occurrences += 1;
         } else {
@@ -160,29 +177,27 @@ fn count(stack: &mut Stack) -> Result<()> {
 }
 
 /// The `[start:end]` window `startswith`/`endswith` test (end=-1 means the whole string).
-fn str_window(text: &str, start: i64, end: i64) -> Vec<char> {
-    let chars: Vec<char> = text.chars().collect();
-    let (start, end) = adjust_bounds(chars.len(), start, end);
-    let size = chars.len() as i64;
+fn str_window(text: &str, start: i64, end: i64) -> &[u8] {
+    let bytes = text.as_bytes();
+    let (start, end) = adjust_bounds(bytes.len(), start, end);
+    let size = bytes.len() as i64;
     let (start, end) = (start.min(size), end.min(size));
     if end <= start {
-        return Vec::new();
+        return &[];
     }
-    chars[start as usize..end as usize].to_vec()
+    &bytes[start as usize..end as usize]
 }
 
 fn startswith(stack: &mut Stack) -> Result<()> {
     let [text, prefix, start, end] = pop_array::<4>(stack)?;
     let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    let prefix = chars_of(&prefix)?;
-    push(stack, window.starts_with(&prefix))
+    push(stack, window.starts_with(bytes_of(&prefix)?))
 }
 
 fn endswith(stack: &mut Stack) -> Result<()> {
     let [text, suffix, start, end] = pop_array::<4>(stack)?;
     let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    let suffix = chars_of(&suffix)?;
-    push(stack, window.ends_with(&suffix))
+    push(stack, window.ends_with(bytes_of(&suffix)?))
 }
 
 // ----- split / join ----------------------------------------------------------------------
@@ -309,10 +324,13 @@ fn join(stack: &mut Stack) -> Result<()> {
     push(stack, out)
 }
 
-/// `list(s)`: the characters of a string.
+/// `list(s)`: the bytes of a string, each as a string.
 fn chars_list(stack: &mut Stack) -> Result<()> {
     let [text] = pop_array::<1>(stack)?;
-    let parts = text.to_str()?.chars().map(|c| c.to_string()).collect();
+    let parts = bytes_of(&text)?
+        .iter()
+        .map(|&byte| string_from_bytes(vec![byte], "list(str)"))
+        .collect::<Result<Vec<String>>>()?;
     push(stack, string_list(parts))
 }
 
@@ -574,19 +592,19 @@ fn isprintable(stack: &mut Stack) -> Result<()> {
 
 // ----- padding ---------------------------------------------------------------------------
 
+/// The fill character: one byte, as PyTorch checks the `std::string`'s size.
 fn fill_char(fill: &IValue) -> Result<char> {
-    let mut chars = fill.to_str()?.chars();
-    match (chars.next(), chars.next()) {
-        (Some(c), None) => Ok(c),
+    match fill.to_str()?.as_bytes() {
+        [byte] => Ok(char::from(*byte)),
         _ => Err(RuntimeError::Other(
             "TypeError: The fill character must be exactly one character long".to_string(),
         )),
     }
 }
 
-/// How many fill characters reach `width` (0 when the string is already that long).
+/// How many fill characters reach `width` bytes (0 when the string is already that long).
 fn padding(text: &str, width: i64, what: &str) -> Result<usize> {
-    let length = text.chars().count();
+    let length = text.len();
     let width = usize::try_from(width).unwrap_or(0);
     if width > MAX_STRING_CHARS {
         return Err(too_long(what));
@@ -651,7 +669,8 @@ fn expandtabs(stack: &mut Stack) -> Result<()> {
     for c in text.to_str()?.chars() {
         if c != '\t' {
             out.push(c);
-            column += 1;
+            // Columns count bytes, as PyTorch's loop over the `std::string` does.
+            column += c.len_utf8() as i64;
         } else if tabsize > 0 {
             loop {
                 out.push(' ');
@@ -672,38 +691,39 @@ fn expandtabs(stack: &mut Stack) -> Result<()> {
 
 fn str_len(stack: &mut Stack) -> Result<()> {
     let [text] = pop_array::<1>(stack)?;
-    push(stack, text.to_str()?.chars().count() as i64)
+    push(stack, text.to_str()?.len() as i64)
 }
 
 fn str_getitem(stack: &mut Stack) -> Result<()> {
     let [text, index] = pop_array::<2>(stack)?;
-    let text = text.to_str()?;
+    let text = bytes_of(&text)?;
     let index = index.to_int()?;
-    let length = text.chars().count();
-    let position = super::normalize_index(index, length)
+    let position = super::normalize_index(index, text.len())
         .ok_or_else(|| RuntimeError::IndexError("string index out of range".to_string()))?;
-    let character: String = text.chars().skip(position).take(1).collect();
-    push(stack, character)
+    push(
+        stack,
+        string_from_bytes(vec![text[position]], "str[index]")?,
+    )
 }
 
 fn str_slice(stack: &mut Stack) -> Result<()> {
     let [text, start, end, step] = pop_array::<4>(stack)?;
-    let chars: Vec<char> = text.to_str()?.chars().collect();
+    let bytes = bytes_of(&text)?;
     let (first, step, count) = super::slice_indices(
-        chars.len(),
+        bytes.len(),
         start.to_optional_int()?,
         end.to_optional_int()?,
         step.to_int()?,
     )?;
-    let mut out = String::with_capacity(count);
+    let mut out = Vec::with_capacity(count);
     let mut position = first;
     for _ in 0..count {
-        if let Some(c) = usize::try_from(position).ok().and_then(|p| chars.get(p)) {
-            out.push(*c);
+        if let Some(byte) = usize::try_from(position).ok().and_then(|p| bytes.get(p)) {
+            out.push(*byte);
         }
         position += step;
     }
-    push(stack, out)
+    push(stack, string_from_bytes(out, "str slice")?)
 }
 
 /// The table, in PyTorch's registration order within each name.
