@@ -1,6 +1,7 @@
 //! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
 //! stack helpers the kernels share.
 
+pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
 pub mod dict_ops;
@@ -44,6 +45,7 @@ pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(&dict_ops::table());
     registry.register_table(misc_ops::TABLE);
     registry.register_table(prim_lang_ops::TABLE);
+    registry.register_table(composite_ops::TABLE);
     register_aliases(registry);
 }
 
