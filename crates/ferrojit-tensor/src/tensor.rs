@@ -448,6 +448,58 @@ impl Tensor {
     }
 
     /// Writes `values` (logical order, `numel` of them) into this view, converting to its dtype.
+    /// The fast case of writing `src` into `self`: both contiguous, one dtype, separate
+    /// storages (so neither lock waits on the other), copied without an intermediate vector.
+    /// Returns false, having written nothing, in every other case.
+    pub(crate) fn copy_contiguous_from(&self, src: &Tensor) -> bool {
+        let numel = self.numel();
+        if numel == 0
+            || src.sizes != self.sizes
+            || src.dtype() != self.dtype()
+            || !self.is_contiguous()
+            || !src.is_contiguous()
+            || Storage::ptr_eq(&self.storage, &src.storage)
+        {
+            return false;
+        }
+        let source = src.storage.read();
+        let mut target = self.storage.write();
+        dispatch_dtype!(self.dtype(), T => {
+            match (T::slice_of(&source), T::slice_of_mut(&mut target)) {
+                (Some(from), Some(to)) => {
+                    to[self.storage_offset..self.storage_offset + numel]
+                        .copy_from_slice(&from[src.storage_offset..src.storage_offset + numel]);
+                    true
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// Applies `f` to every element of a contiguous tensor of element type `T` in place,
+    /// split across the intra-op threads. Returns false, having changed nothing, when the
+    /// tensor is not contiguous or not of type `T`.
+    pub(crate) fn map_contiguous_in_place<T: Element>(&self, f: impl Fn(T) -> T + Sync) -> bool {
+        let numel = self.numel();
+        if self.dtype() != T::DTYPE || !self.is_contiguous() {
+            return false;
+        }
+        if numel == 0 {
+            return true;
+        }
+        let mut guard = self.storage.write();
+        let Some(buffer) = T::slice_of_mut(&mut guard) else {
+            return false;
+        };
+        let values = &mut buffer[self.storage_offset..self.storage_offset + numel];
+        crate::ops::parallel::for_each_chunk_mut(values, |chunk| {
+            for x in chunk {
+                *x = f(*x);
+            }
+        });
+        true
+    }
+
     pub(crate) fn scatter<T: Element>(&self, values: &[T]) {
         let numel = self.numel();
         if numel == 0 {

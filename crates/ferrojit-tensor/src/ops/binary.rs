@@ -534,6 +534,9 @@ impl Tensor {
     /// Writes `src` (same shape) into this view, converting to this tensor's dtype.
     pub(crate) fn write_from(&self, src: &Tensor) -> Result<()> {
         self.check_writable()?;
+        if self.copy_contiguous_from(src) {
+            return Ok(());
+        }
         dispatch_dtype!(self.dtype(), T => {
             let v = src.gather::<T>();
             // Values are fully read before the write lock is taken, so `src` may alias `self`.

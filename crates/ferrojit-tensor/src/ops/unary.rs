@@ -74,8 +74,21 @@ impl Tensor {
         Ok(dispatch_dtype!(self.dtype(), T => relu_kernel::<T>(self)))
     }
 
-    /// In-place relu; returns `self`.
+    /// In-place relu; returns `self`. A contiguous tensor is updated where it lies (one pass
+    /// over memory instead of compute, gather and scatter).
     pub fn relu_(&self) -> Result<Tensor> {
+        let relu_in_place = dispatch_dtype!(self.dtype(), T => {
+            T::DTYPE != DType::Bool && self.map_contiguous_in_place::<T>(|x| {
+                if x.is_nan() || x > T::zero() {
+                    x
+                } else {
+                    T::zero()
+                }
+            })
+        });
+        if relu_in_place {
+            return Ok(self.clone());
+        }
         let result = self.relu()?;
         self.assign_result(&result)
     }
