@@ -18,18 +18,22 @@ fn out(a: &Args, index: usize, result: Tensor) -> Result<Outputs> {
     one(result.write_into_out(&*tensor(a, index)?)?)
 }
 
+/// The bool argument at `index`.
 fn flag(a: &Args, index: usize) -> Result<bool> {
     arg(a, index)?.to_bool()
 }
 
+/// The int argument at `index`.
 fn int(a: &Args, index: usize) -> Result<i64> {
     arg(a, index)?.to_int()
 }
 
+/// The float argument at `index`.
 fn float(a: &Args, index: usize) -> Result<f64> {
     arg(a, index)?.to_double()
 }
 
+/// View, rearranging and diagonal operators.
 fn register_shape_ops(r: &mut OperatorRegistry) {
     // `type_as` is `self.to(other.dtype())`: the same tensor when the dtype already matches.
     reg(
@@ -108,6 +112,7 @@ fn register_shape_ops(r: &mut OperatorRegistry) {
     );
 }
 
+/// Pointwise math and closeness operators.
 fn register_math_ops(r: &mut OperatorRegistry) {
     // `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able
     // to cast that back.
@@ -183,6 +188,7 @@ fn bucketize(a: &Args, input: &Tensor) -> Result<Tensor> {
     Ok(input.bucketize(&*tensor(a, 1)?, flag(a, 2)?, flag(a, 3)?)?)
 }
 
+/// Sorted-sequence search operators.
 fn register_search_ops(r: &mut OperatorRegistry) {
     reg(r, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
         one(searchsorted(a, &*tensor(a, 1)?)?)
@@ -210,6 +216,7 @@ fn register_search_ops(r: &mut OperatorRegistry) {
     });
 }
 
+/// Index-wise update, gather and normalization operators.
 fn register_index_ops(r: &mut OperatorRegistry) {
     let index_add = |a: &Args| -> Result<Tensor> {
         Ok(tensor(a, 0)?.index_add(

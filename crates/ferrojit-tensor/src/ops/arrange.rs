@@ -8,6 +8,7 @@ use crate::error::{Result, TensorError};
 use crate::shape::wrap_dim;
 use crate::tensor::Tensor;
 
+/// A `RuntimeError` with PyTorch's message.
 fn invalid(message: String) -> TensorError {
     TensorError::InvalidArgument(message)
 }
@@ -147,6 +148,7 @@ impl Tensor {
         }
     }
 
+    /// `tensor_split` needs at least one dimension to split along.
     fn check_tensor_split_rank(&self) -> Result<()> {
         if self.dim() == 0 {
             return Err(invalid(format!(

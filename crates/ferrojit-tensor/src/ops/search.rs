@@ -3,6 +3,8 @@
 //! follow ATen's implementations (TensorCompare.cpp, Activation.cpp, Bucketization.cpp,
 //! TensorAdvancedIndexing.cpp, layer_norm.cpp): the same check order, messages and dtypes.
 
+use std::cmp::Ordering;
+
 use crate::dtype::{DType, Scalar};
 use crate::error::{format_shape, Result, TensorError};
 use crate::ops::binary::BinaryOp;
@@ -10,6 +12,7 @@ use crate::ops::pointwise::UnaryOp;
 use crate::shape::{broadcast_shapes, wrap_dim};
 use crate::tensor::Tensor;
 
+/// A `RuntimeError` with PyTorch's message.
 fn invalid(message: String) -> TensorError {
     TensorError::InvalidArgument(message)
 }
@@ -34,10 +37,11 @@ fn bound<T: Copy + PartialOrd>(row: &[T], sorter: Option<&[i64]>, value: T, righ
             Some(order) => row[order[mid] as usize],
             None => row[mid],
         };
-        let go_right = if right {
-            !(mid_value > value)
-        } else {
-            !(mid_value >= value)
+        // `!(mid > value)` / `!(mid >= value)`: an incomparable (NaN) pair goes right.
+        let go_right = match mid_value.partial_cmp(&value) {
+            Some(Ordering::Greater) => false,
+            Some(Ordering::Equal) => right,
+            _ => true,
         };
         if go_right {
             start = mid + 1;
