@@ -4,7 +4,7 @@
 //! native_functions.yaml schemas, with the `_` and `.out` overloads PyTorch has.
 
 use ferrojit_tensor::ops::binary::BinaryOp;
-use ferrojit_tensor::{Scalar, Tensor};
+use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
 use super::core_ops::{arg, in_place, one, reg, tensor, tensor_list, Args, Outputs};
 use super::{optional_str, optional_tensor, scalar, wrapped};
@@ -183,6 +183,26 @@ fn searchsorted(a: &Args, values: &Tensor) -> Result<Tensor> {
     )?)
 }
 
+/// `searchsorted`/`bucketize` `out=`: ATen refuses an `out` whose dtype is not the one
+/// `out_int32` asks for (int32 or int64), instead of casting into it.
+fn search_out(a: &Args, out_index: usize, out_int32: bool, result: Tensor) -> Result<Outputs> {
+    let target = tensor(a, out_index)?;
+    let wanted = if out_int32 {
+        DType::Int32
+    } else {
+        DType::Int64
+    };
+    if target.dtype() != wanted {
+        return Err(TensorError::InvalidArgument(format!(
+            "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype {} and out_int32 flag is {}",
+            target.dtype().scalar_type_name(),
+            if out_int32 { "True" } else { "False" }
+        ))
+        .into());
+    }
+    out(a, out_index, result)
+}
+
 /// `bucketize` with the input (tensor or scalar) already turned into a tensor.
 fn bucketize(a: &Args, input: &Tensor) -> Result<Tensor> {
     Ok(input.bucketize(&*tensor(a, 1)?, flag(a, 2)?, flag(a, 3)?)?)
@@ -197,10 +217,10 @@ fn register_search_ops(r: &mut OperatorRegistry) {
         one(searchsorted(a, &wrapped(arg(a, 1)?)?)?)
     });
     reg(r, "aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        out(a, 6, searchsorted(a, &*tensor(a, 1)?)?)
+        search_out(a, 6, flag(a, 2)?, searchsorted(a, &*tensor(a, 1)?)?)
     });
     reg(r, "aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        out(a, 6, searchsorted(a, &wrapped(arg(a, 1)?)?)?)
+        search_out(a, 6, flag(a, 2)?, searchsorted(a, &wrapped(arg(a, 1)?)?)?)
     });
     reg(r, "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", |a| {
         one(bucketize(a, &*tensor(a, 0)?)?)
@@ -209,10 +229,10 @@ fn register_search_ops(r: &mut OperatorRegistry) {
         one(bucketize(a, &wrapped(arg(a, 0)?)?)?)
     });
     reg(r, "aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", |a| {
-        out(a, 4, bucketize(a, &*tensor(a, 0)?)?)
+        search_out(a, 4, flag(a, 2)?, bucketize(a, &*tensor(a, 0)?)?)
     });
     reg(r, "aten::bucketize.Scalar_out(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", |a| {
-        out(a, 4, bucketize(a, &wrapped(arg(a, 0)?)?)?)
+        search_out(a, 4, flag(a, 2)?, bucketize(a, &wrapped(arg(a, 0)?)?)?)
     });
 }
 
