@@ -94,7 +94,11 @@ impl Tensor {
         let mut strides = self.strides().to_vec();
         if n > 0 {
             sizes[d] = ((max_size - size) / step + 1) as usize;
-            strides[d] = self.strides()[d] * step as usize;
+            // A huge step must be an error, not an overflowing stride.
+            strides[d] = usize::try_from(step)
+                .ok()
+                .and_then(|step| self.strides()[d].checked_mul(step))
+                .ok_or(TensorError::SizeOverflow)?;
         }
         sizes.push(size as usize);
         strides.push(if n == 0 { 1 } else { self.strides()[d] });
@@ -171,7 +175,8 @@ impl Tensor {
         let size = self.sizes()[d] as i64;
         let (min_split, extra) = (size / sections, size % sections);
         let mut start = 0;
-        let mut parts = Vec::with_capacity(sections as usize);
+        // No preallocation: `sections` is caller-controlled and may be far above the size.
+        let mut parts = Vec::new();
         for index in 0..sections {
             let len = if index < extra {
                 min_split + 1
