@@ -59,14 +59,7 @@ pub fn save_module_to_bytes(
     let program = print_program(unit, data_writer.classes(), &[])?;
 
     let mut constants_writer = ValueWriter::for_torchscript();
-    let constants_value = IValue::Tuple(TupleValue::new(
-        program
-            .constants
-            .iter()
-            .cloned()
-            .map(IValue::from)
-            .collect(),
-    ));
+    let constants_value = IValue::Tuple(TupleValue::new(program.constants.clone()));
     let constants = constants_writer.convert(&constants_value, "constants.pkl")?;
     let constants = pickle_record(&constants, "constants.pkl")?;
     let debug = minimal_debug_pickle()?;

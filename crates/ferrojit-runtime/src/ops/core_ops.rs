@@ -15,11 +15,11 @@ use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::registry::{OperatorRegistry, Stack};
 
-type Args = [IValue];
-type Outputs = Vec<IValue>;
+pub(super) type Args = [IValue];
+pub(super) type Outputs = Vec<IValue>;
 
 /// Registers `f` under `schema`; the kernel pops as many values as the schema has arguments.
-fn reg(
+pub(super) fn reg(
     registry: &mut OperatorRegistry,
     schema: &str,
     f: impl Fn(&Args) -> Result<Outputs> + Send + Sync + 'static,
@@ -38,16 +38,16 @@ fn reg(
     let _ = registry.register_boxed(schema, kernel);
 }
 
-fn arg(args: &Args, index: usize) -> Result<&IValue> {
+pub(super) fn arg(args: &Args, index: usize) -> Result<&IValue> {
     args.get(index)
         .ok_or_else(|| RuntimeError::InvalidGraph("operand stack underflow in an operator".into()))
 }
 
-fn tensor(args: &Args, index: usize) -> Result<std::sync::Arc<Tensor>> {
+pub(super) fn tensor(args: &Args, index: usize) -> Result<std::sync::Arc<Tensor>> {
     arg(args, index)?.to_tensor()
 }
 
-fn one(t: Tensor) -> Result<Outputs> {
+pub(super) fn one(t: Tensor) -> Result<Outputs> {
     Ok(vec![IValue::from(t)])
 }
 
@@ -55,7 +55,7 @@ fn two((a, b): (Tensor, Tensor)) -> Result<Outputs> {
     Ok(vec![IValue::from(a), IValue::from(b)])
 }
 
-fn tensor_list(items: Vec<Tensor>) -> Result<Outputs> {
+pub(super) fn tensor_list(items: Vec<Tensor>) -> Result<Outputs> {
     Ok(vec![IValue::list(
         Type::Tensor,
         items.into_iter().map(IValue::from).collect(),
@@ -739,7 +739,7 @@ fn register_binary_inplace_only(r: &mut OperatorRegistry, name: &str, op: Binary
 
 // ----- ternary -------------------------------------------------------------------------
 
-fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
+pub(super) fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
     let target = tensor(a, 0)?;
     if result.sizes() != target.sizes() {
         return Err(ferrojit_tensor::TensorError::OutputShapeMismatch {

@@ -1,6 +1,7 @@
 //! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
 //! stack helpers the kernels share.
 
+pub mod arrange_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
@@ -32,6 +33,7 @@ pub type KernelTableEntry = (&'static str, KernelFn);
 pub fn register_builtins(registry: &mut OperatorRegistry) {
     registry.register_table(tensor_ops::TABLE);
     core_ops::register(registry);
+    arrange_ops::register(registry);
     registry.register_table(nn_ops::TABLE);
     registry.register_table(rnn_ops::TABLE);
     registry.register_table(transformer_ops::TABLE);

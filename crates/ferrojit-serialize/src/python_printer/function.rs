@@ -677,6 +677,12 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             (Some(AttributeValue::Str(text)), Type::Device) => {
                 format!("torch.device({})", quote_string(&text))
             }
+            (Some(AttributeValue::Str(text)), _) if !text.is_ascii() => {
+                let index = self
+                    .context
+                    .string_constant(ferrojit_runtime::IValue::from(text.as_str()));
+                format!("CONSTANTS.c{index}")
+            }
             (Some(AttributeValue::Str(text)), _) => quote_string(&text),
             (Some(AttributeValue::Ints(values)), _) => {
                 let parts: Vec<String> = values.iter().map(|v| v.to_string()).collect();
@@ -685,6 +691,15 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             (Some(AttributeValue::Floats(values)), _) => {
                 let parts: Vec<String> = values.iter().map(|v| float_literal(*v)).collect();
                 list_literal(&parts)
+            }
+            (Some(AttributeValue::Strs(values)), _) if values.iter().any(|v| !v.is_ascii()) => {
+                let items = values
+                    .iter()
+                    .map(|v| ferrojit_runtime::IValue::from(v.as_str()))
+                    .collect();
+                let list = ferrojit_runtime::IValue::list(Type::Str, items);
+                let index = self.context.string_constant(list);
+                format!("CONSTANTS.c{index}")
             }
             (Some(AttributeValue::Strs(values)), _) => {
                 let parts: Vec<String> = values.iter().map(|v| quote_string(v)).collect();

@@ -30,7 +30,7 @@ pub const BASE_FILE_VERSION: u64 = 3;
 /// objects still to print.
 #[derive(Default)]
 pub(crate) struct PrintContext {
-    constants: Vec<Tensor>,
+    constants: Vec<ferrojit_runtime::IValue>,
     queue: VecDeque<CodeObject>,
     seen: HashSet<CodeObject>,
     named_tuples: HashMap<String, Arc<NamedTupleType>>,
@@ -57,6 +57,10 @@ impl PrintContext {
     /// always gets the same index.
     pub(crate) fn tensor_constant(&mut self, tensor: &Tensor) -> usize {
         if let Some(index) = self.constants.iter().position(|known| {
+            let ferrojit_runtime::IValue::Tensor(known) = known else {
+                return false;
+            };
+            let known = known.get();
             Storage::ptr_eq(known.storage(), tensor.storage())
                 && known.storage_offset() == tensor.storage_offset()
                 && known.sizes() == tensor.sizes()
@@ -64,7 +68,23 @@ impl PrintContext {
         }) {
             return index;
         }
-        self.constants.push(tensor.clone());
+        self.constants
+            .push(ferrojit_runtime::IValue::from(tensor.clone()));
+        self.constants.len() - 1
+    }
+
+    /// The index of a string constant (or list of strings) in the constant table. PyTorch's
+    /// printer puts every constant holding a non-ASCII string there (`containsNonASCIIString`)
+    /// rather than in the code, whose octal escapes its lexer reads back as single bytes.
+    pub(crate) fn string_constant(&mut self, value: ferrojit_runtime::IValue) -> usize {
+        if let Some(index) = self
+            .constants
+            .iter()
+            .position(|known| known.equals(&value).unwrap_or(false))
+        {
+            return index;
+        }
+        self.constants.push(value);
         self.constants.len() - 1
     }
 
@@ -123,8 +143,9 @@ impl PrintContext {
 pub struct PrintedProgram {
     /// `qualifier → source text`, e.g. `__torch__.torch.nn.modules.linear → "class Linear(Module):…"`.
     pub files: BTreeMap<String, String>,
-    /// The `CONSTANTS.cN` table, written to `constants.pkl`.
-    pub constants: Vec<Tensor>,
+    /// The `CONSTANTS.cN` table, written to `constants.pkl`: tensors, and strings that are
+    /// not ASCII.
+    pub constants: Vec<ferrojit_runtime::IValue>,
     /// The archive `version` the printed operators need (PyTorch's operator version map).
     pub min_version: u64,
 }

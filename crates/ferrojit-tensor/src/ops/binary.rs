@@ -45,6 +45,7 @@ enum BinaryKind {
     Fmax,
     Fmin,
     Hypot,
+    LogAddExp,
     BitAnd,
     BitOr,
     BitXor,
@@ -224,6 +225,20 @@ fn arith_kernel<T: Arith>(
         BinaryKind::Hypot => map2::<T, T>(a, b, shape, |x, y| {
             T::from_f64(x.to_f64().hypot(y.to_f64()))
         }),
+        // ATen's CPU kernel: equal infinities return themselves (avoiding inf - inf = NaN).
+        BinaryKind::LogAddExp => map2::<T, T>(a, b, shape, |x, y| {
+            let (x, y) = (x.to_f64(), y.to_f64());
+            if x.is_infinite() && x == y {
+                T::from_f64(x)
+            } else {
+                let m = if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else {
+                    x.max(y)
+                };
+                T::from_f64(m + (-(x - y).abs()).exp().ln_1p())
+            }
+        }),
         // fmax/fmin ignore a NaN operand (unlike maximum/minimum).
         BinaryKind::Fmax => map2::<T, T>(a, b, shape, |x, y| {
             if x.is_nan() {
@@ -315,6 +330,7 @@ pub enum BinaryOp {
     Fmax,
     Fmin,
     Hypot,
+    LogAddExp,
     BitwiseAnd,
     BitwiseOr,
     BitwiseXor,
@@ -351,6 +367,7 @@ impl BinaryOp {
             BinaryOp::Fmax => Arith(BinaryKind::Fmax),
             BinaryOp::Fmin => Arith(BinaryKind::Fmin),
             BinaryOp::Hypot => Arith(BinaryKind::Hypot),
+            BinaryOp::LogAddExp => Arith(BinaryKind::LogAddExp),
             BinaryOp::BitwiseAnd => Arith(BinaryKind::BitAnd),
             BinaryOp::BitwiseOr => Arith(BinaryKind::BitOr),
             BinaryOp::BitwiseXor => Arith(BinaryKind::BitXor),
@@ -441,6 +458,12 @@ impl Tensor {
             BinaryKind::Hypot if !common.is_floating_point() => {
                 return Err(TensorError::NotImplementedForDType {
                     op: "hypot_cpu",
+                    dtype: common,
+                });
+            }
+            BinaryKind::LogAddExp if !common.is_floating_point() => {
+                return Err(TensorError::NotImplementedForDType {
+                    op: "logaddexp_cpu",
                     dtype: common,
                 });
             }

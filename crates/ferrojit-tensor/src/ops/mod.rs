@@ -1,5 +1,6 @@
 //! Tensor operations, grouped by kind. Most are inherent methods on `Tensor`.
 
+pub mod arrange;
 pub mod binary;
 pub mod creation;
 pub mod cxx_order;
@@ -12,6 +13,7 @@ pub mod pointwise;
 pub mod products;
 pub mod random;
 pub mod reduce;
+pub mod search;
 pub mod special;
 pub mod ternary;
 pub mod unary;

@@ -40,6 +40,17 @@ fn relu_kernel<T: Arith>(t: &Tensor) -> Tensor {
     })
 }
 
+/// `relu_` written where a contiguous tensor lies; false when it is not contiguous.
+fn relu_in_place<T: Arith>(t: &Tensor) -> bool {
+    t.map_contiguous_in_place::<T>(|x| {
+        if x.is_nan() || x > T::zero() {
+            x
+        } else {
+            T::zero()
+        }
+    })
+}
+
 impl Tensor {
     /// Integer and bool inputs compute in the default float dtype, as PyTorch's unary float ops do.
     fn float_unary(&self, kind: FloatUnary) -> Tensor {
@@ -77,16 +88,9 @@ impl Tensor {
     /// In-place relu; returns `self`. A contiguous tensor is updated where it lies (one pass
     /// over memory instead of compute, gather and scatter).
     pub fn relu_(&self) -> Result<Tensor> {
-        let relu_in_place = dispatch_dtype!(self.dtype(), T => {
-            T::DTYPE != DType::Bool && self.map_contiguous_in_place::<T>(|x| {
-                if x.is_nan() || x > T::zero() {
-                    x
-                } else {
-                    T::zero()
-                }
-            })
-        });
-        if relu_in_place {
+        let done = self.dtype() != DType::Bool
+            && dispatch_dtype!(self.dtype(), T => relu_in_place::<T>(self));
+        if done {
             return Ok(self.clone());
         }
         let result = self.relu()?;
