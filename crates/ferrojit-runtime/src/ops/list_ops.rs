@@ -399,40 +399,9 @@ fn sorted(stack: &mut Stack) -> Result<()> {
 /// 1/0).
 fn element_text(value: &IValue) -> String {
     match value {
-        IValue::Double(f) => c_general_float(*f),
+        IValue::Double(f) => ferrojit_tensor::display::cpp_double(*f),
         IValue::Bool(b) => u8::from(*b).to_string(),
         other => other.to_string(),
-    }
-}
-
-/// C's `%g` with 6 significant digits (the default `std::ostream` float format).
-fn c_general_float(value: f64) -> String {
-    if value.is_nan() {
-        return "nan".to_string();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let scientific = format!("{value:.5e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let trim = |text: String| -> String {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    };
-    if !(-4..6).contains(&exponent) {
-        let mantissa = trim(mantissa.to_string());
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
-    } else {
-        let decimals = usize::try_from(5 - exponent).unwrap_or(0);
-        trim(format!("{value:.decimals$}"))
     }
 }
 
