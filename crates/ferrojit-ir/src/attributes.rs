@@ -280,40 +280,8 @@ pub fn format_float(value: f64) -> String {
     text
 }
 
-/// C's `%.{precision}g`.
-pub fn format_g(value: f64, precision: usize) -> String {
-    if value.is_nan() {
-        return "nan".to_string();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let precision = precision.max(1);
-    let scientific = format!("{:.*e}", precision - 1, value);
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if exponent < -4 || exponent >= precision as i32 {
-        let mantissa = strip_trailing_zeros(mantissa);
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    } else {
-        let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
-        strip_trailing_zeros(&format!("{:.*}", decimals, value))
-    }
-}
-
-fn strip_trailing_zeros(text: &str) -> String {
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text.to_string()
-    }
-}
+/// C's `%.{precision}g` (kept in the tensor crate, which prints tensors and messages with it).
+pub use ferrojit_tensor::display::format_g;
 
 /// Quotes a string as PyTorch's `printQuotedString`: double quotes, C escapes, and octal
 /// escapes for other non-printable bytes.

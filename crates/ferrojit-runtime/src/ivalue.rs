@@ -469,14 +469,6 @@ impl IValue {
         }
     }
 
-    /// The shared tensor behind this value, whose changes every handle sees.
-    pub fn to_tensor_cell(&self) -> Result<&Arc<TensorCell>> {
-        match self {
-            IValue::Tensor(cell) => Ok(cell),
-            other => Err(other.mismatch("Tensor")),
-        }
-    }
-
     /// The tensor, owned: moved out when this value held the only reference, else a copy
     /// of the handle (sharing the storage).
     pub fn into_tensor(self) -> Result<Tensor> {

@@ -298,9 +298,9 @@ impl fmt::Display for Tensor {
     }
 }
 
-/// C++'s `ostream << double` (`%g`, six significant digits), as PyTorch's messages and
-/// `str()` of a float list print a double.
-pub fn cpp_double(value: f64) -> String {
+/// C's `%.{precision}g`; with precision 6 it is C++'s `ostream << double`, as PyTorch's
+/// messages and `str()` of a float list print a double.
+pub fn format_g(value: f64, precision: usize) -> String {
     if value.is_nan() {
         return "nan".to_string();
     }
@@ -310,20 +310,26 @@ pub fn cpp_double(value: f64) -> String {
     if value == 0.0 {
         return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
     }
-    let trim = |text: String| -> String {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    };
-    let scientific = format!("{value:.5e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let precision = precision.max(1);
+    let scientific = format!("{:.*e}", precision - 1, value);
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .unwrap_or((scientific.as_str(), "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..6).contains(&exponent) {
+    if exponent < -4 || exponent >= precision as i32 {
+        let mantissa = strip_trailing_zeros(mantissa);
         let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mantissa.to_string()), exponent.abs())
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
     } else {
-        trim(format!("{:.*}", (5 - exponent) as usize, value))
+        let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
+        strip_trailing_zeros(&format!("{:.*}", decimals, value))
+    }
+}
+
+fn strip_trailing_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text.to_string()
     }
 }

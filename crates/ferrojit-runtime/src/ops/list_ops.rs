@@ -399,7 +399,7 @@ fn sorted(stack: &mut Stack) -> Result<()> {
 /// 1/0).
 fn element_text(value: &IValue) -> String {
     match value {
-        IValue::Double(f) => ferrojit_tensor::display::cpp_double(*f),
+        IValue::Double(f) => ferrojit_tensor::display::format_g(*f, 6),
         IValue::Bool(b) => u8::from(*b).to_string(),
         other => other.to_string(),
     }

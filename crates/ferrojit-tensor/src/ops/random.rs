@@ -61,7 +61,7 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::display::cpp_double;
+use crate::display::format_g;
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Result, TensorError};
@@ -1092,7 +1092,7 @@ impl Tensor {
         if lambda.is_nan() || lambda <= 0.0 {
             return Err(invalid(format!(
                 "exponential_ expects lambda > 0.0, but found lambda={}",
-                cpp_double(lambda)
+                format_g(lambda, 6)
             )));
         }
         let n = self.numel();
@@ -1311,7 +1311,7 @@ mod tests {
             (f64::NAN, "nan"),
             (f64::NEG_INFINITY, "-inf"),
         ] {
-            assert_eq!(cpp_double(value), text);
+            assert_eq!(format_g(value, 6), text);
         }
     }
 
