@@ -147,6 +147,8 @@ struct UnitState {
     compiled_functions: HashMap<String, Arc<Function>>,
     methods: HashMap<(String, String), Arc<Function>>,
     loaded_qualifiers: HashSet<String>,
+    /// Qualifiers defined through `define_source_once`.
+    defined_once: HashSet<String>,
     resolving_classes: HashSet<String>,
     resolved_classes: HashSet<String>,
     class_constants: HashMap<String, HashMap<String, ConstantValue>>,
@@ -814,6 +816,20 @@ impl CompilationUnit {
             Some(file) => self.define_source(file, qualifier),
             None => Ok(()),
         }
+    }
+
+    /// Defines the source `make` returns under `qualifier`, unless a file was already defined
+    /// or loaded for that qualifier.
+    pub(crate) fn define_source_once(
+        &self,
+        qualifier: &str,
+        make: impl FnOnce() -> Arc<SourceFile>,
+    ) -> Result<(), FrontendError> {
+        let _compiling = self.compile_lock.acquire();
+        if !lock(&self.state).defined_once.insert(qualifier.to_string()) {
+            return Ok(());
+        }
+        self.define_source(make(), qualifier)
     }
 
     /// Finds a class (loading its file on demand) and resolves its attribute types.

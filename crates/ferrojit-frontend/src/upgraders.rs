@@ -216,15 +216,20 @@ pub fn any_apply(version: u64) -> bool {
     ENTRIES.iter().any(|entry| version < entry.bumped_at)
 }
 
-/// Gives `unit` the archive's version and, when the version is old enough for any upgrader
-/// to apply, defines the upgrader functions in it.
+/// Gives `unit` the archive's version. The upgrader functions themselves are defined the first
+/// time a call needs one ([`define_in`]): most archives of today's torch carry version 3, old
+/// enough for the `div` upgraders, yet never call `div` with integer inputs, and parsing the
+/// upgraders' source on every load cost a tenth of resnet18's load time.
 pub fn configure(unit: &mut CompilationUnit, version: u64) -> Result<(), FrontendError> {
     unit.set_operator_version(Some(version));
-    if any_apply(version) {
-        let file = SourceFile::new(format!("<{UPGRADERS_QUALIFIER}>"), UPGRADERS_SOURCE);
-        unit.define_source(file, UPGRADERS_QUALIFIER)?;
-    }
     Ok(())
+}
+
+/// Defines the upgrader functions in `unit`, once.
+pub(crate) fn define_in(unit: &CompilationUnit) -> Result<(), FrontendError> {
+    unit.define_source_once(UPGRADERS_QUALIFIER, || {
+        SourceFile::new(format!("<{UPGRADERS_QUALIFIER}>"), UPGRADERS_SOURCE)
+    })
 }
 
 #[cfg(test)]

@@ -821,6 +821,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .find(|old| Arc::ptr_eq(&old.schema, &schema))
         {
+            upgraders::define_in(self.context.unit)?;
             return self.emit_function_call(&old.function, positional, named, range);
         }
         self.location = Some(range.clone());

@@ -159,19 +159,21 @@ fn underscore_convolution_deprecated(stack: &mut Stack) -> Result<()> {
 
 fn max_pool_values(stack: &mut Stack, spatial: usize, with_indices: bool) -> Result<()> {
     let [x, k, s, p, d, ceil] = pop_array::<6>(stack)?;
-    let (values, indices) = pool::max_pool(
-        &*x.to_tensor()?,
-        spatial,
-        &k.to_int_vec()?,
-        &s.to_int_vec()?,
-        &p.to_int_vec()?,
-        &d.to_int_vec()?,
-        ceil.to_bool()?,
-    )?;
+    let (x, ceil) = (x.to_tensor()?, ceil.to_bool()?);
+    let (k, s, p, d) = (
+        k.to_int_vec()?,
+        s.to_int_vec()?,
+        p.to_int_vec()?,
+        d.to_int_vec()?,
+    );
     if with_indices {
+        let (values, indices) = pool::max_pool(&x, spatial, &k, &s, &p, &d, ceil)?;
         push_all(stack, vec![values, indices])
     } else {
-        push(stack, values)
+        push(
+            stack,
+            pool::max_pool_values(&x, spatial, &k, &s, &p, &d, ceil)?,
+        )
     }
 }
 

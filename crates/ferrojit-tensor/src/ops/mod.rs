@@ -4,6 +4,7 @@ pub mod arrange;
 pub mod binary;
 pub mod creation;
 pub mod cxx_order;
+pub(crate) mod fused;
 pub mod indexing;
 pub mod join;
 pub mod linalg;

@@ -464,7 +464,25 @@ impl Tensor {
     }
 
     /// In-place form (`exp_`): the result must be castable to this tensor's dtype.
+    /// A contiguous float tensor whose dtype the op keeps is updated where it lies (one pass
+    /// over memory instead of gather, compute and scatter).
     pub fn unary_(&self, op: UnaryOp) -> Result<Tensor> {
+        let dtype = op.result_dtype(self.dtype())?;
+        if op == UnaryOp::Relu && dtype == self.dtype() {
+            return self.relu_();
+        }
+        if op.kind() != UnaryKind::Predicate && dtype == self.dtype() {
+            let in_place = |t: &Tensor| match dtype {
+                DType::Float32 => t.map_contiguous_in_place::<f32>(|x| {
+                    f32::from_f64(op.apply_float(x.to_f64(), dtype))
+                }),
+                DType::Float64 => t.map_contiguous_in_place::<f64>(|x| op.apply_float(x, dtype)),
+                _ => false,
+            };
+            if in_place(self) {
+                return Ok(self.clone());
+            }
+        }
         let result = self.unary(op)?;
         self.assign_result(&result)
     }

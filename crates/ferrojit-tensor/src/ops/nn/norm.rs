@@ -65,9 +65,21 @@ pub fn batch_norm(
     }
     let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
     let inner: usize = input.sizes()[2..].iter().product();
-    let x = input.to_f64_vec();
     let weight = channel_param(weight, channels, "weight")?;
     let bias = channel_param(bias, channels, "bias")?;
+    if !training && dtype == DType::Float32 {
+        if let Some(out) = batch_norm_inference_f32(
+            input,
+            running_mean,
+            running_var,
+            weight.as_deref(),
+            bias.as_deref(),
+            eps,
+        )? {
+            return Ok(out);
+        }
+    }
+    let x = input.to_f64_vec();
     let stats: Vec<(f64, f64)> = if training {
         // One value per channel is allowed here (F.batch_norm checks it in Python); the
         // running variance then becomes NaN, as in PyTorch.
@@ -135,6 +147,63 @@ pub fn batch_norm(
     Ok(from_f64(out, input.sizes(), dtype))
 }
 
+/// Inference batch norm of a contiguous float32 tensor, computed in f32 straight from its
+/// storage: the same coefficients and fused multiply-add as `AffineTerms::apply::<f32>`, so
+/// the same bits, without widening every element to f64 and back. None when the input is not
+/// laid out for it (the general path then handles it).
+fn batch_norm_inference_f32(
+    input: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&[f64]>,
+    bias: Option<&[f64]>,
+    eps: f64,
+) -> Result<Option<Tensor>> {
+    if !input.is_contiguous() || input.numel() == 0 {
+        return Ok(None);
+    }
+    let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
+    let inner: usize = input.sizes()[2..].iter().product();
+    let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+        return Err(invalid(
+            "running_mean and running_var must be defined in evaluation mode",
+        ));
+    };
+    let means = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
+    let vars = channel_param(Some(rv), channels, "running_var")?.unwrap_or_default();
+    let stats: Vec<(f64, f64)> = means.into_iter().zip(vars).collect();
+    let terms = AffineTerms {
+        stats: &stats,
+        weight,
+        bias,
+        eps,
+        training: false,
+    };
+    let coefficients = terms.coefficients::<f32>();
+    let guard = input.storage().read();
+    let Some(buffer) = <f32 as crate::element::Element>::slice_of(&guard) else {
+        return Ok(None);
+    };
+    let x = &buffer[input.storage_offset()..][..input.numel()];
+    let mut out = vec![0.0f32; x.len()];
+    let plane = |index: usize, dst: &mut [f32]| {
+        let (alpha, beta) = coefficients[index % channels];
+        crate::ops::fused::affine_f32(&x[index * inner..][..inner], alpha, beta, dst);
+    };
+    if inner > 0 && x.len() >= crate::ops::parallel::PARALLEL_THRESHOLD {
+        use rayon::prelude::*;
+        out.par_chunks_mut(inner)
+            .enumerate()
+            .for_each(|(index, dst)| plane(index, dst));
+    } else if inner > 0 {
+        for (index, dst) in out.chunks_mut(inner).enumerate() {
+            plane(index, dst);
+        }
+    }
+    debug_assert_eq!(out.len(), batch * channels * inner);
+    Ok(Some(Tensor::from_values(out, input.sizes())))
+}
+
 /// Per-channel statistics and affine parameters of a batch_norm call.
 struct AffineTerms<'a> {
     stats: &'a [(f64, f64)],
@@ -150,8 +219,24 @@ impl AffineTerms<'_> {
     /// fused multiply-add; doing the same keeps results within a rounding of PyTorch's.
     fn apply<P: Opmath>(&self, x: &[f64], batch: usize, inner: usize) -> Vec<f64> {
         let channels = self.stats.len();
-        let coefficients: Vec<(P, P)> = self
-            .stats
+        let coefficients = self.coefficients::<P>();
+        let mut out = Vec::with_capacity(x.len());
+        for n in 0..batch {
+            for (c, &(alpha, beta)) in coefficients.iter().enumerate() {
+                let base = (n * channels + c) * inner;
+                out.extend(
+                    x[base..base + inner]
+                        .iter()
+                        .map(|&v| P::of(v).fused(alpha, beta).wide()),
+                );
+            }
+        }
+        out
+    }
+
+    /// Each channel's (alpha, beta).
+    fn coefficients<P: Opmath>(&self) -> Vec<(P, P)> {
+        self.stats
             .iter()
             .enumerate()
             .map(|(c, &(mean, var))| {
@@ -165,19 +250,7 @@ impl AffineTerms<'_> {
                 let alpha = invstd * w;
                 (alpha, b - P::of(mean) * alpha)
             })
-            .collect();
-        let mut out = Vec::with_capacity(x.len());
-        for n in 0..batch {
-            for (c, &(alpha, beta)) in coefficients.iter().enumerate() {
-                let base = (n * channels + c) * inner;
-                out.extend(
-                    x[base..base + inner]
-                        .iter()
-                        .map(|&v| P::of(v).fused(alpha, beta).wide()),
-                );
-            }
-        }
-        out
+            .collect()
     }
 }
 

@@ -144,20 +144,7 @@ impl PoolFloat for f64 {
 fn max_pool_plane<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T], indices: &mut [i64]) {
     let [id_, ih_, iw_] = w.input;
     let [od_, oh_, ow_] = w.output;
-    // Taps along one axis that land inside the input, as (first tap, count).
-    let taps = |o: usize, axis: usize, len: usize| -> (usize, usize) {
-        let start = (o * w.stride[axis]) as isize - w.padding[axis] as isize;
-        let dil = w.dilation[axis] as isize;
-        let mut first = 0;
-        while first < w.kernel[axis] && start + first as isize * dil < 0 {
-            first += 1;
-        }
-        let mut last = first;
-        while last < w.kernel[axis] && start + (last as isize) * dil < len as isize {
-            last += 1;
-        }
-        (first, last - first)
-    };
+    let taps = |o: usize, axis: usize, len: usize| window_taps(w, o, axis, len);
     let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| taps(ow, 2, iw_)).collect();
     let mut out = 0;
     for od in 0..od_ {
@@ -199,34 +186,97 @@ fn max_pool_plane<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T], indices
     }
 }
 
-/// Max pooling computed in the input's own float type, planes split across the pool.
+/// Max-pools one plane into `values` only (`max_pool2d` and friends, which return no indices).
+/// Each output row keeps a running maximum that every input row of its window updates in
+/// turn; taps are still met in (d, h, w) order, and a NaN tap always replaces the maximum, so
+/// the result is `max_pool_plane`'s value (and PyTorch's) without tracking where it came from.
+fn max_pool_plane_values<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T]) {
+    let [id_, ih_, iw_] = w.input;
+    let [od_, oh_, ow_] = w.output;
+    let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| window_taps(w, ow, 2, iw_)).collect();
+    let lowest = T::from_f64(f64::NEG_INFINITY);
+    for (row_index, dst) in values.chunks_mut(ow_.max(1)).enumerate() {
+        let (od, oh) = (row_index / oh_, row_index % oh_);
+        debug_assert!(od < od_);
+        dst.fill(lowest);
+        let (kd0, kdn) = window_taps(w, od, 0, id_);
+        let (kh0, khn) = window_taps(w, oh, 1, ih_);
+        for kd in kd0..kd0 + kdn {
+            let d = od * w.stride[0] + kd * w.dilation[0] - w.padding[0];
+            for kh in kh0..kh0 + khn {
+                let h = oh * w.stride[1] + kh * w.dilation[1] - w.padding[1];
+                let row = &src[(d * ih_ + h) * iw_..][..iw_];
+                for (ow, (&(kw0, kwn), slot)) in w_taps.iter().zip(dst.iter_mut()).enumerate() {
+                    let first = ow * w.stride[2] + kw0 * w.dilation[2] - w.padding[2];
+                    let mut best = *slot;
+                    for tap in 0..kwn {
+                        let v = row[first + tap * w.dilation[2]];
+                        let take = (v > best) | v.nan();
+                        best = if take { v } else { best };
+                    }
+                    *slot = best;
+                }
+            }
+        }
+    }
+}
+
+/// Taps of the window of output `o` along `axis` that land inside an input of `len`, as
+/// (first tap, count).
+fn window_taps(w: &Window, o: usize, axis: usize, len: usize) -> (usize, usize) {
+    let start = (o * w.stride[axis]) as isize - w.padding[axis] as isize;
+    let dil = w.dilation[axis] as isize;
+    let mut first = 0;
+    while first < w.kernel[axis] && start + first as isize * dil < 0 {
+        first += 1;
+    }
+    let mut last = first;
+    while last < w.kernel[axis] && start + (last as isize) * dil < len as isize {
+        last += 1;
+    }
+    (first, last - first)
+}
+
+/// Max pooling computed in the input's own float type, planes split across the pool. The
+/// indices are computed only when asked for.
 fn max_pool_native<T: PoolFloat>(
     input: &Tensor,
     count: usize,
     w: &Window,
     shape: &[usize],
-) -> (Tensor, Tensor) {
+    with_indices: bool,
+) -> (Tensor, Option<Tensor>) {
     let in_len: usize = w.input.iter().product();
     let out_len: usize = w.output.iter().product();
     let mut values = vec![T::from_f64(0.0); count * out_len];
-    let mut indices = vec![0i64; count * out_len];
+    let mut indices = vec![0i64; if with_indices { count * out_len } else { 0 }];
     let mut run = |x: &[T]| {
         let work = count * out_len * w.kernel.iter().product::<usize>();
-        if work >= crate::ops::parallel::PARALLEL_THRESHOLD {
-            values
+        let parallel = work >= crate::ops::parallel::PARALLEL_THRESHOLD;
+        let plane_input = |plane: usize| &x[plane * in_len..][..in_len];
+        match (with_indices, parallel) {
+            (true, true) => values
                 .par_chunks_mut(out_len)
                 .zip(indices.par_chunks_mut(out_len))
                 .enumerate()
-                .for_each(|(plane, (v, i))| {
-                    max_pool_plane(&x[plane * in_len..][..in_len], w, v, i)
-                });
-        } else {
-            for (plane, (v, i)) in values
-                .chunks_mut(out_len)
-                .zip(indices.chunks_mut(out_len))
+                .for_each(|(plane, (v, i))| max_pool_plane(plane_input(plane), w, v, i)),
+            (true, false) => {
+                for (plane, (v, i)) in values
+                    .chunks_mut(out_len)
+                    .zip(indices.chunks_mut(out_len))
+                    .enumerate()
+                {
+                    max_pool_plane(plane_input(plane), w, v, i);
+                }
+            }
+            (false, true) => values
+                .par_chunks_mut(out_len)
                 .enumerate()
-            {
-                max_pool_plane(&x[plane * in_len..][..in_len], w, v, i);
+                .for_each(|(plane, v)| max_pool_plane_values(plane_input(plane), w, v)),
+            (false, false) => {
+                for (plane, v) in values.chunks_mut(out_len).enumerate() {
+                    max_pool_plane_values(plane_input(plane), w, v);
+                }
             }
         }
     };
@@ -244,7 +294,7 @@ fn max_pool_native<T: PoolFloat>(
     }
     (
         Tensor::from_values(values, shape),
-        Tensor::from_values(indices, shape),
+        with_indices.then(|| Tensor::from_values(indices, shape)),
     )
 }
 
@@ -258,6 +308,40 @@ pub fn max_pool(
     dilation: &[i64],
     ceil_mode: bool,
 ) -> Result<(Tensor, Tensor)> {
+    let (values, indices) = max_pool_with(
+        input, spatial, kernel, stride, padding, dilation, ceil_mode, true,
+    )?;
+    let indices = indices.ok_or_else(|| invalid("max_pool: indices were not computed"))?;
+    Ok((values, indices))
+}
+
+/// Max pooling's values alone (`max_pool1d/2d/3d`), which skips tracking the indices.
+pub fn max_pool_values(
+    input: &Tensor,
+    spatial: usize,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    let (values, _) = max_pool_with(
+        input, spatial, kernel, stride, padding, dilation, ceil_mode, false,
+    )?;
+    Ok(values)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn max_pool_with(
+    input: &Tensor,
+    spatial: usize,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    with_indices: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
     let op = match spatial {
         1 => "max_pool1d",
         2 => "max_pool2d",
@@ -301,8 +385,14 @@ pub fn max_pool(
         dilation: d3,
     };
     match input.dtype() {
-        DType::Float32 => return Ok(max_pool_native::<f32>(input, count, &window, &shape)),
-        DType::Float64 => return Ok(max_pool_native::<f64>(input, count, &window, &shape)),
+        DType::Float32 | DType::Float64 => {
+            let (values, indices) = if input.dtype() == DType::Float32 {
+                max_pool_native::<f32>(input, count, &window, &shape, with_indices)
+            } else {
+                max_pool_native::<f64>(input, count, &window, &shape, with_indices)
+            };
+            return Ok((values, indices));
+        }
         _ => {}
     }
     let x = input.to_f64_vec();
@@ -350,7 +440,7 @@ pub fn max_pool(
     }
     Ok((
         from_f64(values, &shape, input.dtype()),
-        Tensor::from_values(indices, &shape),
+        with_indices.then(|| Tensor::from_values(indices, &shape)),
     ))
 }
 
@@ -559,6 +649,49 @@ mod tests {
             let (vf, fi) = max_pool(&floats, 2, k, s, p, d, ceil).unwrap();
             assert_eq!(vf.to_f64_vec(), vi.to_f64_vec());
             assert_eq!(fi.to_i64_vec(), ii.to_i64_vec());
+        }
+    }
+
+    /// The values-only kernel gives exactly the values of the kernel that tracks indices, in
+    /// 1, 2 and 3 dimensions, with padding, dilation, ceil mode, NaN and -inf in the input.
+    #[test]
+    fn values_only_max_pool_matches_indexed_values() {
+        let input = |sizes: &[usize]| {
+            let numel: usize = sizes.iter().product();
+            let data: Vec<f32> = (0..numel)
+                .map(|i| match i % 37 {
+                    5 => f32::NAN,
+                    11 => f32::NEG_INFINITY,
+                    _ => ((i * 7919) % 101) as f32 - 50.0,
+                })
+                .collect();
+            Tensor::from_vec(data, sizes).unwrap()
+        };
+        type PoolCase<'a> = (usize, &'a [i64], &'a [i64], &'a [i64], &'a [i64], bool);
+        let cases: [PoolCase; 6] = [
+            (2, &[3], &[2], &[1], &[1], false),
+            (2, &[3, 2], &[2, 3], &[1, 0], &[1], true),
+            (2, &[2], &[1], &[0], &[2], false),
+            (1, &[3], &[2], &[1], &[2], true),
+            (3, &[2, 3, 3], &[2, 2, 1], &[1, 1, 1], &[1], true),
+            (3, &[3], &[3], &[1], &[1], false),
+        ];
+        for (spatial, k, s, p, d, ceil) in cases {
+            let x = input(&[&[2, 3][..], &[7, 9, 8][3 - spatial..]].concat());
+            let (indexed, _) = max_pool(&x, spatial, k, s, p, d, ceil).unwrap();
+            let alone = max_pool_values(&x, spatial, k, s, p, d, ceil).unwrap();
+            assert_eq!(alone.sizes(), indexed.sizes());
+            let bits = |t: &Tensor| {
+                t.to_f64_vec()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(&alone),
+                bits(&indexed),
+                "case {k:?} {s:?} {p:?} {d:?} {ceil}"
+            );
         }
     }
 
