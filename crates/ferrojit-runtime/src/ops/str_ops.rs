@@ -7,10 +7,10 @@
 //! indexing, slicing, `find`/`count` offsets, `startswith` windows, padding widths, `list(s)`):
 //! `len("héllo")` is 6 and `"héllo".find("l")` is 3, as in PyTorch. A result that would cut a
 //! UTF-8 character in two is an error here (Rust strings stay valid UTF-8); PyTorch builds it
-//! and fails when the string reaches Python. Splitting, stripping and case mapping work on
-//! characters with the same ASCII-only classification, so they agree with PyTorch on every
-//! result that is valid UTF-8 except the whitespace of `split()`, whose multi-byte members
-//! (`\x85`, `\u2028`, `\u2029`) PyTorch matches byte by byte.
+//! and fails when the string reaches Python. Splitting on whitespace, `splitlines` and
+//! `strip` match single bytes from their sets, as PyTorch's `find_first_of` does (so
+//! `"a\u{2000}b".split()` is `["a", "b"]`); case mapping keeps to ASCII, as `<cctype>` does.
+//! `replace` with an empty `old` inserts at the front, as PyTorch's loop does.
 
 use ferrojit_ir::Type;
 
@@ -202,29 +202,14 @@ fn endswith(stack: &mut Stack) -> Result<()> {
 
 // ----- split / join ----------------------------------------------------------------------
 
-/// The separators of `str.split()` without an argument (PyTorch's whitespace set, which also
-/// holds the line boundaries of `splitlines`).
-fn is_split_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        ' ' | '\t'
-            | '\n'
-            | '\r'
-            | '\x0b'
-            | '\x0c'
-            | '\x1c'
-            | '\x1d'
-            | '\x1e'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
+/// The separator bytes of `str.split()` without an argument. PyTorch's source writes them
+/// as a C++ string, `" \t\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"`, and matches it with
+/// `find_first_of`, so the set is bytes: `\x85` is the single byte 0x85, and `\u2028` and
+/// `\u2029` contribute their UTF-8 bytes E2, 80, A8 and A9, each a separator on its own.
+const SPLIT_WHITESPACE: &[u8] = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x85\xe2\x80\xa8\xa9";
 
-/// The line boundaries of `splitlines` (each one character; `\r\n` is two boundaries).
-fn is_line_boundary(c: char) -> bool {
-    c != ' ' && c != '\t' && is_split_whitespace(c)
-}
+/// The line boundary bytes of `splitlines`: the same set without space and tab.
+const LINE_BOUNDARIES: &[u8] = b"\n\r\x0b\x0c\x1c\x1d\x1e\x85\xe2\x80\xa8\xa9";
 
 fn split(stack: &mut Stack) -> Result<()> {
     let [text, separator, max] = pop_array::<3>(stack)?;
@@ -232,12 +217,13 @@ fn split(stack: &mut Stack) -> Result<()> {
     let text = text.to_str()?;
     let separator = match &separator {
         IValue::None => {
-            // Runs of whitespace separate; `max` is ignored, as in PyTorch.
+            // Runs of whitespace bytes separate; `max` is ignored, as in PyTorch.
             let parts = text
-                .split(is_split_whitespace)
+                .as_bytes()
+                .split(|byte| SPLIT_WHITESPACE.contains(byte))
                 .filter(|part| !part.is_empty())
-                .map(str::to_string)
-                .collect();
+                .map(|part| string_from_bytes(part.to_vec(), "str.split"))
+                .collect::<Result<Vec<_>>>()?;
             return push(stack, string_list(parts));
         }
         other => other.to_str()?,
@@ -285,24 +271,26 @@ fn rsplit(stack: &mut Stack) -> Result<()> {
 fn splitlines(stack: &mut Stack) -> Result<()> {
     let [text, keepends] = pop_array::<2>(stack)?;
     let keepends = keepends.to_bool()?;
-    let text = text.to_str()?;
+    let bytes = bytes_of(&text)?;
     let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut pending = false;
-    for c in text.chars() {
-        if is_line_boundary(c) {
-            parts.push(std::mem::take(&mut current));
+    let mut start = 0;
+    for (at, byte) in bytes.iter().enumerate() {
+        if LINE_BOUNDARIES.contains(byte) {
+            parts.push(string_from_bytes(
+                bytes[start..at].to_vec(),
+                "str.splitlines",
+            )?);
             if keepends {
-                parts.push(c.to_string());
+                parts.push(string_from_bytes(vec![*byte], "str.splitlines")?);
             }
-            pending = false;
-        } else {
-            current.push(c);
-            pending = true;
+            start = at + 1;
         }
     }
-    if pending {
-        parts.push(current);
+    if start != bytes.len() {
+        parts.push(string_from_bytes(
+            bytes[start..].to_vec(),
+            "str.splitlines",
+        )?);
     }
     push(stack, string_list(parts))
 }
@@ -372,16 +360,24 @@ fn replace(stack: &mut Stack) -> Result<()> {
     let [text, old, new, max] = pop_array::<4>(stack)?;
     let (text, old, new) = (text.to_str()?, old.to_str()?, new.to_str()?);
     let max = max.to_int()?;
-    if old.is_empty() && new.is_empty() {
-        // PyTorch loops forever here; the result is the unchanged string.
-        return push(stack, text);
+    if old.is_empty() {
+        // PyTorch finds "" where it last inserted `new` and inserts again, so every
+        // insertion lands at the front, and without a `max` it never stops.
+        if max < 0 {
+            return Err(RuntimeError::Other(
+                "str.replace with an empty `old` and no `max` never returns in TorchScript \
+                 (PyTorch inserts `new` at the front forever); pass a `max`"
+                    .to_string(),
+            ));
+        }
+        let count = usize::try_from(max).unwrap_or(usize::MAX);
+        if new.len().saturating_mul(count).saturating_add(text.len()) > MAX_STRING_CHARS {
+            return Err(too_long("str.replace"));
+        }
+        return push(stack, new.repeat(count) + text);
     }
     let limit = usize::try_from(max).unwrap_or(usize::MAX);
-    let matches = if old.is_empty() {
-        text.chars().count() + 1
-    } else {
-        text.matches(old).count()
-    };
+    let matches = text.matches(old).count();
     let replaced = matches.min(limit);
     let growth = new.len().saturating_sub(old.len()).saturating_mul(replaced);
     if text.len().saturating_add(growth) > MAX_STRING_CHARS {
@@ -399,16 +395,24 @@ fn replace(stack: &mut Stack) -> Result<()> {
 
 fn strip_kernel(stack: &mut Stack, left: bool, right: bool) -> Result<()> {
     let [text, chars] = pop_array::<2>(stack)?;
-    let set: Vec<char> = chars.to_str()?.chars().collect();
-    let text = text.to_str()?;
-    let mut out = text;
+    // PyTorch's `find_first_not_of(chars)`: any byte of `chars` is stripped on its own.
+    let set = bytes_of(&chars)?;
+    let mut out = bytes_of(&text)?;
     if right {
-        out = out.trim_end_matches(|c| set.contains(&c));
+        let keep = out
+            .iter()
+            .rposition(|byte| !set.contains(byte))
+            .map_or(0, |at| at + 1);
+        out = &out[..keep];
     }
     if left {
-        out = out.trim_start_matches(|c| set.contains(&c));
+        let skip = out
+            .iter()
+            .position(|byte| !set.contains(byte))
+            .unwrap_or(out.len());
+        out = &out[skip..];
     }
-    push(stack, out)
+    push(stack, string_from_bytes(out.to_vec(), "str.strip")?)
 }
 
 fn strip(stack: &mut Stack) -> Result<()> {
@@ -901,6 +905,14 @@ mod tests {
         assert_eq!(strings(&lines), ["a", "b", "", "c"]);
         let lines = one(splitlines, vec![s("a\nb"), IValue::Bool(true)]);
         assert_eq!(strings(&lines), ["a", "\n", "b"]);
+        // U+2028 is three boundary bytes to PyTorch, so two empty lines sit inside it.
+        let lines = one(splitlines, vec![s("a\u{2028}b"), IValue::Bool(false)]);
+        assert_eq!(strings(&lines), ["a", "", "", "b"]);
+        // U+2000 (E2 80 80) is made of separator bytes only.
+        let parts = one(split, vec![s("a\u{2000}b"), IValue::None, IValue::Int(-1)]);
+        assert_eq!(strings(&parts), ["a", "b"]);
+        // "é" (C3 A9): A9 separates and would leave C3 alone.
+        assert!(run(split, vec![s("é"), IValue::None, IValue::Int(-1)]).is_err());
         let joined = one(
             join,
             vec![s("-"), IValue::list(Type::Str, vec![s("a"), s("b")])],
@@ -929,8 +941,14 @@ mod tests {
         assert!(run(zfill, vec![s("a"), IValue::Int(1 << 40)]).is_err());
         let text = one(replace, vec![s("banana"), s("a"), s(""), IValue::Int(1)]);
         assert_eq!(text.to_str().unwrap(), "bnana");
-        let text = one(replace, vec![s("ab"), s(""), s("-"), IValue::Int(-1)]);
-        assert_eq!(text.to_str().unwrap(), "-a-b-");
+        let text = one(replace, vec![s("ab"), s(""), s("-"), IValue::Int(2)]);
+        assert_eq!(text.to_str().unwrap(), "--ab");
+        assert!(run(replace, vec![s("ab"), s(""), s("-"), IValue::Int(-1)]).is_err());
+        // Bytes, as in PyTorch: "é" is C3 A9 and both bytes are in "©Ã" (C2 A9, C3 83).
+        let text = one(strip, vec![s("éxé"), s("©Ã")]);
+        assert_eq!(text.to_str().unwrap(), "x");
+        // Stripping one byte of a character would cut it: an error, not a broken string.
+        assert!(run(strip, vec![s("àa"), s("é")]).is_err());
         assert!(matches!(one(isupper, vec![s("AB1")]), IValue::Bool(true)));
         assert!(matches!(one(isdigit, vec![s("")]), IValue::Bool(false)));
     }
