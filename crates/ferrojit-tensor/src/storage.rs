@@ -4,6 +4,7 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Result, TensorError};
 use std::ops::{Deref, DerefMut, Range};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Bytes that never change and never move while any handle to them lives: a memory-mapped
@@ -264,11 +265,14 @@ fn buffer_is_borrowed(buffer: &Buffer) -> bool {
 
 struct StorageInner {
     dtype: DType,
-    len: usize,
+    /// Element count. Only `grow_to` changes it, while holding the buffer's write lock, and
+    /// only upwards, so a stale read is a smaller, still valid bound.
+    len: AtomicUsize,
     buffer: RwLock<Buffer>,
 }
 
-/// Cheap-clone handle to a shared typed buffer. Its dtype and length never change.
+/// Cheap-clone handle to a shared typed buffer. Its dtype never changes; its length only
+/// grows (`grow_to`, PyTorch's storage resize), and every handle sees the growth.
 #[derive(Clone)]
 pub struct Storage {
     inner: Arc<StorageInner>,
@@ -280,7 +284,7 @@ impl std::fmt::Debug for Storage {
             f,
             "Storage(dtype={}, len={})",
             self.inner.dtype.name(),
-            self.inner.len
+            self.len_elements()
         )
     }
 }
@@ -290,7 +294,7 @@ impl Storage {
         Storage {
             inner: Arc::new(StorageInner {
                 dtype: buffer.dtype(),
-                len: buffer.len(),
+                len: AtomicUsize::new(buffer.len()),
                 buffer: RwLock::new(buffer),
             }),
         }
@@ -408,7 +412,7 @@ impl Storage {
     /// All elements as little-endian bytes (the on-disk format of TorchScript archives).
     pub fn to_le_bytes(&self) -> Vec<u8> {
         let guard = self.read();
-        let mut out = Vec::with_capacity(self.inner.len * self.inner.dtype.item_size());
+        let mut out = Vec::with_capacity(guard.len() * self.inner.dtype.item_size());
         with_buffer!(&*guard, v => {
             for x in v.iter() {
                 x.write_le(&mut out);
@@ -418,11 +422,43 @@ impl Storage {
     }
 
     pub fn len_elements(&self) -> usize {
-        self.inner.len
+        self.inner.len.load(Ordering::Acquire)
     }
 
     pub fn nbytes(&self) -> usize {
-        self.inner.len * self.inner.dtype.item_size()
+        self.len_elements() * self.inner.dtype.item_size()
+    }
+
+    /// Grows the storage itself to at least `elements` elements, keeping its contents and
+    /// zero-filling the rest, as PyTorch's `resize_` grows a `StorageImpl`: every tensor on
+    /// this storage sees the larger buffer. Borrowed (memory-mapped) elements are copied
+    /// first. The caller checks the allocation size.
+    pub fn grow_to(&self, elements: usize) {
+        let mut guard = self.write();
+        if guard.len() >= elements {
+            return;
+        }
+        fn grow<T: bytemuck::Pod>(values: &mut Elements<T>, elements: usize) {
+            let mut owned = match std::mem::replace(values, Elements::Owned(Vec::new())) {
+                Elements::Owned(owned) => owned,
+                borrowed => borrowed.to_vec(),
+            };
+            owned.resize(elements, T::zeroed());
+            *values = Elements::Owned(owned);
+        }
+        match &mut *guard {
+            Buffer::Bool(values) => values.resize(elements, false),
+            Buffer::UInt8(values) => grow(values, elements),
+            Buffer::Int8(values) => grow(values, elements),
+            Buffer::Int16(values) => grow(values, elements),
+            Buffer::Int32(values) => grow(values, elements),
+            Buffer::Int64(values) => grow(values, elements),
+            Buffer::Float16(values) => grow(values, elements),
+            Buffer::BFloat16(values) => grow(values, elements),
+            Buffer::Float32(values) => grow(values, elements),
+            Buffer::Float64(values) => grow(values, elements),
+        }
+        self.inner.len.store(elements, Ordering::Release);
     }
 
     pub fn dtype(&self) -> DType {
@@ -459,5 +495,39 @@ impl Storage {
                 expected: T::DTYPE,
                 actual: self.inner.dtype,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Growing keeps the elements, zero-fills the rest, copies borrowed bytes first (the
+    /// shared bytes stay as they were), is seen through every handle, and never shrinks.
+    #[test]
+    fn grow_to_keeps_contents_and_is_shared_by_every_handle() {
+        let values: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        // A Vec<u8> is usually aligned for f32, so the storage borrows it; where it is not, the
+        // storage decodes an owned copy, and growing must give the same result either way.
+        let bytes: SharedBytes = Arc::new(values.clone());
+        let storage = Storage::from_shared_bytes(DType::Float32, bytes.clone(), 0..8, true)
+            .expect("a valid f32 range");
+        let handle = storage.clone();
+        storage.grow_to(5);
+        assert_eq!(handle.len_elements(), 5);
+        assert_eq!(handle.nbytes(), 20);
+        let guard = handle.read();
+        assert_eq!(f32::slice_of(&guard).unwrap(), &[1.5, -2.0, 0.0, 0.0, 0.0]);
+        drop(guard);
+        assert!(!handle.is_borrowed());
+        assert_eq!(shared_slice(&bytes), &values[..]);
+        storage.grow_to(2);
+        assert_eq!(storage.len_elements(), 5);
+        let flags = Storage::new(Buffer::Bool(vec![true]));
+        flags.grow_to(3);
+        assert_eq!(flags.len_elements(), 3);
     }
 }

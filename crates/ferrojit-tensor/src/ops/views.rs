@@ -364,9 +364,9 @@ impl Tensor {
     /// PyTorch's `resize_`: `sizes` with contiguous strides (channels-last ones for
     /// `ChannelsLast`/`ChannelsLast3d`) at the same storage offset, over the same storage when
     /// it is large enough, so other views of it see what is written through the result. A
-    /// storage too small is replaced by a larger copy: PyTorch grows the storage object
-    /// itself, which other views would then share; here they keep the old one. The new
-    /// elements are zero (PyTorch leaves them uninitialised).
+    /// storage too small grows in place ([`crate::storage::Storage::grow_to`]), as PyTorch's does, so other
+    /// views of it see the same larger buffer. The new elements are zero (PyTorch leaves them
+    /// uninitialised).
     pub fn resized(&self, sizes: &[i64], format: MemoryFormat) -> Result<Tensor> {
         let sizes = sizes
             .iter()
@@ -406,12 +406,9 @@ impl Tensor {
         if numel == 0 || needed <= storage.len_elements() {
             return Tensor::from_storage(storage.clone(), offset, sizes, strides);
         }
-        let dtype = self.dtype();
-        crate::shape::check_allocation(needed, dtype)?;
-        let mut bytes = storage.to_le_bytes();
-        bytes.resize(needed * dtype.item_size(), 0);
-        let grown = crate::storage::Storage::from_bytes(dtype, &bytes, true)?;
-        Tensor::from_storage(grown, offset, sizes, strides)
+        crate::shape::check_allocation(needed, self.dtype())?;
+        storage.grow_to(needed);
+        Tensor::from_storage(storage.clone(), offset, sizes, strides)
     }
 
     /// `as_strided(size, stride, storage_offset)`: any geometry inside the storage.
