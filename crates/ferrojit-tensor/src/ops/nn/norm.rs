@@ -67,20 +67,11 @@ pub fn batch_norm(
     let inner: usize = input.sizes()[2..].iter().product();
     let weight = channel_param(weight, channels, "weight")?;
     let bias = channel_param(bias, channels, "bias")?;
-    if !training && dtype == DType::Float32 {
-        if let Some(out) = batch_norm_inference_f32(
-            input,
-            running_mean,
-            running_var,
-            weight.as_deref(),
-            bias.as_deref(),
-            eps,
-        )? {
-            return Ok(out);
-        }
-    }
-    let x = input.to_f64_vec();
+    // Training needs every element (in f64) for the statistics; inference reads them only to
+    // normalize, which float32 does without widening (`apply_f32_from_storage`).
+    let mut elements = None;
     let stats: Vec<(f64, f64)> = if training {
+        let x = elements.insert(input.to_f64_vec());
         // One value per channel is allowed here (F.batch_norm checks it in Python); the
         // running variance then becomes NaN, as in PyTorch.
         let count = batch * inner;
@@ -139,69 +130,18 @@ pub fn batch_norm(
         eps,
         training,
     };
+    if !training && dtype == DType::Float32 {
+        if let Some(out) = terms.apply_f32_from_storage(input, inner) {
+            return Ok(out);
+        }
+    }
+    let x = elements.unwrap_or_else(|| input.to_f64_vec());
     let out = if dtype == DType::Float64 {
         terms.apply::<f64>(&x, batch, inner)
     } else {
         terms.apply::<f32>(&x, batch, inner)
     };
     Ok(from_f64(out, input.sizes(), dtype))
-}
-
-/// Inference batch norm of a contiguous float32 tensor, computed in f32 straight from its
-/// storage: the same coefficients and fused multiply-add as `AffineTerms::apply::<f32>`, so
-/// the same bits, without widening every element to f64 and back. None when the input is not
-/// laid out for it (the general path then handles it).
-fn batch_norm_inference_f32(
-    input: &Tensor,
-    running_mean: Option<&Tensor>,
-    running_var: Option<&Tensor>,
-    weight: Option<&[f64]>,
-    bias: Option<&[f64]>,
-    eps: f64,
-) -> Result<Option<Tensor>> {
-    if !input.is_contiguous() || input.numel() == 0 {
-        return Ok(None);
-    }
-    let (batch, channels) = (input.sizes()[0], input.sizes()[1]);
-    let inner: usize = input.sizes()[2..].iter().product();
-    let (Some(rm), Some(rv)) = (running_mean, running_var) else {
-        return Err(invalid(
-            "running_mean and running_var must be defined in evaluation mode",
-        ));
-    };
-    let means = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
-    let vars = channel_param(Some(rv), channels, "running_var")?.unwrap_or_default();
-    let stats: Vec<(f64, f64)> = means.into_iter().zip(vars).collect();
-    let terms = AffineTerms {
-        stats: &stats,
-        weight,
-        bias,
-        eps,
-        training: false,
-    };
-    let coefficients = terms.coefficients::<f32>();
-    let guard = input.storage().read();
-    let Some(buffer) = <f32 as crate::element::Element>::slice_of(&guard) else {
-        return Ok(None);
-    };
-    let x = &buffer[input.storage_offset()..][..input.numel()];
-    let mut out = vec![0.0f32; x.len()];
-    let plane = |index: usize, dst: &mut [f32]| {
-        let (alpha, beta) = coefficients[index % channels];
-        crate::ops::fused::affine_f32(&x[index * inner..][..inner], alpha, beta, dst);
-    };
-    if inner > 0 && x.len() >= crate::ops::parallel::PARALLEL_THRESHOLD {
-        use rayon::prelude::*;
-        out.par_chunks_mut(inner)
-            .enumerate()
-            .for_each(|(index, dst)| plane(index, dst));
-    } else if inner > 0 {
-        for (index, dst) in out.chunks_mut(inner).enumerate() {
-            plane(index, dst);
-        }
-    }
-    debug_assert_eq!(out.len(), batch * channels * inner);
-    Ok(Some(Tensor::from_values(out, input.sizes())))
 }
 
 /// Per-channel statistics and affine parameters of a batch_norm call.
@@ -232,6 +172,37 @@ impl AffineTerms<'_> {
             }
         }
         out
+    }
+
+    /// `apply::<f32>` for a contiguous float32 tensor, computed in f32 straight from its
+    /// storage: the same coefficients and the same fused multiply-add, so the same bits,
+    /// without widening every element to f64 and back. None when the input is not laid out
+    /// for it (then `apply` handles it).
+    fn apply_f32_from_storage(&self, input: &Tensor, inner: usize) -> Option<Tensor> {
+        if !input.is_contiguous() || input.numel() == 0 || inner == 0 {
+            return None;
+        }
+        let channels = self.stats.len();
+        let coefficients = self.coefficients::<f32>();
+        let guard = input.storage().read();
+        let buffer = <f32 as crate::element::Element>::slice_of(&guard)?;
+        let x = &buffer[input.storage_offset()..][..input.numel()];
+        let mut out = vec![0.0f32; x.len()];
+        let plane = |index: usize, dst: &mut [f32]| {
+            let (alpha, beta) = coefficients[index % channels];
+            crate::ops::fused::affine_f32(&x[index * inner..][..inner], alpha, beta, dst);
+        };
+        if x.len() >= crate::ops::parallel::PARALLEL_THRESHOLD {
+            use rayon::prelude::*;
+            out.par_chunks_mut(inner)
+                .enumerate()
+                .for_each(|(index, dst)| plane(index, dst));
+        } else {
+            for (index, dst) in out.chunks_mut(inner).enumerate() {
+                plane(index, dst);
+            }
+        }
+        Some(Tensor::from_values(out, input.sizes()))
     }
 
     /// Each channel's (alpha, beta).

@@ -144,13 +144,12 @@ impl PoolFloat for f64 {
 fn max_pool_plane<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T], indices: &mut [i64]) {
     let [id_, ih_, iw_] = w.input;
     let [od_, oh_, ow_] = w.output;
-    let taps = |o: usize, axis: usize, len: usize| window_taps(w, o, axis, len);
-    let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| taps(ow, 2, iw_)).collect();
+    let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| window_taps(w, ow, 2, iw_)).collect();
     let mut out = 0;
     for od in 0..od_ {
-        let (kd0, kdn) = taps(od, 0, id_);
+        let (kd0, kdn) = window_taps(w, od, 0, id_);
         for oh in 0..oh_ {
-            let (kh0, khn) = taps(oh, 1, ih_);
+            let (kh0, khn) = window_taps(w, oh, 1, ih_);
             for (ow, &(kw0, kwn)) in w_taps.iter().enumerate() {
                 let at = |kd: usize, kh: usize| {
                     let d = od * w.stride[0] + kd * w.dilation[0] - w.padding[0];
