@@ -10,7 +10,7 @@ pub const FUZZ_SETSTATE_STEPS: u64 = 10_000;
 
 /// Opens `data` as a zip archive and reads every record (caps enforced by the reader).
 pub fn fuzz_zip_reader(data: &[u8]) {
-    use ferrojit_serialize::zip_archive::ArchiveReader;
+    use ferrojit_archive::zip_archive::ArchiveReader;
     let Ok(archive) = ArchiveReader::from_bytes(data.to_vec()) else {
         return;
     };
@@ -27,8 +27,8 @@ pub fn fuzz_zip_reader(data: &[u8]) {
 /// Unpickles `data` with both allowlists; a value that loads is printed, compared with
 /// itself, and written back by the pickler, whose output must load to an equal value.
 pub fn fuzz_pickle_vm(data: &[u8]) {
-    use ferrojit_serialize::pickler::pickle;
-    use ferrojit_serialize::unpickler::{unpickle, unpickle_prefix, UnpicklerOptions};
+    use ferrojit_archive::pickler::pickle;
+    use ferrojit_archive::unpickler::{unpickle, unpickle_prefix, UnpicklerOptions};
     for options in [
         UnpicklerOptions::torchscript_data(),
         UnpicklerOptions::torch_save(),

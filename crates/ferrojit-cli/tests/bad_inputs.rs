@@ -47,7 +47,7 @@ fn model_that_is_not_a_zip() {
 fn archive_without_data_pkl() {
     let path = scratch("no_data_pkl.pt");
     let mut writer =
-        ferrojit_serialize::zip_archive::ArchiveWriter::create(&path, "no_data_pkl").unwrap();
+        ferrojit_archive::zip_archive::ArchiveWriter::create(&path, "no_data_pkl").unwrap();
     writer.write_record("version", b"3\n").unwrap();
     writer.write_record("code/__torch__.py", b"").unwrap();
     writer.finish().unwrap();

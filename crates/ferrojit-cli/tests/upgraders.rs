@@ -439,7 +439,7 @@ fn resaved_old_archives_keep_their_results() {
 
 /// A copy of a legacy fixture with `model.json` passed through `edit`.
 fn edited_legacy_archive(name: &str, edit: impl Fn(&mut Json)) -> Vec<u8> {
-    use ferrojit_serialize::zip_archive::{ArchiveReader, ArchiveWriter};
+    use ferrojit_archive::zip_archive::{ArchiveReader, ArchiveWriter};
     let path = fixture(&format!("old_versions/torch1.2.0/{name}.pt"));
     let reader = ArchiveReader::from_bytes(std::fs::read(&path).unwrap()).unwrap();
     let mut writer = ArchiveWriter::in_memory(name).unwrap();

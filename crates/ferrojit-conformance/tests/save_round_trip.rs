@@ -24,7 +24,7 @@ use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::export::save_module_to_bytes;
 use ferrojit_serialize::import::{load_module, load_module_from_bytes, LoadedModule};
 use ferrojit_serialize::torch_save;
-use ferrojit_serialize::zip_archive::ArchiveReader;
+use ferrojit_archive::zip_archive::ArchiveReader;
 use serde_json::Value as Json;
 
 /// Fixture archives (file stems) that do not survive the round trip yet, with why.

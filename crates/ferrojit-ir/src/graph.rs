@@ -10,40 +10,103 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::attributes::AttributeValue;
+use crate::prims::Prim;
 use crate::schema::FunctionSchema;
 use crate::types::Type;
 
 /// An operator or primitive name such as `aten::add` or `prim::Loop`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Symbol(Arc<str>);
+///
+/// A symbol of the prim table is interned as its [`Prim`], so the verifier, the passes and
+/// the interpreter's compiler compare enums; every other kind is a shared string. (A global
+/// interner of every name would let untrusted files grow a table that is never freed.)
+#[derive(Debug, Clone)]
+pub struct Symbol {
+    text: Arc<str>,
+    prim: Option<Prim>,
+}
+
+impl PartialEq for Symbol {
+    fn eq(&self, other: &Symbol) -> bool {
+        match (self.prim, other.prim) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.text == other.text,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Symbol {}
+
+impl std::hash::Hash for Symbol {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
+impl PartialOrd for Symbol {
+    fn partial_cmp(&self, other: &Symbol) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Symbol {
+    fn cmp(&self, other: &Symbol) -> std::cmp::Ordering {
+        self.text.cmp(&other.text)
+    }
+}
+
+impl From<Prim> for Symbol {
+    fn from(prim: Prim) -> Symbol {
+        Symbol {
+            text: Arc::from(prim.name()),
+            prim: Some(prim),
+        }
+    }
+}
 
 impl Symbol {
     pub fn new(qualified: &str) -> Symbol {
-        Symbol(Arc::from(qualified))
+        Symbol {
+            text: Arc::from(qualified),
+            prim: Prim::from_name(qualified),
+        }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// The prim this symbol names, if it is one of the prim table's.
+    pub fn prim(&self) -> Option<Prim> {
+        self.prim
+    }
+
+    /// Whether this symbol is `prim`.
+    pub fn is_prim(&self, prim: Prim) -> bool {
+        self.prim == Some(prim)
     }
 
     /// The part before `::` (`aten` in `aten::add`).
     pub fn namespace(&self) -> &str {
-        self.0.split_once("::").map(|(ns, _)| ns).unwrap_or("")
+        self.text.split_once("::").map(|(ns, _)| ns).unwrap_or("")
     }
 
     /// The part after `::` (`add` in `aten::add`).
     pub fn unqualified(&self) -> &str {
-        self.0.split_once("::").map(|(_, n)| n).unwrap_or(&self.0)
+        self.text
+            .split_once("::")
+            .map(|(_, n)| n)
+            .unwrap_or(&self.text)
     }
 
     pub fn is(&self, qualified: &str) -> bool {
-        &*self.0 == qualified
+        &*self.text == qualified
     }
 }
 
 impl fmt::Display for Symbol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
@@ -189,7 +252,7 @@ impl Graph {
         let block_id = BlockId(self.blocks.len() as u32);
         let return_node = NodeId(self.nodes.len() as u32);
         self.nodes.push(NodeData {
-            kind: Symbol::new("prim::Return"),
+            kind: Symbol::from(Prim::Return),
             inputs: Vec::new(),
             outputs: Vec::new(),
             blocks: Vec::new(),
@@ -602,7 +665,7 @@ impl Graph {
 
     /// Inserts `prim::Constant` producing `value` with type `ty` at the insertion point.
     pub fn insert_constant(&mut self, value: Option<AttributeValue>, ty: Type) -> ValueId {
-        let node = self.create_node("prim::Constant", &[], &[ty]);
+        let node = self.create_node(Prim::Constant.name(), &[], &[ty]);
         if let Some(value) = value {
             self.set_attribute(node, "value", value);
         }

@@ -5,10 +5,11 @@
 
 pub mod aliases;
 pub mod attributes;
+pub mod binding;
 pub mod filecheck;
 pub mod graph;
 pub mod parser;
-pub mod passes;
+pub mod prims;
 pub mod printer;
 pub mod schema;
 pub mod source;
@@ -20,6 +21,7 @@ pub use graph::{
     BlockId, CopyError, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition,
     ValueId,
 };
+pub use prims::{Prim, PrimInfo, PRIMS};
 pub use parser::{parse_graph, parse_graph_with_classes, parse_type, IrParseError};
 pub use schema::{
     parse_schema, AliasInfo, Argument, DefaultValue, FunctionSchema, SchemaParseError,

@@ -81,7 +81,7 @@ impl Graph {
             });
         if let Some(subgraph) = subgraph {
             let _ = write!(out, "{}_{}", data.kind.as_str(), groups.len());
-            if data.attributes.len() > 1 && !data.kind.is("prim::DifferentiableGraph") {
+            if data.attributes.len() > 1 && !data.kind.is_prim(crate::Prim::DifferentiableGraph) {
                 self.write_attributes(out, node, true);
             }
             groups.push((data.kind.as_str(), subgraph));
@@ -192,7 +192,7 @@ mod tests {
         let n = graph.add_input(Type::Int, Some("n.1"));
         let true_constant = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Bool);
         let one = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Int);
-        let loop_node = graph.insert("prim::Loop", &[n, true_constant, x], &[Type::Tensor]);
+        let loop_node = graph.insert(crate::Prim::Loop.name(), &[n, true_constant, x], &[Type::Tensor]);
         let body = graph.add_node_block(loop_node);
         let i = graph.add_block_parameter(body, Type::Int);
         graph.set_debug_name(i, "i");
@@ -224,7 +224,7 @@ mod tests {
     fn prints_zero_output_nodes_and_string_attributes() {
         let mut graph = Graph::new();
         let this = graph.add_input(Type::Tensor, Some("self"));
-        let node = graph.insert("prim::SetAttr", &[this, this], &[]);
+        let node = graph.insert(crate::Prim::SetAttr.name(), &[this, this], &[]);
         graph.set_attribute(node, "name", AttributeValue::Str("w".into()));
         let none = graph.insert_constant(None, Type::NoneType);
         graph.register_output(none);

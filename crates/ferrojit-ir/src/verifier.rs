@@ -23,10 +23,13 @@
 //!    carrying a schema (calls of script functions and methods included) has exactly as many outputs as the schema returns (unless `...` returns), and each
 //!    output type is a subtype of the declared return type where that type has no type
 //!    variables.
+//! 8. **Prim arity**: a node whose kind is in the prim table (`crate::prims::PRIMS`) has the
+//!    number of inputs, outputs and blocks its record allows.
 
 use std::collections::HashSet;
 
 use crate::graph::{BlockId, Graph, NodeId, ValueDefinition, ValueId};
+use crate::prims::{Arity, Prim, PrimInfo};
 use crate::types::Type;
 
 /// A violated invariant, with the offending node printed.
@@ -85,7 +88,7 @@ fn verify_block(
         }
     }
     let return_node = graph.block_return_node(block);
-    if !graph.kind(return_node).is("prim::Return") || !graph.node_outputs(return_node).is_empty() {
+    if !graph.kind(return_node).is_prim(Prim::Return) || !graph.node_outputs(return_node).is_empty() {
         return fail(format!(
             "{block} does not end in a prim::Return without outputs"
         ));
@@ -163,11 +166,13 @@ fn verify_node(
     }
     verify_inputs(graph, node, visible)?;
     verify_schema(graph, node)?;
-    let kind = graph.kind(node).clone();
-    if kind.is("prim::If") {
-        verify_if(graph, node)?;
-    } else if kind.is("prim::Loop") {
-        verify_loop(graph, node)?;
+    match graph.kind(node).prim() {
+        Some(Prim::If) => verify_if(graph, node)?,
+        Some(Prim::Loop) => verify_loop(graph, node)?,
+        _ => {}
+    }
+    if let Some(prim) = graph.kind(node).prim() {
+        verify_prim_arity(graph, node, prim.info())?;
     }
     for &nested in graph.node_blocks(node) {
         if graph.block_owning_node(nested) != Some(node) {
@@ -181,6 +186,28 @@ fn verify_node(
     Ok(())
 }
 
+fn verify_prim_arity(graph: &Graph, node: NodeId, info: &PrimInfo) -> Result<(), VerifyError> {
+    let counts = [
+        ("inputs", info.inputs, graph.node_inputs(node).len()),
+        ("outputs", info.outputs, graph.node_outputs(node).len()),
+        (
+            "blocks",
+            Arity::Exactly(info.blocks),
+            graph.node_blocks(node).len(),
+        ),
+    ];
+    for (what, allowed, count) in counts {
+        if !allowed.allows(count) {
+            return fail(format!(
+                "`{}` has {count} {what}; {} takes {allowed} {what}",
+                describe(graph, node),
+                info.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn verify_schema(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     let Some(schema) = graph.node(node).schema.as_ref() else {
         return Ok(());
@@ -188,8 +215,8 @@ fn verify_schema(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     // Calls of script functions and methods carry the callee's schema; their inputs also
     // hold the callee (a function value) or `self`, so only the outputs are compared.
     let is_call = matches!(
-        graph.kind(node).as_str(),
-        "prim::CallFunction" | "prim::CallMethod"
+        graph.kind(node).prim(),
+        Some(Prim::CallFunction | Prim::CallMethod)
     );
     if !is_call && graph.kind(node).as_str() != schema.name {
         return fail(format!(
@@ -453,7 +480,7 @@ mod tests {
         let mut graph = Graph::new();
         let condition = graph.add_input(Type::Bool, Some("c"));
         let x = graph.add_input(Type::Tensor, Some("x"));
-        let if_node = graph.insert("prim::If", &[condition], &[Type::Tensor]);
+        let if_node = graph.insert(crate::Prim::If.name(), &[condition], &[Type::Tensor]);
         let then_block = graph.add_node_block(if_node);
         let else_block = graph.add_node_block(if_node);
         graph.add_block_output(then_block, x);
@@ -472,7 +499,7 @@ mod tests {
         let mut graph = Graph::new();
         let condition = graph.add_input(Type::Bool, Some("c"));
         let x = graph.add_input(Type::Tensor, Some("x"));
-        let if_node = graph.insert("prim::If", &[condition], &[Type::Tensor]);
+        let if_node = graph.insert(crate::Prim::If.name(), &[condition], &[Type::Tensor]);
         let then_block = graph.add_node_block(if_node);
         let else_block = graph.add_node_block(if_node);
         graph.set_insert_point(InsertPoint::EndOf(then_block));
@@ -488,7 +515,7 @@ mod tests {
 
         let mut graph = Graph::new();
         let condition = graph.add_input(Type::Bool, None);
-        let if_node = graph.insert("prim::If", &[condition], &[Type::Int]);
+        let if_node = graph.insert(crate::Prim::If.name(), &[condition], &[Type::Int]);
         graph.add_node_block(if_node);
         graph.add_node_block(if_node);
         let error = verify(&graph).unwrap_err();
@@ -503,7 +530,7 @@ mod tests {
         let mut graph = Graph::new();
         let n = graph.add_input(Type::Int, None);
         let truth = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Bool);
-        let loop_node = graph.insert("prim::Loop", &[n, truth], &[]);
+        let loop_node = graph.insert(crate::Prim::Loop.name(), &[n, truth], &[]);
         let body = graph.add_node_block(loop_node);
         graph.add_block_parameter(body, Type::Int);
         let error = verify(&graph).unwrap_err();

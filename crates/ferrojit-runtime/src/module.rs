@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use ferrojit_ir::binding::{bind_arguments, ArgumentSource};
 use ferrojit_ir::{AttributeKind, ClassType, Graph, Type};
 use ferrojit_tensor::Tensor;
 
@@ -45,12 +46,14 @@ impl Module {
         inputs.extend(args);
         if inputs.len() < graph.inputs().len() {
             // Arguments left out take the defaults of the method's declaration.
+            // A missing argument without a default is left for `check_call_arguments`,
+            // which reports it with PyTorch's message.
             if let Some(schema) = self.0.methods().method_schema(self.class(), name) {
-                for argument in schema.arguments.iter().skip(inputs.len()) {
-                    let Some(default) = &argument.default else {
-                        break;
-                    };
-                    inputs.push(crate::interpreter::default_value(default, &argument.ty)?);
+                let binding = bind_arguments(&schema, inputs.len(), &[], |_, _| false);
+                for (argument, source) in schema.arguments.iter().zip(&binding.sources) {
+                    if let (ArgumentSource::Default, Some(default)) = (source, &argument.default) {
+                        inputs.push(crate::interpreter::default_value(default, &argument.ty)?);
+                    }
                 }
             }
         }

@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use ferrojit_ir::source::{OriginsLoader, SourceFile, SourceRange};
 
-use crate::pickle_value::PickleValue;
-use crate::unpickler::{unpickle, UnpicklerOptions};
-use crate::zip_archive::ArchiveReader;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
+use ferrojit_archive::zip_archive::ArchiveReader;
 
 /// Entries kept from one record; PyTorch writes a few per statement.
 const MAX_ENTRIES: usize = 1 << 20;

@@ -26,11 +26,11 @@ use ferrojit_runtime::object::Object;
 
 use crate::import::{CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use crate::pickle_value::PickleValue;
-use crate::pickler::pickle;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::pickler::pickle;
 use crate::python_printer::{code_record_name, print_program};
 use crate::values::ValueWriter;
-use crate::zip_archive::ArchiveWriter;
+use ferrojit_archive::zip_archive::ArchiveWriter;
 
 /// Saves a loaded module to `path` (root folder: the file's stem, as PyTorch).
 pub fn save_module(loaded: &LoadedModule, path: &Path) -> Result<(), LoadError> {
@@ -40,7 +40,7 @@ pub fn save_module(loaded: &LoadedModule, path: &Path) -> Result<(), LoadError> 
         .filter(|stem| !stem.is_empty())
         .unwrap_or("archive");
     let bytes = save_module_to_bytes(&loaded.module, &loaded.unit, root_name)?;
-    crate::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
+    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })

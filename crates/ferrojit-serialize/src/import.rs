@@ -20,9 +20,9 @@ use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::debug_info::lazy_origins;
 use crate::load_error::LoadError;
-use crate::unpickler::UnpicklerOptions;
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{unpickle_record, ClassResolver, ValueReader};
-use crate::zip_archive::ArchiveReader;
+use ferrojit_archive::zip_archive::ArchiveReader;
 
 /// Archive format versions this loader reads. PyTorch writes 3 for plain models and up to
 /// 10 when operators with upgraders appear; code of an archive older than an operator's
@@ -190,7 +190,7 @@ fn code_record_name(qualifier: &str) -> String {
 }
 
 /// Loads a `torch.jit.save` archive from an opened archive (for callers that choose the
-/// [`crate::zip_archive::ArchiveLimits`]), with `options` bounding `__setstate__`.
+/// [`ferrojit_archive::zip_archive::ArchiveLimits`]), with `options` bounding `__setstate__`.
 pub fn load_module_from_archive(
     archive: &ArchiveReader,
     options: &RunOptions,

@@ -40,9 +40,9 @@ use serde_json::{Map, Value as Json};
 
 use crate::import::{ArchiveClasses, CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use crate::unpickler::UnpicklerOptions;
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{retype_container, unpickle_record, ValueReader};
-use crate::zip_archive::ArchiveReader;
+use ferrojit_archive::zip_archive::ArchiveReader;
 
 const MODEL: &str = "model.json";
 

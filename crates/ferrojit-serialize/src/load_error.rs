@@ -4,7 +4,7 @@ use ferrojit_frontend::error::FrontendError;
 use ferrojit_runtime::error::RuntimeError;
 use ferrojit_tensor::TensorError;
 
-use crate::error::{ArchiveError, PickleError};
+use ferrojit_archive::error::{ArchiveError, PickleError};
 
 /// Anything that can go wrong turning a file into values or values into a file.
 #[derive(Debug, thiserror::Error)]

@@ -396,7 +396,7 @@ pub fn save_safetensors(
     metadata: Option<&BTreeMap<String, String>>,
 ) -> Result<(), SafetensorsError> {
     let bytes = save_safetensors_to_bytes(tensors, metadata)?;
-    crate::zip_archive::replace_file(path, &bytes).map_err(|source| SafetensorsError::Io {
+    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| SafetensorsError::Io {
         path: path.display().to_string(),
         source,
     })

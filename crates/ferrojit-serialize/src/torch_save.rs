@@ -11,9 +11,9 @@ use std::path::Path;
 use ferrojit_runtime::ivalue::IValue;
 
 use crate::load_error::LoadError;
-use crate::unpickler::UnpicklerOptions;
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{unpickle_record, ValueReader, ValueWriter};
-use crate::zip_archive::{ArchiveReader, ArchiveWriter};
+use ferrojit_archive::zip_archive::{ArchiveReader, ArchiveWriter};
 
 /// Reads a `torch.save` file.
 pub fn load_file(path: &Path) -> Result<IValue, LoadError> {
@@ -28,7 +28,7 @@ pub fn load_bytes(bytes: Vec<u8>) -> Result<IValue, LoadError> {
 }
 
 /// Reads a `torch.save` file from an opened archive (for callers that choose the
-/// [`crate::zip_archive::ArchiveLimits`]).
+/// [`ferrojit_archive::zip_archive::ArchiveLimits`]).
 pub fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
     if !archive.has_record("data.pkl") {
         return Err(LoadError::format(
@@ -45,7 +45,7 @@ pub fn load_archive(archive: &ArchiveReader) -> Result<IValue, LoadError> {
 pub fn save_to_bytes(value: &IValue, root_name: &str) -> Result<Vec<u8>, LoadError> {
     let mut writer = ValueWriter::new();
     let pickled = writer.convert(value, "data.pkl")?;
-    let data = crate::pickler::pickle(&pickled).map_err(|source| LoadError::Pickle {
+    let data = ferrojit_archive::pickler::pickle(&pickled).map_err(|source| LoadError::Pickle {
         record: "data.pkl".to_string(),
         source,
     })?;
@@ -77,7 +77,7 @@ pub fn save_file(value: &IValue, path: &Path) -> Result<(), LoadError> {
         .filter(|stem| !stem.is_empty())
         .unwrap_or("archive");
     let bytes = save_to_bytes(value, root_name)?;
-    crate::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
+    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })

@@ -12,9 +12,9 @@ use ferrojit_runtime::Device;
 use ferrojit_tensor::{DType, Storage, Tensor, TensorError};
 
 use crate::load_error::LoadError;
-use crate::pickle_value::PickleValue;
-use crate::unpickler::{unpickle, UnpicklerOptions};
-use crate::zip_archive::ArchiveReader;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
+use ferrojit_archive::zip_archive::ArchiveReader;
 
 /// Containers nested deeper than this are refused: the conversion recurses once per level.
 pub const MAX_VALUE_DEPTH: usize = 500;

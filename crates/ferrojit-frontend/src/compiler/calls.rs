@@ -2,9 +2,11 @@
 //! against registry schemas as PyTorch's `matchSchemas` does, Python builtins, calls of
 //! other TorchScript functions (`prim::CallFunction`) and methods (`prim::CallMethod`).
 
+use ferrojit_ir::Prim;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ferrojit_ir::binding::{bind_arguments, ArgumentSource};
 use ferrojit_ir::{AttributeValue, DefaultValue, FunctionSchema, Type, ValueId};
 
 use super::types::unify_types;
@@ -490,14 +492,14 @@ impl<'a> Emitter<'a> {
                 expect_args(self, 1)?;
                 let ty = self.type_resolver().resolve(&args[0])?;
                 self.location = Some(range.clone());
-                Ok(self.insert_one("prim::Uninitialized", &[], ty))
+                Ok(self.insert_one(Prim::Uninitialized.name(), &[], ty))
             }
             "unchecked_cast" => {
                 expect_args(self, 2)?;
                 let ty = self.type_resolver().resolve(&args[0])?;
                 let value = self.emit_expr(&args[1], None)?;
                 self.location = Some(range.clone());
-                Ok(self.insert_one("prim::unchecked_cast", &[value], ty))
+                Ok(self.insert_one(Prim::UncheckedCast.name(), &[value], ty))
             }
             "isinstance" => self.isinstance_value(expr, args),
             "hasattr" => {
@@ -566,7 +568,7 @@ impl<'a> Emitter<'a> {
                 let (positional, _) = self.emit_arguments(args, &[])?;
                 let inputs: Vec<ValueId> = positional.iter().map(|(v, _)| *v).collect();
                 self.location = Some(range.clone());
-                self.insert("prim::Print", &inputs, &[]);
+                self.insert(Prim::Print.name(), &inputs, &[]);
                 Ok(self.none_constant())
             }
             "len" | "abs" | "min" | "max" | "round" | "divmod" | "list" | "sum" | "ord" | "chr"
@@ -690,7 +692,7 @@ impl<'a> Emitter<'a> {
             .match_schemas(std::slice::from_ref(&schema), positional, named, range)?
             .1;
         self.location = Some(range.clone());
-        let node = self.insert("prim::CallFunction", &matched.inputs, &matched.return_types);
+        let node = self.insert(Prim::CallFunction.name(), &matched.inputs, &matched.return_types);
         self.graph.set_attribute(
             node,
             "name",
@@ -731,7 +733,7 @@ impl<'a> Emitter<'a> {
             .match_schemas(std::slice::from_ref(&schema), &all, named, range)?
             .1;
         self.location = Some(range.clone());
-        let node = self.insert("prim::CallMethod", &matched.inputs, &matched.return_types);
+        let node = self.insert(Prim::CallMethod.name(), &matched.inputs, &matched.return_types);
         self.graph
             .set_attribute(node, "name", AttributeValue::Str(method.to_string()));
         // Calls are not operators: PyTorch gives them no schema, and the verifier checks
@@ -765,7 +767,7 @@ impl<'a> Emitter<'a> {
         }
         let generator = positional[0].0;
         let node = self.graph.producer(generator)?;
-        if !self.graph.kind(node).is("prim::Constant")
+        if !self.graph.kind(node).is_prim(Prim::Constant)
             || *self.graph.value_type(generator) != Type::Generator
         {
             return None;
@@ -907,7 +909,7 @@ impl<'a> Emitter<'a> {
                     .iter()
                     .map(|v| self.graph.value_type(*v).clone())
                     .collect();
-                self.insert_one("prim::TupleConstruct", &outputs, Type::Tuple(types))
+                self.insert_one(Prim::TupleConstruct.name(), &outputs, Type::Tuple(types))
             }
         })
     }
@@ -983,7 +985,7 @@ impl<'a> Emitter<'a> {
                     }
                     _ => Type::Tensor,
                 };
-                self.insert_one("prim::ListConstruct", &[], Type::list(element))
+                self.insert_one(Prim::ListConstruct.name(), &[], Type::list(element))
             }
             DefaultValue::Named(name) => match named_default(name) {
                 Some(v) => self.int_constant(v),
@@ -1038,7 +1040,7 @@ impl<'a> Emitter<'a> {
         if self.empty_list_literals.contains(&value) {
             if let Type::List(element) = &unwrapped {
                 if let Some(element) = substitute(element, env) {
-                    let list = self.insert_one("prim::ListConstruct", &[], Type::list(element));
+                    let list = self.insert_one(Prim::ListConstruct.name(), &[], Type::list(element));
                     self.empty_list_literals.insert(list);
                     value = list;
                 }
@@ -1057,10 +1059,10 @@ impl<'a> Emitter<'a> {
                 _ => formal_element.clone(),
             };
             if !elements.is_empty() && elements.iter().all(|e| e.is_subtype_of(&formal_element)) {
-                let node = self.insert("prim::TupleUnpack", &[value], elements);
+                let node = self.insert(Prim::TupleUnpack.name(), &[value], elements);
                 let items = self.graph.node_outputs(node).to_vec();
                 value = self.insert_one(
-                    "prim::ListConstruct",
+                    Prim::ListConstruct.name(),
                     &items,
                     Type::list(formal_element.as_ref().clone()),
                 );
@@ -1071,7 +1073,7 @@ impl<'a> Emitter<'a> {
             if actual.is_subtype_of(formal_element) && !matches!(actual, Type::List(_)) {
                 let items = vec![value; length];
                 value = self.insert_one(
-                    "prim::ListConstruct",
+                    Prim::ListConstruct.name(),
                     &items,
                     Type::list(formal_element.as_ref().clone()),
                 );
@@ -1126,91 +1128,76 @@ impl<'a> Emitter<'a> {
         range: &SourceRange,
     ) -> Result<MatchedSchema, String> {
         let mut env: HashMap<String, Type> = HashMap::new();
-        let mut used_positional = 0usize;
-        let mut used_named = vec![false; named.len()];
+        let keywords: Vec<&str> = named.iter().map(|k| k.name.as_str()).collect();
+        // A vararg-style formal takes the trailing positionals as a list on the second pass,
+        // unless the first of them already is a list (or a tuple of fitting elements).
+        let binding = bind_arguments(schema, positional.len(), &keywords, |index, first| {
+            if !allow_conversions {
+                return false;
+            }
+            let first_type = self.graph.value_type(positional[first].0);
+            let unwrapped = unwrap_optional(&schema.arguments[index].ty);
+            let convertible = match (first_type, unwrapped) {
+                (Type::Tuple(elements), Type::List(element)) => {
+                    elements.iter().all(|e| e.is_subtype_of(element))
+                }
+                _ => false,
+            };
+            !matches!(first_type, Type::List(_)) && !convertible
+        });
         let mut inputs = Vec::new();
-        for (index, argument) in schema.arguments.iter().enumerate() {
-            let keyword_index = named.iter().position(|k| k.name == argument.name);
-            let (value, value_range) = if !argument.kwarg_only && used_positional < positional.len()
-            {
-                if allow_conversions && self.varargs_can_be_used_as_list(schema, index) {
-                    let (first, _) = positional[used_positional];
-                    let first_type = self.graph.value_type(first).clone();
-                    let unwrapped = unwrap_optional(&argument.ty).clone();
-                    let convertible = match (&first_type, &unwrapped) {
-                        (Type::Tuple(elements), Type::List(element)) => {
-                            elements.iter().all(|e| e.is_subtype_of(element))
-                        }
-                        _ => false,
+        for (argument, source) in schema.arguments.iter().zip(&binding.sources) {
+            let (value, value_range) = match *source {
+                ArgumentSource::PackedPositionals(first) => {
+                    let Type::List(element) = unwrap_optional(&argument.ty).clone() else {
+                        return Err("internal: vararg list without a list type".to_string());
                     };
-                    if !matches!(first_type, Type::List(_)) && !convertible {
-                        let Type::List(element) = unwrapped else {
-                            return Err("internal: vararg list without a list type".to_string());
-                        };
-                        let mut items = Vec::new();
-                        for (item, item_range) in &positional[used_positional..] {
-                            let element_argument = ferrojit_ir::Argument {
-                                name: argument.name.clone(),
-                                ty: element.as_ref().clone(),
-                                type_spelling: String::new(),
-                                list_length: None,
-                                default: None,
-                                kwarg_only: false,
-                                alias_info: None,
-                            };
-                            items.push(self.match_argument(
-                                &element_argument,
-                                *item,
-                                item_range,
-                                &mut env,
-                                allow_conversions,
-                            )?);
-                        }
-                        used_positional = positional.len();
-                        let list = self.insert_one(
-                            "prim::ListConstruct",
-                            &items,
-                            Type::list(element.as_ref().clone()),
-                        );
-                        inputs.push(list);
-                        continue;
+                    let element_argument = ferrojit_ir::Argument {
+                        name: argument.name.clone(),
+                        ty: element.as_ref().clone(),
+                        type_spelling: String::new(),
+                        list_length: None,
+                        default: None,
+                        kwarg_only: false,
+                        alias_info: None,
+                    };
+                    let mut items = Vec::new();
+                    for (item, item_range) in &positional[first..] {
+                        items.push(self.match_argument(
+                            &element_argument,
+                            *item,
+                            item_range,
+                            &mut env,
+                            allow_conversions,
+                        )?);
                     }
+                    let list = self.insert_one(
+                        Prim::ListConstruct.name(),
+                        &items,
+                        Type::list(element.as_ref().clone()),
+                    );
+                    inputs.push(list);
+                    continue;
                 }
-                if keyword_index.is_some() {
-                    return Err(format!(
-                        "Argument {} specified twice in schema, submit one or the other.",
-                        argument.name
-                    ));
+                ArgumentSource::Positional(index) => positional[index].clone(),
+                ArgumentSource::Keyword(index) => (named[index].value, range.clone()),
+                ArgumentSource::Default => {
+                    let Some(default) = &argument.default else {
+                        return Err(format!("Argument {} not provided.", argument.name));
+                    };
+                    (self.default_constant(default, &argument.ty)?, range.clone())
                 }
-                let (value, value_range) = positional[used_positional].clone();
-                used_positional += 1;
-                (value, value_range)
-            } else if let Some(keyword_index) = keyword_index {
-                used_named[keyword_index] = true;
-                (named[keyword_index].value, range.clone())
-            } else if let Some(default) = &argument.default {
-                (self.default_constant(default, &argument.ty)?, range.clone())
-            } else {
-                return Err(format!("Argument {} not provided.", argument.name));
             };
             let matched =
                 self.match_argument(argument, value, &value_range, &mut env, allow_conversions)?;
             inputs.push(matched);
         }
-        if used_positional < positional.len() {
-            if schema.is_vararg {
-                inputs.extend(positional[used_positional..].iter().map(|(v, _)| *v));
-            } else {
-                return Err(format!(
-                    "Expected at most {} arguments but found {} positional arguments.",
-                    schema.arguments.len(),
-                    positional.len()
-                ));
-            }
+        // Arguments bound before a binding error are checked first, so an earlier type
+        // mismatch is reported before a later missing argument, as PyTorch reports them.
+        if let Some(error) = binding.error {
+            return Err(error.to_string());
         }
-        if let Some(index) = used_named.iter().position(|used| !used) {
-            return Err(format!("Keyword argument {} unknown.", named[index].name));
-        }
+        inputs.extend(positional[binding.extra_positionals].iter().map(|(v, _)| *v));
         let mut return_types = Vec::new();
         for ret in &schema.returns {
             match substitute(&ret.ty, &env) {
@@ -1227,16 +1214,6 @@ impl<'a> Emitter<'a> {
             inputs,
             return_types,
         })
-    }
-
-    /// PyTorch's `varargsCanBeUsedAsList`: `x.view(2, 3)` packs trailing positionals.
-    fn varargs_can_be_used_as_list(&self, schema: &FunctionSchema, index: usize) -> bool {
-        let argument = &schema.arguments[index];
-        let is_last = index + 1 == schema.arguments.len() || schema.arguments[index + 1].kwarg_only;
-        let is_list = matches!(argument.ty, Type::List(_));
-        let typevar_list =
-            matches!(&argument.ty, Type::List(element) if element.has_free_variables());
-        is_last && is_list && !typevar_list && argument.list_length.is_none()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Expressions: literals, names, attributes, operators, subscripts, conditions with
 //! `is None` refinement, `and`/`or`/`if`-expressions as `prim::If`.
 
+use ferrojit_ir::Prim;
 use ferrojit_ir::{AttributeValue, Type, ValueId};
 
 use super::statements::{binary_operator_name, Condition};
@@ -93,7 +94,7 @@ impl<'a> Emitter<'a> {
                     .map(|v| self.graph.value_type(*v).clone())
                     .collect();
                 self.location = Some(expr.range.clone());
-                Ok(self.insert_one("prim::TupleConstruct", &values, Type::Tuple(types)))
+                Ok(self.insert_one(Prim::TupleConstruct.name(), &values, Type::Tuple(types)))
             }
             ExprKind::List(items) => self.emit_list_literal(expr, items, hint),
             ExprKind::Dict { keys, values } => self.emit_dict_literal(expr, keys, values, hint),
@@ -212,7 +213,7 @@ impl<'a> Emitter<'a> {
             }
         };
         self.location = Some(expr.range.clone());
-        let list = self.insert_one("prim::ListConstruct", &values, Type::list(element_type));
+        let list = self.insert_one(Prim::ListConstruct.name(), &values, Type::list(element_type));
         if items.is_empty() && element_hint.is_none() {
             self.empty_list_literals.insert(list);
         }
@@ -261,7 +262,7 @@ impl<'a> Emitter<'a> {
             key_type.unwrap_or(Type::Str),
             value_type.unwrap_or(Type::Tensor),
         );
-        Ok(self.insert_one("prim::DictConstruct", &inputs, ty))
+        Ok(self.insert_one(Prim::DictConstruct.name(), &inputs, ty))
     }
 
     fn emit_unary(
@@ -418,7 +419,7 @@ impl<'a> Emitter<'a> {
                 let mut items = self.tuple_items(left, a);
                 items.extend(self.tuple_items(right, b));
                 let types = a.iter().chain(b).cloned().collect();
-                Ok(self.insert_one("prim::TupleConstruct", &items, Type::Tuple(types)))
+                Ok(self.insert_one(Prim::TupleConstruct.name(), &items, Type::Tuple(types)))
             }
             (BinOpKind::Mod, Type::Str, _) => {
                 self.emit_builtin("aten::percentFormat", &[left, right], range)
@@ -432,7 +433,7 @@ impl<'a> Emitter<'a> {
 
     /// The elements of a tuple value, as separate values.
     pub(crate) fn tuple_items(&mut self, tuple: ValueId, types: &[Type]) -> Vec<ValueId> {
-        let node = self.insert("prim::TupleUnpack", &[tuple], types);
+        let node = self.insert(Prim::TupleUnpack.name(), &[tuple], types);
         self.graph.node_outputs(node).to_vec()
     }
 
@@ -582,7 +583,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|&p| elements[p as usize].clone())
             .collect();
-        Ok(self.insert_one("prim::TupleConstruct", &selected, Type::Tuple(types)))
+        Ok(self.insert_one(Prim::TupleConstruct.name(), &selected, Type::Tuple(types)))
     }
 
     /// `a < b < c`: `a < b and b < c`, with `b` evaluated once and each later comparison
@@ -608,7 +609,7 @@ impl<'a> Emitter<'a> {
                 break;
             }
             self.location = Some(expr.range.clone());
-            let node = self.insert("prim::If", &[compared], &[Type::Bool]);
+            let node = self.insert(Prim::If.name(), &[compared], &[Type::Bool]);
             let true_block = self.graph.add_node_block(node);
             let false_block = self.graph.add_node_block(node);
             self.push_frame(false_block);
@@ -766,7 +767,7 @@ impl<'a> Emitter<'a> {
                 ));
             };
             self.location = Some(expr.range.clone());
-            let node = self.insert("prim::If", &[left_value], &[Type::Bool]);
+            let node = self.insert(Prim::If.name(), &[left_value], &[Type::Bool]);
             let true_block = self.graph.add_node_block(node);
             let false_block = self.graph.add_node_block(node);
             let (evaluate_block, constant_block, refinements) = if op == BoolOpKind::And {
@@ -814,7 +815,7 @@ impl<'a> Emitter<'a> {
     ) -> Result<(), FrontendError> {
         for (name, ty) in refinements {
             if let Some(value) = self.lookup(name) {
-                let cast = self.insert_one("prim::unchecked_cast", &[value], ty.clone());
+                let cast = self.insert_one(Prim::UncheckedCast.name(), &[value], ty.clone());
                 if let Some(frame) = self.frames.last_mut() {
                     frame.vars.insert(name.clone(), cast);
                 }
@@ -842,7 +843,7 @@ impl<'a> Emitter<'a> {
             ));
         };
         self.location = Some(expr.range.clone());
-        let node = self.insert("prim::If", &[condition_value], &[]);
+        let node = self.insert(Prim::If.name(), &[condition_value], &[]);
         let true_block = self.graph.add_node_block(node);
         let false_block = self.graph.add_node_block(node);
         let mut outputs = Vec::new();
@@ -943,7 +944,7 @@ impl<'a> Emitter<'a> {
                 let element_type = named.fields[index].1.clone();
                 let index_value = self.int_constant(index as i64);
                 self.location = Some(expr.range.clone());
-                Ok(self.insert_one("prim::TupleIndex", &[object, index_value], element_type))
+                Ok(self.insert_one(Prim::TupleIndex.name(), &[object, index_value], element_type))
             }
             Type::Tensor => {
                 let (kind, ty) = match name {
@@ -984,7 +985,7 @@ impl<'a> Emitter<'a> {
         let class = self.context.unit.resolve_class(class_name)?;
         if let Some(attribute) = class.attribute(name) {
             let node = self.insert(
-                "prim::GetAttr",
+                Prim::GetAttr.name(),
                 &[object],
                 std::slice::from_ref(&attribute.ty),
             );
@@ -1014,7 +1015,7 @@ impl<'a> Emitter<'a> {
                     .iter()
                     .map(|item| self.emit_constant_value(item))
                     .collect();
-                self.insert_one("prim::TupleConstruct", &values, constant.ty())
+                self.insert_one(Prim::TupleConstruct.name(), &values, constant.ty())
             }
         }
     }
@@ -1066,7 +1067,7 @@ impl<'a> Emitter<'a> {
                 let element_type = elements[normalized as usize].clone();
                 let index_value = self.int_constant(normalized);
                 self.location = Some(expr.range.clone());
-                Ok(self.insert_one("prim::TupleIndex", &[value, index_value], element_type))
+                Ok(self.insert_one(Prim::TupleIndex.name(), &[value, index_value], element_type))
             }
             Type::Tensor => self.emit_tensor_indexing(value, index, &expr.range),
             Type::List(_) | Type::Str => {
@@ -1146,7 +1147,7 @@ impl<'a> Emitter<'a> {
             });
         }
         self.location = Some(range.clone());
-        self.insert_one("prim::ListConstruct", &values, Type::list(element))
+        self.insert_one(Prim::ListConstruct.name(), &values, Type::list(element))
     }
 
     /// Applies the slices, selects and `None`s of an index expression; returns the view and

@@ -4,6 +4,7 @@
 //! unrolled, since each element may have a different type. Comprehensions are loops that
 //! append to (or set items of) a container created before them.
 
+use ferrojit_ir::Prim;
 use ferrojit_ir::{Type, ValueId};
 
 use super::statements::contains_return;
@@ -248,7 +249,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|v| self.graph.value_type(*v).clone())
             .collect();
-        self.insert_one("prim::TupleConstruct", values, Type::Tuple(types))
+        self.insert_one(Prim::TupleConstruct.name(), values, Type::Tuple(types))
     }
 
     pub(crate) fn emit_for(
@@ -297,7 +298,7 @@ impl<'a> Emitter<'a> {
         for (index, ty) in types.iter().enumerate() {
             self.location = Some(range.clone());
             let position = self.int_constant(index as i64);
-            let element = self.insert_one("prim::TupleIndex", &[tuple, position], ty.clone());
+            let element = self.insert_one(Prim::TupleIndex.name(), &[tuple, position], ty.clone());
             self.assign_unrolled_target(&stmt_for.target, element)?;
             match self.emit_statements(&stmt_for.body, &[], false)? {
                 super::Exit::FallsThrough => {}
@@ -347,7 +348,7 @@ impl<'a> Emitter<'a> {
         // The element type is known once `elt` is emitted inside the loop; until then the
         // list is typed `List[Any]`.
         let placeholder = Type::list(element_hint.clone().unwrap_or(Type::Any));
-        let list = self.insert_one("prim::ListConstruct", &[], placeholder);
+        let list = self.insert_one(Prim::ListConstruct.name(), &[], placeholder);
         let mut element_type: Option<Type> = None;
         let range = expr.range.clone();
         self.emit_comprehension(generators, &range, &mut |emitter| {
@@ -384,7 +385,7 @@ impl<'a> Emitter<'a> {
             key_hint.clone().unwrap_or(Type::Any),
             value_hint.clone().unwrap_or(Type::Any),
         );
-        let dict = self.insert_one("prim::DictConstruct", &[], placeholder);
+        let dict = self.insert_one(Prim::DictConstruct.name(), &[], placeholder);
         let mut key_type: Option<Type> = None;
         let mut value_type: Option<Type> = None;
         let range = expr.range.clone();
@@ -485,7 +486,7 @@ impl<'a> Emitter<'a> {
                     ));
                 }
                 self.location = Some(target.range.clone());
-                let node = self.insert("prim::TupleUnpack", &[value], &types);
+                let node = self.insert(Prim::TupleUnpack.name(), &[value], &types);
                 let items = self.graph.node_outputs(node).to_vec();
                 for (target, item) in targets.iter().zip(items) {
                     self.bind_comprehension_target(target, item)?;
@@ -520,7 +521,7 @@ impl<'a> Emitter<'a> {
             }
             (None, Some(value)) => {
                 self.location = Some(first.range.clone());
-                let node = self.insert("prim::If", &[value], &[]);
+                let node = self.insert(Prim::If.name(), &[value], &[]);
                 let true_block = self.graph.add_node_block(node);
                 let _false_block = self.graph.add_node_block(node);
                 self.push_frame(true_block);

@@ -3,6 +3,7 @@
 //! closure with the variables it can see passed in as inputs); its output is a
 //! `Future[T]`. `aten::wait` yields the value, or raises the error the forked code raised.
 
+use ferrojit_ir::Prim;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ impl<'a> Emitter<'a> {
             .unwrap_or(Type::NoneType);
         self.location = Some(range.clone());
         let node = self.insert(
-            "prim::fork",
+            Prim::Fork.name(),
             &inputs,
             &[Type::Future(Box::new(result_type))],
         );
@@ -77,7 +78,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|&value| graph.add_input(self.graph.value_type(value).clone(), None))
             .collect();
-        let call = graph.insert("prim::CallFunction", &parameters, &matched.return_types);
+        let call = graph.insert(Prim::CallFunction.name(), &parameters, &matched.return_types);
         graph.set_attribute(call, "name", AttributeValue::Str(name.to_string()));
         let outputs = graph.node_outputs(call).to_vec();
         let output = match outputs.as_slice() {
@@ -85,7 +86,7 @@ impl<'a> Emitter<'a> {
             [] => graph.insert_constant(None, Type::NoneType),
             many => {
                 let types = many.iter().map(|v| graph.value_type(*v).clone()).collect();
-                let tuple = graph.insert("prim::TupleConstruct", many, &[Type::Tuple(types)]);
+                let tuple = graph.insert(Prim::TupleConstruct.name(), many, &[Type::Tuple(types)]);
                 graph.node_output(tuple, 0)
             }
         };

@@ -2,6 +2,7 @@
 //! static type decides it, otherwise a `prim::isinstance` check; either way the branches
 //! see `x` refined to the matching (or remaining) members of its union type.
 
+use ferrojit_ir::Prim;
 use ferrojit_ir::{AttributeValue, Type};
 
 use super::statements::Condition;
@@ -111,7 +112,7 @@ impl<'a> Emitter<'a> {
             }
         }
         self.location = Some(expr.range.clone());
-        let node = self.insert("prim::isinstance", &[value], &[Type::Bool]);
+        let node = self.insert(Prim::IsInstance.name(), &[value], &[Type::Bool]);
         self.graph
             .set_attribute(node, "types", AttributeValue::Types(candidates));
         condition.value = Some(self.graph.node_output(node, 0));

@@ -16,6 +16,7 @@ mod statements;
 mod sugared;
 pub(crate) mod types;
 
+use ferrojit_ir::Prim;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -115,7 +116,7 @@ pub(crate) fn compile_function_with_names(
         }
     };
     emitter.graph.register_output(output);
-    ferrojit_ir::passes::cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
+    ferrojit_opt::cleanup::eliminate_dead_code_and_pool_constants(&mut emitter.graph);
     ferrojit_ir::verifier::verify(&emitter.graph).map_err(|error| {
         FrontendError::new(
             format!(
@@ -313,7 +314,7 @@ impl<'a> Emitter<'a> {
             Some(&first) => self.graph.set_insert_point(InsertPoint::Before(first)),
             None => self.graph.set_insert_point(InsertPoint::EndOf(top)),
         }
-        let node = self.graph.insert("prim::Uninitialized", &[], &[ty]);
+        let node = self.graph.insert(Prim::Uninitialized.name(), &[], &[ty]);
         self.graph.set_insert_point(saved);
         self.graph.node_output(node, 0)
     }

@@ -1,6 +1,7 @@
 //! Statements: assignments, `if` (with early-return merging and raise handling), loops,
 //! `raise`, `assert` and `return`.
 
+use ferrojit_ir::Prim;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -251,7 +252,7 @@ impl<'a> Emitter<'a> {
     ) -> Result<(), FrontendError> {
         for (name, ty) in refinements {
             if let Some(value) = self.lookup(name) {
-                let cast = self.insert_one("prim::unchecked_cast", &[value], ty.clone());
+                let cast = self.insert_one(Prim::UncheckedCast.name(), &[value], ty.clone());
                 if let Some(node) = self.graph.producer(cast) {
                     self.graph.node_mut(node).source_location = None;
                 }
@@ -298,7 +299,7 @@ impl<'a> Emitter<'a> {
         let branch_continuation: &[&[Stmt]] = if has_exit { &merged } else { &[] };
 
         self.location = Some(range.clone());
-        let node = self.insert("prim::If", &[condition_value], &[]);
+        let node = self.insert(Prim::If.name(), &[condition_value], &[]);
         let true_block = self.graph.add_node_block(node);
         let false_block = self.graph.add_node_block(node);
 
@@ -432,7 +433,7 @@ impl<'a> Emitter<'a> {
             return Err(self.error("internal compiler error: lost return flag", range));
         };
         self.location = Some(range.clone());
-        let node = self.insert("prim::If", &[flag], &[]);
+        let node = self.insert(Prim::If.name(), &[flag], &[]);
         let true_block = self.graph.add_node_block(node);
         let false_block = self.graph.add_node_block(node);
         self.push_frame(true_block);
@@ -715,7 +716,7 @@ impl<'a> Emitter<'a> {
             })
             .collect();
         self.location = Some(range.clone());
-        let node = self.insert("prim::Loop", &inputs, &types);
+        let node = self.insert(Prim::Loop.name(), &inputs, &types);
         let body_block = self.graph.add_node_block(node);
         let iteration = self.graph.add_block_parameter(body_block, Type::Int);
         self.push_frame(body_block);
@@ -859,7 +860,7 @@ impl<'a> Emitter<'a> {
         if let (Type::Tuple(elements), Type::Tuple(formal)) = (&actual, declared) {
             if elements.len() == formal.len() {
                 self.location = Some(range.clone());
-                let node = self.insert("prim::TupleUnpack", &[value], elements);
+                let node = self.insert(Prim::TupleUnpack.name(), &[value], elements);
                 let items = self.graph.node_outputs(node).to_vec();
                 let converted: Vec<ValueId> = items
                     .iter()
@@ -870,7 +871,7 @@ impl<'a> Emitter<'a> {
                     .iter()
                     .map(|v| self.graph.value_type(*v).clone())
                     .collect();
-                return self.insert_one("prim::TupleConstruct", &converted, Type::Tuple(types));
+                return self.insert_one(Prim::TupleConstruct.name(), &converted, Type::Tuple(types));
             }
         }
         self.location = Some(range.clone());
@@ -1007,7 +1008,7 @@ impl<'a> Emitter<'a> {
         };
         self.location = Some(range.clone());
         let class_value = self.str_constant(&qualified_class);
-        self.insert("prim::RaiseException", &[message, class_value], &[]);
+        self.insert(Prim::RaiseException.name(), &[message, class_value], &[]);
         Ok(())
     }
 
@@ -1026,7 +1027,7 @@ impl<'a> Emitter<'a> {
             Some(value) => value,
             None => self.bool_constant(false),
         };
-        let node = self.insert("prim::If", &[condition_value], &[]);
+        let node = self.insert(Prim::If.name(), &[condition_value], &[]);
         let _true_block = self.graph.add_node_block(node);
         let false_block = self.graph.add_node_block(node);
         self.push_frame(false_block);
@@ -1055,7 +1056,7 @@ impl<'a> Emitter<'a> {
         };
         let none = self.none_constant();
         self.location = Some(range.clone());
-        self.insert("prim::RaiseException", &[message_value, none], &[]);
+        self.insert(Prim::RaiseException.name(), &[message_value, none], &[]);
         self.pop_frame();
         self.apply_refinements(&condition.true_refinements, range)
     }
@@ -1175,7 +1176,7 @@ impl<'a> Emitter<'a> {
                 };
                 let elements = match &ty {
                     Type::Tuple(types) if types.len() == targets.len() => {
-                        let node = self.insert("prim::TupleUnpack", &[value], types);
+                        let node = self.insert(Prim::TupleUnpack.name(), &[value], types);
                         self.graph.node_outputs(node).to_vec()
                     }
                     Type::Tuple(types) => {
@@ -1190,7 +1191,7 @@ impl<'a> Emitter<'a> {
                     }
                     Type::List(element) => {
                         let types = vec![element.as_ref().clone(); targets.len()];
-                        let node = self.insert("prim::ListUnpack", &[value], &types);
+                        let node = self.insert(Prim::ListUnpack.name(), &[value], &types);
                         self.graph.node_outputs(node).to_vec()
                     }
                     other => {
@@ -1247,7 +1248,7 @@ impl<'a> Emitter<'a> {
                     ));
                 }
                 self.location = Some(target.range.clone());
-                let node = self.insert("prim::SetAttr", &[object, value], &[]);
+                let node = self.insert(Prim::SetAttr.name(), &[object, value], &[]);
                 self.graph
                     .set_attribute(node, "name", AttributeValue::Str(attr.name.clone()));
                 Ok(())

@@ -3,6 +3,7 @@
 //! `__new__`, NamedTuple classes and enum classes. Calling one, or reading one of its
 //! attributes, emits the matching code.
 
+use ferrojit_ir::Prim;
 use std::sync::Arc;
 
 use ferrojit_ir::{Argument, AttributeValue, FunctionSchema, NamedTupleType, Type, ValueId};
@@ -124,7 +125,7 @@ impl<'a> Emitter<'a> {
                 }
                 self.location = Some(range.clone());
                 Ok(self.insert_one(
-                    "prim::ListConstruct",
+                    Prim::ListConstruct.name(),
                     &members,
                     Type::list(Type::Enum(info.qualified_name.clone())),
                 ))
@@ -157,7 +158,7 @@ impl<'a> Emitter<'a> {
         let constant = self.constant(attribute.clone(), ty.clone());
         self.location = Some(range.clone());
         let node = self.insert(
-            "prim::EnumConstant",
+            Prim::EnumConstant.name(),
             &[constant],
             &[Type::Enum(info.qualified_name.clone())],
         );
@@ -197,8 +198,8 @@ impl<'a> Emitter<'a> {
             .ok_or_else(|| self.error(format!("Unknown enum {enum_name}"), range))?;
         self.location = Some(range.clone());
         match name {
-            "name" => Ok(self.insert_one("prim::EnumName", &[object], Type::Str)),
-            "value" => Ok(self.insert_one("prim::EnumValue", &[object], info.value_type.clone())),
+            "name" => Ok(self.insert_one(Prim::EnumName.name(), &[object], Type::Str)),
+            "value" => Ok(self.insert_one(Prim::EnumValue.name(), &[object], info.value_type.clone())),
             _ => Err(self.error(
                 format!("'{enum_name}' object has no attribute or method '{name}'"),
                 range,
@@ -228,12 +229,12 @@ impl<'a> Emitter<'a> {
             Sugared::ClassNew(class) => {
                 // The argument is the class itself (`C.__new__(C)`), which has no value.
                 self.location = Some(range.clone());
-                Ok(self.insert_one("prim::CreateObject", &[], Type::Class(class)))
+                Ok(self.insert_one(Prim::CreateObject.name(), &[], Type::Class(class)))
             }
             Sugared::Class(class) => {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
-                let object = self.insert_one("prim::CreateObject", &[], Type::Class(class.clone()));
+                let object = self.insert_one(Prim::CreateObject.name(), &[], Type::Class(class.clone()));
                 if class.has_method("__init__") {
                     let class_name = class.qualified_name().to_string();
                     self.emit_method_call(
@@ -330,7 +331,7 @@ impl<'a> Emitter<'a> {
             .1;
         self.location = Some(range.clone());
         Ok(self.insert_one(
-            "prim::TupleConstruct",
+            Prim::TupleConstruct.name(),
             &matched.inputs,
             Type::NamedTuple(named_tuple.clone()),
         ))

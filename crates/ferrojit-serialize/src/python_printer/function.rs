@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ferrojit_ir::attributes::{format_float, quote_string};
-use ferrojit_ir::{AttributeValue, BlockId, DefaultValue, Graph, NodeId, Type, ValueId};
+use ferrojit_ir::{AttributeValue, BlockId, DefaultValue, Graph, NodeId, Prim, Type, ValueId};
 
 use super::PrintContext;
 use crate::load_error::LoadError;
@@ -185,7 +185,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
     /// Constants print inline at each use, except a generator: each `torch.Generator(...)`
     /// in the text compiles to a generator of its own, so one used twice gets a name.
     fn is_constant_like(&self, node: NodeId) -> bool {
-        self.graph.kind(node).is("prim::Constant")
+        self.graph.kind(node).is_prim(Prim::Constant)
             && !self
                 .graph
                 .node_outputs(node)
@@ -206,24 +206,26 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             return false;
         };
         let user_kind = self.graph.kind(only_use.node);
-        if self.graph.debug_name(value).is_some() && !user_kind.is("prim::Return") {
+        if self.graph.debug_name(value).is_some() && !user_kind.is_prim(Prim::Return) {
             return false;
         }
-        if user_kind.is("prim::Loop") && only_use.input_index >= 2 {
+        if user_kind.is_prim(Prim::Loop) && only_use.input_index >= 2 {
             return false;
         }
         // A forked closure reads its inputs by name: an inlined expression would run later.
-        if user_kind.is("prim::fork") {
+        if user_kind.is_prim(Prim::Fork) {
             return false;
         }
         !matches!(
-            data.kind.as_str(),
-            "prim::isinstance"
-                | "prim::Uninitialized"
-                | "prim::SetAttr"
-                | "prim::fork"
-                | "prim::Enter"
-                | "prim::Exit"
+            data.kind.prim(),
+            Some(
+                Prim::IsInstance
+                    | Prim::Uninitialized
+                    | Prim::SetAttr
+                    | Prim::Fork
+                    | Prim::Enter
+                    | Prim::Exit
+            )
         )
     }
 
@@ -323,15 +325,14 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             if self.inlined.contains(&node) {
                 continue;
             }
-            let kind = self.graph.kind(node).as_str().to_string();
-            match kind.as_str() {
-                "prim::Enter" => {
+            match self.graph.kind(node).prim() {
+                Some(Prim::Enter) => {
                     let header = self.with_header(node)?;
                     self.line(indent + depth, &header);
                     depth += 1;
                     after_enter = true;
                 }
-                "prim::Exit" => {
+                Some(Prim::Exit) => {
                     if depth == 0 {
                         return Err(self.malformed(node, "Exit without an Enter"));
                     }
@@ -367,7 +368,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             self.graph
                 .value_uses(output)
                 .iter()
-                .any(|u| !self.graph.kind(u.node).is("prim::Exit"))
+                .any(|u| !self.graph.kind(u.node).is_prim(Prim::Exit))
         });
         Ok(match used {
             Some(&output) => format!("with {manager} as {}:", self.name_of(output)),
@@ -415,12 +416,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
     }
 
     fn print_node(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
-        let kind = self.graph.kind(node).as_str().to_string();
-        match kind.as_str() {
-            "prim::If" => self.print_if(node, indent),
-            "prim::Loop" => self.print_loop(node, indent),
-            "prim::fork" => self.print_fork(node, indent),
-            "prim::SetAttr" => {
+        match self.graph.kind(node).prim() {
+            Some(Prim::If) => self.print_if(node, indent),
+            Some(Prim::Loop) => self.print_loop(node, indent),
+            Some(Prim::Fork) => self.print_fork(node, indent),
+            Some(Prim::SetAttr) => {
                 let inputs = self.graph.node_inputs(node).to_vec();
                 let [object, value] = inputs.as_slice() else {
                     return Err(self.malformed(node, "SetAttr needs two inputs"));
@@ -499,8 +499,8 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
 
     fn is_unpack(&self, node: NodeId) -> bool {
         matches!(
-            self.graph.kind(node).as_str(),
-            "prim::TupleUnpack" | "prim::ListUnpack"
+            self.graph.kind(node).prim(),
+            Some(Prim::TupleUnpack | Prim::ListUnpack)
         )
     }
 
@@ -723,9 +723,9 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         for &output in &outputs {
             self.context.note_type(self.graph.value_type(output));
         }
-        Ok(match kind.as_str() {
-            "prim::Constant" => self.constant_literal(node)?,
-            "prim::GetAttr" => {
+        Ok(match (kind.prim(), kind.as_str()) {
+            (Some(Prim::Constant), _) => self.constant_literal(node)?,
+            (Some(Prim::GetAttr), _) => {
                 let name = self.string_attribute(node, "name")?;
                 let object = self.single_input(node, &inputs)?;
                 let object = self.use_of(object)?;
@@ -735,7 +735,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     format!("getattr({object}, {})", quote_string(&name))
                 }
             }
-            "prim::CallMethod" => {
+            (Some(Prim::CallMethod), _) => {
                 let name = self.string_attribute(node, "name")?;
                 let (object, rest) = inputs
                     .split_first()
@@ -747,7 +747,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 let arguments = self.uses_of(rest)?;
                 format!("({object}).{name}({})", trailing_comma_list(&arguments))
             }
-            "prim::CallFunction" => {
+            (Some(Prim::CallFunction), _) => {
                 let name = self.string_attribute(node, "name")?;
                 self.context.note_function(&name);
                 let mut arguments = self.uses_of(&inputs)?;
@@ -758,7 +758,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 }
                 format!("{name}({})", trailing_comma_list(&arguments))
             }
-            "prim::TupleConstruct" => {
+            (Some(Prim::TupleConstruct), _) => {
                 let items = self.uses_of(&inputs)?;
                 let named = outputs
                     .first()
@@ -772,7 +772,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     (None, _) => format!("({})", items.join(", ")),
                 }
             }
-            "prim::CreateObject" => {
+            (Some(Prim::CreateObject), _) => {
                 let ty = outputs
                     .first()
                     .map(|&v| self.graph.value_type(v).clone())
@@ -784,7 +784,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 self.context.note_class(name);
                 format!("{name}.__new__({name})")
             }
-            "prim::EnumConstant" => {
+            (Some(Prim::EnumConstant), _) => {
                 let member = self.string_attribute(node, "name")?;
                 let ty = outputs
                     .first()
@@ -795,17 +795,17 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 };
                 format!("{enum_name}.{member}")
             }
-            "prim::EnumName" | "prim::EnumValue" => {
+            (Some(Prim::EnumName), _) | (Some(Prim::EnumValue), _) => {
                 let object = self.single_input(node, &inputs)?;
                 let object = self.use_of(object)?;
-                let field = if kind.as_str() == "prim::EnumName" {
+                let field = if kind.is_prim(Prim::EnumName) {
                     "name"
                 } else {
                     "value"
                 };
                 format!("({object}).{field}")
             }
-            "prim::isinstance" => {
+            (Some(Prim::IsInstance), _) => {
                 let object = self.single_input(node, &inputs)?;
                 let object = self.use_of(object)?;
                 let Some(AttributeValue::Types(types)) = self.graph.attribute(node, "types") else {
@@ -821,7 +821,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     _ => format!("isinstance({object}, ({}))", names.join(", ")),
                 }
             }
-            "prim::tolist" => {
+            (_, "prim::tolist") => {
                 let Some(&tensor) = inputs.first() else {
                     return Err(self.malformed(node, "tolist without a tensor"));
                 };
@@ -832,11 +832,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     .unwrap_or_else(|| "Any".to_string());
                 format!("annotate({ty}, {tensor}.tolist())")
             }
-            "prim::TupleUnpack" | "prim::ListUnpack" => {
+            (Some(Prim::TupleUnpack), _) | (Some(Prim::ListUnpack), _) => {
                 let source = self.single_input(node, &inputs)?;
                 self.use_of(source)?
             }
-            "prim::TupleIndex" | "aten::__getitem__" => {
+            (Some(Prim::TupleIndex), _) | (_, "aten::__getitem__") => {
                 let [container, index] = inputs.as_slice() else {
                     return Err(self.malformed(node, "indexing needs two inputs"));
                 };
@@ -844,7 +844,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                 let index = self.use_of(*index)?;
                 format!("{container}[{index}]")
             }
-            "prim::ListConstruct" => {
+            (Some(Prim::ListConstruct), _) => {
                 let list_type = outputs
                     .first()
                     .map(|&v| self.graph.value_type(v).clone())
@@ -864,7 +864,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     format!("annotate({}, {literal})", list_type.annotation_str())
                 }
             }
-            "prim::DictConstruct" => {
+            (Some(Prim::DictConstruct), _) => {
                 let dict_type = outputs
                     .first()
                     .map(|&v| self.graph.value_type(v).clone())
@@ -890,18 +890,18 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     format!("annotate({}, {literal})", dict_type.annotation_str())
                 }
             }
-            "prim::RaiseException" => {
+            (Some(Prim::RaiseException), _) => {
                 let arguments = self.uses_of(&inputs)?;
                 format!("ops.prim.RaiseException({})", arguments.join(", "))
             }
-            "prim::Uninitialized" => {
+            (Some(Prim::Uninitialized), _) => {
                 let ty = outputs
                     .first()
                     .map(|&v| self.graph.value_type(v).annotation_str())
                     .unwrap_or_else(|| "Any".to_string());
                 format!("uninitialized({ty})")
             }
-            "prim::unchecked_cast" => {
+            (Some(Prim::UncheckedCast), _) => {
                 let source = self.single_input(node, &inputs)?;
                 let ty = outputs
                     .first()
@@ -909,11 +909,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
                     .unwrap_or_else(|| "Any".to_string());
                 format!("unchecked_cast({ty}, {})", self.use_of(source)?)
             }
-            "prim::Print" => {
+            (Some(Prim::Print), _) => {
                 let arguments = self.uses_of(&inputs)?;
                 format!("print({})", arguments.join(", "))
             }
-            "aten::Int" | "aten::Float" | "aten::Bool" | "aten::str"
+            (_, "aten::Int") | (_, "aten::Float") | (_, "aten::Bool") | (_, "aten::str")
                 if inputs.len() == 1 && self.graph.node(node).schema.is_some() =>
             {
                 let function = match kind.as_str() {

@@ -9,6 +9,7 @@
 
 mod function;
 
+use ferrojit_ir::Prim;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -458,7 +459,7 @@ fn default_literal(default: &DefaultValue) -> String {
 /// calls print those arguments as `name=value` (no positional argument can reach them).
 fn note_callee_keywords(unit: &CompilationUnit, graph: &Graph, context: &mut PrintContext) {
     for node in graph.all_nodes() {
-        if graph.kind(node).as_str() != "prim::CallFunction" {
+        if !graph.kind(node).is_prim(Prim::CallFunction) {
             continue;
         }
         let Some(AttributeValue::Str(name)) = graph.attribute(node, "name") else {

@@ -1,4 +1,4 @@
-"""Regenerates the PyTorch-written fixtures used by the ferrojit-serialize tests.
+"""Regenerates the PyTorch-written fixtures used by the ferrojit-archive tests.
 
 Run with a Python that has PyTorch (developed against 2.15):
     python generate.py

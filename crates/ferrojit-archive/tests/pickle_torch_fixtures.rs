@@ -1,9 +1,9 @@
 //! Unpickles pickles written by real PyTorch 2.15 (see tests/data/generate.py) and
 //! checks the trees against the structure shown by `pickletools.dis`.
 
-use ferrojit_serialize::pickle_value::PickleValue;
-use ferrojit_serialize::pickler::pickle;
-use ferrojit_serialize::unpickler::{unpickle, UnpicklerOptions};
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::pickler::pickle;
+use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));

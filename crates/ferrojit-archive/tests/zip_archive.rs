@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use ferrojit_serialize::error::ArchiveError;
-use ferrojit_serialize::zip_archive::{ArchiveLimits, ArchiveReader, ArchiveWriter};
+use ferrojit_archive::error::ArchiveError;
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader, ArchiveWriter};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -1,9 +1,9 @@
 //! Hostile and malformed pickles must give typed errors, never panics, huge
 //! allocations or stack overflows.
 
-use ferrojit_serialize::error::PickleError;
-use ferrojit_serialize::pickle_value::PickleValue;
-use ferrojit_serialize::unpickler::{unpickle, unpickle_prefix, UnpicklerOptions};
+use ferrojit_archive::error::PickleError;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::unpickler::{unpickle, unpickle_prefix, UnpicklerOptions};
 
 fn load(bytes: &[u8]) -> Result<PickleValue, PickleError> {
     unpickle(bytes, &UnpicklerOptions::torchscript_data())

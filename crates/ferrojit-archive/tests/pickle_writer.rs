@@ -1,10 +1,10 @@
 //! The pickler's bytes, compared with what CPython's `pickle.dumps(..., protocol=2)`
 //! writes for the same values (expected bytes taken from CPython 3.11).
 
-use ferrojit_serialize::error::PickleError;
-use ferrojit_serialize::pickle_value::PickleValue;
-use ferrojit_serialize::pickler::pickle;
-use ferrojit_serialize::unpickler::{unpickle, UnpicklerOptions};
+use ferrojit_archive::error::PickleError;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::pickler::pickle;
+use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
 
 fn int(value: i64) -> PickleValue {
     PickleValue::Int(value)

@@ -10,33 +10,28 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{BlockId, Graph, InsertPoint, NodeId, ValueDefinition, ValueId};
+use ferrojit_ir::{BlockId, Graph, InsertPoint, NodeId, Prim, ValueDefinition, ValueId};
 
 /// Whether a node must be kept even when nothing uses its outputs.
 fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
-    let kind = graph.kind(node).as_str();
+    let kind = graph.kind(node);
+    if let Some(prim) = kind.prim() {
+        return prim.has_side_effects();
+    }
     matches!(
-        kind,
-        "prim::RaiseException"
-            | "prim::Print"
-            | "prim::SetAttr"
-            | "prim::CallMethod"
-            | "prim::CallFunction"
-            | "prim::Enter"
-            | "prim::Exit"
-            | "aten::warn"
+        kind.as_str(),
+        "aten::warn"
             // Reseeds the default generator (PyTorch's `Node::hasSideEffects` lists it too).
             | "aten::manual_seed"
-            // Grad mode is global state; a fork runs code whose effects and errors belong to
-            // the program even when its future is never read, and `wait` raises those errors.
+            // Grad mode is global state; a fork's `wait` raises the errors of the code the
+            // fork ran even when its value is never read.
             | "aten::set_grad_enabled"
-            | "prim::fork"
             | "aten::wait"
     ) || match graph.node(node).schema.as_ref() {
         Some(schema) => schema.is_mutable(),
         // Graphs read from text carry no schemas: fall back on ATen's naming convention,
         // where a trailing underscore (`aten::relu_`, `aten::add_`) marks an in-place op.
-        None => is_in_place_name(kind),
+        None => is_in_place_name(kind.as_str()),
     }
 }
 
@@ -76,19 +71,19 @@ fn compute_liveness(graph: &Graph) -> Liveness {
                     ValueDefinition::NodeOutput { node, index } => {
                         work.push(Item::Node(node));
                         let kind = graph.kind(node);
-                        if kind.is("prim::If") {
+                        if kind.is_prim(Prim::If) {
                             for &block in graph.node_blocks(node) {
                                 if let Some(&output) = graph.block_outputs(block).get(index) {
                                     work.push(Item::Value(output));
                                 }
                             }
-                        } else if kind.is("prim::Loop") {
+                        } else if kind.is_prim(Prim::Loop) {
                             work.push(Item::Carried(node, index));
                         }
                     }
                     ValueDefinition::BlockParameter { block, index } => {
                         if let Some(owner) = graph.block_owning_node(block) {
-                            if graph.kind(owner).is("prim::Loop") && index > 0 {
+                            if graph.kind(owner).is_prim(Prim::Loop) && index > 0 {
                                 work.push(Item::Carried(owner, index - 1));
                             } else {
                                 work.push(Item::Node(owner));
@@ -103,9 +98,9 @@ fn compute_liveness(graph: &Graph) -> Liveness {
                 }
                 let kind = graph.kind(node).clone();
                 let inputs = graph.node_inputs(node);
-                if kind.is("prim::If") {
+                if kind.is_prim(Prim::If) {
                     work.extend(inputs.iter().take(1).map(|&v| Item::Value(v)));
-                } else if kind.is("prim::Loop") {
+                } else if kind.is_prim(Prim::Loop) {
                     work.extend(inputs.iter().take(2).map(|&v| Item::Value(v)));
                     if let Some(&body) = graph.node_blocks(node).first() {
                         if let Some(&condition) = graph.block_outputs(body).first() {
@@ -277,16 +272,16 @@ impl<'g> Rebuilder<'g> {
 
     fn copy_node(&mut self, node: NodeId) {
         let old = self.old;
-        let kind = old.kind(node).as_str().to_string();
-        if kind == "prim::Constant" {
+        let kind = old.kind(node).clone();
+        if kind.is_prim(Prim::Constant) {
             let output = old.node_output(node, 0);
             let ty = old.value_type(output).clone();
             let attribute = old.attribute(node, "value").cloned();
             // Tensor and generator constants are objects with an identity: two equal ones
             // stay two (a generator's state advances separately).
-            let is_generator = ty == crate::Type::Generator;
+            let is_generator = ty == ferrojit_ir::Type::Generator;
             let has_identity =
-                matches!(attribute, Some(crate::AttributeValue::Tensor(_))) || is_generator;
+                matches!(attribute, Some(ferrojit_ir::AttributeValue::Tensor(_))) || is_generator;
             let key = format!(
                 "{}|{}",
                 ty,
@@ -315,7 +310,7 @@ impl<'g> Rebuilder<'g> {
                 (None, Some(&first)) => self.new.set_insert_point(InsertPoint::Before(first)),
                 (None, None) => self.new.set_insert_point(InsertPoint::EndOf(top)),
             }
-            let new_node = self.new.insert("prim::Constant", &[], &[ty]);
+            let new_node = self.new.insert(Prim::Constant.name(), &[], &[ty]);
             if is_generator {
                 self.last_generator_constant = Some(new_node);
             }
@@ -330,7 +325,7 @@ impl<'g> Rebuilder<'g> {
         }
         let outputs = old.node_outputs(node).to_vec();
         let inputs = old.node_inputs(node).to_vec();
-        if kind == "prim::If" {
+        if kind.is_prim(Prim::If) {
             let kept: Vec<usize> = (0..outputs.len())
                 .filter(|&i| self.live.values.contains(&outputs[i]))
                 .collect();
@@ -349,7 +344,7 @@ impl<'g> Rebuilder<'g> {
                 .map(|&i| old.value_type(outputs[i]).clone())
                 .collect();
             let condition = self.mapped(inputs[0]);
-            let new_node = self.new.insert("prim::If", &[condition], &types);
+            let new_node = self.new.insert(Prim::If.name(), &[condition], &types);
             self.copy_node_data(node, new_node);
             for &old_block in old.node_blocks(node) {
                 let new_block = self.new.add_node_block(new_node);
@@ -361,7 +356,7 @@ impl<'g> Rebuilder<'g> {
             }
             return;
         }
-        if kind == "prim::Loop" {
+        if kind.is_prim(Prim::Loop) {
             let kept: Vec<usize> = (0..outputs.len())
                 .filter(|&i| self.live.carried.contains(&(node, i)))
                 .collect();
@@ -382,7 +377,7 @@ impl<'g> Rebuilder<'g> {
                 .iter()
                 .map(|&i| old.value_type(outputs[i]).clone())
                 .collect();
-            let new_node = self.new.insert("prim::Loop", &new_inputs, &types);
+            let new_node = self.new.insert(Prim::Loop.name(), &new_inputs, &types);
             self.copy_node_data(node, new_node);
             if let Some(&old_body) = old.node_blocks(node).first() {
                 let new_body = self.new.add_node_block(new_node);
@@ -406,7 +401,7 @@ impl<'g> Rebuilder<'g> {
         }
         let new_inputs: Vec<ValueId> = inputs.iter().map(|&v| self.mapped(v)).collect();
         let types: Vec<_> = outputs.iter().map(|&v| old.value_type(v).clone()).collect();
-        let new_node = self.new.insert(&kind, &new_inputs, &types);
+        let new_node = self.new.insert(kind.as_str(), &new_inputs, &types);
         self.copy_node_data(node, new_node);
         for (index, &output) in outputs.iter().enumerate() {
             let new_output = self.new.node_output(new_node, index);
