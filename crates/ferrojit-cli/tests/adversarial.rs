@@ -9,13 +9,13 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader, ArchiveWriter};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::load_module_from_bytes_with_options;
-use ferrojit_archive::pickle_value::PickleValue;
 use ferrojit_serialize::torch_save;
-use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
-use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader, ArchiveWriter};
 
 /// Step budget given to the library checks (the CLI cases pass `--max-steps` themselves).
 const LIBRARY_MAX_STEPS: u64 = 100_000;

@@ -18,13 +18,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use ferrojit_archive::zip_archive::ArchiveReader;
 use ferrojit_conformance::corpus::{call_arguments, guarded, lang_dir, run_options};
 use ferrojit_conformance::{compare, repo_root};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::export::save_module_to_bytes;
 use ferrojit_serialize::import::{load_module, load_module_from_bytes, LoadedModule};
 use ferrojit_serialize::torch_save;
-use ferrojit_archive::zip_archive::ArchiveReader;
 use serde_json::Value as Json;
 
 /// Fixture archives (file stems) that do not survive the round trip yet, with why.

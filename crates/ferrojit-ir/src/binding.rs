@@ -61,7 +61,9 @@ impl std::fmt::Display for BindingError {
                 f,
                 "Argument {argument} specified twice in schema, submit one or the other."
             ),
-            BindingError::NotProvided { argument } => write!(f, "Argument {argument} not provided."),
+            BindingError::NotProvided { argument } => {
+                write!(f, "Argument {argument} not provided.")
+            }
             BindingError::TooManyPositionals {
                 formals,
                 positionals,
@@ -69,7 +71,9 @@ impl std::fmt::Display for BindingError {
                 f,
                 "Expected at most {formals} arguments but found {positionals} positional arguments."
             ),
-            BindingError::UnknownKeyword { keyword } => write!(f, "Keyword argument {keyword} unknown."),
+            BindingError::UnknownKeyword { keyword } => {
+                write!(f, "Keyword argument {keyword} unknown.")
+            }
         }
     }
 }

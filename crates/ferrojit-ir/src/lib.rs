@@ -21,8 +21,8 @@ pub use graph::{
     BlockId, CopyError, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition,
     ValueId,
 };
-pub use prims::{Prim, PrimInfo, PRIMS};
 pub use parser::{parse_graph, parse_graph_with_classes, parse_type, IrParseError};
+pub use prims::{Prim, PrimInfo, PRIMS};
 pub use schema::{
     parse_schema, AliasInfo, Argument, DefaultValue, FunctionSchema, SchemaParseError,
 };

@@ -113,8 +113,9 @@ prim_table! {
     GetAttr = "prim::GetAttr", inputs: Exactly(1), outputs: Exactly(1), blocks: 0, side_effects: false;
     /// Writes the attribute named by the `name` attribute: `(object, value)`.
     SetAttr = "prim::SetAttr", inputs: Exactly(2), outputs: Exactly(0), blocks: 0, side_effects: true;
-    /// Calls a script function: `(function, arguments...)`.
-    CallFunction = "prim::CallFunction", inputs: AtLeast(1), outputs: Any, blocks: 0, side_effects: true;
+    /// Calls the script function named by the `name` attribute on the inputs (PyTorch
+    /// passes the function as input 0; ferrojit names it, so it may take no inputs).
+    CallFunction = "prim::CallFunction", inputs: Any, outputs: Any, blocks: 0, side_effects: true;
     /// Calls the method named by the `name` attribute: `(self, arguments...)`.
     CallMethod = "prim::CallMethod", inputs: AtLeast(1), outputs: Any, blocks: 0, side_effects: true;
     CreateObject = "prim::CreateObject", inputs: Exactly(0), outputs: Exactly(1), blocks: 0, side_effects: false;

@@ -192,7 +192,11 @@ mod tests {
         let n = graph.add_input(Type::Int, Some("n.1"));
         let true_constant = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Bool);
         let one = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Int);
-        let loop_node = graph.insert(crate::Prim::Loop.name(), &[n, true_constant, x], &[Type::Tensor]);
+        let loop_node = graph.insert(
+            crate::Prim::Loop.name(),
+            &[n, true_constant, x],
+            &[Type::Tensor],
+        );
         let body = graph.add_node_block(loop_node);
         let i = graph.add_block_parameter(body, Type::Int);
         graph.set_debug_name(i, "i");

@@ -88,7 +88,8 @@ fn verify_block(
         }
     }
     let return_node = graph.block_return_node(block);
-    if !graph.kind(return_node).is_prim(Prim::Return) || !graph.node_outputs(return_node).is_empty() {
+    if !graph.kind(return_node).is_prim(Prim::Return) || !graph.node_outputs(return_node).is_empty()
+    {
         return fail(format!(
             "{block} does not end in a prim::Return without outputs"
         ));

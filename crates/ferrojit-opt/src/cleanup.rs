@@ -238,9 +238,8 @@ impl<'g> Rebuilder<'g> {
         for (name, value) in attributes {
             self.new.set_attribute(new_node, &name, value);
         }
-        let target = self.new.node_mut(new_node);
-        target.schema = schema;
-        target.source_location = location;
+        self.new.set_node_schema(new_node, schema);
+        self.new.set_source_location(new_node, location);
     }
 
     fn copy_block(

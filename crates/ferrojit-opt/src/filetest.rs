@@ -200,9 +200,11 @@ pub fn run_test_file(path: &Path, bless: bool) -> Result<(), String> {
             let has_expectation = path.with_extension("expected.ir").exists()
                 || path.with_extension("blessed.ir").exists();
             if test.directives.is_empty() && !has_expectation && !bless {
-                return Err("a `pass` test checks nothing: it has no CHECK directives and no \
+                return Err(
+                    "a `pass` test checks nothing: it has no CHECK directives and no \
                             NAME.expected.ir or NAME.blessed.ir"
-                    .to_string());
+                        .to_string(),
+                );
             }
             compare_with_expectation(path, &output, bless)
         }

@@ -192,8 +192,7 @@ impl LiteralParser<'_> {
         let data = self.value(depth + 1)?;
         let mut sizes = Vec::new();
         let mut elements = Vec::new();
-        flatten(&data, 0, &mut sizes, &mut elements)
-            .map_err(|message| self.error(&message))?;
+        flatten(&data, 0, &mut sizes, &mut elements).map_err(|message| self.error(&message))?;
         self.skip_spaces();
         let any_float = elements.iter().any(|(_, is_float)| *is_float);
         let mut dtype = if any_float {
@@ -212,7 +211,8 @@ impl LiteralParser<'_> {
             self.skip_spaces();
             let name = self.word().to_string();
             let name = name.strip_prefix("torch.").unwrap_or(&name).to_string();
-            dtype = dtype_named(&name).ok_or_else(|| self.error(&format!("unknown dtype '{name}'")))?;
+            dtype =
+                dtype_named(&name).ok_or_else(|| self.error(&format!("unknown dtype '{name}'")))?;
         }
         self.expect(b')')?;
         let values: Vec<f64> = elements.iter().map(|(value, _)| *value).collect();

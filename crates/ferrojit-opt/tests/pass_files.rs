@@ -60,8 +60,8 @@ fn unknown_pass_names_are_errors_listing_the_passes() {
     let error = run_pass("no_such_pass", &mut graph).unwrap_err();
     assert!(error.contains("unknown pass 'no_such_pass'"), "{error}");
     assert!(error.contains("cleanup"), "{error}");
-    let error = parse_test_file("# RUN: pass no_such_pass\ngraph(%x : int):\n  return (%x)\n")
-        .unwrap_err();
+    let error =
+        parse_test_file("# RUN: pass no_such_pass\ngraph(%x : int):\n  return (%x)\n").unwrap_err();
     assert!(error.contains("unknown pass 'no_such_pass'"), "{error}");
 }
 
@@ -72,7 +72,10 @@ fn malformed_test_files_are_refused() {
         ("", "no `# RUN:` line"),
         ("# RUN: frobnicate\n", "unknown test kind"),
         ("# RUN: interpret\n", "one EXPECT line per ARGS line"),
-        ("# RUN: interpret\n# ARGS: 1\n", "one EXPECT line per ARGS line"),
+        (
+            "# RUN: interpret\n# ARGS: 1\n",
+            "one EXPECT line per ARGS line",
+        ),
         ("# RUN: differential cleanup\n", "needs ARGS lines"),
         ("# RUN: pass cleanup\n# ARGS: 1\n", "takes no ARGS"),
         ("# RUN: pass cleanup\n# RUN: interpret\n", "more than one"),

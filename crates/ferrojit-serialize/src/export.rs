@@ -26,10 +26,10 @@ use ferrojit_runtime::object::Object;
 
 use crate::import::{CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use ferrojit_archive::pickle_value::PickleValue;
-use ferrojit_archive::pickler::pickle;
 use crate::python_printer::{code_record_name, print_program};
 use crate::values::ValueWriter;
+use ferrojit_archive::pickle_value::PickleValue;
+use ferrojit_archive::pickler::pickle;
 use ferrojit_archive::zip_archive::ArchiveWriter;
 
 /// Saves a loaded module to `path` (root folder: the file's stem, as PyTorch).

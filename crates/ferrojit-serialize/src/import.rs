@@ -20,8 +20,8 @@ use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::debug_info::lazy_origins;
 use crate::load_error::LoadError;
-use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{unpickle_record, ClassResolver, ValueReader};
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::ArchiveReader;
 
 /// Archive format versions this loader reads. PyTorch writes 3 for plain models and up to

@@ -40,8 +40,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::import::{ArchiveClasses, CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{retype_container, unpickle_record, ValueReader};
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::ArchiveReader;
 
 const MODEL: &str = "model.json";

@@ -396,8 +396,10 @@ pub fn save_safetensors(
     metadata: Option<&BTreeMap<String, String>>,
 ) -> Result<(), SafetensorsError> {
     let bytes = save_safetensors_to_bytes(tensors, metadata)?;
-    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| SafetensorsError::Io {
-        path: path.display().to_string(),
-        source,
+    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| {
+        SafetensorsError::Io {
+            path: path.display().to_string(),
+            source,
+        }
     })
 }

@@ -11,8 +11,8 @@ use std::path::Path;
 use ferrojit_runtime::ivalue::IValue;
 
 use crate::load_error::LoadError;
-use ferrojit_archive::unpickler::UnpicklerOptions;
 use crate::values::{unpickle_record, ValueReader, ValueWriter};
+use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::{ArchiveReader, ArchiveWriter};
 
 /// Reads a `torch.save` file.

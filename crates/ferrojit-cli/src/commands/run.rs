@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::load_module_from_archive;
 use ferrojit_serialize::torch_save;
-use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
 
 /// `max_steps` bounds every interpreted call (the method and each `__setstate__` run while
 /// loading): past it the run fails with "step budget of N exceeded". `max_pickle_memory`

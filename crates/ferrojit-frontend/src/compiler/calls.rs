@@ -692,7 +692,11 @@ impl<'a> Emitter<'a> {
             .match_schemas(std::slice::from_ref(&schema), positional, named, range)?
             .1;
         self.location = Some(range.clone());
-        let node = self.insert(Prim::CallFunction.name(), &matched.inputs, &matched.return_types);
+        let node = self.insert(
+            Prim::CallFunction.name(),
+            &matched.inputs,
+            &matched.return_types,
+        );
         self.graph.set_attribute(
             node,
             "name",
@@ -733,7 +737,11 @@ impl<'a> Emitter<'a> {
             .match_schemas(std::slice::from_ref(&schema), &all, named, range)?
             .1;
         self.location = Some(range.clone());
-        let node = self.insert(Prim::CallMethod.name(), &matched.inputs, &matched.return_types);
+        let node = self.insert(
+            Prim::CallMethod.name(),
+            &matched.inputs,
+            &matched.return_types,
+        );
         self.graph
             .set_attribute(node, "name", AttributeValue::Str(method.to_string()));
         // Calls are not operators: PyTorch gives them no schema, and the verifier checks
@@ -831,7 +839,7 @@ impl<'a> Emitter<'a> {
         self.legacy_tensor_literal_dtype(&schema, &mut inputs);
         let schema = self.normalized_alias(schema, &inputs);
         let node = self.insert(&schema.name, &inputs, &matched.return_types);
-        self.graph.node_mut(node).schema = Some(schema);
+        self.graph.set_node_schema(node, Some(schema));
         self.pack_outputs(node)
     }
 
@@ -1040,7 +1048,8 @@ impl<'a> Emitter<'a> {
         if self.empty_list_literals.contains(&value) {
             if let Type::List(element) = &unwrapped {
                 if let Some(element) = substitute(element, env) {
-                    let list = self.insert_one(Prim::ListConstruct.name(), &[], Type::list(element));
+                    let list =
+                        self.insert_one(Prim::ListConstruct.name(), &[], Type::list(element));
                     self.empty_list_literals.insert(list);
                     value = list;
                 }
@@ -1197,7 +1206,11 @@ impl<'a> Emitter<'a> {
         if let Some(error) = binding.error {
             return Err(error.to_string());
         }
-        inputs.extend(positional[binding.extra_positionals].iter().map(|(v, _)| *v));
+        inputs.extend(
+            positional[binding.extra_positionals]
+                .iter()
+                .map(|(v, _)| *v),
+        );
         let mut return_types = Vec::new();
         for ret in &schema.returns {
             match substitute(&ret.ty, &env) {

@@ -213,7 +213,11 @@ impl<'a> Emitter<'a> {
             }
         };
         self.location = Some(expr.range.clone());
-        let list = self.insert_one(Prim::ListConstruct.name(), &values, Type::list(element_type));
+        let list = self.insert_one(
+            Prim::ListConstruct.name(),
+            &values,
+            Type::list(element_type),
+        );
         if items.is_empty() && element_hint.is_none() {
             self.empty_list_literals.insert(list);
         }
@@ -944,7 +948,11 @@ impl<'a> Emitter<'a> {
                 let element_type = named.fields[index].1.clone();
                 let index_value = self.int_constant(index as i64);
                 self.location = Some(expr.range.clone());
-                Ok(self.insert_one(Prim::TupleIndex.name(), &[object, index_value], element_type))
+                Ok(self.insert_one(
+                    Prim::TupleIndex.name(),
+                    &[object, index_value],
+                    element_type,
+                ))
             }
             Type::Tensor => {
                 let (kind, ty) = match name {

@@ -78,7 +78,11 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|&value| graph.add_input(self.graph.value_type(value).clone(), None))
             .collect();
-        let call = graph.insert(Prim::CallFunction.name(), &parameters, &matched.return_types);
+        let call = graph.insert(
+            Prim::CallFunction.name(),
+            &parameters,
+            &matched.return_types,
+        );
         graph.set_attribute(call, "name", AttributeValue::Str(name.to_string()));
         let outputs = graph.node_outputs(call).to_vec();
         let output = match outputs.as_slice() {
@@ -161,7 +165,7 @@ impl<'a> Emitter<'a> {
             .next();
         self.location = Some(range.clone());
         let node = self.insert("aten::wait", &[future], &[*result_type]);
-        self.graph.node_mut(node).schema = schema;
+        self.graph.set_node_schema(node, schema);
         Ok(self.graph.node_output(node, 0))
     }
 }

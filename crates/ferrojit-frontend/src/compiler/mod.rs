@@ -269,7 +269,7 @@ impl<'a> Emitter<'a> {
     /// Inserts a node at the end of the current block, recording the current location.
     pub fn insert(&mut self, kind: &str, inputs: &[ValueId], output_types: &[Type]) -> NodeId {
         let node = self.graph.insert(kind, inputs, output_types);
-        self.graph.node_mut(node).source_location = self.source_location();
+        self.graph.set_source_location(node, self.source_location());
         node
     }
 
@@ -281,7 +281,7 @@ impl<'a> Emitter<'a> {
     pub fn constant(&mut self, value: Option<AttributeValue>, ty: Type) -> ValueId {
         let value = self.graph.insert_constant(value, ty);
         if let Some(node) = self.graph.producer(value) {
-            self.graph.node_mut(node).source_location = self.source_location();
+            self.graph.set_source_location(node, self.source_location());
         }
         value
     }

@@ -254,7 +254,7 @@ impl<'a> Emitter<'a> {
             if let Some(value) = self.lookup(name) {
                 let cast = self.insert_one(Prim::UncheckedCast.name(), &[value], ty.clone());
                 if let Some(node) = self.graph.producer(cast) {
-                    self.graph.node_mut(node).source_location = None;
+                    self.graph.set_source_location(node, None);
                 }
                 self.set_var(name, cast, range)?;
             }
@@ -871,7 +871,11 @@ impl<'a> Emitter<'a> {
                     .iter()
                     .map(|v| self.graph.value_type(*v).clone())
                     .collect();
-                return self.insert_one(Prim::TupleConstruct.name(), &converted, Type::Tuple(types));
+                return self.insert_one(
+                    Prim::TupleConstruct.name(),
+                    &converted,
+                    Type::Tuple(types),
+                );
             }
         }
         self.location = Some(range.clone());

@@ -199,7 +199,9 @@ impl<'a> Emitter<'a> {
         self.location = Some(range.clone());
         match name {
             "name" => Ok(self.insert_one(Prim::EnumName.name(), &[object], Type::Str)),
-            "value" => Ok(self.insert_one(Prim::EnumValue.name(), &[object], info.value_type.clone())),
+            "value" => {
+                Ok(self.insert_one(Prim::EnumValue.name(), &[object], info.value_type.clone()))
+            }
             _ => Err(self.error(
                 format!("'{enum_name}' object has no attribute or method '{name}'"),
                 range,
@@ -234,7 +236,8 @@ impl<'a> Emitter<'a> {
             Sugared::Class(class) => {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
-                let object = self.insert_one(Prim::CreateObject.name(), &[], Type::Class(class.clone()));
+                let object =
+                    self.insert_one(Prim::CreateObject.name(), &[], Type::Class(class.clone()));
                 if class.has_method("__init__") {
                     let class_name = class.qualified_name().to_string();
                     self.emit_method_call(

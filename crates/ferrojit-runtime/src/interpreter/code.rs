@@ -1129,7 +1129,7 @@ mod tests {
     fn op(graph: &mut Graph, schema: &str, inputs: &[ValueId], output: Type) -> ValueId {
         let schema = parse_schema(schema).unwrap();
         let node = graph.insert(&schema.name, inputs, &[output]);
-        graph.node_mut(node).schema = Some(Arc::new(schema));
+        graph.set_node_schema(node, Some(Arc::new(schema)));
         graph.node_outputs(node)[0]
     }
 

@@ -17,7 +17,7 @@ pub fn op(graph: &mut Graph, schema: &str, inputs: &[ValueId], outputs: &[Type])
 pub fn op_node(graph: &mut Graph, schema: &str, inputs: &[ValueId], outputs: &[Type]) -> NodeId {
     let schema = parse_schema(schema).expect("test schema parses");
     let node = graph.insert(&schema.name, inputs, outputs);
-    graph.node_mut(node).schema = Some(Arc::new(schema));
+    graph.set_node_schema(node, Some(Arc::new(schema)));
     node
 }
 

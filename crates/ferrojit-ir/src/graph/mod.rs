@@ -9,6 +9,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+mod edit;
+
+pub use edit::GraphEditError;
+
 use crate::attributes::AttributeValue;
 use crate::prims::Prim;
 use crate::schema::FunctionSchema;
@@ -294,8 +298,20 @@ impl Graph {
         &self.nodes[node.index()]
     }
 
-    pub fn node_mut(&mut self, node: NodeId) -> &mut NodeData {
+    /// The whole record of a node, for the parser and for tests that break invariants on
+    /// purpose. Passes use the editing operations instead, which keep use lists consistent.
+    pub(crate) fn node_mut(&mut self, node: NodeId) -> &mut NodeData {
         &mut self.nodes[node.index()]
+    }
+
+    /// Sets the operator schema a node was matched against (or clears it).
+    pub fn set_node_schema(&mut self, node: NodeId, schema: Option<Arc<FunctionSchema>>) {
+        self.nodes[node.index()].schema = schema;
+    }
+
+    /// Sets where in the source a node came from (or clears it).
+    pub fn set_source_location(&mut self, node: NodeId, location: Option<SourceLocation>) {
+        self.nodes[node.index()].source_location = location;
     }
 
     /// Direct access to a value's record, for tests that break invariants on purpose.
