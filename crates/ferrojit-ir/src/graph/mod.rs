@@ -182,6 +182,27 @@ pub struct NodeData {
     destroyed: bool,
 }
 
+impl NodeData {
+    /// A node of `kind` with no inputs, outputs, blocks or annotations, not in a block's list.
+    fn unlinked(kind: Symbol, owning_block: Option<BlockId>) -> NodeData {
+        NodeData {
+            kind,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            blocks: Vec::new(),
+            attributes: Vec::new(),
+            schema: None,
+            source_location: None,
+            scope: None,
+            call_stack: Vec::new(),
+            owning_block,
+            previous: None,
+            next: None,
+            destroyed: false,
+        }
+    }
+}
+
 /// A source position kept beside a node, used for error tracebacks and `# file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceLocation {
@@ -255,21 +276,8 @@ impl Graph {
     fn new_block(&mut self, owning_node: Option<NodeId>) -> BlockId {
         let block_id = BlockId(self.blocks.len() as u32);
         let return_node = NodeId(self.nodes.len() as u32);
-        self.nodes.push(NodeData {
-            kind: Symbol::from(Prim::Return),
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            blocks: Vec::new(),
-            attributes: Vec::new(),
-            schema: None,
-            source_location: None,
-            scope: None,
-            call_stack: Vec::new(),
-            owning_block: Some(block_id),
-            previous: None,
-            next: None,
-            destroyed: false,
-        });
+        self.nodes
+            .push(NodeData::unlinked(Symbol::from(Prim::Return), Some(block_id)));
         self.blocks.push(BlockData {
             parameters: Vec::new(),
             return_node,
@@ -571,21 +579,7 @@ impl Graph {
     /// Creates a node that is not yet in any block. Its outputs get the given types.
     pub fn create_node(&mut self, kind: &str, inputs: &[ValueId], output_types: &[Type]) -> NodeId {
         let node = NodeId(self.nodes.len() as u32);
-        self.nodes.push(NodeData {
-            kind: Symbol::new(kind),
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            blocks: Vec::new(),
-            attributes: Vec::new(),
-            schema: None,
-            source_location: None,
-            scope: None,
-            call_stack: Vec::new(),
-            owning_block: None,
-            previous: None,
-            next: None,
-            destroyed: false,
-        });
+        self.nodes.push(NodeData::unlinked(Symbol::new(kind), None));
         for &input in inputs {
             self.add_node_input(node, input);
         }
