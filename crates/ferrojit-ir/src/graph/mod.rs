@@ -276,8 +276,10 @@ impl Graph {
     fn new_block(&mut self, owning_node: Option<NodeId>) -> BlockId {
         let block_id = BlockId(self.blocks.len() as u32);
         let return_node = NodeId(self.nodes.len() as u32);
-        self.nodes
-            .push(NodeData::unlinked(Symbol::from(Prim::Return), Some(block_id)));
+        self.nodes.push(NodeData::unlinked(
+            Symbol::from(Prim::Return),
+            Some(block_id),
+        ));
         self.blocks.push(BlockData {
             parameters: Vec::new(),
             return_node,

@@ -6,8 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use ferrojit_ir::{
-    AttributeValue, BlockId, DefaultValue, FunctionSchema, Graph, NodeId, SourceLocation, Type,
-    ValueId,
+    AttributeValue, BlockId, DefaultValue, FunctionSchema, Graph, NodeId, Prim, SourceLocation,
+    Type, ValueId,
 };
 
 use super::liveness::Liveness;
@@ -511,19 +511,19 @@ impl<'g> Compiler<'g> {
     }
 
     fn emit_node_instructions(&mut self, node: NodeId) -> Result<()> {
-        let kind = self.graph.kind(node).as_str().to_string();
+        let kind = self.graph.kind(node).clone();
         let num_inputs = self.graph.node_inputs(node).len();
         let num_outputs = self.graph.node_outputs(node).len();
-        match kind.as_str() {
-            "prim::Constant" => {
+        match (kind.prim(), kind.as_str()) {
+            (Some(Prim::Constant), _) => {
                 let value = self.decode_constant(node)?;
                 let index = self.constant(value);
                 self.emit(Instruction::Constant(index));
                 self.store_outputs(node);
             }
-            "prim::If" => self.emit_if(node)?,
-            "prim::Loop" => self.emit_loop(node)?,
-            "prim::unchecked_cast" => {
+            (Some(Prim::If), _) => self.emit_if(node)?,
+            (Some(Prim::Loop), _) => self.emit_loop(node)?,
+            (Some(Prim::UncheckedCast), _) => {
                 if num_inputs != 1 || num_outputs != 1 {
                     return Err(invalid(
                         "prim::unchecked_cast takes one input and one output",
@@ -532,12 +532,15 @@ impl<'g> Compiler<'g> {
                 self.push_inputs(node);
                 self.store_outputs(node);
             }
-            "prim::GetAttr" | "prim::SetAttr" | "prim::CallMethod" | "prim::CallFunction" => {
+            (Some(Prim::GetAttr), _)
+            | (Some(Prim::SetAttr), _)
+            | (Some(Prim::CallMethod), _)
+            | (Some(Prim::CallFunction), _) => {
                 let name = self.attribute_str(node, "name")?;
-                let prim = match kind.as_str() {
-                    "prim::GetAttr" => PrimOp::GetAttr(name),
-                    "prim::SetAttr" => PrimOp::SetAttr(name),
-                    "prim::CallMethod" => {
+                let prim = match kind.prim() {
+                    Some(Prim::GetAttr) => PrimOp::GetAttr(name),
+                    Some(Prim::SetAttr) => PrimOp::SetAttr(name),
+                    Some(Prim::CallMethod) => {
                         if num_inputs == 0 {
                             return Err(invalid("prim::CallMethod needs the object as input 0"));
                         }
@@ -557,34 +560,34 @@ impl<'g> Compiler<'g> {
                 self.prim(prim);
                 self.store_outputs(node);
             }
-            "prim::TupleConstruct"
-            | "prim::TupleUnpack"
-            | "prim::TupleIndex"
-            | "prim::ListUnpack"
-            | "prim::RaiseException"
-            | "prim::Uninitialized"
-            | "prim::Print" => {
-                let prim = match kind.as_str() {
-                    "prim::TupleConstruct" => PrimOp::TupleConstruct(num_inputs),
-                    "prim::TupleUnpack" => PrimOp::TupleUnpack(num_outputs),
-                    "prim::TupleIndex" => PrimOp::TupleIndex,
-                    "prim::ListUnpack" => PrimOp::ListUnpack(num_outputs),
-                    "prim::RaiseException" => PrimOp::RaiseException {
+            (Some(Prim::TupleConstruct), _)
+            | (Some(Prim::TupleUnpack), _)
+            | (Some(Prim::TupleIndex), _)
+            | (Some(Prim::ListUnpack), _)
+            | (Some(Prim::RaiseException), _)
+            | (Some(Prim::Uninitialized), _)
+            | (Some(Prim::Print), _) => {
+                let prim = match kind.prim() {
+                    Some(Prim::TupleConstruct) => PrimOp::TupleConstruct(num_inputs),
+                    Some(Prim::TupleUnpack) => PrimOp::TupleUnpack(num_outputs),
+                    Some(Prim::TupleIndex) => PrimOp::TupleIndex,
+                    Some(Prim::ListUnpack) => PrimOp::ListUnpack(num_outputs),
+                    Some(Prim::RaiseException) => PrimOp::RaiseException {
                         has_class: num_inputs >= 2,
                     },
-                    "prim::Uninitialized" => PrimOp::Uninitialized,
+                    Some(Prim::Uninitialized) => PrimOp::Uninitialized,
                     _ => PrimOp::Print(num_inputs),
                 };
                 self.push_inputs(node);
                 self.prim(prim);
                 self.store_outputs(node);
             }
-            "aten::wait" if num_inputs == 1 && num_outputs == 1 => {
+            (_, "aten::wait") if num_inputs == 1 && num_outputs == 1 => {
                 self.push_inputs(node);
                 self.prim(PrimOp::Wait);
                 self.store_outputs(node);
             }
-            "prim::CreateObject" => {
+            (Some(Prim::CreateObject), _) => {
                 let class = match self.output_type(node)? {
                     Type::Class(class) => class,
                     other => {
@@ -596,7 +599,7 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::CreateObject(class));
                 self.store_outputs(node);
             }
-            "prim::EnumConstant" => {
+            (Some(Prim::EnumConstant), _) => {
                 let Type::Enum(enum_name) = self.output_type(node)? else {
                     return Err(invalid("prim::EnumConstant output must be an enum"));
                 };
@@ -613,7 +616,7 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::EnumConstant { class, name });
                 self.store_outputs(node);
             }
-            "prim::fork" => {
+            (Some(Prim::Fork), _) => {
                 let Some(AttributeValue::Graph(subgraph)) = self.graph.attribute(node, "Subgraph")
                 else {
                     return Err(invalid("prim::fork is missing its Subgraph"));
@@ -628,7 +631,7 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::Fork { code, num_inputs });
                 self.store_outputs(node);
             }
-            "prim::tolist" => {
+            (_, "prim::tolist") => {
                 if num_inputs != 3 || num_outputs != 1 {
                     return Err(invalid("prim::tolist takes (tensor, dim, element type)"));
                 }
@@ -636,7 +639,7 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::ToList);
                 self.store_outputs(node);
             }
-            "prim::isinstance" => {
+            (Some(Prim::IsInstance), _) => {
                 let types = match self.graph.attribute(node, "types") {
                     Some(AttributeValue::Types(types)) => types.clone(),
                     Some(AttributeValue::Type(ty)) => vec![ty.clone()],
@@ -649,11 +652,11 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::IsInstance(types));
                 self.store_outputs(node);
             }
-            "prim::EnumName" | "prim::EnumValue" => {
+            (Some(Prim::EnumName), _) | (Some(Prim::EnumValue), _) => {
                 if num_inputs != 1 {
                     return Err(invalid(format!("{kind} takes one enum input")));
                 }
-                let field = if kind == "prim::EnumName" {
+                let field = if kind.is_prim(Prim::EnumName) {
                     "name"
                 } else {
                     "value"
@@ -662,7 +665,7 @@ impl<'g> Compiler<'g> {
                 self.prim(PrimOp::GetAttr(field.to_string()));
                 self.store_outputs(node);
             }
-            "prim::ListConstruct" => {
+            (Some(Prim::ListConstruct), _) => {
                 let element_type = match self.output_type(node)? {
                     Type::List(element) => *element,
                     other => {
@@ -678,7 +681,7 @@ impl<'g> Compiler<'g> {
                 });
                 self.store_outputs(node);
             }
-            "prim::DictConstruct" => {
+            (Some(Prim::DictConstruct), _) => {
                 let (key_type, value_type) = match self.output_type(node)? {
                     Type::Dict(key, value) => (*key, *value),
                     other => {
@@ -904,7 +907,7 @@ impl<'g> Compiler<'g> {
     /// Whether `value` is a `prim::Constant` bool `true`.
     fn is_constant_true(&self, value: ValueId) -> bool {
         self.graph.producer(value).is_some_and(|node| {
-            self.graph.kind(node).is("prim::Constant")
+            self.graph.kind(node).is_prim(Prim::Constant)
                 && *self.graph.value_type(value) == Type::Bool
                 && matches!(
                     self.graph.attribute(node, "value"),

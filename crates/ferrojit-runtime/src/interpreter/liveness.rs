@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use ferrojit_ir::{BlockId, Graph, NodeId, ValueDefinition, ValueId};
+use ferrojit_ir::{BlockId, Graph, NodeId, Prim, ValueDefinition, ValueId};
 
 pub(crate) struct Liveness<'g> {
     graph: &'g Graph,
@@ -133,7 +133,7 @@ impl<'g> Liveness<'g> {
         let chain = self.chain(node);
         for level in 0..chain.len().saturating_sub(1) {
             let (_, ancestor) = chain[level];
-            if self.graph.kind(ancestor).is("prim::Loop") {
+            if self.graph.kind(ancestor).is_prim(Prim::Loop) {
                 let (body, _) = chain[level + 1];
                 if !self.block_within(definition, body) {
                     return true;
