@@ -6,11 +6,11 @@
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::core_ops::{arg, in_place, one, reg, tensor, tensor_list, Args, Outputs};
+use super::core_ops::{arg, in_place, one, reg, tensor, tensor_list, Args, Declarations, Outputs};
 use super::{optional_str, optional_tensor, scalar, wrapped};
 use crate::error::Result;
 use crate::ivalue::IValue;
-use crate::registry::OperatorRegistry;
+use crate::opdef::OperatorDeclaration;
 
 /// Writes a functional result into the `out=` argument at `index` (resizing it as ATen's
 /// `resize_output` does) and returns it.
@@ -34,7 +34,7 @@ fn float(a: &Args, index: usize) -> Result<f64> {
 }
 
 /// View, rearranging and diagonal operators.
-fn register_shape_ops(r: &mut OperatorRegistry) {
+fn register_shape_ops(r: &mut Declarations) {
     // `type_as` is `self.to(other.dtype())`: the same tensor when the dtype already matches.
     reg(
         r,
@@ -113,7 +113,7 @@ fn register_shape_ops(r: &mut OperatorRegistry) {
 }
 
 /// Pointwise math and closeness operators.
-fn register_math_ops(r: &mut OperatorRegistry) {
+fn register_math_ops(r: &mut Declarations) {
     // `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able
     // to cast that back.
     let square = |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.pow_scalar(&Scalar::Int(2))?) };
@@ -209,7 +209,7 @@ fn bucketize(a: &Args, input: &Tensor) -> Result<Tensor> {
 }
 
 /// Sorted-sequence search operators.
-fn register_search_ops(r: &mut OperatorRegistry) {
+fn register_search_ops(r: &mut Declarations) {
     reg(r, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
         one(searchsorted(a, &*tensor(a, 1)?)?)
     });
@@ -237,7 +237,7 @@ fn register_search_ops(r: &mut OperatorRegistry) {
 }
 
 /// Index-wise update, gather and normalization operators.
-fn register_index_ops(r: &mut OperatorRegistry) {
+fn register_index_ops(r: &mut Declarations) {
     let index_add = |a: &Args| -> Result<Tensor> {
         Ok(tensor(a, 0)?.index_add(
             int(a, 1)?,
@@ -304,10 +304,12 @@ fn register_index_ops(r: &mut OperatorRegistry) {
     });
 }
 
-/// Registers every operator of this file.
-pub fn register(registry: &mut OperatorRegistry) {
-    register_shape_ops(registry);
-    register_math_ops(registry);
-    register_search_ops(registry);
-    register_index_ops(registry);
+/// Every operator of this file, in declaration order.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    let mut declarations = Declarations::new();
+    register_shape_ops(&mut declarations);
+    register_math_ops(&mut declarations);
+    register_search_ops(&mut declarations);
+    register_index_ops(&mut declarations);
+    declarations
 }

@@ -2,40 +2,31 @@
 //! binary and ternary math, reductions and view operators, with their in-place `_` and `.out`
 //! variants. Kernels are closures over the tensor library's operator enums.
 
-use std::sync::Arc;
-
-use ferrojit_ir::{parse_schema, Type};
+use ferrojit_ir::Type;
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
-use super::{optional_dtype, optional_str, pop_vec, scalar, wrapped};
+use super::{optional_dtype, optional_str, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::registry::{OperatorRegistry, Stack};
+use crate::opdef::OperatorDeclaration;
 
 pub(super) type Args = [IValue];
 pub(super) type Outputs = Vec<IValue>;
 
-/// Registers `f` under `schema`; the kernel pops as many values as the schema has arguments.
+/// The rows of a family built in code (a loop over an operator enum, closures over it).
+pub(super) type Declarations = Vec<OperatorDeclaration>;
+
+/// Declares `f` under `schema`; the registry pops as many values as the schema has
+/// arguments and hands them to `f` as a slice.
 pub(super) fn reg(
-    registry: &mut OperatorRegistry,
+    declarations: &mut Declarations,
     schema: &str,
     f: impl Fn(&Args) -> Result<Outputs> + Send + Sync + 'static,
 ) {
-    let count = match parse_schema(schema) {
-        Ok(parsed) => parsed.arguments.len(),
-        Err(_) => 0,
-    };
-    let kernel = Arc::new(move |stack: &mut Stack| -> Result<()> {
-        let args = pop_vec(stack, count)?;
-        let outputs = f(&args)?;
-        stack.extend(outputs);
-        Ok(())
-    });
-    // A duplicate or malformed schema is a programming error caught by the registry tests.
-    let _ = registry.register_boxed(schema, kernel);
+    declarations.push(OperatorDeclaration::arguments(schema.to_string(), f));
 }
 
 pub(super) fn arg(args: &Args, index: usize) -> Result<&IValue> {
@@ -101,7 +92,7 @@ fn f64_arg(args: &Args, index: usize) -> Result<f64> {
 /// Registers `name`, `name_` and `name.out` for an operator whose parameters come from
 /// `params` (the arguments after `self`, as one comma-separated schema fragment).
 fn register_unary(
-    registry: &mut OperatorRegistry,
+    registry: &mut Declarations,
     name: &str,
     params: &str,
     variants: (bool, bool),
@@ -143,7 +134,7 @@ fn register_unary(
     }
 }
 
-fn register_unary_ops(r: &mut OperatorRegistry) {
+fn register_unary_ops(r: &mut Declarations) {
     use UnaryOp::*;
     let plain: &[(&str, UnaryOp, (bool, bool))] = &[
         ("abs", Abs, (true, true)),
@@ -279,7 +270,7 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
     );
 }
 
-fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, variants: (bool, bool)) {
+fn register_fixed_unary(r: &mut Declarations, name: &str, op: UnaryOp, variants: (bool, bool)) {
     reg(
         r,
         &format!("aten::{name}(Tensor self) -> Tensor"),
@@ -310,7 +301,7 @@ fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, varia
 /// argument; each flag enables one overload: (Tensor, Scalar, in-place, out, Scalar_Tensor).
 #[allow(clippy::too_many_arguments)]
 fn register_binary(
-    r: &mut OperatorRegistry,
+    r: &mut Declarations,
     name: &str,
     op: BinaryOp,
     other: &str,
@@ -394,7 +385,7 @@ fn register_binary(
     }
 }
 
-fn register_binary_ops(r: &mut OperatorRegistry) {
+fn register_binary_ops(r: &mut Declarations) {
     use BinaryOp::*;
     // Already registered in tensor_ops: mul/div/add/sub base overloads, remainder, pow,
     // maximum/minimum, floor_divide and the comparison base overloads.
@@ -718,7 +709,7 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
     }
 }
 
-fn register_binary_inplace_only(r: &mut OperatorRegistry, name: &str, op: BinaryOp) {
+fn register_binary_inplace_only(r: &mut Declarations, name: &str, op: BinaryOp) {
     reg(
         r,
         &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
@@ -752,7 +743,7 @@ pub(super) fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
     Ok(vec![arg(a, 0)?.clone()])
 }
 
-fn register_ternary_ops(r: &mut OperatorRegistry) {
+fn register_ternary_ops(r: &mut Declarations) {
     reg(
         r,
         "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
@@ -974,7 +965,7 @@ fn correction(
     Ok(1.0)
 }
 
-fn register_reductions(r: &mut OperatorRegistry) {
+fn register_reductions(r: &mut Declarations) {
     reg(
         r,
         "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -1155,7 +1146,7 @@ fn register_reductions(r: &mut OperatorRegistry) {
 
 // ----- views ---------------------------------------------------------------------------
 
-fn register_views(r: &mut OperatorRegistry) {
+fn register_views(r: &mut Declarations) {
     reg(r, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", |a| {
         one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
     });
@@ -1216,11 +1207,13 @@ pub(crate) fn memory_format(value: &IValue) -> Result<MemoryFormat> {
     }
 }
 
-/// Registers every operator of this file.
-pub fn register(registry: &mut OperatorRegistry) {
-    register_unary_ops(registry);
-    register_binary_ops(registry);
-    register_ternary_ops(registry);
-    register_reductions(registry);
-    register_views(registry);
+/// Every operator of this file, in declaration order.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    let mut declarations = Declarations::new();
+    register_unary_ops(&mut declarations);
+    register_binary_ops(&mut declarations);
+    register_ternary_ops(&mut declarations);
+    register_reductions(&mut declarations);
+    register_views(&mut declarations);
+    declarations
 }
