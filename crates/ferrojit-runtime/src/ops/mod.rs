@@ -15,6 +15,7 @@ pub mod nn_ops;
 pub mod prim_lang_ops;
 pub mod rnn_ops;
 pub mod scalar_ops;
+pub mod shape_rules;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -100,6 +101,9 @@ fn register_all_builtins(registry: &mut OperatorRegistry, stop_at_first_error: b
             outcome(registry, result)?;
         }
     }
+    // Rules before aliases, so that an alias shares its operator's rules.
+    let result = shape_rules::attach(registry);
+    outcome(registry, result)?;
     for result in register_aliases(registry) {
         outcome(registry, result)?;
     }
