@@ -358,6 +358,9 @@ pub struct OperatorDeclaration {
     pub kernel: DeclaredKernel,
     pub shape_rule: Option<ShapeRule>,
     pub fuser_category: Option<FuserCategory>,
+    /// How many arguments the kernel takes, where it says (a typed kernel); the registry
+    /// refuses a schema declaring another number.
+    pub arity: Option<usize>,
 }
 
 impl OperatorDeclaration {
@@ -368,6 +371,7 @@ impl OperatorDeclaration {
             kernel: DeclaredKernel::Stack(Arc::new(kernel)),
             shape_rule: None,
             fuser_category: None,
+            arity: None,
         }
     }
 
@@ -381,12 +385,19 @@ impl OperatorDeclaration {
             kernel: DeclaredKernel::Arguments(Arc::new(kernel)),
             shape_rule: None,
             fuser_category: None,
+            arity: None,
         }
     }
 
     /// The same row with a shape-and-dtype rule.
     pub fn with_shape_rule(mut self, rule: ShapeRule) -> Self {
         self.shape_rule = Some(rule);
+        self
+    }
+
+    /// The same row, stating how many arguments its kernel takes.
+    pub fn with_arity(mut self, arity: usize) -> Self {
+        self.arity = Some(arity);
         self
     }
 

@@ -221,6 +221,7 @@ impl OperatorRegistry {
                 kernel: DeclaredKernel::Stack(kernel),
                 shape_rule: None,
                 fuser_category: None,
+                arity: None,
             },
         )
     }
@@ -235,6 +236,15 @@ impl OperatorRegistry {
         let parsed = parse_schema(&declaration.schema).map_err(|error| {
             RuntimeError::Registration(format!("{}: {error}", declaration.schema))
         })?;
+        if let Some(arity) = declaration.arity {
+            if arity != parsed.arguments.len() || parsed.is_vararg {
+                return Err(RuntimeError::Registration(format!(
+                    "{}: the schema declares {} arguments but its kernel takes {arity}",
+                    declaration.schema,
+                    parsed.arguments.len()
+                )));
+            }
+        }
         let kernel = match declaration.kernel {
             DeclaredKernel::Stack(kernel) => kernel,
             DeclaredKernel::Arguments(kernel) => {

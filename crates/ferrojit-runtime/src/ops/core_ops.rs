@@ -8,7 +8,7 @@ use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
-use super::{optional_dtype, optional_str, scalar, wrapped};
+use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::opdef::OperatorDeclaration;
@@ -387,8 +387,8 @@ fn register_binary(
 
 fn register_binary_ops(r: &mut Declarations) {
     use BinaryOp::*;
-    // Already registered in tensor_ops: mul/div/add/sub base overloads, remainder, pow,
-    // maximum/minimum, floor_divide and the comparison base overloads.
+    // Registered elsewhere: the arithmetic families (arithmetic_ops) and the comparisons'
+    // functional overloads (tensor_ops).
     register_binary(
         r,
         "fmod",
@@ -568,138 +568,8 @@ fn register_binary_ops(r: &mut Declarations) {
             });
         }
     }
-    // Variants of the arithmetic operators whose base overloads live in tensor_ops.
-    reg(
-        r,
-        "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Mul, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .add(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(&*tensor(a, 3)?)?)
-        },
-    );
-    reg(
-        r,
-        "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .sub(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(&*tensor(a, 3)?)?)
-        },
-    );
-    reg(
-        r,
-        "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .div(&*tensor(a, 1)?, None)?
-                .write_into_out(&*tensor(a, 2)?)?)
-        },
-    );
-    // Scalar right-hand sides: the scalar is a wrapped number, as in the functional forms.
-    reg(
-        r,
-        "aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Mul, &*tensor(a, 2)?)?),
-    );
-    reg(r, "aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.add(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sub(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(
-        r,
-        "aten::div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .div(&wrapped(arg(a, 1)?)?, None)?
-                .write_into_out(&*tensor(a, 2)?)?)
-        },
-    );
-    reg(r, "aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.div_(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.div_(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    for (name, op) in [("remainder", Remainder), ("floor_divide", FloorDivide)] {
-        reg(
-            r,
-            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-        reg(
-            r,
-            &format!("aten::{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-    }
-    reg(
-        r,
-        "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Remainder, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-        |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, Remainder)?),
-    );
-    reg(
-        r,
-        "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, FloorDivide, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, Pow)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(
-        r,
-        "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Pow)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(r, "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Pow, &*tensor(a, 2)?)?)
-    });
-    reg(r, "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Pow, &*tensor(a, 2)?)?)
-    });
-    for (name, op) in [("maximum", Maximum), ("minimum", Minimum)] {
-        reg(
-            r,
-            &format!(
-                "aten::{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
-            ),
-            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
-        );
-    }
+    // The arithmetic families (add, sub, mul, div, remainder, floor_divide, pow, maximum,
+    // minimum) live in arithmetic_ops.
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
         reg(
             r,

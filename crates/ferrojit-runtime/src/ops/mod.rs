@@ -2,7 +2,9 @@
 //! kernel, rules), the list of families with their overload ranks, and the stack helpers the
 //! kernels share.
 
+pub mod arithmetic_ops;
 pub mod arrange_ops;
+pub mod binding;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
@@ -46,6 +48,7 @@ fn from_table(table: &[KernelTableEntry]) -> Vec<OperatorDeclaration> {
 pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclaration>)> {
     use OverloadRank::{Builtin, Composite, NativeFunction};
     vec![
+        ("arithmetic", NativeFunction, arithmetic_ops::declarations()),
         ("tensor", NativeFunction, from_table(tensor_ops::TABLE)),
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),
