@@ -148,8 +148,33 @@ impl IntoResults for IValue {
 pub trait TypedKernel<Parameters>: Send + Sync + 'static {
     type Output;
     /// How many arguments the kernel takes (the schema must declare as many).
-    const ARITY: usize;
+    fn arity(&self) -> usize;
     fn call_with(&self, arguments: &[IValue]) -> Result<Self::Output>;
+}
+
+/// A kernel over the argument slice itself, reading `arity` arguments: for a family whose
+/// members share one body and differ in how their parameters are read (the unary operators,
+/// whose `UnaryOp` is built by a typed kernel of its own).
+#[derive(Clone)]
+pub struct SliceKernel<Body> {
+    pub arity: usize,
+    pub body: Body,
+}
+
+/// The `Parameters` marker of [`SliceKernel`].
+pub struct ArgumentSlice;
+
+impl<Body, Output> TypedKernel<ArgumentSlice> for SliceKernel<Body>
+where
+    Body: Fn(&[IValue]) -> Result<Output> + Send + Sync + 'static,
+{
+    type Output = Output;
+    fn arity(&self) -> usize {
+        self.arity
+    }
+    fn call_with(&self, arguments: &[IValue]) -> Result<Output> {
+        (self.body)(arguments)
+    }
 }
 
 fn argument(arguments: &[IValue], index: usize) -> Result<&IValue> {
@@ -166,7 +191,9 @@ macro_rules! typed_kernel_for_arity {
             $($parameter: FromArgument,)*
         {
             type Output = Output;
-            const ARITY: usize = $arity;
+            fn arity(&self) -> usize {
+                $arity
+            }
             #[allow(unused_variables)]
             fn call_with(&self, arguments: &[IValue]) -> Result<Output> {
                 self($($parameter::from_argument(argument(arguments, $index)?)?),*)
@@ -191,10 +218,11 @@ where
     Kernel: TypedKernel<Parameters>,
     Kernel::Output: IntoResults,
 {
+    let arity = kernel.arity();
     OperatorDeclaration::arguments(schema.to_string(), move |arguments: &[IValue]| {
         Ok(kernel.call_with(arguments)?.into_results())
     })
-    .with_arity(Kernel::ARITY)
+    .with_arity(arity)
 }
 
 /// An in-place form whose kernel writes `self` (argument 0) itself and keeps its geometry
@@ -203,11 +231,12 @@ pub fn typed_in_place<Parameters, Kernel>(schema: &str, kernel: Kernel) -> Opera
 where
     Kernel: TypedKernel<Parameters, Output = Tensor>,
 {
+    let arity = kernel.arity();
     OperatorDeclaration::arguments(schema.to_string(), move |arguments: &[IValue]| {
         kernel.call_with(arguments)?;
         Ok(vec![argument(arguments, 0)?.clone()])
     })
-    .with_arity(Kernel::ARITY)
+    .with_arity(arity)
 }
 
 /// The in-place form made from the functional kernel (as ATen's structured kernels make
@@ -220,6 +249,7 @@ pub fn in_place_from_functional<Parameters, Kernel>(
 where
     Kernel: TypedKernel<Parameters, Output = Tensor>,
 {
+    let arity = kernel.arity();
     OperatorDeclaration::arguments(schema.to_string(), move |arguments: &[IValue]| {
         let target = argument(arguments, 0)?.to_tensor()?;
         let result = kernel.call_with(arguments)?;
@@ -233,7 +263,7 @@ where
         result.write_into_out(&target)?;
         Ok(vec![argument(arguments, 0)?.clone()])
     })
-    .with_arity(Kernel::ARITY)
+    .with_arity(arity)
 }
 
 /// The `out=` form made from the functional kernel: the functional result of every argument
@@ -243,6 +273,7 @@ pub fn out_from_functional<Parameters, Kernel>(schema: &str, kernel: Kernel) -> 
 where
     Kernel: TypedKernel<Parameters, Output = Tensor>,
 {
+    let arity = kernel.arity() + 1;
     OperatorDeclaration::arguments(schema.to_string(), move |arguments: &[IValue]| {
         let (out, functional_arguments) = arguments.split_last().ok_or_else(|| {
             RuntimeError::InvalidGraph("an out= operator got no arguments".to_string())
@@ -252,7 +283,7 @@ where
             result.write_into_out(&*out.to_tensor()?)?,
         )])
     })
-    .with_arity(Kernel::ARITY + 1)
+    .with_arity(arity)
 }
 
 /// The functional form, and the `out=` form made from it, of one kernel.

@@ -8,6 +8,7 @@ use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
+use super::binding::{out_from_functional, typed, typed_in_place, SliceKernel, TypedKernel};
 use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
@@ -89,34 +90,48 @@ fn f64_arg(args: &Args, index: usize) -> Result<f64> {
 
 // ----- unary ---------------------------------------------------------------------------
 
-/// Registers `name`, `name_` and `name.out` for an operator whose parameters come from
-/// `params` (the arguments after `self`, as one comma-separated schema fragment).
-fn register_unary(
-    registry: &mut Declarations,
+/// Declares `name`, and where `variants` say so `name_` and `name.out`, for a unary operator
+/// whose parameters come from `params` (the arguments after `self`, as one comma-separated
+/// schema fragment). `build` is a typed kernel over the functional arguments that makes the
+/// tensor library's `UnaryOp`; the functional form applies it, the in-place form applies it
+/// where `self` lies, and the `out=` form is made from the functional form.
+fn register_unary<Parameters>(
+    declarations: &mut Declarations,
     name: &str,
     params: &str,
     variants: (bool, bool),
-    build: fn(&Args) -> Result<UnaryOp>,
+    build: impl TypedKernel<Parameters, Output = UnaryOp> + Clone,
 ) {
     let (sep, kw) = if params.is_empty() {
         ("", "")
     } else {
         (", ", params)
     };
-    reg(
-        registry,
+    let arity = build.arity();
+    let build_for_in_place = build.clone();
+    let functional = SliceKernel {
+        arity,
+        body: move |arguments: &[IValue]| -> Result<Tensor> {
+            let op = build.call_with(arguments)?;
+            Ok(tensor(arguments, 0)?.unary(op)?)
+        },
+    };
+    declarations.push(typed(
         &format!("aten::{name}(Tensor self{sep}{kw}) -> Tensor"),
-        move |a| one(tensor(a, 0)?.unary(build(a)?)?),
-    );
+        functional.clone(),
+    ));
     if variants.0 {
-        reg(
-            registry,
-            &format!("aten::{name}_(Tensor(a!) self{sep}{kw}) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.unary_(build(a)?)?;
-                Ok(vec![arg(a, 0)?.clone()])
+        let in_place = SliceKernel {
+            arity,
+            body: move |arguments: &[IValue]| -> Result<Tensor> {
+                let op = build_for_in_place.call_with(arguments)?;
+                Ok(tensor(arguments, 0)?.unary_(op)?)
             },
-        );
+        };
+        declarations.push(typed_in_place(
+            &format!("aten::{name}_(Tensor(a!) self{sep}{kw}) -> Tensor(a!)"),
+            in_place,
+        ));
     }
     if variants.1 {
         // Keyword-only parameters stay keyword-only before `out`.
@@ -127,12 +142,11 @@ fn register_unary(
         } else {
             format!("aten::{name}.out(Tensor self, {kw}, *, Tensor(a!) out) -> Tensor(a!)")
         };
-        reg(registry, &out_schema, move |a| {
-            let out = tensor(a, a.len() - 1)?;
-            one(tensor(a, 0)?.unary_out(build(a)?, &out)?)
-        });
+        declarations.push(out_from_functional(&out_schema, functional));
     }
 }
+
+type Input = std::sync::Arc<Tensor>;
 
 fn register_unary_ops(r: &mut Declarations) {
     use UnaryOp::*;
@@ -187,53 +201,62 @@ fn register_unary_ops(r: &mut Declarations) {
         ("isneginf", IsNegInf, (false, true)),
     ];
     for &(name, op, variants) in plain {
-        // Each entry needs its own fn pointer; a closure table keyed by op does it.
-        register_fixed_unary(r, name, op, variants);
+        register_unary(r, name, "", variants, move |_: Input| Ok(op));
     }
-    register_unary(r, "logit", "float? eps=None", (true, true), |a| {
-        Ok(Logit(optional_f64(arg(a, 1)?)?))
-    });
-    reg(
+    register_unary(
         r,
-        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
-        |a| one(tensor(a, 0)?.unary(Round(arg(a, 1)?.to_int()?))?),
+        "logit",
+        "float? eps=None",
+        (true, true),
+        |_: Input, eps: Option<f64>| Ok(Logit(eps)),
     );
-    reg(
-        r,
-        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.unary_(Round(arg(a, 1)?.to_int()?))?;
-            Ok(vec![arg(a, 0)?.clone()])
+    // `round.decimals` names its overloads differently (`round.decimals_out`).
+    let round = |_: Input, decimals: i64| Ok(Round(decimals));
+    let round_functional = SliceKernel {
+        arity: 2,
+        body: move |a: &[IValue]| -> Result<Tensor> {
+            Ok(tensor(a, 0)?.unary(round.call_with(a)?)?)
         },
-    );
-    reg(
-        r,
+    };
+    r.push(typed(
+        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
+        round_functional.clone(),
+    ));
+    r.push(typed_in_place(
+        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+        move |input: Input, decimals: i64| Ok(input.unary_(Round(decimals))?),
+    ));
+    r.push(out_from_functional(
         "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), &*tensor(a, 2)?)?),
-    );
+        round_functional,
+    ));
     register_unary(
         r,
         "leaky_relu",
         "Scalar negative_slope=0.01",
         (true, true),
-        |a| Ok(LeakyRelu(f64_arg(a, 1)?)),
+        |_: Input, slope: f64| Ok(LeakyRelu(slope)),
     );
     register_unary(
         r,
         "elu",
         "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
         (true, true),
-        |a| Ok(Elu(f64_arg(a, 1)?, f64_arg(a, 2)?, f64_arg(a, 3)?)),
+        |_: Input, alpha: f64, scale: f64, input_scale: f64| Ok(Elu(alpha, scale, input_scale)),
     );
-    register_unary(r, "celu", "Scalar alpha=1.0", (true, true), |a| {
-        Ok(Celu(f64_arg(a, 1)?))
-    });
+    register_unary(
+        r,
+        "celu",
+        "Scalar alpha=1.0",
+        (true, true),
+        |_: Input, alpha: f64| Ok(Celu(alpha)),
+    );
     register_unary(
         r,
         "gelu",
         "*, str approximate='none'",
         (true, true),
-        |a| match arg(a, 1)?.to_str()? {
+        |_: Input, approximate: String| match approximate.as_str() {
             "none" => Ok(Gelu(false)),
             "tanh" => Ok(Gelu(true)),
             other => Err(RuntimeError::Other(format!(
@@ -246,53 +269,24 @@ fn register_unary_ops(r: &mut Declarations) {
         "hardtanh",
         "Scalar min_val=-1, Scalar max_val=1",
         (true, true),
-        |a| Ok(Hardtanh(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+        |_: Input, min: f64, max: f64| Ok(Hardtanh(min, max)),
     );
     register_unary(
         r,
         "softplus",
         "Scalar beta=1, Scalar threshold=20",
         (false, true),
-        |a| Ok(Softplus(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+        |_: Input, beta: f64, threshold: f64| Ok(Softplus(beta, threshold)),
     );
     register_unary(
         r,
         "nan_to_num",
         "float? nan=None, float? posinf=None, float? neginf=None",
         (true, true),
-        |a| {
-            Ok(NanToNum(
-                optional_f64(arg(a, 1)?)?,
-                optional_f64(arg(a, 2)?)?,
-                optional_f64(arg(a, 3)?)?,
-            ))
+        |_: Input, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>| {
+            Ok(NanToNum(nan, posinf, neginf))
         },
     );
-}
-
-fn register_fixed_unary(r: &mut Declarations, name: &str, op: UnaryOp, variants: (bool, bool)) {
-    reg(
-        r,
-        &format!("aten::{name}(Tensor self) -> Tensor"),
-        move |a| one(tensor(a, 0)?.unary(op)?),
-    );
-    if variants.0 {
-        reg(
-            r,
-            &format!("aten::{name}_(Tensor(a!) self) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.unary_(op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-    }
-    if variants.1 {
-        reg(
-            r,
-            &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
-            move |a| one(tensor(a, 0)?.unary_out(op, &*tensor(a, 1)?)?),
-        );
-    }
 }
 
 // ----- binary --------------------------------------------------------------------------
