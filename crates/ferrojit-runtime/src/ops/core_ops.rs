@@ -8,7 +8,10 @@ use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
-use super::binding::{out_from_functional, typed, typed_in_place, SliceKernel, TypedKernel};
+use super::binding::{
+    in_place_from_functional, out_from_functional, typed, typed_in_place, SliceKernel, TypedKernel,
+    WrappedNumber,
+};
 use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
@@ -58,20 +61,6 @@ fn optional_f64(value: &IValue) -> Result<Option<f64>> {
     match value {
         IValue::None => Ok(None),
         other => Ok(Some(other.to_scalar()?.to_f64())),
-    }
-}
-
-fn optional_scalar(value: &IValue) -> Result<Option<Scalar>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(other.to_scalar()?)),
-    }
-}
-
-fn optional_tensor_owned(value: &IValue) -> Result<Option<Tensor>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(Tensor::clone(&*other.to_tensor()?))),
     }
 }
 
@@ -381,8 +370,8 @@ fn register_binary(
 
 fn register_binary_ops(r: &mut Declarations) {
     use BinaryOp::*;
-    // Registered elsewhere: the arithmetic families (arithmetic_ops) and the comparisons'
-    // functional overloads (tensor_ops).
+    // Registered elsewhere: the arithmetic families (arithmetic_ops) and the comparisons
+    // (comparison_ops).
     register_binary(
         r,
         "fmod",
@@ -533,37 +522,9 @@ fn register_binary_ops(r: &mut Declarations) {
             },
         );
     }
-    for (name, op) in [
-        ("eq", Eq),
-        ("ne", Ne),
-        ("lt", Lt),
-        ("le", Le),
-        ("gt", Gt),
-        ("ge", Ge),
-    ] {
-        for (overload, is_scalar) in [("Tensor", false), ("Scalar", true)] {
-            let ty = if is_scalar { "Scalar" } else { "Tensor" };
-            reg(
-                r,
-                &format!("aten::{name}_.{overload}(Tensor(a!) self, {ty} other) -> Tensor(a!)"),
-                move |a| {
-                    let other = if is_scalar {
-                        wrapped(arg(a, 1)?)?
-                    } else {
-                        Tensor::clone(&*tensor(a, 1)?)
-                    };
-                    tensor(a, 0)?.binary_(&other, op)?;
-                    Ok(vec![arg(a, 0)?.clone()])
-                },
-            );
-            reg(r, &format!("aten::{name}.{overload}_out(Tensor self, {ty} other, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-                let other = if is_scalar { wrapped(arg(a, 1)?)? } else { Tensor::clone(&*tensor(a, 1)?) };
-                one(tensor(a, 0)?.binary_out(&other, op, &*tensor(a, 2)?)?)
-            });
-        }
-    }
     // The arithmetic families (add, sub, mul, div, remainder, floor_divide, pow, maximum,
-    // minimum) live in arithmetic_ops.
+    // minimum) live in arithmetic_ops, the comparisons (eq, ne, lt, le, gt, ge) in
+    // comparison_ops.
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
         reg(
             r,
@@ -681,136 +642,120 @@ fn register_ternary_ops(r: &mut Declarations) {
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
-    // clamp family: scalar bounds and tensor bounds.
-    let clamp_s = |a: &Args| -> Result<Tensor> {
-        let (lo, hi) = (optional_scalar(arg(a, 1)?)?, optional_scalar(arg(a, 2)?)?);
-        Ok(tensor(a, 0)?.clamp(lo.as_ref(), hi.as_ref())?)
-    };
-    let clamp_t = |a: &Args| -> Result<Tensor> {
-        let (lo, hi) = (
-            optional_tensor_owned(arg(a, 1)?)?,
-            optional_tensor_owned(arg(a, 2)?)?,
-        );
-        Ok(tensor(a, 0)?.clamp_tensor(lo.as_ref(), hi.as_ref())?)
-    };
-    reg(
-        r,
-        "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        move |a| one(clamp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-        move |a| one(clamp_t(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-        move |a| in_place(a, clamp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-        move |a| in_place(a, clamp_t(a)?),
-    );
-    reg(r, "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
+    // The clamp, lerp and addcmul families compute in place by writing their functional
+    // result into `self` (ATen's structured kernels do the same), so their in-place and
+    // out= forms are made from the functional kernels.
+    r.extend([
+        typed(
+            "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+            clamp,
+        ),
+        typed(
+            "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+            clamp_by_tensors,
+        ),
+        in_place_from_functional(
+            "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+            clamp,
+        ),
+        in_place_from_functional(
+            "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+            clamp_by_tensors,
+        ),
+    ]);
+    r.push(out_from_functional("aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", clamp));
+    r.push(out_from_functional("aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", clamp_by_tensors));
     for (name, is_min) in [("clamp_min", true), ("clamp_max", false)] {
         let bound = if is_min { "min" } else { "max" };
-        let scalar_fn = move |a: &Args| -> Result<Tensor> {
-            let s = scalar(arg(a, 1)?)?;
+        let by_scalar = move |input: Input, bound: Scalar| -> Result<Tensor> {
             Ok(if is_min {
-                tensor(a, 0)?.clamp(Some(&s), None)?
+                input.clamp(Some(&bound), None)?
             } else {
-                tensor(a, 0)?.clamp(None, Some(&s))?
+                input.clamp(None, Some(&bound))?
             })
         };
-        let tensor_fn = move |a: &Args| -> Result<Tensor> {
-            let t = tensor(a, 1)?;
+        let by_tensor = move |input: Input, bound: Input| -> Result<Tensor> {
             Ok(if is_min {
-                tensor(a, 0)?.clamp_tensor(Some(&t), None)?
+                input.clamp_tensor(Some(&bound), None)?
             } else {
-                tensor(a, 0)?.clamp_tensor(None, Some(&t))?
+                input.clamp_tensor(None, Some(&bound))?
             })
         };
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"),
-            move |a| one(scalar_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"),
-            move |a| one(tensor_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"),
-            move |a| in_place(a, scalar_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"),
-            move |a| in_place(a, tensor_fn(a)?),
-        );
-        reg(
-            r,
-            &format!(
-                "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"),
+                by_scalar,
             ),
-            move |a| one(scalar_fn(a)?.write_into_out(&*tensor(a, 2)?)?),
-        );
+            typed(
+                &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"),
+                by_tensor,
+            ),
+            in_place_from_functional(
+                &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"),
+                by_scalar,
+            ),
+            in_place_from_functional(
+                &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"),
+                by_tensor,
+            ),
+            out_from_functional(
+                &format!(
+                    "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
+                ),
+                by_scalar,
+            ),
+        ]);
     }
-    let lerp_s = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
-    };
-    let lerp_t =
-        |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &*tensor(a, 2)?)?) };
-    reg(
-        r,
-        "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        move |a| one(lerp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        move |a| one(lerp_t(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        move |a| in_place(a, lerp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
-        move |a| in_place(a, lerp_t(a)?),
-    );
-    reg(r, "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
+    r.extend([
+        typed(
+            "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+            lerp::<WrappedNumber>,
+        ),
+        typed(
+            "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+            lerp::<Input>,
+        ),
+        in_place_from_functional(
+            "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+            lerp::<WrappedNumber>,
+        ),
+        in_place_from_functional(
+            "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+            lerp::<Input>,
+        ),
+        out_from_functional("aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", lerp::<WrappedNumber>),
+        out_from_functional("aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", lerp::<Input>),
+    ]);
     for (name, divide) in [("addcmul", false), ("addcdiv", true)] {
-        let f = move |a: &Args| -> Result<Tensor> {
-            let v = scalar(arg(a, 3)?)?;
+        let combine = move |input: Input, tensor1: Input, tensor2: Input, value: Scalar| {
             Ok(if divide {
-                tensor(a, 0)?.addcdiv(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
+                input.addcdiv(&tensor1, &tensor2, &value)?
             } else {
-                tensor(a, 0)?.addcmul(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
+                input.addcmul(&tensor1, &tensor2, &value)?
             })
         };
-        reg(r, &format!("aten::{name}(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"), move |a| one(f(a)?));
-        reg(r, &format!("aten::{name}_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"), move |a| in_place(a, f(a)?));
-        reg(r, &format!("aten::{name}.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(&*tensor(a, 4)?)?)
-        });
+        r.extend([
+            typed(&format!("aten::{name}(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"), combine),
+            in_place_from_functional(&format!("aten::{name}_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"), combine),
+            out_from_functional(&format!("aten::{name}.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"), combine),
+        ]);
     }
+}
+
+fn clamp(input: Input, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+    Ok(input.clamp(min.as_ref(), max.as_ref())?)
+}
+
+fn clamp_by_tensors(input: Input, min: Option<Input>, max: Option<Input>) -> Result<Tensor> {
+    Ok(input.clamp_tensor(min.as_deref(), max.as_deref())?)
+}
+
+fn lerp<Weight: std::ops::Deref<Target = Tensor>>(
+    input: Input,
+    end: Input,
+    weight: Weight,
+) -> Result<Tensor> {
+    Ok(input.lerp(&end, &weight)?)
 }
 
 // ----- reductions ----------------------------------------------------------------------
@@ -945,28 +890,22 @@ fn register_reductions(r: &mut Declarations) {
         |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
     );
     for (name, is_product) in [("cumsum", false), ("cumprod", true)] {
-        let f = move |a: &Args| -> Result<Tensor> {
-            Ok(tensor(a, 0)?.cumulative(
-                arg(a, 1)?.to_int()?,
-                optional_dtype(arg(a, 2)?)?,
-                is_product,
-            )?)
+        let cumulative = move |input: Input, dim: i64, dtype: Option<DType>| {
+            Ok(input.cumulative(dim, dtype, is_product)?)
         };
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
-            move |a| one(f(a)?),
-        );
-        reg(
-            r,
-            &format!(
-                "aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
+                cumulative,
             ),
-            move |a| in_place(a, f(a)?),
-        );
-        reg(r, &format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(&*tensor(a, 3)?)?)
-        });
+            in_place_from_functional(
+                &format!(
+                    "aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+                ),
+                cumulative,
+            ),
+            out_from_functional(&format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), cumulative),
+        ]);
     }
     reg(r, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)

@@ -5,6 +5,7 @@
 pub mod arithmetic_ops;
 pub mod arrange_ops;
 pub mod binding;
+pub mod comparison_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
@@ -49,6 +50,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
     use OverloadRank::{Builtin, Composite, NativeFunction};
     vec![
         ("arithmetic", NativeFunction, arithmetic_ops::declarations()),
+        ("comparison", NativeFunction, comparison_ops::declarations()),
         ("tensor", NativeFunction, from_table(tensor_ops::TABLE)),
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),

@@ -4,35 +4,10 @@
 use ferrojit_ir::Type;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::{optional_dtype, optional_tensor, pop_array, push, scalar, wrapped, KernelTableEntry};
+use super::{optional_dtype, optional_tensor, pop_array, push, scalar, KernelTableEntry};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
 use crate::registry::Stack;
-
-// ----- comparisons ---------------------------------------------------------------------
-
-macro_rules! comparison {
-    ($tensor_name:ident, $scalar_name:ident, $method:ident) => {
-        fn $tensor_name(stack: &mut Stack) -> Result<()> {
-            let [a, b] = pop_array::<2>(stack)?;
-            let result = a.to_tensor()?.$method(&*b.to_tensor()?)?;
-            push(stack, result)
-        }
-
-        fn $scalar_name(stack: &mut Stack) -> Result<()> {
-            let [a, b] = pop_array::<2>(stack)?;
-            let result = a.to_tensor()?.$method(&wrapped(&b)?)?;
-            push(stack, result)
-        }
-    };
-}
-
-comparison!(eq_tensor, eq_scalar, eq);
-comparison!(ne_tensor, ne_scalar, ne);
-comparison!(lt_tensor, lt_scalar, lt);
-comparison!(le_tensor, le_scalar, le);
-comparison!(gt_tensor, gt_scalar, gt);
-comparison!(ge_tensor, ge_scalar, ge);
 
 macro_rules! unary {
     ($name:ident, $method:ident) => {
@@ -908,18 +883,6 @@ fn zero_(stack: &mut Stack) -> Result<()> {
 }
 
 pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", eq_scalar),
-    ("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", eq_tensor),
-    ("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", ne_scalar),
-    ("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", ne_tensor),
-    ("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", lt_scalar),
-    ("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", lt_tensor),
-    ("aten::le.Scalar(Tensor self, Scalar other) -> Tensor", le_scalar),
-    ("aten::le.Tensor(Tensor self, Tensor other) -> Tensor", le_tensor),
-    ("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", gt_scalar),
-    ("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", gt_tensor),
-    ("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", ge_scalar),
-    ("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", ge_tensor),
     ("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
     ("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
     ("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),
