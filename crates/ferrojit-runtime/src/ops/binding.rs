@@ -75,13 +75,10 @@ impl FromArgument for String {
     }
 }
 
-/// `int[]`, and `int[1]` written as a single int.
+/// `int[]`.
 impl FromArgument for Vec<i64> {
     fn from_argument(value: &IValue) -> Result<Self> {
-        match value {
-            IValue::Int(single) => Ok(vec![*single]),
-            other => other.to_int_vec(),
-        }
+        value.to_int_vec()
     }
 }
 
