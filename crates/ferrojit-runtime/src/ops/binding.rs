@@ -82,6 +82,20 @@ impl FromArgument for Vec<i64> {
     }
 }
 
+/// A reduction's `int[1]? dim` or `int[1] dim`: a list, a single int (PyTorch accepts one
+/// for `int[1]`), or None; None or an empty list means every dimension.
+pub struct DimList(pub Vec<i64>);
+
+impl FromArgument for DimList {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::None => Ok(DimList(Vec::new())),
+            IValue::Int(dim) => Ok(DimList(vec![*dim])),
+            other => other.to_int_vec().map(DimList),
+        }
+    }
+}
+
 /// A `ScalarType` argument (a c10::ScalarType index).
 impl FromArgument for DType {
     fn from_argument(value: &IValue) -> Result<Self> {

@@ -9,8 +9,8 @@ use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
 use super::binding::{
-    in_place_from_functional, out_from_functional, typed, typed_in_place, SliceKernel, TypedKernel,
-    WrappedNumber,
+    in_place_from_functional, out_from_functional, typed, typed_in_place, DimList, SliceKernel,
+    TypedKernel, WrappedNumber,
 };
 use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
@@ -301,20 +301,18 @@ fn register_binary(
             format!(".{o}")
         }
     };
-    reg(
-        r,
+    r.push(typed(
         &format!(
             "aten::{name}{}(Tensor self, Tensor {other}) -> Tensor",
             dot(tensor_overload)
         ),
-        move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
-    );
+        binary::<Input>(op),
+    ));
     if let Some(so) = scalar_overload {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.{so}(Tensor self, Scalar {other}) -> Tensor"),
-            move |a| one(tensor(a, 0)?.binary(&wrapped(arg(a, 1)?)?, op)?),
-        );
+            binary::<WrappedNumber>(op),
+        ));
     }
     if inplace {
         let tensor_ip = if tensor_overload.is_empty() {
@@ -322,50 +320,60 @@ fn register_binary(
         } else {
             dot(tensor_overload)
         };
-        reg(
-            r,
+        r.push(typed_in_place(
             &format!("aten::{name}_{tensor_ip}(Tensor(a!) self, Tensor {other}) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
+            binary_in_place::<Input>(op),
+        ));
         if let Some(so) = scalar_overload {
-            reg(
-                r,
+            r.push(typed_in_place(
                 &format!("aten::{name}_.{so}(Tensor(a!) self, Scalar {other}) -> Tensor(a!)"),
-                move |a| {
-                    tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-                    Ok(vec![arg(a, 0)?.clone()])
-                },
-            );
+                binary_in_place::<WrappedNumber>(op),
+            ));
         }
     }
     if let Some(to) = out_overloads.0 {
-        reg(
-            r,
+        r.push(typed(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
-        );
+            binary_out::<Input>(op),
+        ));
     }
     if let Some(so) = out_overloads.1 {
-        reg(
-            r,
+        r.push(typed(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, &*tensor(a, 2)?)?),
-        );
+            binary_out::<WrappedNumber>(op),
+        ));
     }
     if let Some(st) = scalar_tensor {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.{st}(Scalar self, Tensor {other}) -> Tensor"),
-            move |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, op)?),
-        );
+            move |number: WrappedNumber, other: Input| Ok(number.binary(&other, op)?),
+        ));
     }
+}
+
+/// A broadcasting binary operator of the tensor library.
+fn binary<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other| Ok(input.binary(&other, op)?)
+}
+
+/// Its in-place form: the result is written into `self`.
+fn binary_in_place<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other| Ok(input.binary_(&other, op)?)
+}
+
+/// Its `out=` form (comparison results convert to `out`'s dtype, see `Tensor::binary_out`).
+fn binary_out<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other, Input) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other, out: Input| Ok(input.binary_out(&other, op, &out)?)
 }
 
 fn register_binary_ops(r: &mut Declarations) {
@@ -394,14 +402,10 @@ fn register_binary_ops(r: &mut Declarations) {
         (Some("out"), None),
         None,
     );
-    reg(
-        r,
+    r.push(typed_in_place(
         "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Atan2)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+        binary_in_place::<Input>(Atan2),
+    ));
     register_binary(
         r,
         "hypot",
@@ -413,14 +417,10 @@ fn register_binary_ops(r: &mut Declarations) {
         (Some("out"), None),
         None,
     );
-    reg(
-        r,
+    r.push(typed_in_place(
         "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Hypot)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+        binary_in_place::<Input>(Hypot),
+    ));
     register_binary(
         r,
         "fmax",
@@ -513,44 +513,33 @@ fn register_binary_ops(r: &mut Declarations) {
             (Some("out"), None),
             None,
         );
-        reg(
-            r,
+        r.push(typed_in_place(
             &format!("aten::{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
+            binary_in_place::<Input>(op),
+        ));
     }
     // The arithmetic families (add, sub, mul, div, remainder, floor_divide, pow, maximum,
     // minimum) live in arithmetic_ops, the comparisons (eq, ne, lt, le, gt, ge) in
     // comparison_ops.
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.other(Tensor self, Tensor other) -> Tensor"),
-            move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
-        );
+            binary::<Input>(op),
+        ));
     }
 }
 
 fn register_binary_inplace_only(r: &mut Declarations, name: &str, op: BinaryOp) {
-    reg(
-        r,
-        &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-        move |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(
-        r,
-        &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-        move |a| {
-            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+    r.extend([
+        typed_in_place(
+            &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+            binary_in_place::<Input>(op),
+        ),
+        typed_in_place(
+            &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+            binary_in_place::<WrappedNumber>(op),
+        ),
+    ]);
 }
 
 // ----- ternary -------------------------------------------------------------------------
@@ -760,6 +749,30 @@ fn lerp<Weight: std::ops::Deref<Target = Tensor>>(
 
 // ----- reductions ----------------------------------------------------------------------
 
+fn sum(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.sum(dtype)?)
+}
+
+fn sum_dims(input: Input, dims: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.sum_dim(&dims.0, keepdim, dtype)?)
+}
+
+fn mean(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.mean(dtype)?)
+}
+
+fn mean_dims(input: Input, dims: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.mean_dim(&dims.0, keepdim, dtype)?)
+}
+
+fn prod(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.prod_dim(&[], false, dtype)?)
+}
+
+fn prod_dim(input: Input, dim: i64, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.prod_dim(&[dim], keepdim, dtype)?)
+}
+
 fn correction(
     a: &Args,
     unbiased_index: Option<usize>,
@@ -775,50 +788,41 @@ fn correction(
 }
 
 fn register_reductions(r: &mut Declarations) {
-    reg(
-        r,
-        "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        |a| one(tensor(a, 0)?.prod_dim(&[], false, optional_dtype(arg(a, 1)?)?)?),
-    );
-    reg(r, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        let d = arg(a, 1)?.to_int()?;
-        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?)
-    });
-    reg(r, "aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        let d = arg(a, 1)?.to_int()?;
-        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
-    reg(r, "aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sum_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
-    reg(r, "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.mean_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
+    // The out= forms write the functional result into `out`.
+    r.extend([
+        typed("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum),
+        typed("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dims),
+        out_from_functional("aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", sum_dims),
+        typed("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean),
+        typed("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dims),
+        out_from_functional("aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", mean_dims),
+        typed("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", prod),
+        typed("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", prod_dim),
+        out_from_functional("aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", prod_dim),
+    ]);
     for (name, is_max) in [("max", true), ("min", false)] {
-        reg(r, &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), move |a| {
-            two(tensor(a, 0)?.max_min_dim(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?, is_max)?)
-        });
+        r.push(typed(
+            &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"),
+            move |input: Input, dim: i64, keepdim: bool| Ok(input.max_min_dim(dim, keepdim, is_max)?),
+        ));
         let a_name = if is_max { "amax" } else { "amin" };
-        reg(
-            r,
-            &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
-            move |a| one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?),
-        );
-        reg(r, &format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?.write_into_out(&*tensor(a, 3)?)?)
-        });
+        let extreme = move |input: Input, dims: DimList, keepdim: bool| {
+            Ok(input.amax(&dims.0, keepdim, is_max)?)
+        };
+        r.extend([
+            typed(
+                &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
+                extreme,
+            ),
+            out_from_functional(&format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), extreme),
+        ]);
         let arg_name = if is_max { "argmax" } else { "argmin" };
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{arg_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"),
-            move |a| {
-                one(tensor(a, 0)?.argmax(
-                    arg(a, 1)?.to_optional_int()?,
-                    arg(a, 2)?.to_bool()?,
-                    is_max,
-                )?)
+            move |input: Input, dim: Option<i64>, keepdim: bool| {
+                Ok(input.argmax(dim, keepdim, is_max)?)
             },
-        );
+        ));
     }
     for (name, take_sqrt) in [("std", true), ("var", false)] {
         reg(

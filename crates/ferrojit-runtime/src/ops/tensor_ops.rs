@@ -239,33 +239,6 @@ fn detach(input: Input) -> Result<Tensor> {
 
 // ----- reductions ----------------------------------------------------------------------
 
-fn sum(input: Input, dtype: Option<DType>) -> Result<Tensor> {
-    Ok(input.sum(dtype)?)
-}
-
-/// `int[1]? dim`: None means all dimensions.
-fn sum_dim(
-    input: Input,
-    dim: Option<Vec<i64>>,
-    keepdim: bool,
-    dtype: Option<DType>,
-) -> Result<Tensor> {
-    Ok(input.sum_dim(&dim.unwrap_or_default(), keepdim, dtype)?)
-}
-
-fn mean(input: Input, dtype: Option<DType>) -> Result<Tensor> {
-    Ok(input.mean(dtype)?)
-}
-
-fn mean_dim(
-    input: Input,
-    dim: Option<Vec<i64>>,
-    keepdim: bool,
-    dtype: Option<DType>,
-) -> Result<Tensor> {
-    Ok(input.mean_dim(&dim.unwrap_or_default(), keepdim, dtype)?)
-}
-
 fn max_all(input: Input) -> Result<Tensor> {
     Ok(input.max()?)
 }
@@ -860,10 +833,6 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
         typed("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
         typed("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
-        typed("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum),
-        typed("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dim),
-        typed("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean),
-        typed("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dim),
         typed("aten::max(Tensor self) -> Tensor", max_all),
         typed("aten::min(Tensor self) -> Tensor", min_all),
     ]
