@@ -544,19 +544,6 @@ fn register_binary_inplace_only(r: &mut Declarations, name: &str, op: BinaryOp) 
 
 // ----- ternary -------------------------------------------------------------------------
 
-pub(super) fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
-    let target = tensor(a, 0)?;
-    if result.sizes() != target.sizes() {
-        return Err(ferrojit_tensor::TensorError::OutputShapeMismatch {
-            output: target.sizes().to_vec(),
-            broadcast: result.sizes().to_vec(),
-        }
-        .into());
-    }
-    result.write_into_out(&target)?;
-    Ok(vec![arg(a, 0)?.clone()])
-}
-
 fn register_ternary_ops(r: &mut Declarations) {
     reg(
         r,
