@@ -9,6 +9,7 @@ pub mod interpreter;
 pub mod ivalue;
 pub mod module;
 pub mod object;
+pub mod opdef;
 pub mod ops;
 pub mod registry;
 
@@ -21,4 +22,5 @@ pub use interpreter::{
 pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TensorCell, TupleValue};
 pub use module::Module;
 pub use object::{MethodSource, NoMethods, Object};
+pub use opdef::{OperatorDefinition, OperatorFlags};
 pub use registry::{register_operator, Kernel, KernelFn, Operator, OperatorRegistry, Stack};

@@ -15,6 +15,10 @@ use ferrojit_ir::{parse_schema, FunctionSchema, Type};
 
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
+use crate::opdef::{
+    argument_kernel_on_stack, DeclaredKernel, OperatorDeclaration, OperatorDefinition,
+    OverloadRank, ShapeRule,
+};
 
 /// The interpreter's operand stack. A kernel pops its arguments (pushed in schema order; a
 /// vararg schema gets the number of inputs pushed last, as in PyTorch) and pushes its results.
@@ -26,24 +30,17 @@ pub type Kernel = Arc<dyn Fn(&mut Stack) -> Result<()> + Send + Sync>;
 /// A plain-function kernel, as used in the builtin tables.
 pub type KernelFn = fn(&mut Stack) -> Result<()>;
 
-/// A registered operator.
-#[derive(Clone)]
-pub struct Operator {
-    pub schema: Arc<FunctionSchema>,
-    pub kernel: Kernel,
-}
+/// A registered operator: the record of one overload (see [`OperatorDefinition`]). The
+/// interpreter reads its `schema` and `kernel`; passes read its flags and rules.
+pub type Operator = OperatorDefinition;
 
-impl fmt::Debug for Operator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Operator({})", self.schema)
-    }
-}
-
-/// Operators keyed by schema.
+/// Operator definitions keyed by full name and by name. Within one name, overloads are kept
+/// in [`OverloadRank`] order, then in the order they were registered.
 #[derive(Default)]
 pub struct OperatorRegistry {
     operators: Vec<Operator>,
     by_full_name: HashMap<String, usize>,
+    /// Indices into `operators`, sorted by (rank, index).
     by_name: HashMap<String, Vec<usize>>,
     registration_errors: Vec<String>,
     /// Operators added through `&self` (custom operators), after the registry may be shared.
@@ -198,6 +195,17 @@ impl OperatorRegistry {
         GLOBAL.get_or_init(OperatorRegistry::with_builtins)
     }
 
+    /// A fresh registry with every builtin operator, failing on the first builtin that cannot
+    /// be registered (a malformed schema, a full name declared twice, a rule for an operator
+    /// that does not exist). [`OperatorRegistry::with_builtins`] records such failures in
+    /// [`OperatorRegistry::registration_errors`] instead, because the global registry cannot
+    /// fail; a test keeps both empty.
+    pub fn try_with_builtins() -> Result<OperatorRegistry> {
+        let mut registry = OperatorRegistry::new();
+        crate::ops::try_register_builtins(&mut registry)?;
+        Ok(registry)
+    }
+
     /// Registers a kernel under a schema string. Fails on a malformed schema or a full name
     /// that is already registered.
     pub fn register(&mut self, schema: &str, kernel: KernelFn) -> Result<()> {
@@ -206,8 +214,104 @@ impl OperatorRegistry {
 
     /// Registers a closure kernel under a schema string.
     pub fn register_boxed(&mut self, schema: &str, kernel: Kernel) -> Result<()> {
-        let parsed = parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
-        let full_name = parsed.full_name();
+        self.register_declaration(
+            OverloadRank::Builtin,
+            OperatorDeclaration {
+                schema: schema.to_string().into(),
+                kernel: DeclaredKernel::Stack(kernel),
+                shape_rule: None,
+                fuser_category: None,
+                arity: None,
+            },
+        )
+    }
+
+    /// Registers one declared operator with this overload rank. Fails on a malformed schema
+    /// or a full name that is already registered.
+    pub fn register_declaration(
+        &mut self,
+        rank: OverloadRank,
+        declaration: OperatorDeclaration,
+    ) -> Result<()> {
+        let parsed = parse_schema(&declaration.schema).map_err(|error| {
+            RuntimeError::Registration(format!("{}: {error}", declaration.schema))
+        })?;
+        if let Some(arity) = declaration.arity {
+            if arity != parsed.arguments.len() || parsed.is_vararg {
+                return Err(RuntimeError::Registration(format!(
+                    "{}: the schema declares {} arguments but its kernel takes {arity}",
+                    declaration.schema,
+                    parsed.arguments.len()
+                )));
+            }
+        }
+        let kernel = match declaration.kernel {
+            DeclaredKernel::Stack(kernel) => kernel,
+            DeclaredKernel::Arguments(kernel) => {
+                argument_kernel_on_stack(parsed.arguments.len(), kernel)
+            }
+        };
+        let mut definition = OperatorDefinition::new(parsed, kernel, rank);
+        definition.shape_rule = declaration.shape_rule;
+        definition.fuser_category = declaration.fuser_category;
+        self.insert_definition(definition)
+    }
+
+    /// Registers a family of declarations, all with one overload rank, stopping at the first
+    /// that fails.
+    pub fn register_family(
+        &mut self,
+        rank: OverloadRank,
+        declarations: impl IntoIterator<Item = OperatorDeclaration>,
+    ) -> Result<()> {
+        for declaration in declarations {
+            self.register_declaration(rank, declaration)?;
+        }
+        Ok(())
+    }
+
+    /// Stores a definition whose kernel is not yet wrapped for alias write-back.
+    fn insert_definition(&mut self, mut definition: OperatorDefinition) -> Result<()> {
+        let full_name = definition.schema.full_name();
+        if self.by_full_name.contains_key(&full_name)
+            || self.read_added().by_full_name.contains_key(&full_name)
+        {
+            return Err(RuntimeError::Registration(format!(
+                "operator {full_name} is already registered"
+            )));
+        }
+        definition.kernel = with_alias_write_back(&definition.schema, definition.kernel);
+        let index = self.operators.len();
+        let rank = definition.overload_rank;
+        let name = definition.schema.name.clone();
+        self.operators.push(definition);
+        let overloads = self.by_name.entry(name).or_default();
+        // Keep (rank, index) order: a later index goes after every overload of a lower or
+        // equal rank.
+        let operators = &self.operators;
+        let position = overloads.partition_point(|&other| {
+            operators
+                .get(other)
+                .is_some_and(|operator| operator.overload_rank <= rank)
+        });
+        overloads.insert(position, index);
+        self.by_full_name.insert(full_name, index);
+        Ok(())
+    }
+
+    /// Registers `definition`'s record again under another name (an operator alias such as
+    /// `aten::subtract`), sharing its kernel, flags and rules.
+    pub(crate) fn register_renamed(
+        &mut self,
+        definition: &OperatorDefinition,
+        name: &str,
+    ) -> Result<()> {
+        let mut schema = (*definition.schema).clone();
+        schema.name = name.to_string();
+        let mut renamed = definition.clone();
+        renamed.schema = Arc::new(schema);
+        // The kernel is already wrapped; storing it directly avoids a second wrapper.
+        let full_name = renamed.schema.full_name();
         if self.by_full_name.contains_key(&full_name)
             || self.read_added().by_full_name.contains_key(&full_name)
         {
@@ -217,15 +321,47 @@ impl OperatorRegistry {
         }
         let index = self.operators.len();
         self.by_name
-            .entry(parsed.name.clone())
+            .entry(name.to_string())
             .or_default()
             .push(index);
         self.by_full_name.insert(full_name, index);
-        let kernel = with_alias_write_back(&parsed, kernel);
-        self.operators.push(Operator {
-            schema: Arc::new(parsed),
-            kernel,
-        });
+        self.operators.push(renamed);
+        Ok(())
+    }
+
+    /// Gives the builtin operator `full_name` a shape-and-dtype rule. Fails when no such
+    /// operator is registered, so a rule never silently names a missing overload.
+    pub fn set_shape_rule(&mut self, full_name: &str, rule: ShapeRule) -> Result<()> {
+        let operator = self
+            .by_full_name
+            .get(full_name)
+            .and_then(|&index| self.operators.get_mut(index))
+            .ok_or_else(|| {
+                RuntimeError::Registration(format!(
+                    "a shape rule names {full_name}, which is not registered"
+                ))
+            })?;
+        operator.shape_rule = Some(rule);
+        Ok(())
+    }
+
+    /// Gives the builtin operator `full_name` a fuser category; fails like
+    /// [`OperatorRegistry::set_shape_rule`].
+    pub fn set_fuser_category(
+        &mut self,
+        full_name: &str,
+        category: crate::opdef::FuserCategory,
+    ) -> Result<()> {
+        let operator = self
+            .by_full_name
+            .get(full_name)
+            .and_then(|&index| self.operators.get_mut(index))
+            .ok_or_else(|| {
+                RuntimeError::Registration(format!(
+                    "a fuser category names {full_name}, which is not registered"
+                ))
+            })?;
+        operator.fuser_category = Some(category);
         Ok(())
     }
 
@@ -233,7 +369,18 @@ impl OperatorRegistry {
     /// it is in use (see [`register_operator`]). Same checks as [`OperatorRegistry::register`].
     pub fn add_operator(&self, schema: &str, kernel: Kernel) -> Result<()> {
         let parsed = parse_schema(schema).map_err(|e| RuntimeError::Registration(e.to_string()))?;
-        let full_name = parsed.full_name();
+        self.add_definition(OperatorDefinition::new(
+            parsed,
+            kernel,
+            OverloadRank::Custom,
+        ))
+    }
+
+    /// Adds a custom operator's whole record (flags, shape rule, derivative, fuser category
+    /// filled in by its author) through a shared reference. Its kernel is wrapped for alias
+    /// write-back here, as every registered kernel is.
+    pub fn add_definition(&self, mut definition: OperatorDefinition) -> Result<()> {
+        let full_name = definition.schema.full_name();
         let mut added = self.added.write().unwrap_or_else(PoisonError::into_inner);
         if self.by_full_name.contains_key(&full_name) || added.by_full_name.contains_key(&full_name)
         {
@@ -241,12 +388,9 @@ impl OperatorRegistry {
                 "operator {full_name} is already registered"
             )));
         }
-        let name = parsed.name.clone();
-        let kernel = with_alias_write_back(&parsed, kernel);
-        let operator: &'static Operator = Box::leak(Box::new(Operator {
-            schema: Arc::new(parsed),
-            kernel,
-        }));
+        let name = definition.schema.name.clone();
+        definition.kernel = with_alias_write_back(&definition.schema, definition.kernel);
+        let operator: &'static Operator = Box::leak(Box::new(definition));
         added.in_order.push(operator);
         added.by_full_name.insert(full_name, operator);
         added.by_name.entry(name).or_default().push(operator);
@@ -271,8 +415,9 @@ impl OperatorRegistry {
         self.registration_errors.push(error);
     }
 
-    /// Registers a table of builtins, recording (not panicking on) failures; see
-    /// [`OperatorRegistry::registration_errors`].
+    /// Registers a table of plain-function kernels, recording (not panicking on) failures;
+    /// see [`OperatorRegistry::registration_errors`]. The builtins go through
+    /// [`OperatorRegistry::register_family`] instead, which stops at the first failure.
     pub fn register_table(&mut self, table: &[(&str, KernelFn)]) {
         for (schema, kernel) in table {
             if let Err(error) = self.register(schema, *kernel) {
@@ -281,7 +426,8 @@ impl OperatorRegistry {
         }
     }
 
-    /// Failures recorded by `register_table` (empty for a correct builtin table).
+    /// Failures recorded by `register_table` and by [`OperatorRegistry::with_builtins`] (empty
+    /// for correct builtin tables).
     pub fn registration_errors(&self) -> &[String] {
         &self.registration_errors
     }
@@ -300,8 +446,8 @@ impl OperatorRegistry {
         added
     }
 
-    /// Every overload registered under `qualified_name` (`aten::add`), in registration order
-    /// (table-registered operators first, then added ones).
+    /// Every overload registered under `qualified_name` (`aten::add`), in [`OverloadRank`]
+    /// order, then registration order (builtins first, then custom operators).
     pub fn overloads(&self, qualified_name: &str) -> Vec<Arc<FunctionSchema>> {
         let mut schemas: Vec<Arc<FunctionSchema>> = self
             .by_name
@@ -320,7 +466,7 @@ impl OperatorRegistry {
         schemas
     }
 
-    /// Operators registered with `&mut self` (the builtin tables), in registration order; see
+    /// Operators registered with `&mut self` (the builtin families), in registration order; see
     /// [`OperatorRegistry::added_operators`] for the others.
     pub fn operators(&self) -> &[Operator] {
         &self.operators
@@ -513,5 +659,111 @@ mod tests {
         assert!(registry
             .find_by_types("aten::append", &[Type::list(Type::Int), Type::Str])
             .is_none());
+    }
+    #[test]
+    fn the_builtins_register_without_a_single_error() {
+        let registry = OperatorRegistry::try_with_builtins();
+        assert!(registry.is_ok(), "{:?}", registry.err());
+        assert!(OperatorRegistry::with_builtins()
+            .registration_errors()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_malformed_or_duplicate_declaration_is_a_hard_error() {
+        let mut registry = OperatorRegistry::new();
+        let duplicate = [
+            OperatorDeclaration::stack("mylib::twice(int x) -> int", noop),
+            OperatorDeclaration::stack("mylib::twice(int y) -> int", noop),
+        ];
+        let error = registry
+            .register_family(OverloadRank::Builtin, duplicate)
+            .unwrap_err();
+        assert!(error.to_string().contains("already registered"), "{error}");
+        let malformed = [OperatorDeclaration::stack("mylib::broken(int x", noop)];
+        let error = registry
+            .register_family(OverloadRank::Builtin, malformed)
+            .unwrap_err();
+        assert!(error.to_string().contains("mylib::broken(int x"), "{error}");
+        assert!(registry
+            .set_shape_rule("mylib::missing", ShapeRule::Functional(|_| Ok(Vec::new())))
+            .is_err());
+    }
+
+    #[test]
+    fn overloads_are_ordered_by_rank_before_registration_order() {
+        let mut registry = OperatorRegistry::new();
+        registry
+            .register_declaration(
+                OverloadRank::Builtin,
+                OperatorDeclaration::stack("aten::neg.int(int a) -> int", noop),
+            )
+            .unwrap();
+        registry
+            .register_declaration(
+                OverloadRank::NativeFunction,
+                OperatorDeclaration::stack("aten::neg(Tensor self) -> Tensor", noop),
+            )
+            .unwrap();
+        registry
+            .register_declaration(
+                OverloadRank::Builtin,
+                OperatorDeclaration::stack("aten::neg.float(float a) -> float", noop),
+            )
+            .unwrap();
+        let names: Vec<String> = registry
+            .overloads("aten::neg")
+            .iter()
+            .map(|s| s.full_name())
+            .collect();
+        assert_eq!(names, vec!["aten::neg", "aten::neg.int", "aten::neg.float"]);
+    }
+
+    /// The family list registers every rank's families before the next rank's, so the ranks
+    /// give exactly the order in which the families are listed: within every name, no
+    /// overload of a lower rank was registered after one of a higher rank.
+    #[test]
+    fn the_family_list_agrees_with_the_overload_ranks() {
+        let registry = OperatorRegistry::with_builtins();
+        let mut last_rank: HashMap<&str, OverloadRank> = HashMap::new();
+        for operator in registry.operators() {
+            let name = operator.schema.name.as_str();
+            if let Some(&previous) = last_rank.get(name) {
+                assert!(
+                    previous <= operator.overload_rank,
+                    "{} ({:?}) is registered after a {previous:?} overload",
+                    operator.schema.full_name(),
+                    operator.overload_rank
+                );
+            }
+            last_rank.insert(name, operator.overload_rank);
+        }
+    }
+
+    #[test]
+    fn flags_follow_the_schema_and_the_name() {
+        let registry = OperatorRegistry::global();
+        let flags = |name: &str| registry.lookup(name).unwrap().flags;
+        use crate::opdef::Aliasing;
+        assert!(flags("aten::add.Tensor").is_pure());
+        assert_eq!(flags("aten::add.Tensor").aliasing, Aliasing::Fresh);
+        assert_eq!(
+            flags("aten::add_.Tensor").aliasing,
+            Aliasing::WritesArgument
+        );
+        assert_eq!(flags("aten::add.out").aliasing, Aliasing::WritesArgument);
+        assert!(!flags("aten::add_.Tensor").is_pure());
+        assert_eq!(
+            flags("aten::transpose.int").aliasing,
+            Aliasing::ReturnsAlias
+        );
+        assert!(flags("aten::transpose.int").is_pure());
+        assert!(flags("aten::bernoulli").nondeterministic_seeded);
+        assert!(flags("aten::randn").nondeterministic_seeded);
+        assert!(!flags("aten::randn").has_side_effects);
+        assert!(flags("aten::warn").has_side_effects);
+        assert!(flags("aten::manual_seed").has_side_effects);
+        assert!(!flags("aten::manual_seed.generator").nondeterministic_seeded);
+        assert!(!flags("aten::warn").is_pure());
     }
 }

@@ -3,14 +3,17 @@
 //! `index_add`, `index_fill`, `take_along_dim`, `rms_norm`, ...) under their
 //! native_functions.yaml schemas, with the `_` and `.out` overloads PyTorch has.
 
+use std::sync::Arc;
+
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::core_ops::{arg, in_place, one, reg, tensor, tensor_list, Args, Outputs};
-use super::{optional_str, optional_tensor, scalar, wrapped};
+use super::binding::{in_place_from_functional, out_from_functional, typed};
+use super::core_ops::{arg, one, reg, tensor, tensor_list, Args, Declarations, Outputs};
+use super::{optional_str, optional_tensor, wrapped};
 use crate::error::Result;
 use crate::ivalue::IValue;
-use crate::registry::OperatorRegistry;
+use crate::opdef::OperatorDeclaration;
 
 /// Writes a functional result into the `out=` argument at `index` (resizing it as ATen's
 /// `resize_output` does) and returns it.
@@ -34,7 +37,7 @@ fn float(a: &Args, index: usize) -> Result<f64> {
 }
 
 /// View, rearranging and diagonal operators.
-fn register_shape_ops(r: &mut OperatorRegistry) {
+fn register_shape_ops(r: &mut Declarations) {
     // `type_as` is `self.to(other.dtype())`: the same tensor when the dtype already matches.
     reg(
         r,
@@ -113,52 +116,34 @@ fn register_shape_ops(r: &mut OperatorRegistry) {
 }
 
 /// Pointwise math and closeness operators.
-fn register_math_ops(r: &mut OperatorRegistry) {
+fn register_math_ops(r: &mut Declarations) {
     // `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able
     // to cast that back.
-    let square = |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.pow_scalar(&Scalar::Int(2))?) };
-    reg(r, "aten::square(Tensor self) -> Tensor", move |a| {
-        one(square(a)?)
-    });
-    reg(
-        r,
-        "aten::square_(Tensor(a!) self) -> Tensor(a!)",
-        move |a| in_place(a, square(a)?),
-    );
-    reg(
-        r,
-        "aten::square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-        move |a| out(a, 1, square(a)?),
-    );
-    let logaddexp = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.binary(&*tensor(a, 1)?, BinaryOp::LogAddExp)?)
-    };
-    reg(
-        r,
-        "aten::logaddexp(Tensor self, Tensor other) -> Tensor",
-        move |a| one(logaddexp(a)?),
-    );
-    reg(
-        r,
-        "aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        move |a| out(a, 2, logaddexp(a)?),
-    );
-    let threshold = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.threshold(&scalar(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?)
-    };
-    reg(
-        r,
-        "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-        move |a| one(threshold(a)?),
-    );
-    reg(
-        r,
-        "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-        move |a| in_place(a, threshold(a)?),
-    );
-    reg(r, "aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        out(a, 3, threshold(a)?)
-    });
+    r.extend([
+        typed("aten::square(Tensor self) -> Tensor", square),
+        in_place_from_functional("aten::square_(Tensor(a!) self) -> Tensor(a!)", square),
+        out_from_functional(
+            "aten::square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+            square,
+        ),
+        typed(
+            "aten::logaddexp(Tensor self, Tensor other) -> Tensor",
+            logaddexp,
+        ),
+        out_from_functional(
+            "aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+            logaddexp,
+        ),
+        typed(
+            "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+            threshold,
+        ),
+        in_place_from_functional(
+            "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+            threshold,
+        ),
+        out_from_functional("aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", threshold),
+    ]);
     reg(r, "aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", |a| {
         one(tensor(a, 0)?.isclose(&*tensor(a, 1)?, float(a, 2)?, float(a, 3)?, flag(a, 4)?)?)
     });
@@ -209,7 +194,7 @@ fn bucketize(a: &Args, input: &Tensor) -> Result<Tensor> {
 }
 
 /// Sorted-sequence search operators.
-fn register_search_ops(r: &mut OperatorRegistry) {
+fn register_search_ops(r: &mut Declarations) {
     reg(r, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
         one(searchsorted(a, &*tensor(a, 1)?)?)
     });
@@ -237,63 +222,29 @@ fn register_search_ops(r: &mut OperatorRegistry) {
 }
 
 /// Index-wise update, gather and normalization operators.
-fn register_index_ops(r: &mut OperatorRegistry) {
-    let index_add = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.index_add(
-            int(a, 1)?,
-            &*tensor(a, 2)?,
-            &*tensor(a, 3)?,
-            &scalar(arg(a, 4)?)?,
-        )?)
-    };
-    reg(r, "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", move |a| {
-        one(index_add(a)?)
-    });
-    reg(r, "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", move |a| {
-        in_place(a, index_add(a)?)
-    });
-    reg(r, "aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        out(a, 5, index_add(a)?)
-    });
-    let fill_scalar = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.index_fill(int(a, 1)?, &*tensor(a, 2)?, &scalar(arg(a, 3)?)?)?)
-    };
-    let fill_tensor = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.index_fill_tensor(int(a, 1)?, &*tensor(a, 2)?, &*tensor(a, 3)?)?)
-    };
-    reg(
-        r,
-        "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        move |a| one(fill_scalar(a)?),
-    );
-    reg(
-        r,
-        "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
-        move |a| one(fill_tensor(a)?),
-    );
-    reg(r, "aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", move |a| {
-        in_place(a, fill_scalar(a)?)
-    });
-    reg(r, "aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", move |a| {
-        in_place(a, fill_tensor(a)?)
-    });
-    reg(r, "aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        out(a, 4, fill_scalar(a)?)
-    });
-    reg(r, "aten::index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        out(a, 4, fill_tensor(a)?)
-    });
-    let take = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.take_along_dim(&*tensor(a, 1)?, arg(a, 2)?.to_optional_int()?)?)
-    };
-    reg(
-        r,
-        "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
-        move |a| one(take(a)?),
-    );
-    reg(r, "aten::take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        out(a, 3, take(a)?)
-    });
+fn register_index_ops(r: &mut Declarations) {
+    r.extend([
+        typed("aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", index_add),
+        in_place_from_functional("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", index_add),
+        out_from_functional("aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", index_add),
+        typed(
+            "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+            index_fill,
+        ),
+        typed(
+            "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+            index_fill_by_tensor,
+        ),
+        in_place_from_functional("aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", index_fill),
+        in_place_from_functional("aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", index_fill_by_tensor),
+        out_from_functional("aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", index_fill),
+        out_from_functional("aten::index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", index_fill_by_tensor),
+        typed(
+            "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
+            take_along_dim,
+        ),
+        out_from_functional("aten::take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)", take_along_dim),
+    ]);
     reg(r, "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor", |a| {
         let weight = optional_tensor(arg(a, 2)?)?;
         let eps = match arg(a, 3)? {
@@ -304,10 +255,44 @@ fn register_index_ops(r: &mut OperatorRegistry) {
     });
 }
 
-/// Registers every operator of this file.
-pub fn register(registry: &mut OperatorRegistry) {
-    register_shape_ops(registry);
-    register_math_ops(registry);
-    register_search_ops(registry);
-    register_index_ops(registry);
+type Input = Arc<Tensor>;
+
+/// `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able to
+/// cast that back.
+fn square(input: Input) -> Result<Tensor> {
+    Ok(input.pow_scalar(&Scalar::Int(2))?)
+}
+
+fn logaddexp(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.binary(&other, BinaryOp::LogAddExp)?)
+}
+
+fn threshold(input: Input, threshold: Scalar, value: Scalar) -> Result<Tensor> {
+    Ok(input.threshold(&threshold, &value)?)
+}
+
+fn index_add(input: Input, dim: i64, index: Input, source: Input, alpha: Scalar) -> Result<Tensor> {
+    Ok(input.index_add(dim, &index, &source, &alpha)?)
+}
+
+fn index_fill(input: Input, dim: i64, index: Input, value: Scalar) -> Result<Tensor> {
+    Ok(input.index_fill(dim, &index, &value)?)
+}
+
+fn index_fill_by_tensor(input: Input, dim: i64, index: Input, value: Input) -> Result<Tensor> {
+    Ok(input.index_fill_tensor(dim, &index, &value)?)
+}
+
+fn take_along_dim(input: Input, indices: Input, dim: Option<i64>) -> Result<Tensor> {
+    Ok(input.take_along_dim(&indices, dim)?)
+}
+
+/// Every operator of this file, in declaration order.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    let mut declarations = Declarations::new();
+    register_shape_ops(&mut declarations);
+    register_math_ops(&mut declarations);
+    register_search_ops(&mut declarations);
+    register_index_ops(&mut declarations);
+    declarations
 }

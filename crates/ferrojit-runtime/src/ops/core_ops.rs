@@ -2,40 +2,35 @@
 //! binary and ternary math, reductions and view operators, with their in-place `_` and `.out`
 //! variants. Kernels are closures over the tensor library's operator enums.
 
-use std::sync::Arc;
-
-use ferrojit_ir::{parse_schema, Type};
+use ferrojit_ir::Type;
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
-use super::{optional_dtype, optional_str, pop_vec, scalar, wrapped};
+use super::binding::{
+    in_place_from_functional, out_from_functional, typed, typed_in_place, DimList, SliceKernel,
+    TypedKernel, WrappedNumber,
+};
+use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::registry::{OperatorRegistry, Stack};
+use crate::opdef::OperatorDeclaration;
 
 pub(super) type Args = [IValue];
 pub(super) type Outputs = Vec<IValue>;
 
-/// Registers `f` under `schema`; the kernel pops as many values as the schema has arguments.
+/// The rows of a family built in code (a loop over an operator enum, closures over it).
+pub(super) type Declarations = Vec<OperatorDeclaration>;
+
+/// Declares `f` under `schema`; the registry pops as many values as the schema has
+/// arguments and hands them to `f` as a slice.
 pub(super) fn reg(
-    registry: &mut OperatorRegistry,
+    declarations: &mut Declarations,
     schema: &str,
     f: impl Fn(&Args) -> Result<Outputs> + Send + Sync + 'static,
 ) {
-    let count = match parse_schema(schema) {
-        Ok(parsed) => parsed.arguments.len(),
-        Err(_) => 0,
-    };
-    let kernel = Arc::new(move |stack: &mut Stack| -> Result<()> {
-        let args = pop_vec(stack, count)?;
-        let outputs = f(&args)?;
-        stack.extend(outputs);
-        Ok(())
-    });
-    // A duplicate or malformed schema is a programming error caught by the registry tests.
-    let _ = registry.register_boxed(schema, kernel);
+    declarations.push(OperatorDeclaration::arguments(schema.to_string(), f));
 }
 
 pub(super) fn arg(args: &Args, index: usize) -> Result<&IValue> {
@@ -69,20 +64,6 @@ fn optional_f64(value: &IValue) -> Result<Option<f64>> {
     }
 }
 
-fn optional_scalar(value: &IValue) -> Result<Option<Scalar>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(other.to_scalar()?)),
-    }
-}
-
-fn optional_tensor_owned(value: &IValue) -> Result<Option<Tensor>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(Tensor::clone(&*other.to_tensor()?))),
-    }
-}
-
 /// `int[1]? dim` or `int[1] dim`: None or an empty list means every dimension.
 fn dims(value: &IValue) -> Result<Vec<i64>> {
     match value {
@@ -98,34 +79,48 @@ fn f64_arg(args: &Args, index: usize) -> Result<f64> {
 
 // ----- unary ---------------------------------------------------------------------------
 
-/// Registers `name`, `name_` and `name.out` for an operator whose parameters come from
-/// `params` (the arguments after `self`, as one comma-separated schema fragment).
-fn register_unary(
-    registry: &mut OperatorRegistry,
+/// Declares `name`, and where `variants` say so `name_` and `name.out`, for a unary operator
+/// whose parameters come from `params` (the arguments after `self`, as one comma-separated
+/// schema fragment). `build` is a typed kernel over the functional arguments that makes the
+/// tensor library's `UnaryOp`; the functional form applies it, the in-place form applies it
+/// where `self` lies, and the `out=` form is made from the functional form.
+fn register_unary<Parameters>(
+    declarations: &mut Declarations,
     name: &str,
     params: &str,
     variants: (bool, bool),
-    build: fn(&Args) -> Result<UnaryOp>,
+    build: impl TypedKernel<Parameters, Output = UnaryOp> + Clone,
 ) {
     let (sep, kw) = if params.is_empty() {
         ("", "")
     } else {
         (", ", params)
     };
-    reg(
-        registry,
+    let arity = build.arity();
+    let build_for_in_place = build.clone();
+    let functional = SliceKernel {
+        arity,
+        body: move |arguments: &[IValue]| -> Result<Tensor> {
+            let op = build.call_with(arguments)?;
+            Ok(tensor(arguments, 0)?.unary(op)?)
+        },
+    };
+    declarations.push(typed(
         &format!("aten::{name}(Tensor self{sep}{kw}) -> Tensor"),
-        move |a| one(tensor(a, 0)?.unary(build(a)?)?),
-    );
+        functional.clone(),
+    ));
     if variants.0 {
-        reg(
-            registry,
-            &format!("aten::{name}_(Tensor(a!) self{sep}{kw}) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.unary_(build(a)?)?;
-                Ok(vec![arg(a, 0)?.clone()])
+        let in_place = SliceKernel {
+            arity,
+            body: move |arguments: &[IValue]| -> Result<Tensor> {
+                let op = build_for_in_place.call_with(arguments)?;
+                Ok(tensor(arguments, 0)?.unary_(op)?)
             },
-        );
+        };
+        declarations.push(typed_in_place(
+            &format!("aten::{name}_(Tensor(a!) self{sep}{kw}) -> Tensor(a!)"),
+            in_place,
+        ));
     }
     if variants.1 {
         // Keyword-only parameters stay keyword-only before `out`.
@@ -136,14 +131,13 @@ fn register_unary(
         } else {
             format!("aten::{name}.out(Tensor self, {kw}, *, Tensor(a!) out) -> Tensor(a!)")
         };
-        reg(registry, &out_schema, move |a| {
-            let out = tensor(a, a.len() - 1)?;
-            one(tensor(a, 0)?.unary_out(build(a)?, &out)?)
-        });
+        declarations.push(out_from_functional(&out_schema, functional));
     }
 }
 
-fn register_unary_ops(r: &mut OperatorRegistry) {
+type Input = std::sync::Arc<Tensor>;
+
+fn register_unary_ops(r: &mut Declarations) {
     use UnaryOp::*;
     let plain: &[(&str, UnaryOp, (bool, bool))] = &[
         ("abs", Abs, (true, true)),
@@ -196,53 +190,62 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
         ("isneginf", IsNegInf, (false, true)),
     ];
     for &(name, op, variants) in plain {
-        // Each entry needs its own fn pointer; a closure table keyed by op does it.
-        register_fixed_unary(r, name, op, variants);
+        register_unary(r, name, "", variants, move |_: Input| Ok(op));
     }
-    register_unary(r, "logit", "float? eps=None", (true, true), |a| {
-        Ok(Logit(optional_f64(arg(a, 1)?)?))
-    });
-    reg(
+    register_unary(
         r,
-        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
-        |a| one(tensor(a, 0)?.unary(Round(arg(a, 1)?.to_int()?))?),
+        "logit",
+        "float? eps=None",
+        (true, true),
+        |_: Input, eps: Option<f64>| Ok(Logit(eps)),
     );
-    reg(
-        r,
-        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.unary_(Round(arg(a, 1)?.to_int()?))?;
-            Ok(vec![arg(a, 0)?.clone()])
+    // `round.decimals` names its overloads differently (`round.decimals_out`).
+    let round = |_: Input, decimals: i64| Ok(Round(decimals));
+    let round_functional = SliceKernel {
+        arity: 2,
+        body: move |a: &[IValue]| -> Result<Tensor> {
+            Ok(tensor(a, 0)?.unary(round.call_with(a)?)?)
         },
-    );
-    reg(
-        r,
+    };
+    r.push(typed(
+        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
+        round_functional.clone(),
+    ));
+    r.push(typed_in_place(
+        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+        move |input: Input, decimals: i64| Ok(input.unary_(Round(decimals))?),
+    ));
+    r.push(out_from_functional(
         "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.unary_out(Round(arg(a, 1)?.to_int()?), &*tensor(a, 2)?)?),
-    );
+        round_functional,
+    ));
     register_unary(
         r,
         "leaky_relu",
         "Scalar negative_slope=0.01",
         (true, true),
-        |a| Ok(LeakyRelu(f64_arg(a, 1)?)),
+        |_: Input, slope: f64| Ok(LeakyRelu(slope)),
     );
     register_unary(
         r,
         "elu",
         "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
         (true, true),
-        |a| Ok(Elu(f64_arg(a, 1)?, f64_arg(a, 2)?, f64_arg(a, 3)?)),
+        |_: Input, alpha: f64, scale: f64, input_scale: f64| Ok(Elu(alpha, scale, input_scale)),
     );
-    register_unary(r, "celu", "Scalar alpha=1.0", (true, true), |a| {
-        Ok(Celu(f64_arg(a, 1)?))
-    });
+    register_unary(
+        r,
+        "celu",
+        "Scalar alpha=1.0",
+        (true, true),
+        |_: Input, alpha: f64| Ok(Celu(alpha)),
+    );
     register_unary(
         r,
         "gelu",
         "*, str approximate='none'",
         (true, true),
-        |a| match arg(a, 1)?.to_str()? {
+        |_: Input, approximate: String| match approximate.as_str() {
             "none" => Ok(Gelu(false)),
             "tanh" => Ok(Gelu(true)),
             other => Err(RuntimeError::Other(format!(
@@ -255,53 +258,24 @@ fn register_unary_ops(r: &mut OperatorRegistry) {
         "hardtanh",
         "Scalar min_val=-1, Scalar max_val=1",
         (true, true),
-        |a| Ok(Hardtanh(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+        |_: Input, min: f64, max: f64| Ok(Hardtanh(min, max)),
     );
     register_unary(
         r,
         "softplus",
         "Scalar beta=1, Scalar threshold=20",
         (false, true),
-        |a| Ok(Softplus(f64_arg(a, 1)?, f64_arg(a, 2)?)),
+        |_: Input, beta: f64, threshold: f64| Ok(Softplus(beta, threshold)),
     );
     register_unary(
         r,
         "nan_to_num",
         "float? nan=None, float? posinf=None, float? neginf=None",
         (true, true),
-        |a| {
-            Ok(NanToNum(
-                optional_f64(arg(a, 1)?)?,
-                optional_f64(arg(a, 2)?)?,
-                optional_f64(arg(a, 3)?)?,
-            ))
+        |_: Input, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>| {
+            Ok(NanToNum(nan, posinf, neginf))
         },
     );
-}
-
-fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, variants: (bool, bool)) {
-    reg(
-        r,
-        &format!("aten::{name}(Tensor self) -> Tensor"),
-        move |a| one(tensor(a, 0)?.unary(op)?),
-    );
-    if variants.0 {
-        reg(
-            r,
-            &format!("aten::{name}_(Tensor(a!) self) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.unary_(op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-    }
-    if variants.1 {
-        reg(
-            r,
-            &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
-            move |a| one(tensor(a, 0)?.unary_out(op, &*tensor(a, 1)?)?),
-        );
-    }
 }
 
 // ----- binary --------------------------------------------------------------------------
@@ -310,7 +284,7 @@ fn register_fixed_unary(r: &mut OperatorRegistry, name: &str, op: UnaryOp, varia
 /// argument; each flag enables one overload: (Tensor, Scalar, in-place, out, Scalar_Tensor).
 #[allow(clippy::too_many_arguments)]
 fn register_binary(
-    r: &mut OperatorRegistry,
+    r: &mut Declarations,
     name: &str,
     op: BinaryOp,
     other: &str,
@@ -327,20 +301,18 @@ fn register_binary(
             format!(".{o}")
         }
     };
-    reg(
-        r,
+    r.push(typed(
         &format!(
             "aten::{name}{}(Tensor self, Tensor {other}) -> Tensor",
             dot(tensor_overload)
         ),
-        move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
-    );
+        binary::<Input>(op),
+    ));
     if let Some(so) = scalar_overload {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.{so}(Tensor self, Scalar {other}) -> Tensor"),
-            move |a| one(tensor(a, 0)?.binary(&wrapped(arg(a, 1)?)?, op)?),
-        );
+            binary::<WrappedNumber>(op),
+        ));
     }
     if inplace {
         let tensor_ip = if tensor_overload.is_empty() {
@@ -348,56 +320,66 @@ fn register_binary(
         } else {
             dot(tensor_overload)
         };
-        reg(
-            r,
+        r.push(typed_in_place(
             &format!("aten::{name}_{tensor_ip}(Tensor(a!) self, Tensor {other}) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
+            binary_in_place::<Input>(op),
+        ));
         if let Some(so) = scalar_overload {
-            reg(
-                r,
+            r.push(typed_in_place(
                 &format!("aten::{name}_.{so}(Tensor(a!) self, Scalar {other}) -> Tensor(a!)"),
-                move |a| {
-                    tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-                    Ok(vec![arg(a, 0)?.clone()])
-                },
-            );
+                binary_in_place::<WrappedNumber>(op),
+            ));
         }
     }
     if let Some(to) = out_overloads.0 {
-        reg(
-            r,
+        r.push(typed(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
-        );
+            binary_out::<Input>(op),
+        ));
     }
     if let Some(so) = out_overloads.1 {
-        reg(
-            r,
+        r.push(typed(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            move |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, op, &*tensor(a, 2)?)?),
-        );
+            binary_out::<WrappedNumber>(op),
+        ));
     }
     if let Some(st) = scalar_tensor {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.{st}(Scalar self, Tensor {other}) -> Tensor"),
-            move |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, op)?),
-        );
+            move |number: WrappedNumber, other: Input| Ok(number.binary(&other, op)?),
+        ));
     }
 }
 
-fn register_binary_ops(r: &mut OperatorRegistry) {
+/// A broadcasting binary operator of the tensor library.
+fn binary<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other| Ok(input.binary(&other, op)?)
+}
+
+/// Its in-place form: the result is written into `self`.
+fn binary_in_place<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other| Ok(input.binary_(&other, op)?)
+}
+
+/// Its `out=` form (comparison results convert to `out`'s dtype, see `Tensor::binary_out`).
+fn binary_out<Other: std::ops::Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other, Input) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other, out: Input| Ok(input.binary_out(&other, op, &out)?)
+}
+
+fn register_binary_ops(r: &mut Declarations) {
     use BinaryOp::*;
-    // Already registered in tensor_ops: mul/div/add/sub base overloads, remainder, pow,
-    // maximum/minimum, floor_divide and the comparison base overloads.
+    // Registered elsewhere: the arithmetic families (arithmetic_ops) and the comparisons
+    // (comparison_ops).
     register_binary(
         r,
         "fmod",
@@ -420,14 +402,10 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         (Some("out"), None),
         None,
     );
-    reg(
-        r,
+    r.push(typed_in_place(
         "aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Atan2)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+        binary_in_place::<Input>(Atan2),
+    ));
     register_binary(
         r,
         "hypot",
@@ -439,14 +417,10 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
         (Some("out"), None),
         None,
     );
-    reg(
-        r,
+    r.push(typed_in_place(
         "aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Hypot)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+        binary_in_place::<Input>(Hypot),
+    ));
     register_binary(
         r,
         "fmax",
@@ -539,220 +513,38 @@ fn register_binary_ops(r: &mut OperatorRegistry) {
             (Some("out"), None),
             None,
         );
-        reg(
-            r,
+        r.push(typed_in_place(
             &format!("aten::{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
+            binary_in_place::<Input>(op),
+        ));
     }
-    for (name, op) in [
-        ("eq", Eq),
-        ("ne", Ne),
-        ("lt", Lt),
-        ("le", Le),
-        ("gt", Gt),
-        ("ge", Ge),
-    ] {
-        for (overload, is_scalar) in [("Tensor", false), ("Scalar", true)] {
-            let ty = if is_scalar { "Scalar" } else { "Tensor" };
-            reg(
-                r,
-                &format!("aten::{name}_.{overload}(Tensor(a!) self, {ty} other) -> Tensor(a!)"),
-                move |a| {
-                    let other = if is_scalar {
-                        wrapped(arg(a, 1)?)?
-                    } else {
-                        Tensor::clone(&*tensor(a, 1)?)
-                    };
-                    tensor(a, 0)?.binary_(&other, op)?;
-                    Ok(vec![arg(a, 0)?.clone()])
-                },
-            );
-            reg(r, &format!("aten::{name}.{overload}_out(Tensor self, {ty} other, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-                let other = if is_scalar { wrapped(arg(a, 1)?)? } else { Tensor::clone(&*tensor(a, 1)?) };
-                one(tensor(a, 0)?.binary_out(&other, op, &*tensor(a, 2)?)?)
-            });
-        }
-    }
-    // Variants of the arithmetic operators whose base overloads live in tensor_ops.
-    reg(
-        r,
-        "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Mul, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .add(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(&*tensor(a, 3)?)?)
-        },
-    );
-    reg(
-        r,
-        "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .sub(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?
-                .write_into_out(&*tensor(a, 3)?)?)
-        },
-    );
-    reg(
-        r,
-        "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .div(&*tensor(a, 1)?, None)?
-                .write_into_out(&*tensor(a, 2)?)?)
-        },
-    );
-    // Scalar right-hand sides: the scalar is a wrapped number, as in the functional forms.
-    reg(
-        r,
-        "aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Mul, &*tensor(a, 2)?)?),
-    );
-    reg(r, "aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.add(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sub(&wrapped(arg(a, 1)?)?, &scalar(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(
-        r,
-        "aten::div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| {
-            one(tensor(a, 0)?
-                .div(&wrapped(arg(a, 1)?)?, None)?
-                .write_into_out(&*tensor(a, 2)?)?)
-        },
-    );
-    reg(r, "aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.div(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.div_(&*tensor(a, 1)?, optional_str(arg(a, 2)?)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    reg(r, "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)", |a| {
-        tensor(a, 0)?.div_(&wrapped(arg(a, 1)?)?, optional_str(arg(a, 2)?)?)?;
-        Ok(vec![arg(a, 0)?.clone()])
-    });
-    for (name, op) in [("remainder", Remainder), ("floor_divide", FloorDivide)] {
-        reg(
-            r,
-            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-        reg(
-            r,
-            &format!("aten::{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-            move |a| {
-                tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-                Ok(vec![arg(a, 0)?.clone()])
-            },
-        );
-    }
-    reg(
-        r,
-        "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Remainder, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-        |a| one(wrapped(arg(a, 0)?)?.binary(&*tensor(a, 1)?, Remainder)?),
-    );
-    reg(
-        r,
-        "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, FloorDivide, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, Pow)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(
-        r,
-        "aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, Pow)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(r, "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, Pow, &*tensor(a, 2)?)?)
-    });
-    reg(r, "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.binary_out(&wrapped(arg(a, 1)?)?, Pow, &*tensor(a, 2)?)?)
-    });
-    for (name, op) in [("maximum", Maximum), ("minimum", Minimum)] {
-        reg(
-            r,
-            &format!(
-                "aten::{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
-            ),
-            move |a| one(tensor(a, 0)?.binary_out(&*tensor(a, 1)?, op, &*tensor(a, 2)?)?),
-        );
-    }
+    // The arithmetic families (add, sub, mul, div, remainder, floor_divide, pow, maximum,
+    // minimum) live in arithmetic_ops, the comparisons (eq, ne, lt, le, gt, ge) in
+    // comparison_ops.
     for (name, op) in [("max", Maximum), ("min", Minimum)] {
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{name}.other(Tensor self, Tensor other) -> Tensor"),
-            move |a| one(tensor(a, 0)?.binary(&*tensor(a, 1)?, op)?),
-        );
+            binary::<Input>(op),
+        ));
     }
 }
 
-fn register_binary_inplace_only(r: &mut OperatorRegistry, name: &str, op: BinaryOp) {
-    reg(
-        r,
-        &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-        move |a| {
-            tensor(a, 0)?.binary_(&*tensor(a, 1)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(
-        r,
-        &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-        move |a| {
-            tensor(a, 0)?.binary_(&wrapped(arg(a, 1)?)?, op)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+fn register_binary_inplace_only(r: &mut Declarations, name: &str, op: BinaryOp) {
+    r.extend([
+        typed_in_place(
+            &format!("aten::{name}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+            binary_in_place::<Input>(op),
+        ),
+        typed_in_place(
+            &format!("aten::{name}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+            binary_in_place::<WrappedNumber>(op),
+        ),
+    ]);
 }
 
 // ----- ternary -------------------------------------------------------------------------
 
-pub(super) fn in_place(a: &Args, result: Tensor) -> Result<Outputs> {
-    let target = tensor(a, 0)?;
-    if result.sizes() != target.sizes() {
-        return Err(ferrojit_tensor::TensorError::OutputShapeMismatch {
-            output: target.sizes().to_vec(),
-            broadcast: result.sizes().to_vec(),
-        }
-        .into());
-    }
-    result.write_into_out(&target)?;
-    Ok(vec![arg(a, 0)?.clone()])
-}
-
-fn register_ternary_ops(r: &mut OperatorRegistry) {
+fn register_ternary_ops(r: &mut Declarations) {
     reg(
         r,
         "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
@@ -826,139 +618,147 @@ fn register_ternary_ops(r: &mut OperatorRegistry) {
             Ok(vec![arg(a, 0)?.clone()])
         },
     );
-    // clamp family: scalar bounds and tensor bounds.
-    let clamp_s = |a: &Args| -> Result<Tensor> {
-        let (lo, hi) = (optional_scalar(arg(a, 1)?)?, optional_scalar(arg(a, 2)?)?);
-        Ok(tensor(a, 0)?.clamp(lo.as_ref(), hi.as_ref())?)
-    };
-    let clamp_t = |a: &Args| -> Result<Tensor> {
-        let (lo, hi) = (
-            optional_tensor_owned(arg(a, 1)?)?,
-            optional_tensor_owned(arg(a, 2)?)?,
-        );
-        Ok(tensor(a, 0)?.clamp_tensor(lo.as_ref(), hi.as_ref())?)
-    };
-    reg(
-        r,
-        "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        move |a| one(clamp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-        move |a| one(clamp_t(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-        move |a| in_place(a, clamp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-        move |a| in_place(a, clamp_t(a)?),
-    );
-    reg(r, "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(clamp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
+    // The clamp, lerp and addcmul families compute in place by writing their functional
+    // result into `self` (ATen's structured kernels do the same), so their in-place and
+    // out= forms are made from the functional kernels.
+    r.extend([
+        typed(
+            "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+            clamp,
+        ),
+        typed(
+            "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+            clamp_by_tensors,
+        ),
+        in_place_from_functional(
+            "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+            clamp,
+        ),
+        in_place_from_functional(
+            "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+            clamp_by_tensors,
+        ),
+    ]);
+    r.push(out_from_functional("aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", clamp));
+    r.push(out_from_functional("aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", clamp_by_tensors));
     for (name, is_min) in [("clamp_min", true), ("clamp_max", false)] {
         let bound = if is_min { "min" } else { "max" };
-        let scalar_fn = move |a: &Args| -> Result<Tensor> {
-            let s = scalar(arg(a, 1)?)?;
+        let by_scalar = move |input: Input, bound: Scalar| -> Result<Tensor> {
             Ok(if is_min {
-                tensor(a, 0)?.clamp(Some(&s), None)?
+                input.clamp(Some(&bound), None)?
             } else {
-                tensor(a, 0)?.clamp(None, Some(&s))?
+                input.clamp(None, Some(&bound))?
             })
         };
-        let tensor_fn = move |a: &Args| -> Result<Tensor> {
-            let t = tensor(a, 1)?;
+        let by_tensor = move |input: Input, bound: Input| -> Result<Tensor> {
             Ok(if is_min {
-                tensor(a, 0)?.clamp_tensor(Some(&t), None)?
+                input.clamp_tensor(Some(&bound), None)?
             } else {
-                tensor(a, 0)?.clamp_tensor(None, Some(&t))?
+                input.clamp_tensor(None, Some(&bound))?
             })
         };
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"),
-            move |a| one(scalar_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"),
-            move |a| one(tensor_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"),
-            move |a| in_place(a, scalar_fn(a)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"),
-            move |a| in_place(a, tensor_fn(a)?),
-        );
-        reg(
-            r,
-            &format!(
-                "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self, Scalar {bound}) -> Tensor"),
+                by_scalar,
             ),
-            move |a| one(scalar_fn(a)?.write_into_out(&*tensor(a, 2)?)?),
-        );
+            typed(
+                &format!("aten::{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor"),
+                by_tensor,
+            ),
+            in_place_from_functional(
+                &format!("aten::{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)"),
+                by_scalar,
+            ),
+            in_place_from_functional(
+                &format!("aten::{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)"),
+                by_tensor,
+            ),
+            out_from_functional(
+                &format!(
+                    "aten::{name}.out(Tensor self, Scalar {bound}, *, Tensor(a!) out) -> Tensor(a!)"
+                ),
+                by_scalar,
+            ),
+        ]);
     }
-    let lerp_s = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &wrapped(arg(a, 2)?)?)?)
-    };
-    let lerp_t =
-        |a: &Args| -> Result<Tensor> { Ok(tensor(a, 0)?.lerp(&*tensor(a, 1)?, &*tensor(a, 2)?)?) };
-    reg(
-        r,
-        "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        move |a| one(lerp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        move |a| one(lerp_t(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        move |a| in_place(a, lerp_s(a)?),
-    );
-    reg(
-        r,
-        "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
-        move |a| in_place(a, lerp_t(a)?),
-    );
-    reg(r, "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_s(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(r, "aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", move |a| {
-        one(lerp_t(a)?.write_into_out(&*tensor(a, 3)?)?)
-    });
+    r.extend([
+        typed(
+            "aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+            lerp::<WrappedNumber>,
+        ),
+        typed(
+            "aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+            lerp::<Input>,
+        ),
+        in_place_from_functional(
+            "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+            lerp::<WrappedNumber>,
+        ),
+        in_place_from_functional(
+            "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+            lerp::<Input>,
+        ),
+        out_from_functional("aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", lerp::<WrappedNumber>),
+        out_from_functional("aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", lerp::<Input>),
+    ]);
     for (name, divide) in [("addcmul", false), ("addcdiv", true)] {
-        let f = move |a: &Args| -> Result<Tensor> {
-            let v = scalar(arg(a, 3)?)?;
+        let combine = move |input: Input, tensor1: Input, tensor2: Input, value: Scalar| {
             Ok(if divide {
-                tensor(a, 0)?.addcdiv(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
+                input.addcdiv(&tensor1, &tensor2, &value)?
             } else {
-                tensor(a, 0)?.addcmul(&*tensor(a, 1)?, &*tensor(a, 2)?, &v)?
+                input.addcmul(&tensor1, &tensor2, &value)?
             })
         };
-        reg(r, &format!("aten::{name}(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"), move |a| one(f(a)?));
-        reg(r, &format!("aten::{name}_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"), move |a| in_place(a, f(a)?));
-        reg(r, &format!("aten::{name}.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(&*tensor(a, 4)?)?)
-        });
+        r.extend([
+            typed(&format!("aten::{name}(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"), combine),
+            in_place_from_functional(&format!("aten::{name}_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"), combine),
+            out_from_functional(&format!("aten::{name}.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"), combine),
+        ]);
     }
 }
 
+fn clamp(input: Input, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+    Ok(input.clamp(min.as_ref(), max.as_ref())?)
+}
+
+fn clamp_by_tensors(input: Input, min: Option<Input>, max: Option<Input>) -> Result<Tensor> {
+    Ok(input.clamp_tensor(min.as_deref(), max.as_deref())?)
+}
+
+fn lerp<Weight: std::ops::Deref<Target = Tensor>>(
+    input: Input,
+    end: Input,
+    weight: Weight,
+) -> Result<Tensor> {
+    Ok(input.lerp(&end, &weight)?)
+}
+
 // ----- reductions ----------------------------------------------------------------------
+
+fn sum(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.sum(dtype)?)
+}
+
+fn sum_dims(input: Input, dims: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.sum_dim(&dims.0, keepdim, dtype)?)
+}
+
+fn mean(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.mean(dtype)?)
+}
+
+fn mean_dims(input: Input, dims: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.mean_dim(&dims.0, keepdim, dtype)?)
+}
+
+fn prod(input: Input, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.prod_dim(&[], false, dtype)?)
+}
+
+fn prod_dim(input: Input, dim: i64, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(input.prod_dim(&[dim], keepdim, dtype)?)
+}
 
 fn correction(
     a: &Args,
@@ -974,51 +774,42 @@ fn correction(
     Ok(1.0)
 }
 
-fn register_reductions(r: &mut OperatorRegistry) {
-    reg(
-        r,
-        "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        |a| one(tensor(a, 0)?.prod_dim(&[], false, optional_dtype(arg(a, 1)?)?)?),
-    );
-    reg(r, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        let d = arg(a, 1)?.to_int()?;
-        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?)
-    });
-    reg(r, "aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        let d = arg(a, 1)?.to_int()?;
-        one(tensor(a, 0)?.prod_dim(&[d], arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
-    reg(r, "aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.sum_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
-    reg(r, "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.mean_dim(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, optional_dtype(arg(a, 3)?)?)?.write_into_out(&*tensor(a, 4)?)?)
-    });
+fn register_reductions(r: &mut Declarations) {
+    // The out= forms write the functional result into `out`.
+    r.extend([
+        typed("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum),
+        typed("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dims),
+        out_from_functional("aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", sum_dims),
+        typed("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean),
+        typed("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dims),
+        out_from_functional("aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", mean_dims),
+        typed("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", prod),
+        typed("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", prod_dim),
+        out_from_functional("aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", prod_dim),
+    ]);
     for (name, is_max) in [("max", true), ("min", false)] {
-        reg(r, &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), move |a| {
-            two(tensor(a, 0)?.max_min_dim(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?, is_max)?)
-        });
+        r.push(typed(
+            &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"),
+            move |input: Input, dim: i64, keepdim: bool| Ok(input.max_min_dim(dim, keepdim, is_max)?),
+        ));
         let a_name = if is_max { "amax" } else { "amin" };
-        reg(
-            r,
-            &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
-            move |a| one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?),
-        );
-        reg(r, &format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(tensor(a, 0)?.amax(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_max)?.write_into_out(&*tensor(a, 3)?)?)
-        });
+        let extreme = move |input: Input, dims: DimList, keepdim: bool| {
+            Ok(input.amax(&dims.0, keepdim, is_max)?)
+        };
+        r.extend([
+            typed(
+                &format!("aten::{a_name}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
+                extreme,
+            ),
+            out_from_functional(&format!("aten::{a_name}.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"), extreme),
+        ]);
         let arg_name = if is_max { "argmax" } else { "argmin" };
-        reg(
-            r,
+        r.push(typed(
             &format!("aten::{arg_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"),
-            move |a| {
-                one(tensor(a, 0)?.argmax(
-                    arg(a, 1)?.to_optional_int()?,
-                    arg(a, 2)?.to_bool()?,
-                    is_max,
-                )?)
+            move |input: Input, dim: Option<i64>, keepdim: bool| {
+                Ok(input.argmax(dim, keepdim, is_max)?)
             },
-        );
+        ));
     }
     for (name, take_sqrt) in [("std", true), ("var", false)] {
         reg(
@@ -1090,28 +881,22 @@ fn register_reductions(r: &mut OperatorRegistry) {
         |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
     );
     for (name, is_product) in [("cumsum", false), ("cumprod", true)] {
-        let f = move |a: &Args| -> Result<Tensor> {
-            Ok(tensor(a, 0)?.cumulative(
-                arg(a, 1)?.to_int()?,
-                optional_dtype(arg(a, 2)?)?,
-                is_product,
-            )?)
+        let cumulative = move |input: Input, dim: i64, dtype: Option<DType>| {
+            Ok(input.cumulative(dim, dtype, is_product)?)
         };
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
-            move |a| one(f(a)?),
-        );
-        reg(
-            r,
-            &format!(
-                "aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
+                cumulative,
             ),
-            move |a| in_place(a, f(a)?),
-        );
-        reg(r, &format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), move |a| {
-            one(f(a)?.write_into_out(&*tensor(a, 3)?)?)
-        });
+            in_place_from_functional(
+                &format!(
+                    "aten::{name}_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+                ),
+                cumulative,
+            ),
+            out_from_functional(&format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), cumulative),
+        ]);
     }
     reg(r, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
         two(tensor(a, 0)?.sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)
@@ -1155,7 +940,7 @@ fn register_reductions(r: &mut OperatorRegistry) {
 
 // ----- views ---------------------------------------------------------------------------
 
-fn register_views(r: &mut OperatorRegistry) {
+fn register_views(r: &mut Declarations) {
     reg(r, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", |a| {
         one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
     });
@@ -1216,11 +1001,13 @@ pub(crate) fn memory_format(value: &IValue) -> Result<MemoryFormat> {
     }
 }
 
-/// Registers every operator of this file.
-pub fn register(registry: &mut OperatorRegistry) {
-    register_unary_ops(registry);
-    register_binary_ops(registry);
-    register_ternary_ops(registry);
-    register_reductions(registry);
-    register_views(registry);
+/// Every operator of this file, in declaration order.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    let mut declarations = Declarations::new();
+    register_unary_ops(&mut declarations);
+    register_binary_ops(&mut declarations);
+    register_ternary_ops(&mut declarations);
+    register_reductions(&mut declarations);
+    register_views(&mut declarations);
+    declarations
 }

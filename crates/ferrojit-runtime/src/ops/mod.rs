@@ -1,7 +1,11 @@
-//! Builtin operators, one file per family, each a table of (PyTorch schema, kernel), plus the
-//! stack helpers the kernels share.
+//! Builtin operators, one file per family, each a list of declarations (PyTorch schema,
+//! kernel, rules), the list of families with their overload ranks, and the stack helpers the
+//! kernels share.
 
+pub mod arithmetic_ops;
 pub mod arrange_ops;
+pub mod binding;
+pub mod comparison_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
@@ -14,6 +18,7 @@ pub mod nn_ops;
 pub mod prim_lang_ops;
 pub mod rnn_ops;
 pub mod scalar_ops;
+pub mod shape_rules;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -23,38 +28,99 @@ use ferrojit_tensor::{DType, Scalar, Tensor};
 
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
+use crate::opdef::{OperatorDeclaration, OverloadRank};
 use crate::registry::{KernelFn, OperatorRegistry, Stack};
 
 /// One row of a builtin table: a PyTorch schema string and its kernel.
 pub type KernelTableEntry = (&'static str, KernelFn);
 
-/// Registers every builtin family. Tensor overloads go first so that, within one name,
-/// the compiler sees them in PyTorch's order (native functions before prim ops).
+/// The rows of a table of plain-function kernels, as declarations.
+fn from_table(table: &[KernelTableEntry]) -> Vec<OperatorDeclaration> {
+    table
+        .iter()
+        .map(|&(schema, kernel)| OperatorDeclaration::stack(schema, kernel))
+        .collect()
+}
+
+/// Every builtin family with the overload rank of its operators. Within one name the
+/// registry orders overloads by rank (PyTorch's native functions, then its builtins, then
+/// its composites), and only then by this order, so moving a family in this list never
+/// changes which overload the compiler picks across ranks.
+pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclaration>)> {
+    use OverloadRank::{Builtin, Composite, NativeFunction};
+    vec![
+        ("arithmetic", NativeFunction, arithmetic_ops::declarations()),
+        ("comparison", NativeFunction, comparison_ops::declarations()),
+        ("tensor", NativeFunction, from_table(tensor_ops::TABLE)),
+        ("tensor_typed", NativeFunction, tensor_ops::declarations()),
+        ("core", NativeFunction, core_ops::declarations()),
+        ("arrange", NativeFunction, arrange_ops::declarations()),
+        ("nn", NativeFunction, from_table(nn_ops::TABLE)),
+        ("rnn", NativeFunction, from_table(rnn_ops::TABLE)),
+        (
+            "transformer",
+            NativeFunction,
+            from_table(transformer_ops::TABLE),
+        ),
+        ("indexing", NativeFunction, from_table(indexing_ops::TABLE)),
+        ("creation", NativeFunction, from_table(creation_ops::TABLE)),
+        ("scalar", Builtin, from_table(scalar_ops::TABLE)),
+        ("math", Builtin, from_table(math_ops::TABLE)),
+        ("str", Builtin, from_table(str_ops::TABLE)),
+        ("str_format", Builtin, from_table(str_format_ops::TABLE)),
+        ("list", Builtin, from_table(list_ops::TABLE)),
+        ("dict", Builtin, from_table(&dict_ops::table())),
+        ("misc", Builtin, from_table(misc_ops::TABLE)),
+        ("prim_lang", Builtin, from_table(prim_lang_ops::TABLE)),
+        ("composite", Composite, from_table(composite_ops::TABLE)),
+    ]
+}
+
+/// Registers every builtin family, recording each failure in
+/// [`OperatorRegistry::registration_errors`] and going on (the global registry cannot fail;
+/// a test keeps the list empty). [`try_register_builtins`] stops at the first failure.
 pub fn register_builtins(registry: &mut OperatorRegistry) {
-    registry.register_table(tensor_ops::TABLE);
-    core_ops::register(registry);
-    arrange_ops::register(registry);
-    registry.register_table(nn_ops::TABLE);
-    registry.register_table(rnn_ops::TABLE);
-    registry.register_table(transformer_ops::TABLE);
-    registry.register_table(indexing_ops::TABLE);
-    registry.register_table(creation_ops::TABLE);
-    registry.register_table(scalar_ops::TABLE);
-    registry.register_table(math_ops::TABLE);
-    registry.register_table(str_ops::TABLE);
-    registry.register_table(str_format_ops::TABLE);
-    registry.register_table(list_ops::TABLE);
-    registry.register_table(&dict_ops::table());
-    registry.register_table(misc_ops::TABLE);
-    registry.register_table(prim_lang_ops::TABLE);
-    registry.register_table(composite_ops::TABLE);
-    register_aliases(registry);
+    // With `stop_at_first_error` false every failure is recorded and nothing is returned.
+    let _ = register_all_builtins(registry, false);
+}
+
+/// Registers every builtin family, failing on the first malformed or duplicate schema, or
+/// the first alias or rule that cannot be registered.
+pub fn try_register_builtins(registry: &mut OperatorRegistry) -> Result<()> {
+    register_all_builtins(registry, true)
+}
+
+fn register_all_builtins(registry: &mut OperatorRegistry, stop_at_first_error: bool) -> Result<()> {
+    let outcome = |registry: &mut OperatorRegistry, result: Result<()>| -> Result<()> {
+        match result {
+            Err(error) if stop_at_first_error => Err(error),
+            Err(error) => {
+                registry.push_registration_error(error.to_string());
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    };
+    for (_family, rank, declarations) in builtin_families() {
+        for declaration in declarations {
+            let result = registry.register_declaration(rank, declaration);
+            outcome(registry, result)?;
+        }
+    }
+    // Rules before aliases, so that an alias shares its operator's rules.
+    let result = shape_rules::attach(registry);
+    outcome(registry, result)?;
+    for result in register_aliases(registry) {
+        outcome(registry, result)?;
+    }
+    Ok(())
 }
 
 /// Registers each operator alias (`aten::subtract`) that has no schema of its own here as the
 /// overloads of the operator it stands for whose first argument is a tensor or a tensor list,
-/// under the alias's name, with the same kernels.
-fn register_aliases(registry: &mut OperatorRegistry) {
+/// under the alias's name, with the same definitions. Returns each registration's outcome.
+fn register_aliases(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
+    let mut outcomes = Vec::new();
     for &(alias, canonical) in ferrojit_ir::aliases::OPERATOR_ALIASES {
         if !registry.overloads(alias).is_empty() {
             continue;
@@ -78,13 +144,10 @@ fn register_aliases(registry: &mut OperatorRegistry) {
             if !takes_tensor {
                 continue;
             }
-            let mut schema = (*operator.schema).clone();
-            schema.name = alias.to_string();
-            if let Err(error) = registry.register_boxed(&schema.to_string(), operator.kernel) {
-                registry.push_registration_error(error.to_string());
-            }
+            outcomes.push(registry.register_renamed(&operator, alias));
         }
     }
+    outcomes
 }
 
 fn underflow() -> RuntimeError {

@@ -4,227 +4,14 @@
 use ferrojit_ir::Type;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::{
-    optional_dtype, optional_str, optional_tensor, pop_array, push, scalar, wrapped,
-    KernelTableEntry,
-};
+use std::sync::Arc;
+
+use super::binding::typed;
+use super::{optional_dtype, pop_array, push, KernelTableEntry};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
+use crate::opdef::OperatorDeclaration;
 use crate::registry::Stack;
-
-// ----- arithmetic ----------------------------------------------------------------------
-
-fn add_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.add(&*b.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn add_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.add(&wrapped(&b)?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn add_tensor_(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.add_(&*b.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, a)
-}
-
-fn add_scalar_(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.add_(&wrapped(&b)?, &scalar(&alpha)?)?;
-    push(stack, a)
-}
-
-fn sub_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.sub(&*b.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn sub_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.sub(&wrapped(&b)?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn sub_tensor_(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.sub_(&*b.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, a)
-}
-
-fn sub_scalar_(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    a.to_tensor()?.sub_(&wrapped(&b)?, &scalar(&alpha)?)?;
-    push(stack, a)
-}
-
-/// `other - alpha * self`.
-fn rsub_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = b.to_tensor()?.sub(&*a.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn rsub_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b, alpha] = pop_array::<3>(stack)?;
-    let result = wrapped(&b)?.sub(&*a.to_tensor()?, &scalar(&alpha)?)?;
-    push(stack, result)
-}
-
-fn mul_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mul(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-fn mul_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mul(&wrapped(&b)?)?;
-    push(stack, result)
-}
-
-fn mul_tensor_(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.mul_(&*b.to_tensor()?)?;
-    push(stack, a)
-}
-
-fn mul_scalar_(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.mul_(&wrapped(&b)?)?;
-    push(stack, a)
-}
-
-fn div_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(&*b.to_tensor()?, None)?;
-    push(stack, result)
-}
-
-fn div_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(&wrapped(&b)?, None)?;
-    push(stack, result)
-}
-
-fn div_tensor_mode(stack: &mut Stack) -> Result<()> {
-    let [a, b, mode] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.div(&*b.to_tensor()?, optional_str(&mode)?)?;
-    push(stack, result)
-}
-
-fn div_scalar_mode(stack: &mut Stack) -> Result<()> {
-    let [a, b, mode] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.div(&wrapped(&b)?, optional_str(&mode)?)?;
-    push(stack, result)
-}
-
-fn div_tensor_(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.div_(&*b.to_tensor()?, None)?;
-    push(stack, a)
-}
-
-fn div_scalar_(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    a.to_tensor()?.div_(&wrapped(&b)?, None)?;
-    push(stack, a)
-}
-
-fn floor_divide_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(&*b.to_tensor()?, Some("floor"))?;
-    push(stack, result)
-}
-
-fn floor_divide_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.div(&wrapped(&b)?, Some("floor"))?;
-    push(stack, result)
-}
-
-fn remainder_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.remainder(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-fn remainder_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.remainder(&wrapped(&b)?)?;
-    push(stack, result)
-}
-
-fn pow_tensor_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.pow(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-fn pow_tensor_scalar(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.pow_scalar(&scalar(&b)?)?;
-    push(stack, result)
-}
-
-fn pow_scalar_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = wrapped(&a)?.pow(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-fn maximum(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.maximum(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-fn minimum(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.minimum(&*b.to_tensor()?)?;
-    push(stack, result)
-}
-
-macro_rules! comparison {
-    ($tensor_name:ident, $scalar_name:ident, $method:ident) => {
-        fn $tensor_name(stack: &mut Stack) -> Result<()> {
-            let [a, b] = pop_array::<2>(stack)?;
-            let result = a.to_tensor()?.$method(&*b.to_tensor()?)?;
-            push(stack, result)
-        }
-
-        fn $scalar_name(stack: &mut Stack) -> Result<()> {
-            let [a, b] = pop_array::<2>(stack)?;
-            let result = a.to_tensor()?.$method(&wrapped(&b)?)?;
-            push(stack, result)
-        }
-    };
-}
-
-comparison!(eq_tensor, eq_scalar, eq);
-comparison!(ne_tensor, ne_scalar, ne);
-comparison!(lt_tensor, lt_scalar, lt);
-comparison!(le_tensor, le_scalar, le);
-comparison!(gt_tensor, gt_scalar, gt);
-comparison!(ge_tensor, ge_scalar, ge);
-
-macro_rules! unary {
-    ($name:ident, $method:ident) => {
-        fn $name(stack: &mut Stack) -> Result<()> {
-            let [a] = pop_array::<1>(stack)?;
-            let result = a.to_tensor()?.$method()?;
-            push(stack, result)
-        }
-    };
-}
-
-unary!(max_all, max);
-unary!(min_all, min);
-unary!(transpose_2d, t);
 
 /// `softmax` over `dim`, computed as `exp(x - max) / sum(exp(x - max), dim)`. The tensor
 /// library has no softmax yet; subtracting the global maximum keeps it stable and gives
@@ -255,164 +42,117 @@ fn softmax(stack: &mut Stack) -> Result<()> {
 
 // ----- linear algebra ------------------------------------------------------------------
 
-fn linear(stack: &mut Stack) -> Result<()> {
-    let [input, weight, bias] = pop_array::<3>(stack)?;
-    let result = input
-        .to_tensor()?
-        .linear(&*weight.to_tensor()?, optional_tensor(&bias)?.as_deref())?;
-    push(stack, result)
+type Input = Arc<Tensor>;
+
+fn linear(input: Input, weight: Input, bias: Option<Input>) -> Result<Tensor> {
+    Ok(input.linear(&weight, bias.as_deref())?)
 }
 
-fn addmm(stack: &mut Stack) -> Result<()> {
-    let [input, mat1, mat2, beta, alpha] = pop_array::<5>(stack)?;
-    let result = input.to_tensor()?.addmm(
-        &*mat1.to_tensor()?,
-        &*mat2.to_tensor()?,
-        &scalar(&beta)?,
-        &scalar(&alpha)?,
-    )?;
-    push(stack, result)
+fn addmm(input: Input, mat1: Input, mat2: Input, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+    Ok(input.addmm(&mat1, &mat2, &beta, &alpha)?)
 }
 
-fn matmul(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.matmul(&*b.to_tensor()?)?;
-    push(stack, result)
+fn matmul(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.matmul(&other)?)
 }
 
-fn mm(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mm(&*b.to_tensor()?)?;
-    push(stack, result)
+fn mm(input: Input, mat2: Input) -> Result<Tensor> {
+    Ok(input.mm(&mat2)?)
 }
 
-fn bmm(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.bmm(&*b.to_tensor()?)?;
-    push(stack, result)
+fn bmm(input: Input, mat2: Input) -> Result<Tensor> {
+    Ok(input.bmm(&mat2)?)
 }
 
-fn dot(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.dot(&*b.to_tensor()?)?;
-    push(stack, result)
+fn dot(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.dot(&other)?)
 }
 
-fn mv(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mv(&*b.to_tensor()?)?;
-    push(stack, result)
+fn mv(input: Input, vector: Input) -> Result<Tensor> {
+    Ok(input.mv(&vector)?)
 }
 
 // ----- views and shapes ----------------------------------------------------------------
 
-fn transpose(stack: &mut Stack) -> Result<()> {
-    let [a, dim0, dim1] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.transpose(dim0.to_int()?, dim1.to_int()?)?;
-    push(stack, result)
+fn transpose_2d(input: Input) -> Result<Tensor> {
+    Ok(input.t()?)
 }
 
-fn permute(stack: &mut Stack) -> Result<()> {
-    let [a, dims] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.permute(&dims.to_int_vec()?)?;
-    push(stack, result)
+fn transpose(input: Input, dim0: i64, dim1: i64) -> Result<Tensor> {
+    Ok(input.transpose(dim0, dim1)?)
 }
 
-fn view(stack: &mut Stack) -> Result<()> {
-    let [a, size] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.view(&size.to_int_vec()?)?;
-    push(stack, result)
+fn permute(input: Input, dims: Vec<i64>) -> Result<Tensor> {
+    Ok(input.permute(&dims)?)
 }
 
-fn reshape(stack: &mut Stack) -> Result<()> {
-    let [a, shape] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.reshape(&shape.to_int_vec()?)?;
-    push(stack, result)
+fn view(input: Input, size: Vec<i64>) -> Result<Tensor> {
+    Ok(input.view(&size)?)
+}
+
+fn reshape(input: Input, shape: Vec<i64>) -> Result<Tensor> {
+    Ok(input.reshape(&shape)?)
 }
 
 fn sizes_i64(tensor: &Tensor) -> Vec<i64> {
     tensor.sizes().iter().map(|&s| s as i64).collect()
 }
 
-fn view_as(stack: &mut Stack) -> Result<()> {
-    let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.view(&sizes_i64(&*other.to_tensor()?))?;
-    push(stack, result)
+fn view_as(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.view(&sizes_i64(&other))?)
 }
 
-fn reshape_as(stack: &mut Stack) -> Result<()> {
-    let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.reshape(&sizes_i64(&*other.to_tensor()?))?;
-    push(stack, result)
+fn reshape_as(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.reshape(&sizes_i64(&other))?)
 }
 
-fn expand(stack: &mut Stack) -> Result<()> {
-    let [a, size, _implicit] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.expand(&size.to_int_vec()?)?;
-    push(stack, result)
+/// `implicit` only matters to tracing; it is taken as it comes, unread.
+fn expand(input: Input, size: Vec<i64>, _implicit: IValue) -> Result<Tensor> {
+    Ok(input.expand(&size)?)
 }
 
-fn expand_as(stack: &mut Stack) -> Result<()> {
-    let [a, other] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.expand(&sizes_i64(&*other.to_tensor()?))?;
-    push(stack, result)
+fn expand_as(input: Input, other: Input) -> Result<Tensor> {
+    Ok(input.expand(&sizes_i64(&other))?)
 }
 
-fn flatten(stack: &mut Stack) -> Result<()> {
-    let [a, start, end] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.flatten(start.to_int()?, end.to_int()?)?;
-    push(stack, result)
+fn flatten(input: Input, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    Ok(input.flatten(start_dim, end_dim)?)
 }
 
-fn select(stack: &mut Stack) -> Result<()> {
-    let [a, dim, index] = pop_array::<3>(stack)?;
-    let result = a.to_tensor()?.select(dim.to_int()?, index.to_int()?)?;
-    push(stack, result)
+fn select(input: Input, dim: i64, index: i64) -> Result<Tensor> {
+    Ok(input.select(dim, index)?)
 }
 
-fn slice(stack: &mut Stack) -> Result<()> {
-    let [a, dim, start, end, step] = pop_array::<5>(stack)?;
-    let result = a.to_tensor()?.slice(
-        dim.to_int()?,
-        start.to_optional_int()?,
-        end.to_optional_int()?,
-        step.to_int()?,
-    )?;
-    push(stack, result)
+fn slice(
+    input: Input,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    Ok(input.slice(dim, start, end, step)?)
 }
 
-fn narrow(stack: &mut Stack) -> Result<()> {
-    let [a, dim, start, length] = pop_array::<4>(stack)?;
-    let result = a
-        .to_tensor()?
-        .narrow(dim.to_int()?, start.to_int()?, length.to_int()?)?;
-    push(stack, result)
+fn narrow(input: Input, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    Ok(input.narrow(dim, start, length)?)
 }
 
-fn unsqueeze(stack: &mut Stack) -> Result<()> {
-    let [a, dim] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.unsqueeze(dim.to_int()?)?;
-    push(stack, result)
+fn unsqueeze(input: Input, dim: i64) -> Result<Tensor> {
+    Ok(input.unsqueeze(dim)?)
 }
 
-fn squeeze_dim(stack: &mut Stack) -> Result<()> {
-    let [a, dim] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.squeeze_dim(dim.to_int()?)?;
-    push(stack, result)
+fn squeeze_dim(input: Input, dim: i64) -> Result<Tensor> {
+    Ok(input.squeeze_dim(dim)?)
 }
 
-fn squeeze(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let result = a.to_tensor()?.squeeze();
-    push(stack, result)
+fn squeeze(input: Input) -> Result<Tensor> {
+    Ok(input.squeeze())
 }
 
 /// `squeeze.dims`: removes each listed dim of size 1 (others are left, as in PyTorch).
-fn squeeze_dims(stack: &mut Stack) -> Result<()> {
-    let [a, dims] = pop_array::<2>(stack)?;
-    let mut result = Tensor::clone(&*a.to_tensor()?);
+fn squeeze_dims(input: Input, dims: Vec<i64>) -> Result<Tensor> {
+    let mut result = Tensor::clone(&input);
     let mut wrapped = dims
-        .to_int_vec()?
         .into_iter()
         .map(|dim| ferrojit_tensor::wrap_dim(dim, result.dim()))
         .collect::<std::result::Result<Vec<usize>, _>>()?;
@@ -421,7 +161,7 @@ fn squeeze_dims(stack: &mut Stack) -> Result<()> {
     for dim in wrapped.into_iter().rev() {
         result = result.squeeze_dim(dim as i64)?;
     }
-    push(stack, result)
+    Ok(result)
 }
 
 /// `resize_(size, memory_format)`: the in-place form hands the resized tensor to every handle
@@ -486,60 +226,25 @@ fn contiguous(stack: &mut Stack) -> Result<()> {
     }
 }
 
-fn clone(stack: &mut Stack) -> Result<()> {
-    let [a, memory_format] = pop_array::<2>(stack)?;
+fn clone(input: Input, memory_format: IValue) -> Result<Tensor> {
     let format = super::core_ops::memory_format(&memory_format)?;
-    let result = a.to_tensor()?.clone_with_format(format)?;
-    push(stack, result)
+    Ok(input.clone_with_format(format)?)
 }
 
-fn detach(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let mut result = Tensor::clone(&*a.to_tensor()?);
+fn detach(input: Input) -> Result<Tensor> {
+    let mut result = Tensor::clone(&input);
     result.set_requires_grad(false);
-    push(stack, result)
+    Ok(result)
 }
 
 // ----- reductions ----------------------------------------------------------------------
 
-fn sum(stack: &mut Stack) -> Result<()> {
-    let [a, dtype] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.sum(optional_dtype(&dtype)?)?;
-    push(stack, result)
+fn max_all(input: Input) -> Result<Tensor> {
+    Ok(input.max()?)
 }
 
-/// `int[1]? dim`: None means all dimensions.
-fn optional_dims(value: &IValue) -> Result<Vec<i64>> {
-    match value {
-        IValue::None => Ok(Vec::new()),
-        other => other.to_int_vec(),
-    }
-}
-
-fn sum_dim(stack: &mut Stack) -> Result<()> {
-    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
-    let result = a.to_tensor()?.sum_dim(
-        &optional_dims(&dim)?,
-        keepdim.to_bool()?,
-        optional_dtype(&dtype)?,
-    )?;
-    push(stack, result)
-}
-
-fn mean(stack: &mut Stack) -> Result<()> {
-    let [a, dtype] = pop_array::<2>(stack)?;
-    let result = a.to_tensor()?.mean(optional_dtype(&dtype)?)?;
-    push(stack, result)
-}
-
-fn mean_dim(stack: &mut Stack) -> Result<()> {
-    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
-    let result = a.to_tensor()?.mean_dim(
-        &optional_dims(&dim)?,
-        keepdim.to_bool()?,
-        optional_dtype(&dtype)?,
-    )?;
-    push(stack, result)
+fn min_all(input: Input) -> Result<Tensor> {
+    Ok(input.min()?)
 }
 
 // ----- metadata and conversions ----------------------------------------------------------
@@ -1085,99 +790,61 @@ fn zero_(stack: &mut Stack) -> Result<()> {
     push(stack, a)
 }
 
+/// The typed operators of this file, registered right after [`TABLE`]: matrix products,
+/// views and reductions. In-place geometry changes (`t_`, `unsqueeze_`) return the changed
+/// tensor, and the registry's alias write-back makes it `self`'s tensor for every handle.
+#[rustfmt::skip]
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
+        typed("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),
+        typed("aten::matmul(Tensor self, Tensor other) -> Tensor", matmul),
+        typed("aten::mm(Tensor self, Tensor mat2) -> Tensor", mm),
+        typed("aten::bmm(Tensor self, Tensor mat2) -> Tensor", bmm),
+        typed("aten::dot(Tensor self, Tensor tensor) -> Tensor", dot),
+        typed("aten::mv(Tensor self, Tensor vec) -> Tensor", mv),
+        typed("aten::t(Tensor(a) self) -> Tensor(a)", transpose_2d),
+        typed("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
+        typed("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute),
+        typed("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view),
+        typed("aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)", view_as),
+        typed("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape),
+        typed("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", reshape_as),
+        typed("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", expand),
+        typed("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", expand_as),
+        typed("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", flatten),
+        typed("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select),
+        typed("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", slice),
+        typed("aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", narrow),
+        typed("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze),
+        typed("aten::squeeze(Tensor(a) self) -> Tensor(a)", squeeze),
+        typed("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim),
+        typed("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", squeeze_dims),
+        typed("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
+        typed("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", transpose),
+        typed("aten::t_(Tensor(a!) self) -> Tensor(a!)", transpose_2d),
+        typed("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
+        typed("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
+        typed("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)", transpose),
+        typed("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", unsqueeze),
+        typed("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", squeeze),
+        typed("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
+        typed("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
+        typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
+        typed("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
+        typed("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
+        typed("aten::max(Tensor self) -> Tensor", max_all),
+        typed("aten::min(Tensor self) -> Tensor", min_all),
+    ]
+}
+
 pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", add_tensor),
-    ("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", add_tensor_),
-    ("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", add_scalar),
-    ("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", add_scalar_),
-    ("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", sub_tensor),
-    ("aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", sub_tensor_),
-    ("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", sub_scalar),
-    ("aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", sub_scalar_),
-    ("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_tensor),
-    ("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", rsub_scalar),
-    ("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_tensor),
-    ("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", mul_tensor_),
-    ("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", mul_scalar),
-    ("aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", mul_scalar_),
-    ("aten::div.Tensor(Tensor self, Tensor other) -> Tensor", div_tensor),
-    ("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", div_tensor_),
-    ("aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", div_tensor_mode),
-    ("aten::div.Scalar(Tensor self, Scalar other) -> Tensor", div_scalar),
-    ("aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", div_scalar_),
-    ("aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", div_scalar_mode),
-    ("aten::floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_tensor),
-    ("aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", floor_divide_scalar),
-    ("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor", remainder_scalar),
-    ("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor", remainder_tensor),
-    ("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", pow_tensor_tensor),
-    ("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_tensor),
-    ("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", pow_tensor_scalar),
-    ("aten::maximum(Tensor self, Tensor other) -> Tensor", maximum),
-    ("aten::minimum(Tensor self, Tensor other) -> Tensor", minimum),
-    ("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", eq_scalar),
-    ("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", eq_tensor),
-    ("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", ne_scalar),
-    ("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", ne_tensor),
-    ("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", lt_scalar),
-    ("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", lt_tensor),
-    ("aten::le.Scalar(Tensor self, Scalar other) -> Tensor", le_scalar),
-    ("aten::le.Tensor(Tensor self, Tensor other) -> Tensor", le_tensor),
-    ("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", gt_scalar),
-    ("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", gt_tensor),
-    ("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", ge_scalar),
-    ("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", ge_tensor),
     ("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
-    ("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
-    ("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),
-    ("aten::matmul(Tensor self, Tensor other) -> Tensor", matmul),
-    ("aten::mm(Tensor self, Tensor mat2) -> Tensor", mm),
-    ("aten::bmm(Tensor self, Tensor mat2) -> Tensor", bmm),
-    ("aten::dot(Tensor self, Tensor tensor) -> Tensor", dot),
-    ("aten::mv(Tensor self, Tensor vec) -> Tensor", mv),
-    ("aten::t(Tensor(a) self) -> Tensor(a)", transpose_2d),
-    ("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
-    ("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute),
-    ("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view),
-    ("aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)", view_as),
-    ("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape),
-    ("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", reshape_as),
-    ("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", expand),
-    ("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", expand_as),
-    ("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", flatten),
-    ("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select),
-    ("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", slice),
-    ("aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", narrow),
-    ("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze),
-    ("aten::squeeze(Tensor(a) self) -> Tensor(a)", squeeze),
-    ("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim),
-    ("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", squeeze_dims),
-    ("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose),
-    ("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", transpose),
-    // In-place geometry changes: each kernel returns the changed tensor and the registry's
-    // alias write-back makes it `self`'s tensor for every handle.
-    ("aten::t_(Tensor(a!) self) -> Tensor(a!)", transpose_2d),
-    ("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
-    ("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", transpose),
-    ("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)", transpose),
-    ("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", unsqueeze),
-    ("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", squeeze),
-    ("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
-    ("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
     ("aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize),
     ("aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize_as),
     ("aten::set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)", set_to_tensor),
-    ("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
     ("aten::requires_grad_(Tensor(a!) self, bool requires_grad=True) -> Tensor(a!)", set_requires_grad),
     ("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", contiguous),
-    ("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
-    ("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
-    ("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum),
-    ("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dim),
-    ("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean),
-    ("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dim),
-    ("aten::max(Tensor self) -> Tensor", max_all),
-    ("aten::min(Tensor self) -> Tensor", min_all),
     ("aten::size.int(Tensor self, int dim) -> int", size_int),
     ("aten::size(Tensor self) -> int[]", size),
     ("aten::stride(Tensor self) -> int[]", stride),
