@@ -16,7 +16,7 @@ pub use error::{Result, RuntimeError};
 /// The intra-op thread count (the tensor kernels' worker pool; default: the number of cores).
 pub use ferrojit_tensor::ops::parallel::{num_threads, set_num_threads};
 pub use interpreter::{
-    code_for_graph, compile, run_graph, run_graph_with_options, run_shared_graph, Code, RunOptions,
+    compile, run_graph, run_graph_with_options, run_shared_graph, Code, GraphExecutor, RunOptions,
 };
 pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TensorCell, TupleValue};
 pub use module::Module;

@@ -7,7 +7,7 @@ use ferrojit_ir::{AttributeKind, ClassType, Graph, Type};
 use ferrojit_tensor::Tensor;
 
 use crate::error::{Result, RuntimeError};
-use crate::interpreter::{run_shared_graph, RunOptions};
+use crate::interpreter::RunOptions;
 use crate::ivalue::IValue;
 use crate::object::Object;
 
@@ -39,7 +39,8 @@ impl Module {
         args: Vec<IValue>,
         options: &RunOptions,
     ) -> Result<IValue> {
-        let graph = self.0.methods().method_graph(self.class(), name)?;
+        let executor = self.0.methods().method_executor(self.class(), name)?;
+        let graph = executor.graph();
         let mut inputs = Vec::with_capacity(args.len() + 1);
         inputs.push(IValue::Object(self.0.clone()));
         inputs.extend(args);
@@ -54,10 +55,10 @@ impl Module {
                 }
             }
         }
-        coerce_call_arguments(&graph, &mut inputs);
-        check_call_arguments(name, &graph, &inputs)?;
+        coerce_call_arguments(graph, &mut inputs);
+        check_call_arguments(name, graph, &inputs)?;
         let methods = self.0.methods().clone();
-        let outputs = run_shared_graph(&graph, inputs, methods.as_ref(), options)?;
+        let outputs = executor.run(inputs, methods.as_ref(), options)?;
         Ok(single_result(outputs))
     }
 
