@@ -4,6 +4,7 @@
 //! The runtime does not depend on the frontend: methods and functions are obtained through
 //! the `MethodSource` trait, which the frontend's compilation unit implements.
 
+pub mod autograd;
 pub mod error;
 pub mod interpreter;
 pub mod ivalue;

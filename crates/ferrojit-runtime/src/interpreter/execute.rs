@@ -392,7 +392,7 @@ fn run_frames<const OBSERVED: bool>(
                                 base_depth: context.base_depth + frames.len(),
                                 fork_nesting: context.fork_nesting + 1,
                             },
-                            grad_enabled: crate::ops::prim_lang_ops::grad_enabled(),
+                            grad_enabled: crate::autograd::is_grad_enabled(),
                         };
                         stack.push(IValue::Future(FutureValue::spawn(task)));
                     }
@@ -1113,7 +1113,7 @@ fn run_prim(
             let value = pop(stack)?;
             let matches = types
                 .iter()
-                .any(|ty| crate::module::value_matches_type(&value, ty));
+                .any(|ty| crate::ivalue::value_matches_type(&value, ty));
             stack.push(IValue::Bool(matches));
         }
         PrimOp::CreateObject(class) => {

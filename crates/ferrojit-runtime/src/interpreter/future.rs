@@ -15,6 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use super::code::Code;
 use super::execute::{resume_forked, run_forked, ForkContext, ForkedRun, RunOptions, SuspendedRun};
+use crate::autograd::{self, GradModeGuard};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::object::MethodSource;
@@ -228,8 +229,8 @@ fn run_task(task: ForkTask) -> TaskOutcome {
         context,
         grad_enabled,
     } = task;
-    let saved = crate::ops::prim_lang_ops::grad_enabled();
-    crate::ops::prim_lang_ops::set_grad_enabled_flag(grad_enabled);
+    // The task runs in its own grad mode; the thread's comes back when the guard drops.
+    let grad_mode = GradModeGuard::new(grad_enabled);
     let run = match body {
         TaskBody::Start { code, inputs } => {
             run_forked(code, inputs, functions.clone(), &options, context.clone())
@@ -237,8 +238,8 @@ fn run_task(task: ForkTask) -> TaskOutcome {
         TaskBody::Resume(run) => resume_forked(run, functions.clone(), &options, context.clone()),
     };
     // The task's grad mode as it stopped, for when it goes on.
-    let task_grad_enabled = crate::ops::prim_lang_ops::grad_enabled();
-    crate::ops::prim_lang_ops::set_grad_enabled_flag(saved);
+    let task_grad_enabled = autograd::is_grad_enabled();
+    drop(grad_mode);
     match run {
         ForkedRun::Finished(outputs) => TaskOutcome::Done(outputs.and_then(|mut outputs| {
             match (outputs.pop(), outputs.is_empty()) {
