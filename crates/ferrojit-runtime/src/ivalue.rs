@@ -295,7 +295,7 @@ pub enum IValue {
     Dict(Arc<DictValue>),
     Object(Arc<Object>),
     /// A `Future[T]` from `torch.jit.fork`.
-    Future(Arc<crate::interpreter::future::FutureValue>),
+    Future(Arc<crate::future_value::FutureValue>),
     /// A `torch.Generator` (CPU): every handle draws from the same state.
     Generator(ferrojit_tensor::ops::random::SharedGenerator),
     /// The value of `prim::Uninitialized`: only ever on paths that raise or return early.

@@ -6,6 +6,7 @@
 
 pub mod autograd;
 pub mod error;
+pub mod future_value;
 pub mod interpreter;
 pub mod ivalue;
 pub mod module;

@@ -9,7 +9,7 @@ use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
 use super::executor::GraphExecutor;
-use super::future::{expect_future, ForkTask, FutureValue, TaskBody};
+use super::future::{expect_future, spawn, ForkTask, FutureValue, TaskBody};
 use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
@@ -394,7 +394,7 @@ fn run_frames<const OBSERVED: bool>(
                             },
                             grad_enabled: crate::autograd::is_grad_enabled(),
                         };
-                        stack.push(IValue::Future(FutureValue::spawn(task)));
+                        stack.push(IValue::Future(spawn(task)));
                     }
                     // No shareable function source, or nested too deeply: run it now, to
                     // completion, as a frame of this run.

@@ -56,7 +56,7 @@ fn set_grad_enabled(stack: &mut Stack) -> Result<()> {
 
 fn wait(stack: &mut Stack) -> Result<()> {
     let [future] = pop_array(stack)?;
-    let value = crate::interpreter::future::wait(&future)?;
+    let value = crate::future_value::wait(&future)?;
     stack.push(value);
     Ok(())
 }
