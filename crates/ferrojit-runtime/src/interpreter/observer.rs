@@ -10,7 +10,10 @@
 //!
 //! While observed, the number operators that the interpreter otherwise computes inline
 //! (`aten::add.int`, `aten::lt.float`, ...) go through their kernels, so that the observer
-//! sees them as calls too; their results are the same either way.
+//! sees them as calls too; their results are the same either way. `aten::wait` is not
+//! seen: the interpreter runs it itself, because it may suspend the run. Primitives
+//! (`prim::GetAttr`, `prim::ListConstruct`, calls of script functions) are not operator
+//! calls and are not seen either.
 //!
 //! [`RunOptions::observer`]: super::RunOptions::observer
 
