@@ -231,6 +231,10 @@ pub struct Function {
     /// A method of an interface: a declaration with no body to compile.
     declaration: bool,
     graph: OnceLock<Result<Arc<Graph>, FrontendError>>,
+    /// What the runtime keeps to run this function (see [`Function::executor`]), so that it
+    /// lives and dies with the function. Typed `Any` because the frontend does not know the
+    /// runtime.
+    executor: OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Function {
@@ -269,6 +273,18 @@ impl Function {
         self.graph
             .get_or_init(|| self.compile(unit).map(Arc::new))
             .clone()
+    }
+
+    /// The runtime's executor for this function (compiled code, and any per-function state
+    /// a runtime keeps), made by `make` the first time it is asked for and the same value
+    /// after that. `None` when the slot already holds a value of another type: one runtime
+    /// type per function is the only use.
+    pub fn executor<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> Option<Arc<T>> {
+        let slot = self.executor.get_or_init(|| Arc::new(make()));
+        slot.clone().downcast::<T>().ok()
     }
 
     /// Whether this is an interface method: a signature only, whose calls dispatch on the
@@ -1317,6 +1333,7 @@ impl CompilationUnit {
             declared_return: declared_return.clone(),
             declaration,
             graph: OnceLock::new(),
+            executor: OnceLock::new(),
         };
         let return_type = match declared_return {
             Some(ty) => ty,

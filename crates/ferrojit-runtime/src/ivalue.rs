@@ -295,7 +295,7 @@ pub enum IValue {
     Dict(Arc<DictValue>),
     Object(Arc<Object>),
     /// A `Future[T]` from `torch.jit.fork`.
-    Future(Arc<crate::interpreter::future::FutureValue>),
+    Future(Arc<crate::future_value::FutureValue>),
     /// A `torch.Generator` (CPU): every handle draws from the same state.
     Generator(ferrojit_tensor::ops::random::SharedGenerator),
     /// The value of `prim::Uninitialized`: only ever on paths that raise or return early.
@@ -866,6 +866,66 @@ impl fmt::Display for IValue {
             }
             IValue::Uninitialized => write!(f, "Uninitialized"),
         }
+    }
+}
+
+/// Whether a value can be passed where `ty` is declared. Containers are checked by their
+/// declared element types, or element by element when those differ.
+pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
+    match (ty, value) {
+        (Type::Any | Type::Var(_), _) => true,
+        (Type::Optional(_), IValue::None) => true,
+        (Type::Optional(inner), other) => value_matches_type(other, inner),
+        (Type::NoneType, IValue::None) => true,
+        (Type::Tensor, IValue::Tensor(_)) => true,
+        (Type::Int, IValue::Int(_)) => true,
+        (Type::Float, IValue::Double(_)) => true,
+        (Type::Bool, IValue::Bool(_)) => true,
+        (Type::Str, IValue::Str(_)) => true,
+        (Type::Device, IValue::Device(_)) => true,
+        (Type::Number, IValue::Int(_) | IValue::Double(_) | IValue::Bool(_)) => true,
+        (Type::List(element), IValue::List(list)) => {
+            list.element_type() == element.as_ref()
+                || list
+                    .read()
+                    .iter()
+                    .all(|item| value_matches_type(item, element))
+        }
+        (Type::Tuple(elements), IValue::Tuple(tuple)) => {
+            elements.len() == tuple.items.len()
+                && elements
+                    .iter()
+                    .zip(&tuple.items)
+                    .all(|(ty, item)| value_matches_type(item, ty))
+        }
+        (Type::Dict(key, value_type), IValue::Dict(dict)) => {
+            (dict.key_type() == key.as_ref() && dict.value_type() == value_type.as_ref())
+                || dict
+                    .entries()
+                    .iter()
+                    .all(|(k, v)| value_matches_type(k, key) && value_matches_type(v, value_type))
+        }
+        (Type::Class(class), IValue::Object(object)) => {
+            class.qualified_name() == object.class().qualified_name()
+        }
+        (Type::Enum(name), IValue::Object(object)) => name == object.class().qualified_name(),
+        (Type::Union(members), _) => members.iter().any(|m| value_matches_type(value, m)),
+        (Type::RefinedTensor(_), IValue::Tensor(_)) => true,
+        (Type::AnyList, IValue::List(_)) => true,
+        (Type::AnyTuple, IValue::Tuple(_)) => true,
+        (Type::AnyClass, IValue::Object(_)) => true,
+        // The element type is checked statically; the value may not exist yet.
+        (Type::Future(_), IValue::Future(_)) => true,
+        (Type::Generator, IValue::Generator(_)) => true,
+        (Type::NamedTuple(named), IValue::Tuple(tuple)) => {
+            named.fields.len() == tuple.items.len()
+                && named
+                    .fields
+                    .iter()
+                    .zip(&tuple.items)
+                    .all(|((_, ty), item)| value_matches_type(item, ty))
+        }
+        _ => false,
     }
 }
 

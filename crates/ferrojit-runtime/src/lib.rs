@@ -4,7 +4,9 @@
 //! The runtime does not depend on the frontend: methods and functions are obtained through
 //! the `MethodSource` trait, which the frontend's compilation unit implements.
 
+pub mod autograd;
 pub mod error;
+pub mod future_value;
 pub mod interpreter;
 pub mod ivalue;
 pub mod module;
@@ -17,7 +19,7 @@ pub use error::{Result, RuntimeError};
 /// The intra-op thread count (the tensor kernels' worker pool; default: the number of cores).
 pub use ferrojit_tensor::ops::parallel::{num_threads, set_num_threads};
 pub use interpreter::{
-    code_for_graph, compile, run_graph, run_graph_with_options, run_shared_graph, Code, RunOptions,
+    compile, run_graph, run_graph_with_options, run_shared_graph, Code, GraphExecutor, RunOptions,
 };
 pub use ivalue::{Device, DictValue, IValue, ListValue, NamedTupleInfo, TensorCell, TupleValue};
 pub use module::Module;

@@ -8,7 +8,10 @@ use ferrojit_ir::{AttributeKind, ClassType, Graph, Type};
 use ferrojit_tensor::Tensor;
 
 use crate::error::{Result, RuntimeError};
-use crate::interpreter::{run_shared_graph, RunOptions};
+use crate::interpreter::RunOptions;
+/// Kept importable from here, where it used to live; it is a question about a value, so it
+/// is defined beside `IValue`.
+pub use crate::ivalue::value_matches_type;
 use crate::ivalue::IValue;
 use crate::object::Object;
 
@@ -40,7 +43,8 @@ impl Module {
         args: Vec<IValue>,
         options: &RunOptions,
     ) -> Result<IValue> {
-        let graph = self.0.methods().method_graph(self.class(), name)?;
+        let executor = self.0.methods().method_executor(self.class(), name)?;
+        let graph = executor.graph();
         let mut inputs = Vec::with_capacity(args.len() + 1);
         inputs.push(IValue::Object(self.0.clone()));
         inputs.extend(args);
@@ -57,10 +61,10 @@ impl Module {
                 }
             }
         }
-        coerce_call_arguments(&graph, &mut inputs);
-        check_call_arguments(name, &graph, &inputs)?;
+        coerce_call_arguments(graph, &mut inputs);
+        check_call_arguments(name, graph, &inputs)?;
         let methods = self.0.methods().clone();
-        let outputs = run_shared_graph(&graph, inputs, methods.as_ref(), options)?;
+        let outputs = executor.run(inputs, methods.as_ref(), options)?;
         Ok(single_result(outputs))
     }
 
@@ -252,64 +256,4 @@ pub fn check_call_arguments(name: &str, graph: &Graph, inputs: &[IValue]) -> Res
         }
     }
     Ok(())
-}
-
-/// Whether a value can be passed where `ty` is declared. Containers are checked by their
-/// declared element types, or element by element when those differ.
-pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
-    match (ty, value) {
-        (Type::Any | Type::Var(_), _) => true,
-        (Type::Optional(_), IValue::None) => true,
-        (Type::Optional(inner), other) => value_matches_type(other, inner),
-        (Type::NoneType, IValue::None) => true,
-        (Type::Tensor, IValue::Tensor(_)) => true,
-        (Type::Int, IValue::Int(_)) => true,
-        (Type::Float, IValue::Double(_)) => true,
-        (Type::Bool, IValue::Bool(_)) => true,
-        (Type::Str, IValue::Str(_)) => true,
-        (Type::Device, IValue::Device(_)) => true,
-        (Type::Number, IValue::Int(_) | IValue::Double(_) | IValue::Bool(_)) => true,
-        (Type::List(element), IValue::List(list)) => {
-            list.element_type() == element.as_ref()
-                || list
-                    .read()
-                    .iter()
-                    .all(|item| value_matches_type(item, element))
-        }
-        (Type::Tuple(elements), IValue::Tuple(tuple)) => {
-            elements.len() == tuple.items.len()
-                && elements
-                    .iter()
-                    .zip(&tuple.items)
-                    .all(|(ty, item)| value_matches_type(item, ty))
-        }
-        (Type::Dict(key, value_type), IValue::Dict(dict)) => {
-            (dict.key_type() == key.as_ref() && dict.value_type() == value_type.as_ref())
-                || dict
-                    .entries()
-                    .iter()
-                    .all(|(k, v)| value_matches_type(k, key) && value_matches_type(v, value_type))
-        }
-        (Type::Class(class), IValue::Object(object)) => {
-            class.qualified_name() == object.class().qualified_name()
-        }
-        (Type::Enum(name), IValue::Object(object)) => name == object.class().qualified_name(),
-        (Type::Union(members), _) => members.iter().any(|m| value_matches_type(value, m)),
-        (Type::RefinedTensor(_), IValue::Tensor(_)) => true,
-        (Type::AnyList, IValue::List(_)) => true,
-        (Type::AnyTuple, IValue::Tuple(_)) => true,
-        (Type::AnyClass, IValue::Object(_)) => true,
-        // The element type is checked statically; the value may not exist yet.
-        (Type::Future(_), IValue::Future(_)) => true,
-        (Type::Generator, IValue::Generator(_)) => true,
-        (Type::NamedTuple(named), IValue::Tuple(tuple)) => {
-            named.fields.len() == tuple.items.len()
-                && named
-                    .fields
-                    .iter()
-                    .zip(&tuple.items)
-                    .all(|((_, ty), item)| value_matches_type(item, ty))
-        }
-        _ => false,
-    }
 }

@@ -1,5 +1,5 @@
 //! Script objects (module instances and script-class instances) and `MethodSource`, the
-//! runtime's only view of the compiler: it hands out method and function graphs by name.
+//! runtime's only view of the compiler: it hands out method and function executors by name.
 
 use std::fmt;
 use std::sync::{Arc, RwLock};
@@ -7,17 +7,27 @@ use std::sync::{Arc, RwLock};
 use ferrojit_ir::{ClassType, FunctionSchema, Graph};
 
 use crate::error::{Result, RuntimeError};
+use crate::interpreter::GraphExecutor;
 use crate::ivalue::IValue;
 
-/// Supplies the graphs of methods and free functions, typically compiling them on first
-/// use. Implemented by the lead on top of the frontend's CompilationUnit, so the runtime
-/// does not depend on the frontend. Return the *same* `Arc<Graph>` for repeated requests:
-/// the interpreter caches compiled code by graph identity.
+/// Supplies the executors (and so the graphs) of methods and free functions, typically
+/// compiling them on first use. Implemented by the lead on top of the frontend's
+/// CompilationUnit, so the runtime does not depend on the frontend. Keep one
+/// [`GraphExecutor`] per function and hand out that same executor for repeated requests: it
+/// holds the function's compiled code, which is built on its first run.
 pub trait MethodSource: Send + Sync {
+    /// The executor of method `name` of `class`; its graph's first input is `self`.
+    fn method_executor(&self, class: &ClassType, name: &str) -> Result<Arc<GraphExecutor>>;
+    /// The executor of a free function by qualified name (`__torch__.foo`).
+    fn function_executor(&self, qualified_name: &str) -> Result<Arc<GraphExecutor>>;
     /// The graph of method `name` of `class`; its first input is `self`.
-    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>>;
+    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>> {
+        Ok(self.method_executor(class, name)?.graph().clone())
+    }
     /// The graph of a free function by qualified name (`__torch__.foo`).
-    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>>;
+    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>> {
+        Ok(self.function_executor(qualified_name)?.graph().clone())
+    }
     /// A shared handle to this source, for objects created while running (script-class
     /// instances need their methods). `None` when the source cannot be shared.
     fn shared(&self) -> Option<Arc<dyn MethodSource>> {
@@ -35,14 +45,14 @@ pub trait MethodSource: Send + Sync {
 pub struct NoMethods;
 
 impl MethodSource for NoMethods {
-    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>> {
+    fn method_executor(&self, class: &ClassType, name: &str) -> Result<Arc<GraphExecutor>> {
         Err(RuntimeError::UnknownMethod {
             owner: class.qualified_name().to_string(),
             name: name.to_string(),
         })
     }
 
-    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>> {
+    fn function_executor(&self, qualified_name: &str) -> Result<Arc<GraphExecutor>> {
         Err(RuntimeError::UnknownMethod {
             owner: "<no compilation unit>".to_string(),
             name: qualified_name.to_string(),

@@ -242,7 +242,7 @@ fn runaway_recursion_hits_the_call_depth_limit() {
         .lock()
         .unwrap()
         .get("__torch__.forever")
-        .cloned()
+        .map(|executor| executor.graph().clone())
         .unwrap();
     let options = RunOptions {
         max_call_depth: 50,

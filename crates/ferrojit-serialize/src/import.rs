@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ferrojit_frontend::compilation_unit::CompilationUnit;
+use ferrojit_frontend::compilation_unit::{CompilationUnit, Function};
 use ferrojit_frontend::operators::OperatorSchemas;
 use ferrojit_frontend::source::SourceFile;
 use ferrojit_frontend::upgraders;
-use ferrojit_ir::{AttributeValue, ClassType, FunctionSchema, Graph, Type};
+use ferrojit_ir::{AttributeValue, ClassType, FunctionSchema, Type};
 use ferrojit_runtime::error::RuntimeError;
-use ferrojit_runtime::interpreter::RunOptions;
+use ferrojit_runtime::interpreter::{GraphExecutor, RunOptions};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::module::Module;
 use ferrojit_runtime::object::MethodSource;
@@ -64,26 +64,45 @@ impl CompiledMethods {
     }
 }
 
+impl CompiledMethods {
+    /// The function's executor, kept in the function itself so that its compiled code is
+    /// built once and dropped with the compilation unit.
+    fn executor_of(&self, function: &Function) -> Result<Arc<GraphExecutor>, RuntimeError> {
+        let graph = function
+            .graph(&self.unit)
+            .map_err(|error| RuntimeError::Other(error.to_string()))?;
+        function
+            .executor(|| GraphExecutor::new(graph))
+            .ok_or_else(|| {
+                RuntimeError::Other(format!(
+                    "{} holds an executor of another type",
+                    function.qualified_name()
+                ))
+            })
+    }
+}
+
 impl MethodSource for CompiledMethods {
-    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>, RuntimeError> {
+    fn method_executor(
+        &self,
+        class: &ClassType,
+        name: &str,
+    ) -> Result<Arc<GraphExecutor>, RuntimeError> {
         let function = self
             .unit
             .method(class, name)
             .map_err(|error| RuntimeError::Other(error.to_string()))?;
-        function
-            .graph(&self.unit)
-            .map_err(|error| RuntimeError::Other(error.to_string()))
+        self.executor_of(&function)
     }
 
-    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>, RuntimeError> {
+    fn function_executor(&self, qualified_name: &str) -> Result<Arc<GraphExecutor>, RuntimeError> {
         let function = self
             .unit
             .function(qualified_name)
             .map_err(|error| RuntimeError::Other(error.to_string()))?;
-        function
-            .graph(&self.unit)
-            .map_err(|error| RuntimeError::Other(error.to_string()))
+        self.executor_of(&function)
     }
+
     fn method_schema(&self, class: &ClassType, name: &str) -> Option<FunctionSchema> {
         let function = self.unit.method(class, name).ok()?;
         Some(function.schema().clone())

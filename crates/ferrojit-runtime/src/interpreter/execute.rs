@@ -1,15 +1,16 @@
 //! The interpreter loop: runs `Code` with one operand stack shared by all frames and an
 //! explicit frame stack, so TorchScript calls never recurse on the Rust stack.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::Arc;
 
 use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
-use super::future::{expect_future, ForkTask, FutureValue, TaskBody};
+use super::executor::GraphExecutor;
+use super::future::{expect_future, spawn, ForkTask, FutureValue, TaskBody};
+use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
@@ -27,6 +28,8 @@ pub struct RunOptions {
     pub max_call_depth: usize,
     /// Where `print` goes; stdout when unset.
     pub print: Option<PrintHandler>,
+    /// Sees every operator call of the run, forked tasks included (see `observer`).
+    pub observer: Option<Arc<dyn OperatorObserver>>,
 }
 
 impl Default for RunOptions {
@@ -35,6 +38,7 @@ impl Default for RunOptions {
             max_steps: None,
             max_call_depth: 1000,
             print: None,
+            observer: None,
         }
     }
 }
@@ -45,6 +49,7 @@ impl fmt::Debug for RunOptions {
             .field("max_steps", &self.max_steps)
             .field("max_call_depth", &self.max_call_depth)
             .field("print", &self.print.is_some())
+            .field("observer", &self.observer.is_some())
             .finish()
     }
 }
@@ -69,46 +74,15 @@ pub fn run_graph_with_options(
     run_code(code, inputs, methods, options)
 }
 
-/// Runs a shared graph, compiling it once: compiled code is cached by the graph's `Arc`
-/// identity for as long as the graph is alive (see [`code_for_graph`]).
+/// Runs a shared graph. It is compiled on every call: hold a
+/// [`GraphExecutor`](super::executor::GraphExecutor) to compile once and run many times.
 pub fn run_shared_graph(
     graph: &Arc<Graph>,
     inputs: Vec<IValue>,
     methods: &dyn MethodSource,
     options: &RunOptions,
 ) -> Result<Vec<IValue>> {
-    let code = code_for_graph(graph)?;
-    run_code(code, inputs, methods, options)
-}
-
-type CodeCache = Mutex<HashMap<usize, (Weak<Graph>, Arc<Code>)>>;
-
-/// The compiled code of a shared graph, from the process-wide cache. Entries hold a `Weak`
-/// to their graph, which keeps the address from being reused while the entry exists, and
-/// entries of dropped graphs are purged as the cache grows.
-pub fn code_for_graph(graph: &Arc<Graph>) -> Result<Arc<Code>> {
-    static CACHE: OnceLock<CodeCache> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = Arc::as_ptr(graph) as usize;
-    {
-        let entries = cache.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some((weak, code)) = entries.get(&key) {
-            if weak
-                .upgrade()
-                .is_some_and(|alive| Arc::ptr_eq(&alive, graph))
-            {
-                return Ok(code.clone());
-            }
-        }
-    }
-    // Compile without holding the lock: graphs can be large.
-    let code = Arc::new(compile(graph)?);
-    let mut entries = cache.lock().unwrap_or_else(|poison| poison.into_inner());
-    if entries.len() >= 256 {
-        entries.retain(|_, (weak, _)| weak.strong_count() > 0);
-    }
-    entries.insert(key, (Arc::downgrade(graph), code.clone()));
-    Ok(code)
+    run_graph_with_options(graph, inputs, methods, options)
 }
 
 struct Frame {
@@ -328,7 +302,13 @@ fn drive(
 ) -> Result<Option<Arc<FutureValue>>> {
     // Steps this run may take before claiming more from the shared budget.
     let mut steps_left = claim_steps(&context.budget);
-    let result = run_frames(
+    // The one check for an observer: each choice runs its own copy of the loop.
+    let run = if options.observer.is_some() {
+        run_frames::<true>
+    } else {
+        run_frames::<false>
+    };
+    let result = run(
         frames,
         stack,
         &mut steps_left,
@@ -345,7 +325,8 @@ fn drive(
     result
 }
 
-fn run_frames(
+/// `OBSERVED`: the run has an observer, which sees every operator call (see `observer`).
+fn run_frames<const OBSERVED: bool>(
     frames: &mut Vec<Frame>,
     stack: &mut Vec<IValue>,
     steps_left: &mut u64,
@@ -358,7 +339,7 @@ fn run_frames(
         let Some(frame) = frames.last_mut() else {
             return Err(corrupt("no frame"));
         };
-        let control = match run_frame(frame, stack, steps_left, methods, options) {
+        let control = match run_frame::<OBSERVED>(frame, stack, steps_left, methods, options) {
             Ok(control) => control,
             // An error inside code forked in place is kept in its future, for `wait`.
             Err(error) => match frames.iter().rposition(|f| f.fork_base.is_some()) {
@@ -411,9 +392,9 @@ fn run_frames(
                                 base_depth: context.base_depth + frames.len(),
                                 fork_nesting: context.fork_nesting + 1,
                             },
-                            grad_enabled: crate::ops::prim_lang_ops::grad_enabled(),
+                            grad_enabled: crate::autograd::is_grad_enabled(),
                         };
-                        stack.push(IValue::Future(FutureValue::spawn(task)));
+                        stack.push(IValue::Future(spawn(task)));
                     }
                     // No shareable function source, or nested too deeply: run it now, to
                     // completion, as a frame of this run.
@@ -607,6 +588,21 @@ fn run_operator(operator: &CompiledOperator, stack: &mut Vec<IValue>) -> Result<
     }
 }
 
+/// Runs an operator's kernel; in an observed run, between the observer's two calls.
+#[inline(always)]
+fn call_operator<const OBSERVED: bool>(
+    operator: &CompiledOperator,
+    stack: &mut Vec<IValue>,
+    options: &RunOptions,
+) -> Result<()> {
+    if OBSERVED {
+        if let Some(observer) = &options.observer {
+            return run_observed_operator(operator, stack, observer.as_ref(), run_operator);
+        }
+    }
+    run_operator(operator, stack)
+}
+
 /// Runs `op` on the two values on top of the stack when both are numbers, leaving the
 /// result in their place; returns false (stack untouched) when the kernel must run.
 #[inline(always)]
@@ -672,19 +668,25 @@ fn push_operand(
 /// as the folded instructions would have, runs the operator's kernel, and returns `None`:
 /// the result is on the stack.
 #[inline(always)]
-fn run_number_with(
+fn run_number_with<const OBSERVED: bool>(
     op: NumberOp,
     (a, b): (Operand, Operand),
     operator: usize,
     stack: &mut Vec<IValue>,
     registers: &mut [IValue],
     code: &Code,
+    options: &RunOptions,
 ) -> Result<Option<NumberValue>> {
     let constants = code.constants.as_slice();
-    let result = op.apply(
-        operand(a, stack, registers, constants)?,
-        operand(b, stack, registers, constants)?,
-    );
+    // An observed run calls the kernel, so that the observer sees the call.
+    let result = if OBSERVED {
+        None
+    } else {
+        op.apply(
+            operand(a, stack, registers, constants)?,
+            operand(b, stack, registers, constants)?,
+        )
+    };
     match result {
         Some(value) => {
             // The operands are numbers, which own nothing: moved-out registers keep them
@@ -703,7 +705,7 @@ fn run_number_with(
             let Some(operator) = code.operators.get(operator) else {
                 return Err(corrupt("operator out of range"));
             };
-            run_operator(operator, stack)?;
+            call_operator::<OBSERVED>(operator, stack, options)?;
             Ok(None)
         }
     }
@@ -722,7 +724,7 @@ fn set_register(slot: &mut IValue, value: IValue) {
 
 /// Runs the top frame's instructions until it calls, returns, fails or runs out of steps.
 /// Each instruction costs one step of `steps_left`.
-fn run_frame(
+fn run_frame<const OBSERVED: bool>(
     frame: &mut Frame,
     stack: &mut Vec<IValue>,
     steps_left: &mut u64,
@@ -733,14 +735,14 @@ fn run_frame(
     // machine registers), and are written back however the loop ends.
     let mut pc = frame.pc;
     let mut steps = *steps_left;
-    let result = run_instructions(frame, &mut pc, &mut steps, stack, methods, options);
+    let result = run_instructions::<OBSERVED>(frame, &mut pc, &mut steps, stack, methods, options);
     frame.pc = pc;
     *steps_left = steps;
     result
 }
 
 #[inline(always)]
-fn run_instructions(
+fn run_instructions<const OBSERVED: bool>(
     frame: &mut Frame,
     pc: &mut usize,
     steps_left: &mut u64,
@@ -798,16 +800,23 @@ fn run_instructions(
                 None => return Err(corrupt("constant out of range")),
             },
             Instruction::Number { op, operator } => {
-                if !run_number_op(op, stack) {
+                if OBSERVED || !run_number_op(op, stack) {
                     let Some(operator) = code.operators.get(operator) else {
                         return Err(corrupt("operator out of range"));
                     };
-                    run_operator(operator, stack)?;
+                    call_operator::<OBSERVED>(operator, stack, options)?;
                 }
             }
             Instruction::NumberWith { op, a, b, operator } => {
-                if let Some(value) = run_number_with(op, (a, b), operator, stack, registers, code)?
-                {
+                if let Some(value) = run_number_with::<OBSERVED>(
+                    op,
+                    (a, b),
+                    operator,
+                    stack,
+                    registers,
+                    code,
+                    options,
+                )? {
                     push_number(stack, value);
                 }
             }
@@ -817,7 +826,15 @@ fn run_instructions(
                 b,
                 operator,
                 to,
-            } => match run_number_with(op, (a, b), operator, stack, registers, code)? {
+            } => match run_number_with::<OBSERVED>(
+                op,
+                (a, b),
+                operator,
+                stack,
+                registers,
+                code,
+                options,
+            )? {
                 Some(value) => store_number(register(registers, to)?, value),
                 None => {
                     let value = pop(stack)?;
@@ -831,8 +848,15 @@ fn run_instructions(
                 operator,
                 target,
             } => {
-                let condition = match run_number_with(op, (a, b), operator, stack, registers, code)?
-                {
+                let condition = match run_number_with::<OBSERVED>(
+                    op,
+                    (a, b),
+                    operator,
+                    stack,
+                    registers,
+                    code,
+                    options,
+                )? {
                     Some(NumberValue::Bool(condition)) => condition,
                     Some(other) => IValue::from(other).to_bool()?,
                     None => pop_bool(stack)?,
@@ -845,7 +869,7 @@ fn run_instructions(
                 let Some(operator) = code.operators.get(o) else {
                     return Err(corrupt("operator out of range"));
                 };
-                run_operator(operator, stack)?;
+                call_operator::<OBSERVED>(operator, stack, options)?;
             }
             Instruction::Prim(p) => {
                 let Some(prim) = code.prims.get(p) else {
@@ -909,13 +933,13 @@ fn run_instructions(
 }
 
 fn callee_frame(
-    graph: Arc<Graph>,
+    executor: Arc<GraphExecutor>,
     name: &str,
     num_inputs: usize,
     num_outputs: usize,
     functions: Option<Arc<dyn MethodSource>>,
 ) -> Result<Frame> {
-    let code = code_for_graph(&graph)?;
+    let code = executor.code()?;
     if code.num_inputs != num_inputs {
         return Err(RuntimeError::Argument(format!(
             "{name}() expected {} argument(s) but received {num_inputs} argument(s)",
@@ -962,8 +986,8 @@ fn run_prim(
                 .ok_or_else(|| corrupt("operand stack underflow"))?;
             let object = receiver.to_object()?.clone();
             let source = object.methods().clone();
-            let graph = source.method_graph(object.class(), name)?;
-            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, Some(source))?;
+            let executor = source.method_executor(object.class(), name)?;
+            let callee = callee_frame(executor, name, *num_inputs, *num_outputs, Some(source))?;
             return Ok(Some(Control::Call(callee)));
         }
         PrimOp::CallFunction {
@@ -971,11 +995,12 @@ fn run_prim(
             num_inputs,
             num_outputs,
         } => {
-            let graph = match functions {
-                Some(source) => source.function_graph(name)?,
-                None => methods.function_graph(name)?,
+            let executor = match functions {
+                Some(source) => source.function_executor(name)?,
+                None => methods.function_executor(name)?,
             };
-            let callee = callee_frame(graph, name, *num_inputs, *num_outputs, functions.clone())?;
+            let callee =
+                callee_frame(executor, name, *num_inputs, *num_outputs, functions.clone())?;
             return Ok(Some(Control::Call(callee)));
         }
         PrimOp::TupleConstruct(count) => {
@@ -1088,7 +1113,7 @@ fn run_prim(
             let value = pop(stack)?;
             let matches = types
                 .iter()
-                .any(|ty| crate::module::value_matches_type(&value, ty));
+                .any(|ty| crate::ivalue::value_matches_type(&value, ty));
             stack.push(IValue::Bool(matches));
         }
         PrimOp::CreateObject(class) => {

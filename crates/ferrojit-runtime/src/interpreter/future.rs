@@ -10,12 +10,14 @@
 //! every `wait`, as PyTorch does.
 
 use std::collections::VecDeque;
-use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::code::Code;
 use super::execute::{resume_forked, run_forked, ForkContext, ForkedRun, RunOptions, SuspendedRun};
-use crate::error::{Result, RuntimeError};
+use crate::autograd::{self, GradModeGuard};
+use crate::error::RuntimeError;
+pub use crate::future_value::{expect_future, wait, FutureValue};
+use crate::future_value::{PendingTask, TaskOutcome};
 use crate::ivalue::IValue;
 use crate::object::MethodSource;
 
@@ -39,185 +41,17 @@ pub(crate) struct ForkTask {
     pub grad_enabled: bool,
 }
 
-/// Runs once a future is done (re-queues a task suspended on it).
-type Callback = Box<dyn FnOnce() + Send>;
-
-enum FutureState {
-    Pending(Box<ForkTask>),
-    Running,
-    Done(Result<IValue>),
-}
-
-/// The value of `Future[T]`: a forked call that is queued, running (or suspended) or
-/// finished.
-pub struct FutureValue {
-    shared: Mutex<Shared>,
-    /// Signalled when the state changes (done, or a suspended task queued again).
-    changed: Condvar,
-}
-
-/// What a future's lock guards.
-struct Shared {
-    state: FutureState,
-    /// Run once, when the future is done.
-    callbacks: Vec<Callback>,
-}
-
-impl fmt::Debug for FutureValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match &self.lock().state {
-            FutureState::Pending(_) => "pending",
-            FutureState::Running => "running",
-            FutureState::Done(_) => "done",
-        };
-        f.debug_struct("FutureValue")
-            .field("state", &state)
-            .finish()
+impl PendingTask for ForkTask {
+    fn run(self: Box<Self>) -> TaskOutcome {
+        run_task(*self)
     }
 }
 
-impl FutureValue {
-    /// A future that already holds `result` (forks run in place, see `execute`).
-    pub fn completed(result: Result<IValue>) -> Arc<FutureValue> {
-        FutureValue::new(FutureState::Done(result))
-    }
-
-    /// Queues `task` on the inter-op pool and returns its future.
-    pub(crate) fn spawn(task: ForkTask) -> Arc<FutureValue> {
-        let future = FutureValue::new(FutureState::Pending(Box::new(task)));
-        pool().submit(future.clone());
-        future
-    }
-
-    fn new(state: FutureState) -> Arc<FutureValue> {
-        Arc::new(FutureValue {
-            shared: Mutex::new(Shared {
-                state,
-                callbacks: Vec::new(),
-            }),
-            changed: Condvar::new(),
-        })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Shared> {
-        // Only whole-state replacements happen under the lock, so a poisoned one is intact.
-        self.shared
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-    }
-
-    /// Whether the value (or error) is there.
-    pub fn is_done(&self) -> bool {
-        matches!(&self.lock().state, FutureState::Done(_))
-    }
-
-    /// Runs the task on this thread if no thread has started it yet (or it was suspended
-    /// and is queued again).
-    fn run_if_pending(self: &Arc<Self>) {
-        let task = {
-            let mut shared = self.lock();
-            if !matches!(&shared.state, FutureState::Pending(_)) {
-                return;
-            }
-            match std::mem::replace(&mut shared.state, FutureState::Running) {
-                FutureState::Pending(task) => task,
-                _ => return,
-            }
-        };
-        // A panic (a kernel bug) must still finish the future, or its waiters would hang.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_task(*task)))
-            .unwrap_or_else(|_| {
-                TaskOutcome::Done(Err(RuntimeError::Other(
-                    "a forked task panicked; this is a bug in ferrojit".to_string(),
-                )))
-            });
-        match outcome {
-            TaskOutcome::Done(result) => self.finish(result),
-            TaskOutcome::Suspended(task, awaited) => {
-                let this = self.clone();
-                awaited.when_done(Box::new(move || {
-                    this.lock().state = FutureState::Pending(task);
-                    this.changed.notify_all();
-                    pool().submit(this);
-                }));
-            }
-        }
-    }
-
-    /// Stores the result, wakes the waiters and runs the callbacks.
-    fn finish(&self, result: Result<IValue>) {
-        let callbacks = {
-            let mut shared = self.lock();
-            shared.state = FutureState::Done(result);
-            std::mem::take(&mut shared.callbacks)
-        };
-        self.changed.notify_all();
-        for callback in callbacks {
-            callback();
-        }
-    }
-
-    /// Runs `callback` once the future is done: now, on this thread, if it already is.
-    fn when_done(&self, callback: Callback) {
-        {
-            let mut shared = self.lock();
-            if !matches!(&shared.state, FutureState::Done(_)) {
-                shared.callbacks.push(callback);
-                return;
-            }
-        }
-        callback();
-    }
-
-    /// The result if the future is done, after running its task here if no thread has
-    /// started it; `None` while another thread runs it (or it is suspended). As in PyTorch,
-    /// an error's traceback starts again at the `wait`, and the forked code's traceback
-    /// follows it in the message.
-    pub(crate) fn try_take_result(self: &Arc<Self>) -> Option<Result<IValue>> {
-        self.run_if_pending();
-        match &self.lock().state {
-            FutureState::Done(result) => Some(result.clone().map_err(|e| e.raised_through_wait())),
-            _ => None,
-        }
-    }
-
-    /// Blocks this thread until the future is done, running its task here whenever it is
-    /// queued (not yet started, or suspended and ready to go on).
-    pub(crate) fn block_until_done(self: &Arc<Self>) {
-        loop {
-            self.run_if_pending();
-            let shared = self.lock();
-            match &shared.state {
-                FutureState::Done(_) => return,
-                FutureState::Pending(_) => continue,
-                FutureState::Running => {
-                    drop(
-                        self.changed
-                            .wait(shared)
-                            .unwrap_or_else(|poison| poison.into_inner()),
-                    );
-                }
-            }
-        }
-    }
-
-    /// `wait(future)`: the value, or the error the forked code raised. Blocks this thread
-    /// (the interpreter suspends forked tasks instead, see `PrimOp::Wait`).
-    pub fn wait(self: &Arc<Self>) -> Result<IValue> {
-        loop {
-            if let Some(result) = self.try_take_result() {
-                return result;
-            }
-            self.block_until_done();
-        }
-    }
-}
-
-/// How running a task on a thread ended.
-enum TaskOutcome {
-    Done(Result<IValue>),
-    /// Stopped at a `wait` on this future; the task goes on once it is done.
-    Suspended(Box<ForkTask>, Arc<FutureValue>),
+/// Queues `task` on the inter-op pool and returns its future.
+pub(crate) fn spawn(task: ForkTask) -> Arc<FutureValue> {
+    let future = FutureValue::pending(Box::new(task), |future| pool().submit(future));
+    pool().submit(future.clone());
+    future
 }
 
 fn run_task(task: ForkTask) -> TaskOutcome {
@@ -228,8 +62,8 @@ fn run_task(task: ForkTask) -> TaskOutcome {
         context,
         grad_enabled,
     } = task;
-    let saved = crate::ops::prim_lang_ops::grad_enabled();
-    crate::ops::prim_lang_ops::set_grad_enabled_flag(grad_enabled);
+    // The task runs in its own grad mode; the thread's comes back when the guard drops.
+    let grad_mode = GradModeGuard::new(grad_enabled);
     let run = match body {
         TaskBody::Start { code, inputs } => {
             run_forked(code, inputs, functions.clone(), &options, context.clone())
@@ -237,8 +71,8 @@ fn run_task(task: ForkTask) -> TaskOutcome {
         TaskBody::Resume(run) => resume_forked(run, functions.clone(), &options, context.clone()),
     };
     // The task's grad mode as it stopped, for when it goes on.
-    let task_grad_enabled = crate::ops::prim_lang_ops::grad_enabled();
-    crate::ops::prim_lang_ops::set_grad_enabled_flag(saved);
+    let task_grad_enabled = autograd::is_grad_enabled();
+    drop(grad_mode);
     match run {
         ForkedRun::Finished(outputs) => TaskOutcome::Done(outputs.and_then(|mut outputs| {
             match (outputs.pop(), outputs.is_empty()) {
@@ -258,22 +92,6 @@ fn run_task(task: ForkTask) -> TaskOutcome {
             }),
             awaited,
         ),
-    }
-}
-
-/// `wait(future)` on any value: the future's value or error.
-pub fn wait(future: &IValue) -> Result<IValue> {
-    expect_future(future)?.wait()
-}
-
-/// The future `wait` was given, or the error for any other value.
-pub(crate) fn expect_future(value: &IValue) -> Result<&Arc<FutureValue>> {
-    match value {
-        IValue::Future(future) => Ok(future),
-        other => Err(RuntimeError::Argument(format!(
-            "wait() expects a Future, not a value of type {}",
-            other.type_of()
-        ))),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{pop_array, push, KernelTableEntry};
+use crate::autograd;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::registry::Stack;
@@ -41,35 +42,21 @@ fn unwrap_optional(stack: &mut Stack) -> Result<()> {
     Ok(())
 }
 
-thread_local! {
-    /// Grad mode: ferrojit records no autograd history, but programs read and restore the
-    /// flag (`with torch.no_grad():`), so it is kept per thread as PyTorch does.
-    static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
-
-/// This thread's grad mode (forked tasks inherit it).
-pub(crate) fn grad_enabled() -> bool {
-    GRAD_ENABLED.with(|flag| flag.get())
-}
-
-pub(crate) fn set_grad_enabled_flag(enabled: bool) {
-    GRAD_ENABLED.with(|flag| flag.set(enabled));
-}
-
+/// Grad mode itself lives in `crate::autograd` (the interpreter sets it for forked tasks);
+/// these are the operators programs read and set it with.
 fn is_grad_enabled(stack: &mut Stack) -> Result<()> {
-    push(stack, GRAD_ENABLED.with(|flag| flag.get()))
+    push(stack, autograd::is_grad_enabled())
 }
 
 fn set_grad_enabled(stack: &mut Stack) -> Result<()> {
     let [enabled] = pop_array(stack)?;
-    let enabled = enabled.to_bool()?;
-    GRAD_ENABLED.with(|flag| flag.set(enabled));
+    autograd::set_grad_enabled(enabled.to_bool()?);
     Ok(())
 }
 
 fn wait(stack: &mut Stack) -> Result<()> {
     let [future] = pop_array(stack)?;
-    let value = crate::interpreter::future::wait(&future)?;
+    let value = crate::future_value::wait(&future)?;
     stack.push(value);
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ferrojit_ir::{parse_schema, AttributeValue, ClassType, Graph, NodeId, Type, ValueId};
-use ferrojit_runtime::{MethodSource, RuntimeError};
+use ferrojit_runtime::{GraphExecutor, MethodSource, RuntimeError};
 use ferrojit_tensor::Tensor;
 
 /// Inserts an operator node carrying its parsed schema; outputs get the given types.
@@ -58,31 +58,36 @@ pub fn values_f32(tensor: &Tensor) -> Vec<f32> {
     tensor.to_vec::<f32>().expect("float32 tensor")
 }
 
-/// A method source over hand-built graphs: methods by (class, name), functions by name.
+/// A method source over hand-built graphs: methods by (class, name), functions by name,
+/// each with its executor (so each is compiled once, as a compilation unit's are).
 #[derive(Default)]
 pub struct TestMethods {
-    pub methods: Mutex<HashMap<(String, String), Arc<Graph>>>,
-    pub functions: Mutex<HashMap<String, Arc<Graph>>>,
+    pub methods: Mutex<HashMap<(String, String), Arc<GraphExecutor>>>,
+    pub functions: Mutex<HashMap<String, Arc<GraphExecutor>>>,
 }
 
 impl TestMethods {
     pub fn add_method(&self, class: &ClassType, name: &str, graph: Graph) {
         self.methods.lock().unwrap().insert(
             (class.qualified_name().to_string(), name.to_string()),
-            Arc::new(graph),
+            Arc::new(GraphExecutor::new(Arc::new(graph))),
         );
     }
 
     pub fn add_function(&self, name: &str, graph: Graph) {
-        self.functions
-            .lock()
-            .unwrap()
-            .insert(name.to_string(), Arc::new(graph));
+        self.functions.lock().unwrap().insert(
+            name.to_string(),
+            Arc::new(GraphExecutor::new(Arc::new(graph))),
+        );
     }
 }
 
 impl MethodSource for TestMethods {
-    fn method_graph(&self, class: &ClassType, name: &str) -> Result<Arc<Graph>, RuntimeError> {
+    fn method_executor(
+        &self,
+        class: &ClassType,
+        name: &str,
+    ) -> Result<Arc<GraphExecutor>, RuntimeError> {
         self.methods
             .lock()
             .unwrap()
@@ -94,7 +99,7 @@ impl MethodSource for TestMethods {
             })
     }
 
-    fn function_graph(&self, qualified_name: &str) -> Result<Arc<Graph>, RuntimeError> {
+    fn function_executor(&self, qualified_name: &str) -> Result<Arc<GraphExecutor>, RuntimeError> {
         self.functions
             .lock()
             .unwrap()
