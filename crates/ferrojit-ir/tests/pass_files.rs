@@ -90,7 +90,7 @@ fn pass_cases_match_pytorch_and_their_directives() {
         })
         .collect();
     cases.sort();
-    assert!(cases.len() >= 4, "too few pass cases");
+    assert!(cases.len() >= 4, "too few pass cases: {}", cases.len());
     let problems: Vec<String> = cases
         .iter()
         .filter_map(|path| {
