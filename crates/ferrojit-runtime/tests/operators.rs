@@ -120,7 +120,8 @@ fn every_family_registers_its_own_operators() {
         assert_eq!(registry.operators().len(), table.len(), "{family}");
         families.push((family, registry));
     }
-    let register_functions: [(&str, fn(&mut OperatorRegistry)); 2] = [
+    type Register = fn(&mut OperatorRegistry);
+    let register_functions: [(&str, Register); 2] = [
         ("core_ops", core_ops::register),
         ("arrange_ops", arrange_ops::register),
     ];
