@@ -1,9 +1,9 @@
-// The bodies of the fuzz targets, shared by the cargo-fuzz binaries (`fuzz/fuzz_targets/*`)
-// and by `crates/ferrojit-cli/tests/fuzz_regressions.rs`, which replays every committed
-// finding through the same code without a fuzzer. Each function accepts any bytes; the only
-// failures are panics, aborts, hangs and memory blow-ups, which the fuzzer reports.
-//
-// This file is `include!`d, so it names every path in full.
+//! The bodies of the fuzz targets, shared by the cargo-fuzz binaries (`fuzz/fuzz_targets/*`)
+//! and by `crates/ferrojit-cli/tests/fuzz_regressions.rs`, which replays every committed
+//! finding through the same code without a fuzzer. Each function accepts any bytes; the only
+//! failures are panics, aborts, hangs and memory blow-ups, which the fuzzer reports.
+//!
+//! Each user loads this file as a module with `#[path]`; it names every path in full.
 
 /// Step budget for `__setstate__` methods run while loading a fuzzed archive.
 pub const FUZZ_SETSTATE_STEPS: u64 = 10_000;
@@ -143,6 +143,10 @@ pub fn fuzz_ir_parse(data: &[u8]) {
         let printed = graph.to_ir_string();
         let again = ferrojit_ir::parse_graph(&printed)
             .unwrap_or_else(|error| panic!("printed graph does not parse: {error}\n{printed}"));
-        assert_eq!(again.to_ir_string(), printed, "graph printing is not stable");
+        assert_eq!(
+            again.to_ir_string(),
+            printed,
+            "graph printing is not stable"
+        );
     }
 }

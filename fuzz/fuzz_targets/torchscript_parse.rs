@@ -2,8 +2,7 @@
 #![no_main]
 
 #[allow(dead_code)]
-mod harness {
-    include!("../harness.rs");
-}
+#[path = "../harness.rs"]
+mod harness;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz_torchscript_parse(data));

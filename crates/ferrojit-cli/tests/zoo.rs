@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use ferrojit_conformance::{compare_with, repo_root, require_at_least, Comparison};
+
 use ferrojit_runtime::registry::{pop_arguments, Stack};
 use ferrojit_runtime::{register_operator, IValue, RuntimeError};
 use ferrojit_serialize::import::load_module;
@@ -15,10 +17,6 @@ use ferrojit_tensor::Tensor;
 
 const RTOL: f64 = 1e-4;
 const ATOL: f64 = 1e-5;
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn zoo_dir() -> PathBuf {
     repo_root().join("tests/fixtures/zoo")
@@ -56,83 +54,6 @@ fn register_test_operators() {
     });
 }
 
-/// Describes the first difference between `actual` and `expected`, or None when they match.
-fn difference(actual: &IValue, expected: &IValue, path: &str) -> Option<String> {
-    match (actual, expected) {
-        (IValue::Tensor(a), IValue::Tensor(e)) => {
-            let (a, e) = (a.get(), e.get());
-            if a.sizes() != e.sizes() {
-                return Some(format!("{path}: shape {:?} vs {:?}", a.sizes(), e.sizes()));
-            }
-            if a.dtype() != e.dtype() {
-                return Some(format!("{path}: dtype {:?} vs {:?}", a.dtype(), e.dtype()));
-            }
-            let (av, ev) = (a.to_f64_vec(), e.to_f64_vec());
-            let floating = e.dtype().is_floating_point();
-            for (index, (x, y)) in av.iter().zip(&ev).enumerate() {
-                let ok = if !floating {
-                    x == y
-                } else if y.is_nan() {
-                    x.is_nan()
-                } else if y.is_infinite() {
-                    x == y
-                } else {
-                    (x - y).abs() <= ATOL + RTOL * y.abs()
-                };
-                if !ok {
-                    return Some(format!("{path}: element {index}: {x} vs {y}"));
-                }
-            }
-            None
-        }
-        (IValue::Tuple(a), IValue::Tuple(e)) => items_difference(&a.items, &e.items, path),
-        (IValue::List(a), IValue::List(e)) => items_difference(&a.to_vec(), &e.to_vec(), path),
-        // Named tuples and lists may come back as tuples or lists.
-        (IValue::Tuple(a), IValue::List(e)) => items_difference(&a.items, &e.to_vec(), path),
-        (IValue::List(a), IValue::Tuple(e)) => items_difference(&a.to_vec(), &e.items, path),
-        (IValue::Dict(a), IValue::Dict(e)) => {
-            let (a, e) = (a.entries(), e.entries());
-            if a.len() != e.len() {
-                return Some(format!("{path}: dict length {} vs {}", a.len(), e.len()));
-            }
-            a.iter()
-                .zip(e.iter())
-                .enumerate()
-                .find_map(|(index, ((ak, av), (ek, ev)))| {
-                    difference(ak, ek, &format!("{path}.key{index}"))
-                        .or_else(|| difference(av, ev, &format!("{path}[{}]", ek.python_repr())))
-                })
-        }
-        (IValue::Double(a), IValue::Double(e)) => {
-            ((a - e).abs() > ATOL + RTOL * e.abs()).then(|| format!("{path}: {a} vs {e}"))
-        }
-        (IValue::Int(a), IValue::Int(e)) => (a != e).then(|| format!("{path}: {a} vs {e}")),
-        (IValue::Bool(a), IValue::Bool(e)) => (a != e).then(|| format!("{path}: {a} vs {e}")),
-        (IValue::None, IValue::None) => None,
-        (IValue::Str(a), IValue::Str(e)) => (a != e).then(|| format!("{path}: {a} vs {e}")),
-        (a, e) => Some(format!(
-            "{path}: got {} expected {}",
-            a.python_repr(),
-            e.python_repr()
-        )),
-    }
-}
-
-fn items_difference(actual: &[IValue], expected: &[IValue], path: &str) -> Option<String> {
-    if actual.len() != expected.len() {
-        return Some(format!(
-            "{path}: length {} vs {}",
-            actual.len(),
-            expected.len()
-        ));
-    }
-    actual
-        .iter()
-        .zip(expected)
-        .enumerate()
-        .find_map(|(index, (a, e))| difference(a, e, &format!("{path}[{index}]")))
-}
-
 /// Loads `dir/NAME.pt`, runs forward on `NAME.inputs.pt`, compares with `NAME.expected.pt`.
 fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
     register_test_operators();
@@ -150,10 +71,8 @@ fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
         .module
         .forward(arguments)
         .map_err(|e| format!("{name}: forward: {e}"))?;
-    match difference(&actual, &expected, name) {
-        None => Ok(()),
-        Some(problem) => Err(format!("{name}: mismatch: {problem}")),
-    }
+    compare_with(&actual, &expected, name, Comparison::models(RTOL, ATOL))
+        .map_err(|problem| format!("{name}: mismatch: {problem}"))
 }
 
 fn check(name: &str) {
@@ -267,6 +186,10 @@ fn large_zoo_models_match_pytorch() {
     if names.is_empty() {
         eprintln!("skipped: {} holds no models", dir.display());
         return;
+    }
+    // A zoo that is there must be whole: ZOO_RESULTS.md lists 54 large models.
+    if let Err(message) = require_at_least(&dir.display().to_string(), names.len(), 54) {
+        panic!("{message}: rebuild it with generate.py --large");
     }
     let failures: Vec<String> = names
         .iter()

@@ -5,15 +5,21 @@
 //! `{"name": str, "op": "aten::add.Tensor", "args": [...], "kwargs": {name: value},
 //!   "expected": value}` or, for cases PyTorch rejects, `"error": "PyTorch's message"` instead
 //! of `expected`. `op` is the full schema name (name plus overload) of a registered
-//! operator; arguments not given are filled from the schema's defaults.
+//! operator; arguments not given are filled from the schema's defaults. A case PyTorch
+//! rejects passes only when ferrojit's kernel raises too, with PyTorch's message (see
+//! [`run_case_file`]); every case file must hold at least the number of cases its test
+//! states, so an emptied or truncated file fails.
 
 pub mod corpus;
+pub mod json;
+pub mod kernel_call;
 
 use std::path::{Path, PathBuf};
 
-use ferrojit_runtime::interpreter::code::default_value;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_runtime::registry::OperatorRegistry;
+use ferrojit_runtime::RuntimeError;
+
+pub use kernel_call::{as_value, call_operator, single, CallError};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -84,42 +90,8 @@ pub fn load_cases(path: &Path) -> Result<Vec<OpCase>, String> {
 }
 
 /// Calls the case's operator through the global registry, as the interpreter would.
-pub fn run_case(case: &OpCase) -> Result<IValue, String> {
-    let registry = OperatorRegistry::global();
-    let operator = registry
-        .lookup(&case.op)
-        .ok_or_else(|| format!("operator {} is not registered", case.op))?;
-    let schema = &operator.schema;
-    if case.args.len() > schema.arguments.len() && !schema.is_vararg {
-        return Err(format!(
-            "{}: {} positional arguments for {} parameters",
-            case.op,
-            case.args.len(),
-            schema.arguments.len()
-        ));
-    }
-    let mut stack = Vec::with_capacity(schema.arguments.len());
-    for (index, argument) in schema.arguments.iter().enumerate() {
-        if let Some(value) = case.args.get(index) {
-            stack.push(value.clone());
-        } else if let Some((_, value)) = case.kwargs.iter().find(|(name, _)| *name == argument.name)
-        {
-            stack.push(value.clone());
-        } else if let Some(default) = &argument.default {
-            stack.push(default_value(default, &argument.ty).map_err(|e| e.to_string())?);
-        } else {
-            return Err(format!(
-                "{}: no value for argument '{}'",
-                case.op, argument.name
-            ));
-        }
-    }
-    (operator.kernel)(&mut stack).map_err(|e| e.to_string())?;
-    match stack.len() {
-        1 => Ok(stack.pop().unwrap_or(IValue::None)),
-        0 => Ok(IValue::None),
-        _ => Ok(IValue::tuple(stack)),
-    }
+pub fn run_case(case: &OpCase) -> Result<IValue, CallError> {
+    call_operator(&case.op, case.args.clone(), &case.kwargs).map(as_value)
 }
 
 /// Tolerances for comparing floating results: (relative, absolute).
@@ -135,8 +107,69 @@ pub fn tolerance_for(dtype: ferrojit_tensor::DType) -> (f64, f64) {
     }
 }
 
-/// Compares a result with PyTorch's; `Err` describes the first difference.
+/// How floating values may differ from PyTorch's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    /// One operator call: [`tolerance_for`] the tensor's dtype; Python floats within 1e-9
+    /// relative (1e-12 absolute).
+    ByDtype,
+    /// A whole model, whose rounding differences add up over many operators: the same
+    /// bounds for every floating tensor and Python float.
+    Fixed { rtol: f64, atol: f64 },
+}
+
+/// What [`compare_with`] accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    pub tolerance: Tolerance,
+    /// Whether a tuple matches a list PyTorch returned (a list always matches a tuple).
+    /// For model outputs, where named tuples and lists may come back as either.
+    pub tuple_for_list: bool,
+}
+
+impl Comparison {
+    /// Operator results: dtype tolerances, a tuple only where PyTorch gave a tuple.
+    pub const OPERATORS: Comparison = Comparison {
+        tolerance: Tolerance::ByDtype,
+        tuple_for_list: false,
+    };
+
+    /// Model outputs: fixed tolerances, tuples and lists interchangeable.
+    pub const fn models(rtol: f64, atol: f64) -> Comparison {
+        Comparison {
+            tolerance: Tolerance::Fixed { rtol, atol },
+            tuple_for_list: true,
+        }
+    }
+}
+
+/// Whether float `x` matches PyTorch's `y` within (rtol, atol): NaN matches only NaN, an
+/// infinity only the same infinity, and with no tolerance only the same value.
+fn floats_match(x: f64, y: f64, (rtol, atol): (f64, f64)) -> bool {
+    if y.is_nan() {
+        x.is_nan()
+    } else if y.is_infinite() || (rtol == 0.0 && atol == 0.0) {
+        x == y
+    } else {
+        (x - y).abs() <= atol + rtol * y.abs()
+    }
+}
+
+/// Compares an operator's result with PyTorch's ([`Comparison::OPERATORS`]); `Err`
+/// describes the first difference.
 pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), String> {
+    compare_with(actual, expected, path, Comparison::OPERATORS)
+}
+
+/// Compares a result with PyTorch's; `Err` describes the first difference, `path` names its
+/// position inside the value. Dtypes, shapes, integers, booleans and strings must be equal;
+/// floats within `how.tolerance`. The one value comparator of the test code.
+pub fn compare_with(
+    actual: &IValue,
+    expected: &IValue,
+    path: &str,
+    how: Comparison,
+) -> Result<(), String> {
     match (actual, expected) {
         (IValue::Tensor(a), IValue::Tensor(e)) => {
             let (a, e) = (a.get(), e.get());
@@ -154,31 +187,35 @@ pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), Str
                     e.sizes()
                 ));
             }
-            let (rtol, atol) = tolerance_for(e.dtype());
+            let bounds = match how.tolerance {
+                Tolerance::ByDtype => tolerance_for(e.dtype()),
+                Tolerance::Fixed { rtol, atol } if e.dtype().is_floating_point() => (rtol, atol),
+                Tolerance::Fixed { .. } => (0.0, 0.0),
+            };
             for (index, (x, y)) in a.to_f64_vec().iter().zip(e.to_f64_vec()).enumerate() {
-                let same = if y.is_nan() {
-                    x.is_nan()
-                } else if y.is_infinite() || rtol == 0.0 {
-                    *x == y
-                } else {
-                    (x - y).abs() <= atol + rtol * y.abs()
-                };
-                if !same {
+                if !floats_match(*x, y, bounds) {
                     return Err(format!("{path}: element {index} is {x}, PyTorch gives {y}"));
                 }
             }
             Ok(())
         }
         (IValue::Double(a), IValue::Double(e)) => {
-            if (a.is_nan() && e.is_nan()) || a == e || (a - e).abs() <= 1e-12 + 1e-9 * e.abs() {
+            let bounds = match how.tolerance {
+                Tolerance::ByDtype => (1e-9, 1e-12),
+                Tolerance::Fixed { rtol, atol } => (rtol, atol),
+            };
+            if floats_match(*a, *e, bounds) {
                 Ok(())
             } else {
                 Err(format!("{path}: {a} vs PyTorch's {e}"))
             }
         }
-        (IValue::Tuple(a), IValue::Tuple(e)) => compare_items(&a.items, &e.items, path),
-        (IValue::List(a), IValue::List(e)) => compare_items(&a.to_vec(), &e.to_vec(), path),
-        (IValue::List(a), IValue::Tuple(e)) => compare_items(&a.to_vec(), &e.items, path),
+        (IValue::Tuple(a), IValue::Tuple(e)) => compare_items(&a.items, &e.items, path, how),
+        (IValue::List(a), IValue::List(e)) => compare_items(&a.to_vec(), &e.to_vec(), path, how),
+        (IValue::List(a), IValue::Tuple(e)) => compare_items(&a.to_vec(), &e.items, path, how),
+        (IValue::Tuple(a), IValue::List(e)) if how.tuple_for_list => {
+            compare_items(&a.items, &e.to_vec(), path, how)
+        }
         // Entry by entry, so dicts holding tensors compare by value, not by identity.
         (IValue::Dict(a), IValue::Dict(e)) => {
             let (a, e) = (a.entries(), e.entries());
@@ -190,8 +227,8 @@ pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), Str
                 ));
             }
             for (index, ((ka, va), (ke, ve))) in a.iter().zip(e.iter()).enumerate() {
-                compare(ka, ke, &format!("{path}.key{index}"))?;
-                compare(va, ve, &format!("{path}[{index}]"))?;
+                compare_with(ka, ke, &format!("{path}.key{index}"), how)?;
+                compare_with(va, ve, &format!("{path}[{index}]"), how)?;
             }
             Ok(())
         }
@@ -206,7 +243,12 @@ pub fn compare(actual: &IValue, expected: &IValue, path: &str) -> Result<(), Str
     }
 }
 
-fn compare_items(actual: &[IValue], expected: &[IValue], path: &str) -> Result<(), String> {
+fn compare_items(
+    actual: &[IValue],
+    expected: &[IValue],
+    path: &str,
+    how: Comparison,
+) -> Result<(), String> {
     if actual.len() != expected.len() {
         return Err(format!(
             "{path}: {} items vs PyTorch's {}",
@@ -215,42 +257,266 @@ fn compare_items(actual: &[IValue], expected: &[IValue], path: &str) -> Result<(
         ));
     }
     for (index, (a, e)) in actual.iter().zip(expected).enumerate() {
-        compare(a, e, &format!("{path}[{index}]"))?;
+        compare_with(a, e, &format!("{path}[{index}]"), how)?;
     }
     Ok(())
 }
 
-/// Runs every case of a file and returns one line per failure (empty when all pass).
-/// Error cases pass when ferrojit also fails; its message is not compared (categories are
-/// checked by the caller where it matters).
-pub fn run_case_file(path: &Path) -> Vec<String> {
+/// Fails when a case file, folder or list yielded fewer than `minimum` items: a truncated
+/// or emptied fixture must not pass by having nothing to check.
+pub fn require_at_least(what: &str, found: usize, minimum: usize) -> Result<(), String> {
+    if found < minimum {
+        Err(format!(
+            "{what}: {found} found, fewer than the {minimum} its test requires"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks that ferrojit refused a case the way PyTorch's kernel did: the kernel itself ran
+/// and raised an error of a kind Python code sees from a kernel (RuntimeError, IndexError,
+/// ValueError, KeyError, ZeroDivisionError, an argument check's message). A missing
+/// operator, arguments that do not bind to the schema, an invalid graph or a value of the
+/// wrong type for the kernel are ferrojit failures, never a match. Returns the kernel's
+/// message, first line only (the generators record the first line of PyTorch's).
+pub fn kernel_refusal(outcome: &CallError) -> Result<String, String> {
+    let Some(error) = outcome.kernel_error() else {
+        return Err(format!("the kernel did not run: {outcome}"));
+    };
+    match error.root() {
+        RuntimeError::Tensor { .. }
+        | RuntimeError::Other(_)
+        | RuntimeError::Argument(_)
+        | RuntimeError::IndexError(_)
+        | RuntimeError::KeyError(_)
+        | RuntimeError::ValueError(_)
+        | RuntimeError::ZeroDivision(_)
+        | RuntimeError::Exception { .. } => {
+            let message = error.root().to_string();
+            Ok(message.lines().next().unwrap_or("").to_string())
+        }
+        other => Err(format!("not an error a kernel raises: {other:?}")),
+    }
+}
+
+/// A known, explained difference between PyTorch's error message and ferrojit's. It
+/// explains a case when PyTorch's message, with the first occurrence of `pytorch` replaced
+/// by `ferrojit`, is ferrojit's message exactly; in both, `{}` stands for one word (no
+/// whitespace) that PyTorch's message has there and ferrojit's repeats. An entry that
+/// explains no case of its file fails the test, so the list only shrinks as messages are
+/// fixed; the case must still fail in the kernel ([`kernel_refusal`]).
+#[derive(Debug, Clone, Copy)]
+pub struct KnownMessageDifference {
+    /// The part of PyTorch's message that differs.
+    pub pytorch: &'static str,
+    /// What ferrojit says in its place.
+    pub ferrojit: &'static str,
+    /// Why the messages differ.
+    pub reason: &'static str,
+}
+
+impl KnownMessageDifference {
+    /// ferrojit's message as this difference predicts it from PyTorch's, when `pytorch`
+    /// occurs in it.
+    pub fn predict(&self, pytorch_message: &str) -> Option<String> {
+        let Some((before, after)) = self.pytorch.split_once("{}") else {
+            return pytorch_message
+                .contains(self.pytorch)
+                .then(|| pytorch_message.replacen(self.pytorch, self.ferrojit, 1));
+        };
+        let start = pytorch_message.find(before)?;
+        let rest = &pytorch_message[start + before.len()..];
+        let word_length = if after.is_empty() {
+            rest.len()
+        } else {
+            rest.find(after)?
+        };
+        let word = &rest[..word_length];
+        if word.is_empty() || word.contains(char::is_whitespace) {
+            return None;
+        }
+        Some(format!(
+            "{}{}{}",
+            &pytorch_message[..start],
+            self.ferrojit.replace("{}", word),
+            &rest[word_length + after.len()..]
+        ))
+    }
+}
+
+/// An operator PyTorch has and ferrojit does not register yet: its error cases (the only
+/// ones a missing operator can pass) are accepted only while it is listed, and an entry whose
+/// operator is registered fails the test.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownMissingOperator {
+    /// The full schema name (`aten::isnan.out`).
+    pub op: &'static str,
+    /// Why it is missing.
+    pub reason: &'static str,
+}
+
+/// How [`run_case_file`] runs a file.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseFileOptions<'a> {
+    /// The fewest cases the file may hold.
+    pub minimum_cases: usize,
+    /// Run each case on deep copies of its arguments (for files where `torch.save` kept a
+    /// tensor shared by several cases as one storage and in-place cases would disturb the
+    /// others).
+    pub copy_arguments: bool,
+    /// Error cases whose message may differ from PyTorch's; see [`KnownMessageDifference`].
+    pub known_message_differences: &'a [KnownMessageDifference],
+    /// Operators not registered yet; see [`KnownMissingOperator`].
+    pub known_missing_operators: &'a [KnownMissingOperator],
+}
+
+/// What [`run_case_file`] found.
+#[derive(Debug, Default)]
+pub struct CaseFileReport {
+    /// Cases in the file.
+    pub cases: usize,
+    /// Cases PyTorch rejected.
+    pub error_cases: usize,
+    /// Of those, the ones ferrojit's kernel rejects with PyTorch's exact message.
+    pub exact_error_messages: usize,
+    /// One line per failure (empty when the file passes).
+    pub failures: Vec<String>,
+}
+
+/// A deep copy of an argument (tensors cloned into storages of their own).
+pub fn fresh_copy(value: &IValue) -> IValue {
+    match value {
+        IValue::Tensor(t) => IValue::from(t.get().clone_tensor()),
+        IValue::List(list) => IValue::list(
+            list.element_type().clone(),
+            list.to_vec().iter().map(fresh_copy).collect(),
+        ),
+        IValue::Tuple(tuple) => IValue::tuple(tuple.items.iter().map(fresh_copy).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Runs every case of a file: a value must match PyTorch's ([`compare`]); an error case must
+/// fail in the kernel ([`kernel_refusal`]) with PyTorch's message, or with the message one of
+/// `options.known_message_differences` predicts from it. Fails when the file holds fewer than
+/// `options.minimum_cases` cases, and on a listed difference or missing operator that no case
+/// of the file needs.
+pub fn run_case_file(path: &Path, options: &CaseFileOptions) -> CaseFileReport {
+    let mut report = CaseFileReport::default();
     let cases = match load_cases(path) {
         Ok(cases) => cases,
-        Err(error) => return vec![error],
+        Err(error) => {
+            report.failures.push(error);
+            return report;
+        }
     };
-    let mut failures = Vec::new();
+    report.cases = cases.len();
+    if let Err(error) = require_at_least(
+        &path.display().to_string(),
+        cases.len(),
+        options.minimum_cases,
+    ) {
+        report.failures.push(error);
+    }
+    let mut differences_used = vec![false; options.known_message_differences.len()];
+    let mut missing_used = vec![false; options.known_missing_operators.len()];
     for case in &cases {
-        let outcome = run_case(case);
-        match (&case.expected, outcome) {
+        let label = format!("{} ({})", case.name, case.op);
+        let outcome = if options.copy_arguments {
+            run_case(&OpCase {
+                args: case.args.iter().map(fresh_copy).collect(),
+                kwargs: case
+                    .kwargs
+                    .iter()
+                    .map(|(name, value)| (name.clone(), fresh_copy(value)))
+                    .collect(),
+                ..case.clone()
+            })
+        } else {
+            run_case(case)
+        };
+        let message = match (&case.expected, outcome) {
             (Ok(expected), Ok(actual)) => {
-                if let Err(difference) =
-                    compare(&actual, expected, &format!("{} ({})", case.name, case.op))
-                {
-                    failures.push(difference);
+                if let Err(difference) = compare(&actual, expected, &label) {
+                    report.failures.push(difference);
+                }
+                continue;
+            }
+            (Ok(_), Err(error)) => {
+                report
+                    .failures
+                    .push(format!("{label}: ferrojit failed: {error}"));
+                continue;
+            }
+            (Err(message), Ok(actual)) => {
+                report.failures.push(format!(
+                    "{label}: PyTorch raised '{message}' but ferrojit returned {}",
+                    actual.python_repr()
+                ));
+                continue;
+            }
+            (Err(message), Err(error)) => {
+                report.error_cases += 1;
+                match kernel_refusal(&error) {
+                    Ok(ours) => (ours, message),
+                    Err(difference) => {
+                        let missing = options
+                            .known_missing_operators
+                            .iter()
+                            .position(|known| known.op == case.op);
+                        match (&error, missing) {
+                            (CallError::NotRegistered(_), Some(index)) => {
+                                missing_used[index] = true;
+                            }
+                            _ => report
+                                .failures
+                                .push(format!("{label}: {difference}; PyTorch raised '{message}'")),
+                        }
+                        continue;
+                    }
                 }
             }
-            (Ok(_), Err(error)) => failures.push(format!(
-                "{} ({}): ferrojit failed: {error}",
-                case.name, case.op
+        };
+        let (ours, theirs) = message;
+        if ours == *theirs {
+            report.exact_error_messages += 1;
+            continue;
+        }
+        let explained = options
+            .known_message_differences
+            .iter()
+            .position(|known| known.predict(theirs).as_deref() == Some(ours.as_str()));
+        match explained {
+            Some(index) => differences_used[index] = true,
+            None => report.failures.push(format!(
+                "{label}: message '{ours}', PyTorch's is '{theirs}'"
             )),
-            (Err(message), Ok(actual)) => failures.push(format!(
-                "{} ({}): PyTorch raised '{message}' but ferrojit returned {}",
-                case.name,
-                case.op,
-                actual.python_repr()
-            )),
-            (Err(_), Err(_)) => {}
         }
     }
-    failures
+    for (known, used) in options
+        .known_message_differences
+        .iter()
+        .zip(&differences_used)
+    {
+        if !used {
+            report.failures.push(format!(
+                "{}: no case differs by '{}' -> '{}' any more: remove it from the known \
+                 message differences",
+                path.display(),
+                known.pytorch,
+                known.ferrojit
+            ));
+        }
+    }
+    for (known, used) in options.known_missing_operators.iter().zip(&missing_used) {
+        if !used {
+            report.failures.push(format!(
+                "{}: no case needs {} to be missing: remove it from the known missing operators",
+                path.display(),
+                known.op
+            ));
+        }
+    }
+    report
 }

@@ -29,20 +29,57 @@ pub fn data_dir() -> PathBuf {
         .join("data")
 }
 
-/// Every schema PyTorch registers for the operators the tests use, in registration order.
-/// Schemas our parser does not accept (complex numbers...) are skipped.
-pub fn operators() -> Arc<dyn OperatorSchemas> {
-    let text = std::fs::read_to_string(data_dir().join("schemas.txt")).expect("schemas.txt");
-    let mut by_name: HashMap<String, Vec<Arc<FunctionSchema>>> = HashMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        if let Ok(schema) = parse_schema(line) {
-            by_name
-                .entry(schema.name.clone())
-                .or_default()
-                .push(Arc::new(schema));
+/// The schema lines of `data/schemas.txt` (PyTorch's, one per line), each parsed; the file
+/// holds 337 of them.
+pub const SCHEMA_LINES: usize = 337;
+
+/// Parses every line of `data/schemas.txt`, failing on the first line ferrojit cannot parse
+/// (each names its line) or when the file holds fewer than [`SCHEMA_LINES`] schemas.
+pub fn parse_schema_file() -> Result<Vec<FunctionSchema>, String> {
+    let path = data_dir().join("schemas.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut schemas = Vec::new();
+    let mut failures = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_schema(line) {
+            Ok(schema) => schemas.push(schema),
+            Err(error) => failures.push(format!("schemas.txt:{}: {line}: {error}", number + 1)),
         }
     }
+    if !failures.is_empty() {
+        return Err(failures.join("\n"));
+    }
+    if schemas.len() < SCHEMA_LINES {
+        return Err(format!(
+            "schemas.txt holds {} schemas, fewer than {SCHEMA_LINES}",
+            schemas.len()
+        ));
+    }
+    Ok(schemas)
+}
+
+/// Every schema PyTorch registers for the operators the tests use, in registration order.
+/// Panics, naming each line, when a schema does not parse.
+pub fn operators() -> Arc<dyn OperatorSchemas> {
+    let schemas = parse_schema_file().unwrap_or_else(|failures| panic!("{failures}"));
+    let mut by_name: HashMap<String, Vec<Arc<FunctionSchema>>> = HashMap::new();
+    for schema in schemas {
+        by_name
+            .entry(schema.name.clone())
+            .or_default()
+            .push(Arc::new(schema));
+    }
     Arc::new(TestOperators { by_name })
+}
+
+#[test]
+fn every_schema_of_the_schema_file_parses() {
+    if let Err(failures) = parse_schema_file() {
+        panic!("{failures}");
+    }
 }
 
 /// Normalises a printed graph so that ours and PyTorch's compare structurally:

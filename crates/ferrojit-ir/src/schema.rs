@@ -745,6 +745,7 @@ fn base_type(name: &str) -> Option<Type> {
         "int" | "SymInt" | "ScalarType" | "Layout" | "MemoryFormat" | "QScheme" => Type::Int,
         "float" | "SymFloat" => Type::Float,
         "bool" | "SymBool" => Type::Bool,
+        "complex" => Type::Complex,
         "str" | "Dimname" => Type::Str,
         "Scalar" | "number" => Type::Number,
         "Device" | "DeviceIndex" => Type::Device,
@@ -768,6 +769,7 @@ mod tests {
     #[test]
     fn parses_and_prints_common_schemas() {
         round_trip("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+        round_trip("aten::add.complex(complex a, complex b) -> complex");
         round_trip(
             "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         );

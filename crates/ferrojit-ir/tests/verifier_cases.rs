@@ -17,7 +17,7 @@ fn each_broken_invariant_is_reported() {
         .filter(|path| path.extension().is_some_and(|e| e == "ir"))
         .collect();
     files.sort();
-    assert!(files.len() >= 10, "too few verifier cases: {}", files.len());
+    assert!(files.len() >= 13, "too few verifier cases: {}", files.len());
     let mut problems = Vec::new();
     for path in &files {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?");

@@ -352,7 +352,7 @@ fn arg_extreme<T: Arith>(row: &[T], kind: ArgReduce) -> usize {
 fn float_only(op: &str, dtype: DType) -> Result<()> {
     if !dtype.is_floating_point() {
         return Err(TensorError::InvalidArgument(format!(
-            "{op}: input dtype should be either floating point or complex. Got {} instead.",
+            "{op}: Expected a floating point or complex tensor as input. Got {}",
             dtype.scalar_type_name()
         )));
     }
@@ -536,10 +536,9 @@ impl Tensor {
         take_sqrt: bool,
     ) -> Result<Tensor> {
         if !self.dtype().is_floating_point() {
-            return Err(TensorError::InvalidArgument(format!(
-                "std and var only support floating point and complex dtypes, but got: {}",
-                self.dtype().scalar_type_name()
-            )));
+            return Err(TensorError::InvalidArgument(
+                "std and var only support floating point and complex dtypes".to_string(),
+            ));
         }
         self.reduce_groups_f64(dims, keepdim, self.dtype(), |chunk| {
             let n = chunk.len() as f64;

@@ -229,8 +229,9 @@ impl Tensor {
 
     fn addc(&self, t1: &Tensor, t2: &Tensor, value: &Scalar, divide: bool) -> Result<Tensor> {
         if divide && t1.dtype().is_integral(true) && t2.dtype().is_integral(true) {
+            // "future  release" with two spaces, as PyTorch's message has it.
             return Err(TensorError::InvalidArgument(
-                "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.".to_string(),
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.".to_string(),
             ));
         }
         let dtype = result_type(&[self, t1, t2]);
