@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod error;
 pub mod fallback;
+pub mod fx_text;
 pub mod json;
 pub mod model;
 pub mod run;
