@@ -242,8 +242,6 @@ fn read_node(json: &Json, namedtuple_fields: &BTreeMap<String, Vec<String>>) -> 
         None => "null".to_string(),
         Some(context) => context.string()?,
     };
-    let context_value = parse_json("treespec context", context_text.as_bytes())?;
-    let context = Json::new(&context_value, "treespec context");
     let Some(type_name) = type_name else {
         return Ok(TreeSpec::Leaf);
     };
@@ -252,6 +250,9 @@ fn read_node(json: &Json, namedtuple_fields: &BTreeMap<String, Vec<String>>) -> 
         "builtins.list" | "collections.deque" => TreeSpec::List(children),
         "builtins.NoneType" => TreeSpec::NoneNode,
         "builtins.dict" | "collections.OrderedDict" | "collections.defaultdict" => {
+            // The context is JSON text (a namedtuple's is a bare type name).
+            let context_value = parse_json("treespec context", context_text.as_bytes())?;
+            let context = Json::new(&context_value, "treespec context");
             // A defaultdict's context is {default_factory_module, default_factory_name,
             // dict_context}; the others' is the list of keys.
             let keys_json = if type_name == "collections.defaultdict" {
@@ -278,7 +279,7 @@ fn read_node(json: &Json, namedtuple_fields: &BTreeMap<String, Vec<String>>) -> 
             TreeSpec::Dict(keys, children)
         }
         "collections.namedtuple" => {
-            let name = context.string()?;
+            let name = context_text;
             let field_names = namedtuple_fields
                 .get(&name)
                 .cloned()

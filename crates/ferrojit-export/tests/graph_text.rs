@@ -22,8 +22,10 @@ fn every_fixture_graph_prints_as_pytorch_prints_it() {
         let name = entry["name"].as_str().unwrap();
         let expected =
             std::fs::read_to_string(fixture_dir().join(format!("{name}.graph.txt"))).unwrap();
-        let archive = Pt2Archive::open(fixture_dir().join(format!("{name}.pt2"))).unwrap();
-        let actual = print_graph(&archive.program(DEFAULT_MODEL_NAME).unwrap());
+        let file = entry["archive"].as_str().unwrap_or(name);
+        let model = entry["model"].as_str().unwrap_or(DEFAULT_MODEL_NAME);
+        let archive = Pt2Archive::open(fixture_dir().join(format!("{file}.pt2"))).unwrap();
+        let actual = print_graph(&archive.program(model).unwrap());
         let known = KNOWN_GAPS.iter().any(|(gap, _)| *gap == name);
         match (actual.trim_end() == expected.trim_end(), known) {
             (true, false) => matched += 1,

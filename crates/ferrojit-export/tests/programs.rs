@@ -26,8 +26,10 @@ fn arguments(name: &str) -> Vec<IValue> {
 
 fn run_program(entry: &serde_json::Value) -> Result<(), String> {
     let name = entry["name"].as_str().unwrap();
-    let path = fixture_dir().join(format!("{name}.pt2"));
-    let mut module = load_module(&path, DEFAULT_MODEL_NAME).map_err(|e| format!("load: {e}"))?;
+    let archive = entry["archive"].as_str().unwrap_or(name);
+    let model = entry["model"].as_str().unwrap_or(DEFAULT_MODEL_NAME);
+    let path = fixture_dir().join(format!("{archive}.pt2"));
+    let mut module = load_module(&path, model).map_err(|e| format!("load: {e}"))?;
     let calls = entry["calls"].as_u64().unwrap();
     for call in 0..calls {
         let inputs = arguments(&format!("{name}.call{call}.inputs.pt"));
