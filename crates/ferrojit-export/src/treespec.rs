@@ -304,3 +304,53 @@ fn read_node(json: &Json, namedtuple_fields: &BTreeMap<String, Vec<String>>) -> 
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEAF: &str = r#"{"type": null, "context": null, "children_spec": []}"#;
+
+    #[test]
+    fn dicts_defaultdicts_none_and_namedtuples_round_trip() {
+        let text = format!(
+            r#"[1, {{"type": "builtins.tuple", "context": "null", "children_spec": [
+                {{"type": "builtins.dict", "context": "[\"a\", 3]", "children_spec": [{LEAF}, {LEAF}]}},
+                {{"type": "collections.defaultdict", "context": "{{\"default_factory_module\": \"builtins\", \"default_factory_name\": \"list\", \"dict_context\": [\"k\"]}}", "children_spec": [{LEAF}]}},
+                {{"type": "builtins.NoneType", "context": "null", "children_spec": []}},
+                {{"type": "collections.namedtuple", "context": "m.Point", "children_spec": [{LEAF}, {LEAF}]}}
+            ]}}]"#
+        );
+        let fields = BTreeMap::from([(
+            "m.Point".to_string(),
+            vec!["x".to_string(), "y".to_string()],
+        )]);
+        let spec = TreeSpec::parse(&text, &fields).unwrap();
+        assert_eq!(spec.leaf_count(), 5);
+        let leaves: Vec<IValue> = (1..=5).map(IValue::Int).collect();
+        let value = spec.unflatten(&mut leaves.into_iter()).unwrap();
+        let mut flat = Vec::new();
+        spec.flatten(&value, "out", &mut flat).unwrap();
+        let numbers: Vec<i64> = flat.iter().map(|(_, v)| v.to_int().unwrap()).collect();
+        assert_eq!(numbers, vec![1, 2, 3, 4, 5]);
+        assert_eq!(flat[1].0, "out[0][3]");
+        let IValue::Tuple(tuple) = &value else {
+            panic!("a tuple")
+        };
+        let IValue::Tuple(point) = &tuple.items[3] else {
+            panic!("a namedtuple")
+        };
+        assert_eq!(point.named.as_ref().unwrap().field_names, vec!["x", "y"]);
+    }
+
+    #[test]
+    fn other_protocols_and_unknown_types_are_refused() {
+        assert!(TreeSpec::parse(&format!("[2, {LEAF}]"), &BTreeMap::new()).is_err());
+        let unknown = r#"[1, {"type": "evil.Type", "context": "null", "children_spec": []}]"#;
+        assert!(TreeSpec::parse(unknown, &BTreeMap::new()).is_err());
+        let mismatch = format!(
+            r#"[1, {{"type": "builtins.dict", "context": "[\"a\", \"b\"]", "children_spec": [{LEAF}]}}]"#
+        );
+        assert!(TreeSpec::parse(&mismatch, &BTreeMap::new()).is_err());
+    }
+}
