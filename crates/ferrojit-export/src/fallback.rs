@@ -133,11 +133,107 @@ fn native_layer_norm(stack: &mut Stack) -> Result<()> {
     Ok(())
 }
 
+fn to_copy(stack: &mut Stack) -> Result<()> {
+    let [tensor, dtype, _layout, _device, _pin_memory, _non_blocking, _memory_format] =
+        take::<7>(stack)?;
+    let source = tensor.to_tensor()?;
+    let copied = match dtype.to_optional_int()? {
+        Some(index) => {
+            let dtype = ferrojit_tensor::DType::from_scalar_type_index(index)
+                .map_err(|error| RuntimeError::InvalidGraph(format!("_to_copy: {error}")))?;
+            if dtype == source.dtype() {
+                source.clone_tensor()
+            } else {
+                source.to_dtype(dtype)
+            }
+        }
+        None => source.clone_tensor(),
+    };
+    stack.push(IValue::from(copied));
+    Ok(())
+}
+
+/// Mean and 1/sqrt(biased variance + eps) over `dims`, kept as size-1 dimensions.
+fn mean_and_rstd(input: &IValue, dims: &[i64], eps: IValue) -> Result<(IValue, IValue)> {
+    let mean = call_one(
+        "aten::mean.dim",
+        vec![
+            input.clone(),
+            IValue::int_list(dims),
+            IValue::Bool(true),
+            IValue::None,
+        ],
+    )?;
+    let centered = call_one(
+        "aten::sub.Tensor",
+        vec![input.clone(), mean.clone(), IValue::Int(1)],
+    )?;
+    let squared = call_one("aten::mul.Tensor", vec![centered.clone(), centered])?;
+    let variance = call_one(
+        "aten::mean.dim",
+        vec![
+            squared,
+            IValue::int_list(dims),
+            IValue::Bool(true),
+            IValue::None,
+        ],
+    )?;
+    let shifted = call_one("aten::add.Scalar", vec![variance, eps, IValue::Int(1)])?;
+    Ok((mean, call_one("aten::rsqrt", vec![shifted])?))
+}
+
+fn native_batch_norm_functional(stack: &mut Stack) -> Result<()> {
+    let [input, weight, bias, mean, var, training, momentum, eps] = take::<8>(stack)?;
+    // The functional form returns new running statistics instead of updating its inputs:
+    // run the in-place kernel on copies.
+    let mean_copy = call_one("aten::clone", vec![mean, IValue::None])?;
+    let var_copy = call_one("aten::clone", vec![var, IValue::None])?;
+    let output = call_one(
+        "aten::batch_norm",
+        vec![
+            input.clone(),
+            weight,
+            bias,
+            mean_copy.clone(),
+            var_copy.clone(),
+            training,
+            momentum,
+            eps.clone(),
+            IValue::Bool(false),
+        ],
+    )?;
+    let rank = input.to_tensor()?.dim() as i64;
+    let dims: Vec<i64> = std::iter::once(0).chain(2..rank).collect();
+    let (save_mean, save_rstd) = mean_and_rstd(&input, &dims, eps)?;
+    let flat = |value: IValue| {
+        call_one(
+            "aten::flatten.using_ints",
+            vec![value, IValue::Int(0), IValue::Int(-1)],
+        )
+    };
+    stack.extend([
+        output,
+        flat(save_mean)?,
+        flat(save_rstd)?,
+        mean_copy,
+        var_copy,
+    ]);
+    Ok(())
+}
+
 fn fallback_table() -> &'static HashMap<String, Operator> {
     static TABLE: OnceLock<HashMap<String, Operator>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let entries: [(&str, FallbackKernel); 4] = [
+        let entries: [(&str, FallbackKernel); 6] = [
             ("aten::lift_fresh_copy(Tensor self) -> Tensor", lift_fresh_copy),
+            (
+                "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+                to_copy,
+            ),
+            (
+                "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
+                native_batch_norm_functional,
+            ),
             ("aten::alias(Tensor(a) self) -> Tensor(a)", alias),
             (
                 "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
