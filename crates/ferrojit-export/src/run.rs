@@ -31,6 +31,8 @@ pub struct ExportedModule {
     loaded: LoadedProgram,
     in_spec: Option<TreeSpec>,
     out_spec: Option<TreeSpec>,
+    /// The names of `forward`'s parameters, for messages about inputs.
+    forward_arg_names: Vec<String>,
     /// Parameters, buffers and constants as values, by their state-dict names.
     state: HashMap<String, IValue>,
 }
@@ -78,6 +80,9 @@ impl ExportedModule {
             ),
             None => (None, None),
         };
+        let forward_arg_names = root_signature
+            .and_then(|signature| signature.forward_arg_names.clone())
+            .unwrap_or_default();
         let mut state = HashMap::new();
         for (name, tensor) in loaded.state_dict.iter().chain(loaded.constants.iter()) {
             state.insert(name.clone(), IValue::from(tensor.clone()));
@@ -87,6 +92,7 @@ impl ExportedModule {
             loaded,
             in_spec,
             out_spec,
+            forward_arg_names,
             state,
         })
     }
@@ -128,6 +134,8 @@ impl ExportedModule {
         }
         let mut symbols: HashMap<String, SymbolicValue> = HashMap::new();
         let mut pending_checks: Vec<(String, usize, String, i64)> = Vec::new();
+        // Where each symbol was bound (`x.shape[0]`), for messages.
+        let mut origins: HashMap<String, String> = HashMap::new();
         let mut user_leaves = leaves.into_iter();
         let mut inputs = Vec::with_capacity(graph.inputs.len());
         let mut user_inputs_by_name: HashMap<String, IValue> = HashMap::new();
@@ -177,7 +185,15 @@ impl ExportedModule {
                     let (path, given) = user_leaves.next().ok_or_else(|| {
                         input_error("*args", "fewer inputs than the program takes")
                     })?;
-                    check_user_input(graph, arg, &path, &given, &mut symbols, &mut pending_checks)?;
+                    check_user_input(
+                        graph,
+                        arg,
+                        &path,
+                        &given,
+                        &mut symbols,
+                        &mut origins,
+                        &mut pending_checks,
+                    )?;
                     if let Some(name) = arg.name() {
                         user_inputs_by_name.insert(name.to_string(), given.clone());
                     }
@@ -189,7 +205,7 @@ impl ExportedModule {
         if user_leaves.next().is_some() {
             return Err(input_error("*args", "more inputs than the program takes"));
         }
-        self.check_symbols(&symbols, &pending_checks)?;
+        self.check_symbols(&symbols, &origins, &pending_checks)?;
         let outputs = run_graph(graph, inputs)?;
         if outputs.len() != signature.output_specs.len() {
             return Err(ExportError::Schema {
@@ -262,7 +278,21 @@ impl ExportedModule {
         let mut leaves = Vec::new();
         match &self.in_spec {
             Some(TreeSpec::Tuple(parts)) if parts.len() == 2 => {
-                parts[0].flatten(&IValue::tuple(args), "*args", &mut leaves)?;
+                match &parts[0] {
+                    // Each positional argument under its parameter's name, as PyTorch's
+                    // guards name them (`x.size()[0]`).
+                    TreeSpec::Tuple(children) if children.len() == args.len() => {
+                        for (position, (child, arg)) in children.iter().zip(&args).enumerate() {
+                            let name = self
+                                .forward_arg_names
+                                .get(position)
+                                .cloned()
+                                .unwrap_or_else(|| format!("*args[{position}]"));
+                            child.flatten(arg, &name, &mut leaves)?;
+                        }
+                    }
+                    spec => spec.flatten(&IValue::tuple(args), "*args", &mut leaves)?,
+                }
                 let dict = DictValue::new(Type::Str, Type::Any);
                 for (key, value) in kwargs {
                     dict.insert(IValue::string(&key), value);
@@ -284,6 +314,7 @@ impl ExportedModule {
     fn check_symbols(
         &self,
         symbols: &HashMap<String, SymbolicValue>,
+        origins: &HashMap<String, String>,
         pending: &[(String, usize, String, i64)],
     ) -> Result<()> {
         for (path, dim, expression, actual) in pending {
@@ -309,7 +340,10 @@ impl ExportedModule {
             if let Some(minimum) = range.min_val {
                 if *value < minimum {
                     return Err(input_error(
-                        &format!("symbol {name}"),
+                        &match origins.get(name) {
+                            Some(origin) => format!("{origin} (symbol {name})"),
+                            None => format!("symbol {name}"),
+                        },
                         format!("expected to be >= {minimum}, but got {value}"),
                     ));
                 }
@@ -317,7 +351,10 @@ impl ExportedModule {
             if let Some(maximum) = range.max_val {
                 if *value > maximum {
                     return Err(input_error(
-                        &format!("symbol {name}"),
+                        &match origins.get(name) {
+                            Some(origin) => format!("{origin} (symbol {name})"),
+                            None => format!("symbol {name}"),
+                        },
                         format!("expected to be <= {maximum}, but got {value}"),
                     ));
                 }
@@ -365,6 +402,7 @@ fn check_user_input(
     path: &str,
     given: &IValue,
     symbols: &mut HashMap<String, SymbolicValue>,
+    origins: &mut HashMap<String, String>,
     pending: &mut Vec<(String, usize, String, i64)>,
 ) -> Result<()> {
     match arg {
@@ -415,7 +453,14 @@ fn check_user_input(
                         }
                     }
                     SymInt::Expr(expression) => {
-                        bind_or_queue(&expression.expr_str, path, dim, actual, symbols, pending)?;
+                        bind_or_queue(
+                            &expression.expr_str,
+                            &format!("{path}.shape[{dim}]"),
+                            (path, dim, actual),
+                            symbols,
+                            origins,
+                            pending,
+                        )?;
                     }
                 }
             }
@@ -429,7 +474,14 @@ fn check_user_input(
                 )
             })?;
             if let Some(SymInt::Expr(expression)) = graph.sym_int_values.get(name) {
-                bind_or_queue(&expression.expr_str, path, 0, value, symbols, pending)?;
+                bind_or_queue(
+                    &expression.expr_str,
+                    path,
+                    (path, 0, value),
+                    symbols,
+                    origins,
+                    pending,
+                )?;
             }
             Ok(())
         }
@@ -449,16 +501,17 @@ fn check_user_input(
 
 fn bind_or_queue(
     expression: &str,
-    path: &str,
-    dim: usize,
-    actual: i64,
+    origin: &str,
+    (path, dim, actual): (&str, usize, i64),
     symbols: &mut HashMap<String, SymbolicValue>,
+    origins: &mut HashMap<String, String>,
     pending: &mut Vec<(String, usize, String, i64)>,
 ) -> Result<()> {
     let parsed = parse_expression(expression)?;
     match parsed.as_symbol() {
         Some(symbol) if !symbols.contains_key(symbol) => {
             symbols.insert(symbol.to_string(), SymbolicValue::Int(actual));
+            origins.insert(symbol.to_string(), origin.to_string());
         }
         _ => pending.push((path.to_string(), dim, expression.to_string(), actual)),
     }
