@@ -95,3 +95,30 @@ fn every_fixture_program_matches_pytorch() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn tensors_saved_over_one_storage_share_it() {
+    let archive =
+        ferrojit_export::Pt2Archive::open(fixture_dir().join("shared_storage.pt2")).unwrap();
+    let loaded = archive.load(DEFAULT_MODEL_NAME).unwrap();
+    let weight = &loaded.state_dict["w"];
+    let transposed = &loaded.state_dict["w_t"];
+    assert!(weight.shares_storage(transposed));
+    assert_eq!(transposed.sizes(), &[6, 4]);
+    assert_eq!(transposed.strides(), &[1, 6]);
+}
+
+#[test]
+fn a_buffer_mutation_is_seen_by_the_next_call_and_in_the_state() {
+    let path = fixture_dir().join("buffer_counter_decomposed.pt2");
+    let mut module = load_module(&path, DEFAULT_MODEL_NAME).unwrap();
+    for call in 0..3 {
+        module
+            .run(arguments(&format!(
+                "buffer_counter_decomposed.call{call}.inputs.pt"
+            )))
+            .unwrap();
+    }
+    let count = module.state_value("count").unwrap().to_tensor().unwrap();
+    assert_eq!(count.to_f64_vec(), vec![3.0]);
+}
