@@ -4,8 +4,9 @@
 use crate::error::{schema_error, ExportError, Result};
 use serde_json::Value;
 
-/// The largest JSON record the reader parses (a program's JSON is kilobytes to a few MB).
-pub const MAX_JSON_BYTES: usize = 256 * 1024 * 1024;
+/// The largest JSON record the reader parses (a program's JSON is kilobytes to a few MB;
+/// parsed values take several times the text's size, so this also bounds memory).
+pub const MAX_JSON_BYTES: usize = 64 * 1024 * 1024;
 /// The deepest nesting the reader accepts (serde_json itself stops at 128).
 pub const MAX_JSON_DEPTH: usize = 100;
 
