@@ -2,7 +2,7 @@
 //! placeholders' metadata and the range constraints, `call_function` nodes run through the
 //! runtime's operator registry (arguments the serializer left out filled from the schema's
 //! defaults with `ferrojit_ir::binding`), symbolic integer nodes run as scalar operations,
-//! higher-order `cond`/`while_loop`/`map_impl` run their subgraphs, outputs unflattened by the
+//! higher-order `cond`/`while_loop`/`map_impl`/`scan` run their subgraphs, outputs unflattened by the
 //! out-spec, and buffer and input mutations written back.
 
 use crate::archive::LoadedProgram;
@@ -1357,6 +1357,7 @@ fn higher_order(
                 })
                 .collect()
         }
+        "scan" => scan(&subgraph, &values, depth),
         other => Err(ExportError::Unsupported(format!(
             "higher-order operator '{other}'"
         ))),
@@ -1374,4 +1375,62 @@ pub fn tensor_list(items: Vec<Tensor>) -> IValue {
         Type::Tensor,
         items.into_iter().map(IValue::from).collect(),
     ))
+}
+
+/// `scan(combine, init, xs, additional)`: the carries thread through the steps over xs'
+/// first dimension; each step's other outputs are stacked along a new first dimension.
+fn scan<'a>(
+    subgraph: &dyn Fn(usize) -> Result<&'a Graph>,
+    values: &dyn Fn(usize) -> Result<Vec<IValue>>,
+    depth: usize,
+) -> Result<Vec<IValue>> {
+    let combine = subgraph(0)?;
+    let mut carries = values(1)?;
+    let sequences = values(2)?;
+    let additional = values(3)?;
+    let Some(first) = sequences.first() else {
+        return Err(ExportError::Unsupported("scan over no tensors".into()));
+    };
+    let length = first.to_tensor()?.sizes().first().copied().unwrap_or(0);
+    let select = find_operator("aten::select.int")
+        .ok_or_else(|| ExportError::Unsupported("aten::select.int".into()))?;
+    let stack_operator = find_operator("aten::stack")
+        .ok_or_else(|| ExportError::Unsupported("aten::stack".into()))?;
+    let mut per_output: Vec<Vec<IValue>> = Vec::new();
+    for index in 0..length {
+        let mut inputs = carries.clone();
+        for tensor in &sequences {
+            let mut stack = vec![tensor.clone(), IValue::Int(0), IValue::Int(index as i64)];
+            (select.kernel)(&mut stack)?;
+            inputs.push(
+                stack
+                    .pop()
+                    .ok_or_else(|| ExportError::Unsupported("select".into()))?,
+            );
+        }
+        inputs.extend(additional.iter().cloned());
+        let mut outputs = run_graph_at_depth(combine, inputs, depth + 1)?;
+        if outputs.len() < carries.len() {
+            return Err(ExportError::Unsupported(
+                "scan step returned fewer values than its carries".into(),
+            ));
+        }
+        let step_outputs = outputs.split_off(carries.len());
+        carries = outputs;
+        per_output.resize(step_outputs.len(), Vec::new());
+        for (slot, value) in per_output.iter_mut().zip(step_outputs) {
+            slot.push(value);
+        }
+    }
+    let mut results = carries;
+    for items in per_output {
+        let mut stack = vec![IValue::list(Type::Tensor, items), IValue::Int(0)];
+        (stack_operator.kernel)(&mut stack)?;
+        results.push(
+            stack
+                .pop()
+                .ok_or_else(|| ExportError::Unsupported("stack".into()))?,
+        );
+    }
+    Ok(results)
 }
