@@ -240,14 +240,13 @@ fn run(cli: Cli) -> Result<(), String> {
                 _ => return Err("inspect needs one of --graph, --code or --summary".to_string()),
             };
             if commands::pt2::is_pt2(&model) {
-                return match view {
-                    InspectView::Code => {
-                        Err("--code is not supported for .pt2 programs yet".to_string())
-                    }
-                    view => {
-                        commands::pt2::inspect_program(&model, "model", view == InspectView::Graph)
-                    }
+                use commands::pt2::Pt2View;
+                let view = match view {
+                    InspectView::Graph => Pt2View::Graph,
+                    InspectView::Code => Pt2View::Code,
+                    InspectView::Summary => Pt2View::Summary,
                 };
+                return commands::pt2::inspect_program(&model, "model", view);
             }
             commands::inspect::inspect_model(&model, &method, view)
         }

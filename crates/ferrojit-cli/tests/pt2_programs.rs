@@ -92,3 +92,15 @@ fn another_program_of_the_archive_runs_by_name() {
     ]);
     assert!(output.status.success(), "{:?}", stderr_lines(&output));
 }
+
+#[test]
+fn inspect_code_prints_pytorchs_code() {
+    let output = ferrojit(&[
+        "inspect".as_ref(),
+        fixture("split_unbind.pt2").as_os_str(),
+        "--code".as_ref(),
+    ]);
+    assert!(output.status.success(), "{:?}", stderr_lines(&output));
+    let expected = std::fs::read_to_string(fixture("split_unbind.code.txt")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+}

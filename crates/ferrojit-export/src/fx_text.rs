@@ -6,7 +6,7 @@
 use crate::model::{
     Argument, ExportedProgram, Graph, InputSpec, Node, OptionalTensorArgument, SymArgument,
 };
-use ferrojit_runtime::ivalue::python_float_repr;
+use ferrojit_runtime::ivalue::{python_float_repr, python_quote};
 use std::collections::HashMap;
 
 /// One FX node, as the text needs it.
@@ -23,6 +23,10 @@ struct FxNode {
 enum FxValue {
     Node(String),
     Literal(String),
+    /// A string: bare in the graph text, quoted in the code.
+    Text(String),
+    /// A device: `cpu` in the graph text, `device(type='cpu')` in the code.
+    Device(String, Option<i64>),
     List(Vec<FxValue>),
 }
 
@@ -30,7 +34,8 @@ impl FxValue {
     fn render(&self) -> String {
         match self {
             FxValue::Node(name) => format!("%{name}"),
-            FxValue::Literal(text) => text.clone(),
+            FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
                 items
@@ -46,7 +51,8 @@ impl FxValue {
     fn render_output(&self) -> String {
         match self {
             FxValue::Node(name) => name.clone(),
-            FxValue::Literal(text) => text.clone(),
+            FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
                 items
@@ -58,12 +64,41 @@ impl FxValue {
         }
     }
 
+    /// The Python source form (`repr`), as FX's code generator writes arguments; `rename`
+    /// maps nodes whose variables FX renamed.
+    fn render_code(&self, rename: &HashMap<String, String>) -> String {
+        match self {
+            FxValue::Node(name) => rename.get(name).unwrap_or(name).clone(),
+            FxValue::Literal(text) => text.clone(),
+            FxValue::Text(text) => python_quote(text),
+            FxValue::Device(kind, index) => match index {
+                Some(index) => format!("device(type={}, index={index})", python_quote(kind)),
+                None => format!("device(type={})", python_quote(kind)),
+            },
+            FxValue::List(items) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|item| item.render_code(rename))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
     fn collect_uses<'a>(&'a self, uses: &mut Vec<&'a str>) {
         match self {
             FxValue::Node(name) => uses.push(name),
-            FxValue::Literal(_) => {}
+            FxValue::Literal(_) | FxValue::Text(_) | FxValue::Device(..) => {}
             FxValue::List(items) => items.iter().for_each(|item| item.collect_uses(uses)),
         }
+    }
+}
+
+fn device_text(kind: &str, index: Option<i64>) -> String {
+    match index {
+        Some(index) => format!("{kind}:{index}"),
+        None => kind.to_string(),
     }
 }
 
@@ -124,8 +159,10 @@ fn value(argument: &Argument) -> FxValue {
         Argument::Ints(v) => literals(v, i64::to_string),
         Argument::Float(v) => FxValue::Literal(python_float_repr(*v)),
         Argument::Floats(v) => literals(v, |f| python_float_repr(*f)),
-        Argument::String(text) => FxValue::Literal(text.clone()),
-        Argument::Strings(texts) => literals(texts, String::clone),
+        Argument::String(text) => FxValue::Text(text.clone()),
+        Argument::Strings(texts) => {
+            FxValue::List(texts.iter().cloned().map(FxValue::Text).collect())
+        }
         Argument::SymInt(s) => sym(s, i64::to_string),
         Argument::SymInts(list) => {
             FxValue::List(list.iter().map(|s| sym(s, i64::to_string)).collect())
@@ -163,10 +200,7 @@ fn value(argument: &Argument) -> FxValue {
             }
             .into(),
         ),
-        Argument::Device(device) => FxValue::Literal(match device.index {
-            Some(index) => format!("{}:{index}", device.device_type),
-            None => device.device_type.clone(),
-        }),
+        Argument::Device(device) => FxValue::Device(device.device_type.clone(), device.index),
         Argument::Bool(v) => FxValue::Literal(python_bool(*v)),
         Argument::Bools(v) => literals(v, |b| python_bool(*b)),
         Argument::Graph(graph) => FxValue::Node(graph.name.clone()),
@@ -403,5 +437,191 @@ pub fn print_graph(program: &ExportedProgram) -> String {
         .collect::<Vec<_>>();
     let comma = if rendered.len() == 1 { "," } else { "" };
     text.push_str(&format!("\n    return ({}{comma})", rendered.join(", ")));
+    text
+}
+
+/// Names FX will not use for a variable, because Python's builtins own them.
+const PYTHON_BUILTINS: &[&str] = &[
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "bytes",
+    "callable",
+    "chr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "filter",
+    "float",
+    "format",
+    "getattr",
+    "hash",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "object",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "slice",
+    "sorted",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
+/// Python's operator for an `operator.*` function FX writes inline (`a + b`, `-a`).
+fn inline_operator(target: &str) -> Option<&'static str> {
+    Some(match target.strip_prefix("operator.")? {
+        "add" => "+",
+        "sub" => "-",
+        "mul" => "*",
+        "truediv" => "/",
+        "floordiv" => "//",
+        "mod" => "%",
+        "pow" => "**",
+        "eq" => "==",
+        "ne" => "!=",
+        "lt" => "<",
+        "le" => "<=",
+        "gt" => ">",
+        "ge" => ">=",
+        "and_" => "&",
+        "or_" => "|",
+        "xor" => "^",
+        "lshift" => "<<",
+        "rshift" => ">>",
+        "neg" => "-",
+        "pos" => "+",
+        "invert" => "~",
+        "not_" => "not ",
+        _ => return None,
+    })
+}
+
+/// What `torch.export.load(path).graph_module.code` holds: FX's Python code for the graph,
+/// each value set to None after its last use.
+pub fn print_code(program: &ExportedProgram) -> String {
+    let module = &program.graph_module;
+    let (nodes, outputs) = fx_nodes(&module.graph, &module.signature.input_specs);
+    // The node after which each value is last used (the output node frees nothing).
+    let mut last_use: HashMap<&str, usize> = HashMap::new();
+    let mut freed_after: Vec<Vec<&str>> = vec![Vec::new(); nodes.len()];
+    let mut output_uses = Vec::new();
+    outputs
+        .iter()
+        .for_each(|value| value.collect_uses(&mut output_uses));
+    for used in &output_uses {
+        last_use.insert(used, usize::MAX);
+    }
+    for (position, node) in nodes.iter().enumerate().rev() {
+        let mut uses = Vec::new();
+        node.args.iter().for_each(|arg| arg.collect_uses(&mut uses));
+        node.kwargs
+            .iter()
+            .for_each(|(_, arg)| arg.collect_uses(&mut uses));
+        for used in uses {
+            if !last_use.contains_key(used) {
+                last_use.insert(used, position);
+                freed_after[position].push(used);
+            }
+        }
+    }
+    let placeholders: Vec<&str> = nodes
+        .iter()
+        .filter(|node| node.op == "placeholder")
+        .map(|node| node.name.as_str())
+        .collect();
+    let mut text = format!("\n\n\ndef forward(self, {}):\n", placeholders.join(", "));
+    // A placeholder named like a Python builtin keeps its parameter name, but FX gives its
+    // variable a fresh one (`input_1 = input`).
+    let mut rename: HashMap<String, String> = HashMap::new();
+    for name in &placeholders {
+        if PYTHON_BUILTINS.contains(name) {
+            let variable = format!("{name}_1");
+            text.push_str(&format!("    {variable} = {name}\n"));
+            rename.insert(name.to_string(), variable);
+        }
+    }
+    for (position, node) in nodes.iter().enumerate() {
+        let expression = match node.op {
+            "placeholder" => continue,
+            "get_attr" => format!("self.{}", node.target),
+            _ => {
+                let args: Vec<String> = node
+                    .args
+                    .iter()
+                    .map(|arg| arg.render_code(&rename))
+                    .collect();
+                if node.target == "operator.getitem" && args.len() == 2 {
+                    format!("{}[{}]", args[0], args[1])
+                } else if let (Some(symbol), [operand]) =
+                    (inline_operator(&node.target), args.as_slice())
+                {
+                    format!("{symbol}{operand}")
+                } else if let (Some(symbol), [left, right]) =
+                    (inline_operator(&node.target), args.as_slice())
+                {
+                    format!("{left} {symbol} {right}")
+                } else {
+                    let mut all = args;
+                    all.extend(
+                        node.kwargs
+                            .iter()
+                            .map(|(key, value)| format!("{key} = {}", value.render_code(&rename))),
+                    );
+                    format!("{}({})", node.target, all.join(", "))
+                }
+            }
+        };
+        let mut freed: Vec<&str> = freed_after[position].clone();
+        if !last_use.contains_key(node.name.as_str()) {
+            freed.push(&node.name);
+        }
+        text.push_str(&format!("    {} = {expression}", node.name));
+        if !freed.is_empty() {
+            text.push_str(&format!(
+                ";  {} = None",
+                freed
+                    .iter()
+                    .map(|name| rename.get(*name).map(String::as_str).unwrap_or(name))
+                    .collect::<Vec<_>>()
+                    .join(" = ")
+            ));
+        }
+        text.push('\n');
+    }
+    let rendered: Vec<String> = outputs
+        .iter()
+        .map(|value| value.render_code(&rename))
+        .collect();
+    let comma = if rendered.len() == 1 { "," } else { "" };
+    text.push_str(&format!(
+        "    return ({}{comma})\n    ",
+        rendered.join(", ")
+    ));
     text
 }

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use ferrojit_archive::zip_archive::ArchiveReader;
-use ferrojit_export::{fx_text::print_graph, ExportedModule, Pt2Archive};
+use ferrojit_export::fx_text::{print_code, print_graph};
+use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::torch_save;
 
@@ -51,16 +52,34 @@ pub fn run_program(
     Ok(())
 }
 
-/// Prints program `name`'s graph (`--graph`, as `print(torch.export.load(path).graph)`) or
-/// its summary (`--summary`: signature, state dict, range constraints).
-pub fn inspect_program(model: &Path, name: &str, graph: bool) -> Result<(), String> {
+/// What `inspect` prints for a `.pt2` program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pt2View {
+    /// `print(torch.export.load(path).graph)`
+    Graph,
+    /// `torch.export.load(path).graph_module.code`
+    Code,
+    /// The signature, state dict and range constraints.
+    Summary,
+}
+
+/// Prints program `name`'s graph, code or summary.
+pub fn inspect_program(model: &Path, name: &str, view: Pt2View) -> Result<(), String> {
     let cannot_load =
         |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
     let archive = Pt2Archive::open(model).map_err(|e| cannot_load(&e))?;
-    if graph {
-        let program = archive.program(name).map_err(|e| cannot_load(&e))?;
-        println!("{}", print_graph(&program));
-        return Ok(());
+    match view {
+        Pt2View::Graph => {
+            let program = archive.program(name).map_err(|e| cannot_load(&e))?;
+            println!("{}", print_graph(&program));
+            return Ok(());
+        }
+        Pt2View::Code => {
+            let program = archive.program(name).map_err(|e| cannot_load(&e))?;
+            print!("{}", print_code(&program));
+            return Ok(());
+        }
+        Pt2View::Summary => {}
     }
     let loaded = archive.load(name).map_err(|e| cannot_load(&e))?;
     let program = &loaded.program;
