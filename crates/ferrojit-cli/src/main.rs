@@ -49,6 +49,9 @@ enum Command {
         /// plain Python numbers needs more.
         #[arg(long, value_name = "BYTES")]
         max_pickle_memory: Option<u64>,
+        /// For a .pt2 archive: which of its programs to run.
+        #[arg(long = "model", value_name = "NAME", default_value = "model")]
+        program: String,
     },
     /// Re-save a TorchScript archive through ferrojit's own printer and pickler.
     Convert {
@@ -159,9 +162,19 @@ fn run(cli: Cli) -> Result<(), String> {
             model,
             inputs,
             output,
+            program,
+            ..
+        } if commands::pt2::is_pt2(&model) => {
+            commands::pt2::run_program(&model, &program, inputs.as_deref(), output.as_deref())
+        }
+        Command::Run {
+            model,
+            inputs,
+            output,
             method,
             max_steps,
             max_pickle_memory,
+            ..
         } => commands::run::run_model(
             &model,
             inputs.as_deref(),
@@ -226,6 +239,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 (_, _, true) => InspectView::Summary,
                 _ => return Err("inspect needs one of --graph, --code or --summary".to_string()),
             };
+            if commands::pt2::is_pt2(&model) {
+                use commands::pt2::Pt2View;
+                let view = match view {
+                    InspectView::Graph => Pt2View::Graph,
+                    InspectView::Code => Pt2View::Code,
+                    InspectView::Summary => Pt2View::Summary,
+                };
+                return commands::pt2::inspect_program(&model, "model", view);
+            }
             commands::inspect::inspect_model(&model, &method, view)
         }
     }

@@ -6,4 +6,5 @@ pub mod compile;
 pub mod convert;
 pub mod inspect;
 pub mod ir;
+pub mod pt2;
 pub mod run;

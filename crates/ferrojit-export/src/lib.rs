@@ -1,0 +1,44 @@
+//! ferrojit-export: reads torch.export `.pt2` archives (the `ExportedProgram` JSON, schema
+//! version 8, with its weights and constants) and runs them on the runtime's operators,
+//! without Python and without libtorch.
+//!
+//! ```no_run
+//! use ferrojit_export::{load_module, DEFAULT_MODEL_NAME};
+//! let mut module = load_module("model.pt2", DEFAULT_MODEL_NAME).unwrap();
+//! let output = module.run(vec![]).unwrap();
+//! ```
+
+pub mod archive;
+pub mod error;
+pub mod fallback;
+pub mod fx_text;
+pub mod json;
+pub mod model;
+pub mod run;
+pub mod symbolic;
+pub mod treespec;
+
+pub use archive::{LoadedProgram, Pt2Archive, DEFAULT_MODEL_NAME};
+pub use error::{ExportError, Result};
+pub use model::ExportedProgram;
+pub use run::ExportedModule;
+
+/// Opens `path` and prepares program `model` to run.
+pub fn load_module(path: impl AsRef<std::path::Path>, model: &str) -> Result<ExportedModule> {
+    let archive = Pt2Archive::open(path)?;
+    ExportedModule::new(archive.load(model)?)
+}
+
+/// Whether `bytes` (the start of a file is enough) look like a zip whose records include a
+/// `.pt2` archive's `archive_format`; a cheap check for callers choosing a loader.
+pub fn looks_like_pt2(path: impl AsRef<std::path::Path>) -> bool {
+    ferrojit_archive::zip_archive::ArchiveReader::open(path)
+        .map(|reader| {
+            reader.has_record("archive_format")
+                || reader
+                    .record_names()
+                    .iter()
+                    .any(|n| n.starts_with("models/"))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,124 @@
+//! Runs every fixture program (written by `tests/fixtures/export/generate.py` with PyTorch)
+//! on its recorded inputs and compares with PyTorch's outputs; calls run in order on one
+//! module, so buffer mutations carry over. Inputs PyTorch rejected must be rejected too.
+
+mod common;
+
+use common::{compare, fixture_dir, load_torch_save};
+use ferrojit_export::{load_module, ExportError, DEFAULT_MODEL_NAME};
+use ferrojit_runtime::IValue;
+
+/// Programs that do not run yet, with the reason. A listed program that passes fails the
+/// test, so this list only shrinks.
+const KNOWN_GAPS: &[(&str, &str)] = &[];
+
+fn manifest() -> serde_json::Value {
+    let text = std::fs::read_to_string(fixture_dir().join("manifest.json")).expect("manifest.json");
+    serde_json::from_str(&text).expect("manifest parses")
+}
+
+fn arguments(name: &str) -> Vec<IValue> {
+    match load_torch_save(name) {
+        IValue::Tuple(tuple) => tuple.items.clone(),
+        other => vec![other],
+    }
+}
+
+fn run_program(entry: &serde_json::Value) -> Result<(), String> {
+    let name = entry["name"].as_str().unwrap();
+    let archive = entry["archive"].as_str().unwrap_or(name);
+    let model = entry["model"].as_str().unwrap_or(DEFAULT_MODEL_NAME);
+    let path = fixture_dir().join(format!("{archive}.pt2"));
+    let mut module = load_module(&path, model).map_err(|e| format!("load: {e}"))?;
+    let calls = entry["calls"].as_u64().unwrap();
+    for call in 0..calls {
+        let inputs = arguments(&format!("{name}.call{call}.inputs.pt"));
+        let output = module
+            .run(inputs.clone())
+            .map_err(|e| format!("call {call}: {e}"))?;
+        let expected = load_torch_save(&format!("{name}.call{call}.expected.pt"));
+        compare(&output, &expected, &format!("call {call} output"))?;
+        let mutated = fixture_dir().join(format!("{name}.call{call}.mutated_inputs.pt"));
+        if mutated.exists() {
+            let expected_inputs =
+                IValue::tuple(arguments(&format!("{name}.call{call}.mutated_inputs.pt")));
+            compare(
+                &IValue::tuple(inputs),
+                &expected_inputs,
+                &format!("call {call} inputs after the call"),
+            )?;
+        }
+    }
+    for reject in entry["rejects"].as_array().unwrap() {
+        let inputs = arguments(reject["inputs"].as_str().unwrap());
+        match module.run(inputs) {
+            Err(ExportError::Input { .. }) => {}
+            Err(other) => {
+                return Err(format!(
+                    "reject {}: wrong error kind: {other}",
+                    reject["name"]
+                ))
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "reject {}: accepted an input PyTorch rejects",
+                    reject["name"]
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_fixture_program_matches_pytorch() {
+    let manifest = manifest();
+    let programs = manifest["programs"].as_array().unwrap();
+    assert!(!programs.is_empty());
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    for entry in programs {
+        let name = entry["name"].as_str().unwrap();
+        let known = KNOWN_GAPS.iter().find(|(gap, _)| *gap == name);
+        match (run_program(entry), known) {
+            (Ok(()), None) => passed += 1,
+            (Ok(()), Some(_)) => {
+                failures.push(format!("{name}: passes now; remove it from KNOWN_GAPS"))
+            }
+            (Err(_), Some(_)) => {}
+            (Err(error), None) => failures.push(format!("{name}: {error}")),
+        }
+    }
+    eprintln!(
+        "{passed} of {} fixture programs match PyTorch",
+        programs.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn tensors_saved_over_one_storage_share_it() {
+    let archive =
+        ferrojit_export::Pt2Archive::open(fixture_dir().join("shared_storage.pt2")).unwrap();
+    let loaded = archive.load(DEFAULT_MODEL_NAME).unwrap();
+    let weight = &loaded.state_dict["w"];
+    let transposed = &loaded.state_dict["w_t"];
+    assert!(weight.shares_storage(transposed));
+    assert_eq!(transposed.sizes(), &[6, 4]);
+    assert_eq!(transposed.strides(), &[1, 6]);
+}
+
+#[test]
+fn a_buffer_mutation_is_seen_by_the_next_call_and_in_the_state() {
+    let path = fixture_dir().join("buffer_counter_decomposed.pt2");
+    let mut module = load_module(&path, DEFAULT_MODEL_NAME).unwrap();
+    for call in 0..3 {
+        module
+            .run(arguments(&format!(
+                "buffer_counter_decomposed.call{call}.inputs.pt"
+            )))
+            .unwrap();
+    }
+    let count = module.state_value("count").unwrap().to_tensor().unwrap();
+    assert_eq!(count.to_f64_vec(), vec![3.0]);
+}
