@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use ferrojit_ir::binding::{bind_arguments, ArgumentSource};
 use ferrojit_runtime::interpreter::code::default_value;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::registry::OperatorRegistry;
@@ -69,36 +70,35 @@ pub fn call_operator(
         stack = args;
         stack.push(IValue::Int(count));
     } else {
-        if args.len() > schema.arguments.len() {
-            return Err(CallError::Binding(format!(
-                "{full_name}: {} positional arguments for {} parameters",
-                args.len(),
-                schema.arguments.len()
-            )));
+        // The same binding the compiler and the runtime's method calls use, so a case that
+        // passes a keyword for a parameter also given positionally, or names none, is refused.
+        // `args` are in the kernel's stack order, so a keyword-only parameter may be given
+        // positionally here (the case files record calls that way); everything else binds
+        // as in a call from TorchScript.
+        let mut stack_order = (**schema).clone();
+        for argument in &mut stack_order.arguments {
+            argument.kwarg_only = false;
         }
-        for (name, _) in kwargs {
-            let position = schema.arguments.iter().position(|a| a.name == *name);
-            if position.is_none_or(|position| position < args.len()) {
-                return Err(CallError::Binding(format!(
-                    "{full_name}: no parameter '{name}' left for the keyword argument"
-                )));
-            }
+        let keywords: Vec<&str> = kwargs.iter().map(|(name, _)| name.as_str()).collect();
+        let binding = bind_arguments(&stack_order, args.len(), &keywords, |_, _| false);
+        if let Some(error) = binding.error {
+            return Err(CallError::Binding(format!("{full_name}: {error}")));
         }
-        let given = args.len();
-        stack = args;
-        for argument in schema.arguments.iter().skip(given) {
-            if let Some((_, value)) = kwargs.iter().find(|(name, _)| *name == argument.name) {
-                stack.push(value.clone());
-            } else if let Some(default) = &argument.default {
-                let value = default_value(default, &argument.ty)
-                    .map_err(|e| CallError::Binding(format!("{full_name}: {e}")))?;
-                stack.push(value);
-            } else {
-                return Err(CallError::Binding(format!(
-                    "{full_name}: no value for argument '{}'",
-                    argument.name
-                )));
-            }
+        stack = Vec::with_capacity(binding.sources.len());
+        for (argument, source) in schema.arguments.iter().zip(&binding.sources) {
+            let value = match (*source, &argument.default) {
+                (ArgumentSource::Positional(index), _) => args[index].clone(),
+                (ArgumentSource::Keyword(index), _) => kwargs[index].1.clone(),
+                (ArgumentSource::Default, Some(default)) => default_value(default, &argument.ty)
+                    .map_err(|e| CallError::Binding(format!("{full_name}: {e}")))?,
+                (ArgumentSource::Default, None) | (ArgumentSource::PackedPositionals(_), _) => {
+                    return Err(CallError::Binding(format!(
+                        "{full_name}: no value for argument '{}'",
+                        argument.name
+                    )))
+                }
+            };
+            stack.push(value);
         }
     }
     (operator.kernel)(&mut stack).map_err(CallError::Kernel)?;

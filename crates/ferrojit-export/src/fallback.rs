@@ -4,6 +4,7 @@
 //! wins.
 
 use ferrojit_ir::parse_schema;
+use ferrojit_runtime::opdef::OverloadRank;
 use ferrojit_runtime::{IValue, Operator, OperatorRegistry, RuntimeError, Stack};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -246,17 +247,29 @@ fn fallback_table() -> &'static HashMap<String, Operator> {
         ];
         let mut table = HashMap::new();
         for (schema, kernel) in entries {
+            // The schemas are constants: the test below checks that every one parses, so none
+            // is dropped here without a failing test.
             if let Ok(schema) = parse_schema(schema) {
                 let name = schema.full_name();
                 table.insert(
                     name,
-                    Operator {
-                        schema: Arc::new(schema),
-                        kernel: Arc::new(kernel),
-                    },
+                    Operator::new(schema, Arc::new(kernel), OverloadRank::NativeFunction),
                 );
             }
         }
         table
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_fallback_schema_parses() {
+        let names: Vec<&String> = super::fallback_table().keys().collect();
+        assert_eq!(
+            names.len(),
+            6,
+            "a fallback schema failed to parse: {names:?}"
+        );
+    }
 }

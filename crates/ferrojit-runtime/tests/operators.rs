@@ -13,11 +13,7 @@ use std::sync::Arc;
 
 use common::*;
 use ferrojit_ir::{parse_schema, Type};
-use ferrojit_runtime::ops::{
-    arrange_ops, composite_ops, core_ops, creation_ops, dict_ops, indexing_ops, list_ops, math_ops,
-    misc_ops, nn_ops, prim_lang_ops, rnn_ops, scalar_ops, str_format_ops, str_ops, tensor_ops,
-    transformer_ops,
-};
+use ferrojit_runtime::ops::{builtin_families, list_ops};
 use ferrojit_runtime::{IValue, OperatorRegistry, RuntimeError};
 use ferrojit_tensor::{DType, Tensor};
 use kernel_call::{call_operator, single, CallError};
@@ -81,57 +77,32 @@ fn every_registered_schema_is_unique_and_prints_back_unchanged() {
     }
 }
 
-/// Each family registered on its own: no registration errors, every table row under its own
-/// full name with the schema its text parses to, and no full name in two families. The
-/// closure-registered families (`core_ops`, `arrange_ops`) drop their own failures, so this
-/// is where a schema they share with another family shows up. Together the families and the
-/// aliases are exactly the builtin registry.
+/// Each family registered on its own: no registration errors, every declaration under its
+/// own full name with the schema its text parses to, and no full name in two families.
+/// Together the families and the aliases are exactly the builtin registry.
 #[test]
 fn every_family_registers_its_own_operators() {
-    let dict_table = dict_ops::table();
-    let tables: [(&str, &[_]); 15] = [
-        ("tensor_ops", tensor_ops::TABLE),
-        ("nn_ops", nn_ops::TABLE),
-        ("rnn_ops", rnn_ops::TABLE),
-        ("transformer_ops", transformer_ops::TABLE),
-        ("indexing_ops", indexing_ops::TABLE),
-        ("creation_ops", creation_ops::TABLE),
-        ("scalar_ops", scalar_ops::TABLE),
-        ("math_ops", math_ops::TABLE),
-        ("str_ops", str_ops::TABLE),
-        ("str_format_ops", str_format_ops::TABLE),
-        ("list_ops", list_ops::TABLE),
-        ("dict_ops", &dict_table),
-        ("misc_ops", misc_ops::TABLE),
-        ("prim_lang_ops", prim_lang_ops::TABLE),
-        ("composite_ops", composite_ops::TABLE),
-    ];
     let mut families: Vec<(&str, OperatorRegistry)> = Vec::new();
-    for (family, table) in tables {
+    for (family, rank, declarations) in builtin_families() {
+        let texts: Vec<String> = declarations
+            .iter()
+            .map(|declaration| declaration.schema.to_string())
+            .collect();
         let mut registry = OperatorRegistry::new();
-        registry.register_table(table);
-        for (text, _) in table {
+        for declaration in declarations {
+            let text = declaration.schema.to_string();
+            registry
+                .register_declaration(rank, declaration)
+                .unwrap_or_else(|e| panic!("{family}: {text}: {e}"));
+        }
+        for text in &texts {
             let parsed = parse_schema(text).unwrap_or_else(|e| panic!("{family}: {text}: {e}"));
             let operator = registry
                 .lookup(&parsed.full_name())
                 .unwrap_or_else(|| panic!("{family}: {text} is not registered"));
             assert_eq!(*operator.schema, parsed, "{family}: {text}");
         }
-        assert_eq!(registry.operators().len(), table.len(), "{family}");
-        families.push((family, registry));
-    }
-    type Register = fn(&mut OperatorRegistry);
-    let register_functions: [(&str, Register); 2] = [
-        ("core_ops", core_ops::register),
-        ("arrange_ops", arrange_ops::register),
-    ];
-    for (family, register) in register_functions {
-        let mut registry = OperatorRegistry::new();
-        register(&mut registry);
-        assert!(
-            !registry.operators().is_empty(),
-            "{family} registers nothing"
-        );
+        assert_eq!(registry.operators().len(), texts.len(), "{family}");
         families.push((family, registry));
     }
     let mut owner: BTreeMap<String, &str> = BTreeMap::new();
