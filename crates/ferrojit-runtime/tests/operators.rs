@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use common::*;
 use ferrojit_ir::{parse_schema, Type};
-use ferrojit_runtime::ops::{builtin_families, list_ops};
+use ferrojit_runtime::ops::builtin_families;
 use ferrojit_runtime::{IValue, OperatorRegistry, RuntimeError};
 use ferrojit_tensor::{DType, Tensor};
 use kernel_call::{call_operator, single, CallError};
