@@ -316,6 +316,20 @@ pub struct KnownMessageDifference {
     pub reason: &'static str,
 }
 
+/// The difference where PyTorch says `pytorch` and ferrojit says `ferrojit`, for `reason`
+/// (the case-file tests' tables are lists of these).
+pub const fn known_difference(
+    pytorch: &'static str,
+    ferrojit: &'static str,
+    reason: &'static str,
+) -> KnownMessageDifference {
+    KnownMessageDifference {
+        pytorch,
+        ferrojit,
+        reason,
+    }
+}
+
 impl KnownMessageDifference {
     /// ferrojit's message as this difference predicts it from PyTorch's, when `pytorch`
     /// occurs in it.

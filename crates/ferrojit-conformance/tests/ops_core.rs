@@ -2,6 +2,7 @@
 //! cases PyTorch computed (tests/fixtures/ops_core, made by generate.py there), and the order
 //! of equal elements in sort/topk/kthvalue (tests/fixtures/tie_order).
 
+use ferrojit_conformance::known_difference as known;
 use ferrojit_conformance::{
     repo_root, run_case_file, CaseFileOptions, KnownMessageDifference, KnownMissingOperator,
 };
@@ -14,18 +15,6 @@ const DISPATCH_NAME: &str =
 /// PyTorch's structured `out=` kernels require the result dtype exactly and say so; ferrojit
 /// refuses the same calls through the `out=` cast rule of its unstructured kernels.
 const OUT_DTYPE: &str = "PyTorch's structured out= check and ferrojit's out= cast rule refuse the same calls in other words";
-
-fn known(
-    pytorch: &'static str,
-    ferrojit: &'static str,
-    reason: &'static str,
-) -> KnownMessageDifference {
-    KnownMessageDifference {
-        pytorch,
-        ferrojit,
-        reason,
-    }
-}
 
 /// Error cases of unary.pt whose message is not PyTorch's yet. Each entry must explain a case.
 fn unary_differences() -> Vec<KnownMessageDifference> {

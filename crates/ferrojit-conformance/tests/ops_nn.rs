@@ -5,6 +5,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
+use ferrojit_conformance::known_difference as known;
 use ferrojit_conformance::{
     as_value, call_operator, kernel_refusal, repo_root, run_case, run_case_file, CaseFileOptions,
     KnownMessageDifference, OpCase,
@@ -15,18 +16,6 @@ use ferrojit_tensor::{DType, Tensor};
 /// The random tests draw from the one default generator; each holds this while it does, so
 /// tests running in parallel threads do not interleave their draws.
 static DEFAULT_GENERATOR: Mutex<()> = Mutex::new(());
-
-fn known(
-    pytorch: &'static str,
-    ferrojit: &'static str,
-    reason: &'static str,
-) -> KnownMessageDifference {
-    KnownMessageDifference {
-        pytorch,
-        ferrojit,
-        reason,
-    }
-}
 
 /// The error cases of ops_nn whose message is not PyTorch's yet, by file; each entry must
 /// explain a case of its file, and every other error case must carry PyTorch's message.

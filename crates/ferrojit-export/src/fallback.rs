@@ -105,31 +105,7 @@ fn native_layer_norm(stack: &mut Stack) -> Result<()> {
             IValue::Bool(false),
         ],
     )?;
-    let mean = call_one(
-        "aten::mean.dim",
-        vec![
-            input.clone(),
-            IValue::int_list(&dims),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    let centered = call_one(
-        "aten::sub.Tensor",
-        vec![input, mean.clone(), IValue::Int(1)],
-    )?;
-    let squared = call_one("aten::mul.Tensor", vec![centered.clone(), centered])?;
-    let variance = call_one(
-        "aten::mean.dim",
-        vec![
-            squared,
-            IValue::int_list(&dims),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    let shifted = call_one("aten::add.Scalar", vec![variance, eps, IValue::Int(1)])?;
-    let rstd = call_one("aten::rsqrt", vec![shifted])?;
+    let (mean, rstd) = mean_and_rstd(&input, &dims, eps)?;
     stack.extend([output, mean, rstd]);
     Ok(())
 }

@@ -882,27 +882,15 @@ fn argument_value(
         Argument::SymInt(symbol) => sym_value(symbol, environment, |v| IValue::Int(*v))?,
         Argument::SymBool(symbol) => sym_value(symbol, environment, |v| IValue::Bool(*v))?,
         Argument::SymFloat(symbol) => sym_value(symbol, environment, |v| IValue::Double(*v))?,
-        Argument::SymInts(symbols) => IValue::list(
-            Type::Int,
-            symbols
-                .iter()
-                .map(|s| sym_value(s, environment, |v| IValue::Int(*v)))
-                .collect::<Result<_>>()?,
-        ),
-        Argument::SymBools(symbols) => IValue::list(
-            Type::Bool,
-            symbols
-                .iter()
-                .map(|s| sym_value(s, environment, |v| IValue::Bool(*v)))
-                .collect::<Result<_>>()?,
-        ),
-        Argument::SymFloats(symbols) => IValue::list(
-            Type::Float,
-            symbols
-                .iter()
-                .map(|s| sym_value(s, environment, |v| IValue::Double(*v)))
-                .collect::<Result<_>>()?,
-        ),
+        Argument::SymInts(symbols) => {
+            sym_list(symbols, Type::Int, environment, |v| IValue::Int(*v))?
+        }
+        Argument::SymBools(symbols) => {
+            sym_list(symbols, Type::Bool, environment, |v| IValue::Bool(*v))?
+        }
+        Argument::SymFloats(symbols) => {
+            sym_list(symbols, Type::Float, environment, |v| IValue::Double(*v))?
+        }
         Argument::ScalarType(code) => {
             let dtype = scalar_type_to_dtype(*code).ok_or_else(|| {
                 ExportError::Unsupported(format!("dtype {}", scalar_type_name(*code)))
@@ -986,6 +974,20 @@ fn sym_value<T>(
         SymArgument::Name(name) => lookup(environment, name),
         SymArgument::Literal(value) => Ok(literal(value)),
     }
+}
+
+/// A list argument of symbolic values (`SymInt[]` and its kin), each looked up or literal.
+fn sym_list<T>(
+    symbols: &[SymArgument<T>],
+    element_type: Type,
+    environment: &Environment,
+    literal: impl Fn(&T) -> IValue,
+) -> Result<IValue> {
+    let items = symbols
+        .iter()
+        .map(|symbol| sym_value(symbol, environment, &literal))
+        .collect::<Result<_>>()?;
+    Ok(IValue::list(element_type, items))
 }
 
 /// ATen's symbolic-shape operators, which work on sizes rather than data: run here.

@@ -329,19 +329,23 @@ impl OperatorRegistry {
         Ok(())
     }
 
-    /// Gives the builtin operator `full_name` a shape-and-dtype rule. Fails when no such
-    /// operator is registered, so a rule never silently names a missing overload.
-    pub fn set_shape_rule(&mut self, full_name: &str, rule: ShapeRule) -> Result<()> {
-        let operator = self
-            .by_full_name
+    /// The builtin operator `full_name`, to fill in one of its record's slots; `what` names
+    /// the slot's value for the error when no such operator is registered.
+    fn builtin_mut(&mut self, full_name: &str, what: &str) -> Result<&mut Operator> {
+        self.by_full_name
             .get(full_name)
             .and_then(|&index| self.operators.get_mut(index))
             .ok_or_else(|| {
                 RuntimeError::Registration(format!(
-                    "a shape rule names {full_name}, which is not registered"
+                    "{what} names {full_name}, which is not registered"
                 ))
-            })?;
-        operator.shape_rule = Some(rule);
+            })
+    }
+
+    /// Gives the builtin operator `full_name` a shape-and-dtype rule. Fails when no such
+    /// operator is registered, so a rule never silently names a missing overload.
+    pub fn set_shape_rule(&mut self, full_name: &str, rule: ShapeRule) -> Result<()> {
+        self.builtin_mut(full_name, "a shape rule")?.shape_rule = Some(rule);
         Ok(())
     }
 
@@ -352,16 +356,8 @@ impl OperatorRegistry {
         full_name: &str,
         category: crate::opdef::FuserCategory,
     ) -> Result<()> {
-        let operator = self
-            .by_full_name
-            .get(full_name)
-            .and_then(|&index| self.operators.get_mut(index))
-            .ok_or_else(|| {
-                RuntimeError::Registration(format!(
-                    "a fuser category names {full_name}, which is not registered"
-                ))
-            })?;
-        operator.fuser_category = Some(category);
+        self.builtin_mut(full_name, "a fuser category")?
+            .fuser_category = Some(category);
         Ok(())
     }
 
