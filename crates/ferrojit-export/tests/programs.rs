@@ -4,18 +4,13 @@
 
 mod common;
 
-use common::{compare, fixture_dir, load_torch_save};
+use common::{compare, fixture_dir, fixture_programs, load_torch_save};
 use ferrojit_export::{load_module, ExportError, DEFAULT_MODEL_NAME};
 use ferrojit_runtime::IValue;
 
 /// Programs that do not run yet, with the reason. A listed program that passes fails the
 /// test, so this list only shrinks.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
-
-fn manifest() -> serde_json::Value {
-    let text = std::fs::read_to_string(fixture_dir().join("manifest.json")).expect("manifest.json");
-    serde_json::from_str(&text).expect("manifest parses")
-}
 
 fn arguments(name: &str) -> Vec<IValue> {
     match load_torch_save(name) {
@@ -72,12 +67,10 @@ fn run_program(entry: &serde_json::Value) -> Result<(), String> {
 
 #[test]
 fn every_fixture_program_matches_pytorch() {
-    let manifest = manifest();
-    let programs = manifest["programs"].as_array().unwrap();
-    assert!(!programs.is_empty());
+    let programs = fixture_programs();
     let mut failures = Vec::new();
     let mut passed = 0;
-    for entry in programs {
+    for entry in &programs {
         let name = entry["name"].as_str().unwrap();
         let known = KNOWN_GAPS.iter().find(|(gap, _)| *gap == name);
         match (run_program(entry), known) {
