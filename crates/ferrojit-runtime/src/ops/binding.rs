@@ -110,6 +110,91 @@ impl FromArgument for IValue {
     }
 }
 
+/// `Tensor[]`.
+impl FromArgument for Vec<Tensor> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_tensor_vec()
+    }
+}
+
+/// `Tensor?[]` (`index`'s indices): each element None or a tensor.
+impl FromArgument for Vec<Option<Arc<Tensor>>> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value
+            .to_list()?
+            .to_vec()
+            .iter()
+            .map(Option::<Arc<Tensor>>::from_argument)
+            .collect()
+    }
+}
+
+/// `float[]`.
+impl FromArgument for Vec<f64> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_double_vec()
+    }
+}
+
+/// `bool[]`.
+impl FromArgument for Vec<bool> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value
+            .to_list()?
+            .to_vec()
+            .iter()
+            .map(IValue::to_bool)
+            .collect()
+    }
+}
+
+/// `str[]`.
+impl FromArgument for Vec<String> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value
+            .to_list()?
+            .to_vec()
+            .iter()
+            .map(String::from_argument)
+            .collect()
+    }
+}
+
+impl FromArgument for crate::ivalue::Device {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        Ok(value.to_device()?.clone())
+    }
+}
+
+/// A list argument of any element type (`t[]`), shared with the caller: in-place list
+/// operators (`append`, `insert`) change the caller's list through it.
+impl FromArgument for Arc<crate::ivalue::ListValue> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_list().cloned()
+    }
+}
+
+/// A tuple argument.
+impl FromArgument for Arc<crate::ivalue::TupleValue> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_tuple().cloned()
+    }
+}
+
+/// A dict argument, shared with the caller (`Dict(k, v)` operators mutate it in place).
+impl FromArgument for Arc<crate::ivalue::DictValue> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_dict().cloned()
+    }
+}
+
+/// An object argument.
+impl FromArgument for Arc<crate::object::Object> {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_object().cloned()
+    }
+}
+
 /// An optional argument: None, or the value converted.
 impl<T: FromArgument> FromArgument for Option<T> {
     fn from_argument(value: &IValue) -> Result<Self> {
@@ -150,6 +235,118 @@ impl IntoResults for Vec<Tensor> {
 impl IntoResults for IValue {
     fn into_results(self) -> Vec<IValue> {
         vec![self]
+    }
+}
+
+/// An operator that returns nothing (`-> ()`).
+impl IntoResults for () {
+    fn into_results(self) -> Vec<IValue> {
+        Vec::new()
+    }
+}
+
+impl IntoResults for Arc<Tensor> {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::from(self)]
+    }
+}
+
+impl IntoResults for i64 {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::Int(self)]
+    }
+}
+
+impl IntoResults for f64 {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::Double(self)]
+    }
+}
+
+impl IntoResults for bool {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::Bool(self)]
+    }
+}
+
+impl IntoResults for String {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::from(self)]
+    }
+}
+
+/// A `Scalar` result: the Python number of its kind.
+impl IntoResults for Scalar {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::from(self)]
+    }
+}
+
+/// `int[]`.
+impl IntoResults for Vec<i64> {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::list(
+            Type::Int,
+            self.into_iter().map(IValue::Int).collect(),
+        )]
+    }
+}
+
+/// `float[]`.
+impl IntoResults for Vec<f64> {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::list(
+            Type::Float,
+            self.into_iter().map(IValue::Double).collect(),
+        )]
+    }
+}
+
+/// `bool[]`.
+impl IntoResults for Vec<bool> {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::list(
+            Type::Bool,
+            self.into_iter().map(IValue::Bool).collect(),
+        )]
+    }
+}
+
+/// `str[]`.
+impl IntoResults for Vec<String> {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::list(
+            Type::Str,
+            self.into_iter().map(IValue::from).collect(),
+        )]
+    }
+}
+
+impl IntoResults for (Tensor, Tensor, Tensor) {
+    fn into_results(self) -> Vec<IValue> {
+        vec![
+            IValue::from(self.0),
+            IValue::from(self.1),
+            IValue::from(self.2),
+        ]
+    }
+}
+
+impl IntoResults for (Tensor, Tensor, Tensor, Tensor) {
+    fn into_results(self) -> Vec<IValue> {
+        vec![
+            IValue::from(self.0),
+            IValue::from(self.1),
+            IValue::from(self.2),
+            IValue::from(self.3),
+        ]
+    }
+}
+
+/// Several results of any kinds, already values (`-> (Tensor, int)`).
+impl IntoResults for Vec<IValue> {
+    fn into_results(self) -> Vec<IValue> {
+        self
     }
 }
 
