@@ -5,6 +5,7 @@
 //! the `MethodSource` trait, which the frontend's compilation unit implements.
 
 pub mod autograd;
+pub mod builtins;
 pub mod error;
 pub mod future_value;
 pub mod interpreter;
