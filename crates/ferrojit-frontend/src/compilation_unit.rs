@@ -605,7 +605,11 @@ impl CompilationUnit {
                         ClassKind::Regular => {}
                     }
                     let is_module = class.bases.iter().any(is_module_base);
-                    let ty = ClassType::new(name.clone(), is_module);
+                    let ty = if interface_base(&class).is_some() {
+                        ClassType::new_interface(name.clone(), is_module)
+                    } else {
+                        ClassType::new(name.clone(), is_module)
+                    };
                     let mut properties = HashSet::new();
                     for member in &class.body {
                         if let StmtKind::Def(def) = &member.kind {

@@ -283,14 +283,18 @@ pub fn format_float(value: f64) -> String {
 /// C's `%.{precision}g` (kept in the tensor crate, which prints tensors and messages with it).
 pub use ferrojit_tensor::display::format_g;
 
-/// Quotes a string as PyTorch's `printQuotedString`: double quotes, C escapes, and octal
-/// escapes for other non-printable bytes.
+/// Quotes a string as PyTorch's `printQuotedString`: double quotes, C escapes (a single quote
+/// too), and three-character escapes for other bytes. PyTorch computes those from the byte as
+/// a C `char`, which is signed: a byte below 0x20 prints as octal (`\001`), and a byte of
+/// 0x80 or more (any non-ASCII text) as '0' plus negative digits (0xC3 prints as `\0)+`).
+/// The IR parser reads both forms back.
 pub fn quote_string(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 2);
     out.push('"');
     for byte in value.bytes() {
         match byte {
             b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
             b'"' => out.push_str("\\\""),
             b'\n' => out.push_str("\\n"),
             b'\t' => out.push_str("\\t"),
@@ -300,11 +304,28 @@ pub fn quote_string(value: &str) -> String {
             0x0c => out.push_str("\\f"),
             0x0b => out.push_str("\\v"),
             0x20..=0x7e => out.push(byte as char),
-            other => out.push_str(&format!("\\{other:03o}")),
+            other => push_char_escape(&mut out, other),
         }
     }
     out.push('"');
     out
+}
+
+/// The three-character escape PyTorch prints for `byte`: C's `/` and `%` truncate toward
+/// zero, so a negative (signed) byte gives "digits" below '0'.
+fn push_char_escape(out: &mut String, byte: u8) {
+    let mut signed = i32::from(byte as i8);
+    let mut digits = [0i32; 3];
+    digits[2] = signed % 8;
+    signed /= 8;
+    digits[1] = signed % 8;
+    signed /= 8;
+    digits[0] = signed;
+    out.push('\\');
+    for digit in digits {
+        // '0' + digit stays within ')'..='7' because |digit| <= 7.
+        out.push(char::from((i32::from(b'0') + digit) as u8));
+    }
 }
 
 #[cfg(test)]
@@ -326,5 +347,9 @@ mod tests {
     #[test]
     fn strings_are_escaped() {
         assert_eq!(quote_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+        // As torch 2.15 prints `"don't"` and `"é"` (0xC3 0xA9).
+        assert_eq!(quote_string("don't"), "\"don\\'t\"");
+        assert_eq!(quote_string("\u{e9}"), "\"\\0)+\\/.)\"");
+        assert_eq!(quote_string("\u{1}\u{1f}"), "\"\\001\\037\"");
     }
 }

@@ -18,8 +18,8 @@ pub mod verifier;
 
 pub use attributes::AttributeValue;
 pub use graph::{
-    BlockId, CopyError, Graph, InsertPoint, NodeId, SourceLocation, Symbol, Use, ValueDefinition,
-    ValueId,
+    BlockId, CopyError, Graph, GraphEditError, InsertPoint, NodeId, SourceLocation, Symbol, Use,
+    ValueDefinition, ValueId,
 };
 pub use parser::{parse_graph, parse_graph_with_classes, parse_type, IrParseError};
 pub use prims::{Prim, PrimInfo, PRIMS};

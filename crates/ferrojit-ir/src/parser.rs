@@ -708,6 +708,19 @@ impl<'a> Parser<'a> {
                         '"' => bytes.push(b'"'),
                         '\'' => bytes.push(b'\''),
                         '?' => bytes.push(b'?'),
+                        _ if is_signed_escape(escaped, self.rest()) => {
+                            let mut value = escaped as i32 - '0' as i32;
+                            for _ in 0..2 {
+                                let Some(digit @ ')'..='0') = self.peek_char() else {
+                                    return Err(self.error("incomplete signed octal escape"));
+                                };
+                                value = value * 8 + (digit as i32 - '0' as i32);
+                                self.position += 1;
+                            }
+                            let byte = i8::try_from(value)
+                                .map_err(|_| self.error("signed octal escape out of range"))?;
+                            bytes.push(byte as u8);
+                        }
                         '0'..='7' => {
                             let mut value = escaped as u32 - '0' as u32;
                             for _ in 0..2 {
@@ -1004,6 +1017,12 @@ impl<'a> Parser<'a> {
                 self.expect(">")?;
                 Type::Enum(inner)
             }
+            "InterfaceType" if self.rest().starts_with('<') => {
+                self.position += 1;
+                let inner = self.qualified_name()?;
+                self.expect(">")?;
+                Type::Interface(inner)
+            }
             "Tensor" if self.rest().starts_with('(') => self.parse_tensor_refinement(None)?,
             "Tensor" => Type::Tensor,
             "int" | "SymInt" => Type::Int,
@@ -1214,4 +1233,17 @@ fn placeholder_tensor(output_type: Option<&Type>) -> Tensor {
         .unwrap_or_else(|| vec![MAX_TENSOR_DISPLAY_SIZE + 1]);
     Tensor::zeros(&sizes, dtype)
         .unwrap_or_else(|_| Tensor::scalar_tensor(ferrojit_tensor::Scalar::Float(0.0), dtype))
+}
+
+/// Whether the escape starting with `first` (then `rest`) is PyTorch's escape of a byte of
+/// 0x80 or more, printed as a signed char: three "digits", each '0' plus a value in -7..=0,
+/// at least one of them below '0' (`\0)+` for 0xC3). Plain octal never has one.
+fn is_signed_escape(first: char, rest: &str) -> bool {
+    let is_negative = |c: char| (')'..='/').contains(&c);
+    // The three characters an escape may span, as far as they are digits of either kind.
+    let mut window = std::iter::once(first)
+        .chain(rest.chars())
+        .take(3)
+        .take_while(|c| (')'..='7').contains(c));
+    (')'..='0').contains(&first) && window.any(is_negative)
 }

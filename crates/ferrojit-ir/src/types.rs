@@ -389,6 +389,7 @@ impl Type {
             Type::AnyList => "list".to_string(),
             Type::AnyTuple => "tuple".to_string(),
             Type::Enum(name) | Type::Interface(name) => name.clone(),
+            Type::Class(class) => class.qualified_name().to_string(),
             Type::Function(Some(name)) => name.clone(),
             other => other.to_string(),
         }
@@ -604,11 +605,14 @@ impl fmt::Display for Type {
             Type::Future(e) => write!(f, "Future[{e}]"),
             Type::Await(e) => write!(f, "Await[{e}]"),
             Type::RRef(e) => write!(f, "RRef[{e}]"),
+            Type::Class(class) if class.is_interface() => {
+                write!(f, "InterfaceType<{}>", class.short_name())
+            }
             Type::Class(class) => write!(f, "{}", class.qualified_name()),
             Type::Var(name) => write!(f, "{name}"),
             Type::RefinedTensor(refinement) => write!(f, "{refinement}"),
             Type::Enum(name) => write!(f, "Enum<{name}>"),
-            Type::Interface(name) => write!(f, "{name}"),
+            Type::Interface(name) => write!(f, "InterfaceType<{name}>"),
             Type::Function(_) => write!(f, "Function"),
         }
     }
@@ -647,6 +651,9 @@ pub struct ClassBody {
 pub struct ClassType {
     qualified_name: String,
     is_module: bool,
+    /// Declared with `@torch.jit.interface`: its values print as `InterfaceType<Name>` in
+    /// graphs, as PyTorch's `InterfaceType::str` does, and by qualified name in code.
+    is_interface: bool,
     body: RwLock<ClassBody>,
 }
 
@@ -655,8 +662,24 @@ impl ClassType {
         Arc::new(ClassType {
             qualified_name: qualified_name.into(),
             is_module,
+            is_interface: false,
             body: RwLock::new(ClassBody::default()),
         })
+    }
+
+    /// An interface type (`@torch.jit.interface`): a class whose methods are declarations
+    /// that calls dispatch on the value's own class.
+    pub fn new_interface(qualified_name: impl Into<String>, is_module: bool) -> Arc<ClassType> {
+        Arc::new(ClassType {
+            qualified_name: qualified_name.into(),
+            is_module,
+            is_interface: true,
+            body: RwLock::new(ClassBody::default()),
+        })
+    }
+
+    pub fn is_interface(&self) -> bool {
+        self.is_interface
     }
 
     pub fn qualified_name(&self) -> &str {

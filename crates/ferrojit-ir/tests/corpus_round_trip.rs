@@ -17,7 +17,7 @@ fn pytorch_printed_graphs_round_trip_exactly() {
         .filter(|path| path.extension().is_some_and(|e| e == "ir"))
         .collect();
     files.sort();
-    assert!(files.len() >= 48, "corpus too small: {}", files.len());
+    assert!(files.len() >= 51, "corpus too small: {}", files.len());
     let mut failures = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).expect("readable corpus file");

@@ -5,12 +5,16 @@
 //! and output canonicalisation (PyTorch's `CanonicalizeOutputs`: the outputs of `prim::If`
 //! and the carried values of `prim::Loop` ordered by their first use).
 //!
-//! All of it happens in one rebuild of the graph, because the IR has no API to remove or
-//! reorder outputs.
+//! The graph is edited in place with the IR's edit operations (erase, permute, move,
+//! replace), which keep use lists consistent; node and value identities survive, as they do
+//! in PyTorch's passes. The steps run in an order that keeps every erase legal: a value is
+//! erased only once nothing uses it.
 
 use std::collections::{HashMap, HashSet};
 
-use ferrojit_ir::{BlockId, Graph, InsertPoint, NodeId, Prim, ValueDefinition, ValueId};
+use ferrojit_ir::{
+    BlockId, Graph, GraphEditError, InsertPoint, NodeId, Prim, ValueDefinition, ValueId,
+};
 
 /// Whether a node must be kept even when nothing uses its outputs.
 fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
@@ -59,6 +63,18 @@ fn compute_liveness(graph: &Graph) -> Liveness {
     for node in graph.all_nodes() {
         if has_side_effects(graph, node) {
             work.push(Item::Node(node));
+        }
+        // PyTorch's DCE keeps a loop-carried value whose body parameter has any use at all,
+        // even one that is itself dead: and with it the loop, and every node around the loop.
+        if graph.kind(node).is_prim(Prim::Loop) {
+            if let Some(&body) = graph.node_blocks(node).first() {
+                let parameters = graph.block_parameters(body);
+                for (index, &parameter) in parameters.iter().enumerate().skip(1) {
+                    if !graph.value_uses(parameter).is_empty() {
+                        work.push(Item::Carried(node, index - 1));
+                    }
+                }
+            }
         }
     }
     while let Some(item) = work.pop() {
@@ -135,20 +151,7 @@ fn compute_liveness(graph: &Graph) -> Liveness {
     live
 }
 
-struct Rebuilder<'g> {
-    old: &'g Graph,
-    new: Graph,
-    live: Liveness,
-    map: HashMap<ValueId, ValueId>,
-    pooled_constants: HashMap<String, ValueId>,
-    /// The last generator constant hoisted to the top of the new graph.
-    last_generator_constant: Option<NodeId>,
-    /// Program-order position of every node, with a block's return node after its nodes.
-    position: HashMap<NodeId, usize>,
-    /// For return nodes whose inputs were reordered: old input index → new index.
-    return_permutation: HashMap<NodeId, HashMap<usize, usize>>,
-}
-
+/// Program-order position of every node, with a block's return node after its nodes.
 fn number_nodes(graph: &Graph, block: BlockId, position: &mut HashMap<NodeId, usize>) {
     for node in graph.block_nodes(block) {
         let next = position.len();
@@ -161,278 +164,230 @@ fn number_nodes(graph: &Graph, block: BlockId, position: &mut HashMap<NodeId, us
     position.insert(graph.block_return_node(block), next);
 }
 
-impl<'g> Rebuilder<'g> {
-    fn is_kept_user(&self, node: NodeId) -> bool {
-        if self.live.nodes.contains(&node) {
-            return true;
-        }
-        // Return nodes are kept with their block.
-        match self.old.node(node).owning_block {
-            Some(block) if self.old.block_return_node(block) == node => {
-                match self.old.block_owning_node(block) {
-                    Some(owner) => self.live.nodes.contains(&owner),
-                    None => true,
-                }
+/// The outputs of each live `prim::If` and the carried values of each live `prim::Loop` that
+/// are kept, by the old output index, ascending.
+struct KeptOutputs {
+    node: NodeId,
+    is_loop: bool,
+    kept: Vec<usize>,
+}
+
+fn kept_outputs(graph: &Graph, live: &Liveness, node: NodeId) -> Option<KeptOutputs> {
+    let kind = graph.kind(node);
+    let is_loop = kind.is_prim(Prim::Loop);
+    if !is_loop && !kind.is_prim(Prim::If) {
+        return None;
+    }
+    let outputs = graph.node_outputs(node);
+    let kept = (0..outputs.len())
+        .filter(|&index| {
+            if is_loop {
+                live.carried.contains(&(node, index))
+            } else {
+                live.values.contains(&outputs[index])
             }
-            _ => false,
+        })
+        .collect();
+    Some(KeptOutputs {
+        node,
+        is_loop,
+        kept,
+    })
+}
+
+/// An edit the liveness analysis guarantees is legal; a refusal is a bug in this pass.
+fn edited(result: Result<(), GraphEditError>) {
+    if let Err(error) = result {
+        panic!("cleanup made an illegal graph edit: {error}");
+    }
+}
+
+/// Step 1: the return-node entries and the loop inputs of dead outputs go first, so that no
+/// live node uses a dead value any more.
+fn erase_dead_uses(graph: &mut Graph, entry: &KeptOutputs) {
+    let count = graph.node_outputs(entry.node).len();
+    let dead: Vec<usize> = (0..count)
+        .rev()
+        .filter(|i| !entry.kept.contains(i))
+        .collect();
+    for block in graph.node_blocks(entry.node).to_vec() {
+        for &index in &dead {
+            // A loop body's outputs are the condition, then the carried values.
+            edited(graph.erase_block_output(block, index + usize::from(entry.is_loop)));
         }
     }
-
-    /// Where a value is first used in the rebuilt graph (PyTorch's `firstOrLastUse`).
-    fn first_use(&self, value: ValueId) -> Option<(usize, usize)> {
-        self.old
-            .value_uses(value)
-            .iter()
-            .filter(|u| self.is_kept_user(u.node))
-            .map(|u| {
-                let index = self
-                    .return_permutation
-                    .get(&u.node)
-                    .and_then(|p| p.get(&u.input_index).copied())
-                    .unwrap_or(u.input_index);
-                (
-                    self.position.get(&u.node).copied().unwrap_or(usize::MAX),
-                    index,
-                )
-            })
-            .min()
-    }
-
-    /// Orders output indices by first use; unused ones keep their order at the end.
-    fn canonical_order(&self, indices: Vec<usize>, outputs: &[ValueId]) -> Vec<usize> {
-        let mut keyed: Vec<(Option<(usize, usize)>, usize)> = indices
-            .into_iter()
-            .map(|i| (self.first_use(outputs[i]), i))
-            .collect();
-        keyed.sort_by(|a, b| match (a.0, b.0) {
-            (None, None) => a.1.cmp(&b.1),
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (Some(x), Some(y)) => x.cmp(&y).then(a.1.cmp(&b.1)),
-        });
-        keyed.into_iter().map(|(_, i)| i).collect()
-    }
-
-    fn mapped(&self, value: ValueId) -> ValueId {
-        // Liveness guarantees every input of a copied node was copied before it.
-        self.map.get(&value).copied().unwrap_or(value)
-    }
-
-    fn copy_value_info(&mut self, old_value: ValueId, new_value: ValueId) {
-        if let Some(name) = self.old.debug_name(old_value) {
-            let name = name.to_string();
-            self.new.set_debug_name(new_value, &name);
-        } else {
-            // PyTorch's passes never renumber: a value keeps the number it printed with.
-            self.new
-                .set_value_number(new_value, self.old.value_number(old_value));
-        }
-        self.map.insert(old_value, new_value);
-    }
-
-    fn copy_node_data(&mut self, old_node: NodeId, new_node: NodeId) {
-        let data = self.old.node(old_node);
-        let attributes = data.attributes.clone();
-        let schema = data.schema.clone();
-        let location = data.source_location.clone();
-        for (name, value) in attributes {
-            self.new.set_attribute(new_node, &name, value);
-        }
-        self.new.set_node_schema(new_node, schema);
-        self.new.set_source_location(new_node, location);
-    }
-
-    fn copy_block(
-        &mut self,
-        old_block: BlockId,
-        new_block: BlockId,
-        kept_outputs: Option<&[usize]>,
-    ) {
-        for node in self.old.block_nodes(old_block) {
-            if !self.live.nodes.contains(&node) {
-                continue;
-            }
-            self.new.set_insert_point(InsertPoint::EndOf(new_block));
-            self.copy_node(node);
-        }
-        let outputs = self.old.block_outputs(old_block).to_vec();
-        let selected: Vec<ValueId> = match kept_outputs {
-            Some(indices) => indices
-                .iter()
-                .filter_map(|&i| outputs.get(i).copied())
-                .collect(),
-            None => outputs,
-        };
-        for value in selected {
-            let mapped = self.mapped(value);
-            self.new.add_block_output(new_block, mapped);
-        }
-    }
-
-    fn copy_node(&mut self, node: NodeId) {
-        let old = self.old;
-        let kind = old.kind(node).clone();
-        if kind.is_prim(Prim::Constant) {
-            let output = old.node_output(node, 0);
-            let ty = old.value_type(output).clone();
-            let attribute = old.attribute(node, "value").cloned();
-            // Tensor and generator constants are objects with an identity: two equal ones
-            // stay two (a generator's state advances separately).
-            let is_generator = ty == ferrojit_ir::Type::Generator;
-            let has_identity =
-                matches!(attribute, Some(ferrojit_ir::AttributeValue::Tensor(_))) || is_generator;
-            let key = format!(
-                "{}|{}",
-                ty,
-                attribute
-                    .as_ref()
-                    .map(|a| a.to_ir_string())
-                    .unwrap_or_default()
-            );
-            if !has_identity {
-                if let Some(&existing) = self.pooled_constants.get(&key) {
-                    self.map.insert(output, existing);
-                    return;
-                }
-            }
-            let saved = self.new.insert_point();
-            let top = self.new.top_block();
-            // Generators keep their order (the printer names them, so a reversed order would
-            // change the code from one save to the next): each goes after the one before.
-            let after_previous_generator = self
-                .last_generator_constant
-                .filter(|_| is_generator)
-                .map(|previous| self.new.next_node(previous));
-            match (after_previous_generator, self.new.block_nodes(top).first()) {
-                (Some(Some(next)), _) => self.new.set_insert_point(InsertPoint::Before(next)),
-                (Some(None), _) => self.new.set_insert_point(InsertPoint::EndOf(top)),
-                (None, Some(&first)) => self.new.set_insert_point(InsertPoint::Before(first)),
-                (None, None) => self.new.set_insert_point(InsertPoint::EndOf(top)),
-            }
-            let new_node = self.new.insert(Prim::Constant.name(), &[], &[ty]);
-            if is_generator {
-                self.last_generator_constant = Some(new_node);
-            }
-            self.new.set_insert_point(saved);
-            self.copy_node_data(node, new_node);
-            let new_output = self.new.node_output(new_node, 0);
-            self.copy_value_info(output, new_output);
-            if !has_identity {
-                self.pooled_constants.insert(key, new_output);
-            }
-            return;
-        }
-        let outputs = old.node_outputs(node).to_vec();
-        let inputs = old.node_inputs(node).to_vec();
-        if kind.is_prim(Prim::If) {
-            let kept: Vec<usize> = (0..outputs.len())
-                .filter(|&i| self.live.values.contains(&outputs[i]))
-                .collect();
-            let kept = self.canonical_order(kept, &outputs);
-            for &old_block in old.node_blocks(node) {
-                let permutation = kept
-                    .iter()
-                    .enumerate()
-                    .map(|(new, &old_index)| (old_index, new))
-                    .collect();
-                self.return_permutation
-                    .insert(old.block_return_node(old_block), permutation);
-            }
-            let types: Vec<_> = kept
-                .iter()
-                .map(|&i| old.value_type(outputs[i]).clone())
-                .collect();
-            let condition = self.mapped(inputs[0]);
-            let new_node = self.new.insert(Prim::If.name(), &[condition], &types);
-            self.copy_node_data(node, new_node);
-            for &old_block in old.node_blocks(node) {
-                let new_block = self.new.add_node_block(new_node);
-                self.copy_block(old_block, new_block, Some(&kept));
-            }
-            for (position, &index) in kept.iter().enumerate() {
-                let new_output = self.new.node_output(new_node, position);
-                self.copy_value_info(outputs[index], new_output);
-            }
-            return;
-        }
-        if kind.is_prim(Prim::Loop) {
-            let kept: Vec<usize> = (0..outputs.len())
-                .filter(|&i| self.live.carried.contains(&(node, i)))
-                .collect();
-            let kept = self.canonical_order(kept, &outputs);
-            if let Some(&old_body) = old.node_blocks(node).first() {
-                let mut permutation: HashMap<usize, usize> = HashMap::from([(0, 0)]);
-                permutation.extend(
-                    kept.iter()
-                        .enumerate()
-                        .map(|(new, &old_index)| (old_index + 1, new + 1)),
-                );
-                self.return_permutation
-                    .insert(old.block_return_node(old_body), permutation);
-            }
-            let mut new_inputs = vec![self.mapped(inputs[0]), self.mapped(inputs[1])];
-            new_inputs.extend(kept.iter().map(|&i| self.mapped(inputs[i + 2])));
-            let types: Vec<_> = kept
-                .iter()
-                .map(|&i| old.value_type(outputs[i]).clone())
-                .collect();
-            let new_node = self.new.insert(Prim::Loop.name(), &new_inputs, &types);
-            self.copy_node_data(node, new_node);
-            if let Some(&old_body) = old.node_blocks(node).first() {
-                let new_body = self.new.add_node_block(new_node);
-                let parameters = old.block_parameters(old_body).to_vec();
-                let mut kept_parameters = vec![0usize];
-                kept_parameters.extend(kept.iter().map(|&i| i + 1));
-                for &index in &kept_parameters {
-                    if let Some(&parameter) = parameters.get(index) {
-                        let ty = old.value_type(parameter).clone();
-                        let new_parameter = self.new.add_block_parameter(new_body, ty);
-                        self.copy_value_info(parameter, new_parameter);
-                    }
-                }
-                self.copy_block(old_body, new_body, Some(&kept_parameters));
-            }
-            for (position, &index) in kept.iter().enumerate() {
-                let new_output = self.new.node_output(new_node, position);
-                self.copy_value_info(outputs[index], new_output);
-            }
-            return;
-        }
-        let new_inputs: Vec<ValueId> = inputs.iter().map(|&v| self.mapped(v)).collect();
-        let types: Vec<_> = outputs.iter().map(|&v| old.value_type(v).clone()).collect();
-        let new_node = self.new.insert(kind.as_str(), &new_inputs, &types);
-        self.copy_node_data(node, new_node);
-        for (index, &output) in outputs.iter().enumerate() {
-            let new_output = self.new.node_output(new_node, index);
-            self.copy_value_info(output, new_output);
+    if entry.is_loop {
+        for &index in &dead {
+            // A loop's inputs are the trip count and the initial condition, then the carried
+            // values.
+            edited(graph.erase_node_input(entry.node, index + 2));
         }
     }
 }
 
-/// Removes dead nodes and outputs, and pools constants at the start of the graph.
+/// Step 3: the dead outputs and loop-body parameters themselves, now unused.
+fn erase_dead_definitions(graph: &mut Graph, entry: &KeptOutputs) {
+    let count = graph.node_outputs(entry.node).len();
+    let dead: Vec<usize> = (0..count)
+        .rev()
+        .filter(|i| !entry.kept.contains(i))
+        .collect();
+    for &index in &dead {
+        edited(graph.erase_node_output(entry.node, index));
+        if entry.is_loop {
+            if let Some(&body) = graph.node_blocks(entry.node).first() {
+                // The body's first parameter is the iteration count.
+                edited(graph.erase_block_parameter(body, index + 1));
+            }
+        }
+    }
+}
+
+/// Where a value is first used (PyTorch's `firstOrLastUse`): the earliest user in program
+/// order, then the lowest input index.
+fn first_use(
+    graph: &Graph,
+    position: &HashMap<NodeId, usize>,
+    value: ValueId,
+) -> Option<(usize, usize)> {
+    graph
+        .value_uses(value)
+        .iter()
+        .map(|u| {
+            (
+                position.get(&u.node).copied().unwrap_or(usize::MAX),
+                u.input_index,
+            )
+        })
+        .min()
+}
+
+/// Step 4: the kept outputs ordered by first use; unused ones keep their order at the end.
+fn canonicalize_outputs(
+    graph: &mut Graph,
+    position: &HashMap<NodeId, usize>,
+    node: NodeId,
+    is_loop: bool,
+) {
+    let outputs = graph.node_outputs(node).to_vec();
+    let mut keyed: Vec<(Option<(usize, usize)>, usize)> = outputs
+        .iter()
+        .enumerate()
+        .map(|(index, &output)| (first_use(graph, position, output), index))
+        .collect();
+    keyed.sort_by(|a, b| match (a.0, b.0) {
+        (None, None) => a.1.cmp(&b.1),
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (Some(x), Some(y)) => x.cmp(&y).then(a.1.cmp(&b.1)),
+    });
+    let order: Vec<usize> = keyed.into_iter().map(|(_, index)| index).collect();
+    if order.iter().enumerate().all(|(new, &old)| new == old) {
+        return;
+    }
+    edited(graph.permute_node_outputs(node, &order));
+    // The same order shifted past the entries that come first in each list (see step 1).
+    let shifted = |offset: usize| -> Vec<usize> {
+        (0..offset)
+            .chain(order.iter().map(|&index| index + offset))
+            .collect()
+    };
+    if is_loop {
+        edited(graph.permute_node_inputs(node, &shifted(2)));
+        if let Some(&body) = graph.node_blocks(node).first() {
+            edited(graph.permute_block_parameters(body, &shifted(1)));
+            edited(graph.permute_block_outputs(body, &shifted(1)));
+        }
+    } else {
+        for block in graph.node_blocks(node).to_vec() {
+            edited(graph.permute_block_outputs(block, &order));
+        }
+    }
+}
+
+/// Step 5: constants deduplicated and moved to the start of the graph, each before the ones
+/// met earlier (as PyTorch's constant pooling leaves them). Tensor and generator constants
+/// are objects with an identity: two equal ones stay two (a generator's state advances
+/// separately), and generators keep their order (the printer names them, so a reversed order
+/// would change the code from one save to the next).
+fn pool_constants(graph: &mut Graph) {
+    let mut pooled: HashMap<String, ValueId> = HashMap::new();
+    let mut last_generator: Option<NodeId> = None;
+    let top = graph.top_block();
+    for node in graph.all_nodes() {
+        if !graph.kind(node).is_prim(Prim::Constant) {
+            continue;
+        }
+        let output = graph.node_output(node, 0);
+        let ty = graph.value_type(output).clone();
+        let attribute = graph.attribute(node, "value");
+        let is_generator = ty == ferrojit_ir::Type::Generator;
+        let has_identity =
+            matches!(attribute, Some(ferrojit_ir::AttributeValue::Tensor(_))) || is_generator;
+        if !has_identity {
+            let key = format!(
+                "{}|{}",
+                ty,
+                attribute.map(|a| a.to_ir_string()).unwrap_or_default()
+            );
+            if let Some(&existing) = pooled.get(&key) {
+                graph.replace_all_uses_with(output, existing);
+                let destroyed = graph.destroy_node(node);
+                debug_assert!(destroyed, "a replaced constant has no uses left");
+                continue;
+            }
+            pooled.insert(key, output);
+        }
+        match (
+            last_generator.filter(|_| is_generator),
+            graph.block_nodes(top).first(),
+        ) {
+            (Some(previous), _) if previous != node => graph.move_after(node, previous),
+            (Some(_), _) => {}
+            (None, Some(&first)) if first != node => graph.move_before(node, first),
+            _ => {}
+        }
+        if is_generator {
+            last_generator = Some(node);
+        }
+    }
+}
+
+/// Removes dead nodes and outputs, orders the outputs of `prim::If` and `prim::Loop` by first
+/// use, and pools constants at the start of the graph.
 pub fn eliminate_dead_code_and_pool_constants(graph: &mut Graph) {
     let live = compute_liveness(graph);
+    let order = graph.all_nodes();
+    let entries: Vec<KeptOutputs> = order
+        .iter()
+        .filter(|node| live.nodes.contains(node))
+        .filter_map(|&node| kept_outputs(graph, &live, node))
+        .collect();
+    for entry in &entries {
+        erase_dead_uses(graph, entry);
+    }
+    // Step 2: dead nodes, users before the values they use (reverse program order). A node
+    // inside a dead node's block goes with it (its block's return node may still use it).
+    for &node in order.iter().rev() {
+        let in_live_block = graph
+            .node(node)
+            .owning_block
+            .and_then(|block| graph.block_owning_node(block))
+            .is_none_or(|owner| live.nodes.contains(&owner));
+        if !live.nodes.contains(&node) && in_live_block {
+            let destroyed = graph.destroy_node(node);
+            debug_assert!(destroyed, "a dead node's outputs have only dead users");
+        }
+    }
+    for entry in &entries {
+        erase_dead_definitions(graph, entry);
+    }
     let mut position = HashMap::new();
     number_nodes(graph, graph.top_block(), &mut position);
-    let mut rebuilder = Rebuilder {
-        old: graph,
-        new: Graph::new(),
-        live,
-        map: HashMap::new(),
-        pooled_constants: HashMap::new(),
-        last_generator_constant: None,
-        position,
-        return_permutation: HashMap::new(),
-    };
-    for &input in graph.inputs() {
-        let ty = graph.value_type(input).clone();
-        let new_input = rebuilder.new.add_input(ty, None);
-        rebuilder.copy_value_info(input, new_input);
+    for entry in &entries {
+        canonicalize_outputs(graph, &position, entry.node, entry.is_loop);
     }
-    let old_top = graph.top_block();
-    let new_top = rebuilder.new.top_block();
-    rebuilder.copy_block(old_top, new_top, None);
-    let mut rebuilt = rebuilder.new;
-    rebuilt.set_insert_point(InsertPoint::EndOf(new_top));
-    *graph = rebuilt;
+    pool_constants(graph);
+    let top = graph.top_block();
+    graph.set_insert_point(InsertPoint::EndOf(top));
 }
