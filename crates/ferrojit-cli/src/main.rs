@@ -93,6 +93,10 @@ enum Command {
     Ir {
         /// A file holding one graph as `str(graph)` prints it.
         file: PathBuf,
+        /// Run this pass on the graph before printing it (repeat for several, run in order).
+        /// Names are PyTorch's without `_jit_pass_`: cleanup, dce, constant_pooling.
+        #[arg(long = "pass", value_name = "NAME")]
+        passes: Vec<String>,
     },
     /// List the operator schemas this build runs, one per line, sorted (with --torchvision builds,
     /// torchvision's operators too).
@@ -203,7 +207,7 @@ fn run(cli: Cli) -> Result<(), String> {
             threads,
             method: "forward",
         }),
-        Command::Ir { file } => commands::ir::print_canonical_ir(&file),
+        Command::Ir { file, passes } => commands::ir::print_ir_after_passes(&file, &passes),
         Command::Ops => {
             let registry = ferrojit_runtime::OperatorRegistry::global();
             let mut schemas: Vec<String> = registry

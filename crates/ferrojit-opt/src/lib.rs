@@ -11,6 +11,8 @@
 //! a pass is a bug in that pass.
 
 pub mod cleanup;
+pub mod constant_pooling;
+pub mod dead_code_elimination;
 pub mod filetest;
 pub mod literals;
 
@@ -28,15 +30,34 @@ pub struct PassInfo {
 }
 
 /// Every pass, by name. A new pass gets its own file and one entry here.
-pub const PASSES: &[PassInfo] = &[PassInfo {
-    name: "cleanup",
-    description: "dead code elimination, constant pooling and If/Loop output canonicalisation, \
-                  as PyTorch runs them after building a graph",
-    run: |graph| {
-        cleanup::eliminate_dead_code_and_pool_constants(graph);
-        Ok(())
+/// Names are PyTorch's, without `_jit_pass_`.
+pub const PASSES: &[PassInfo] = &[
+    PassInfo {
+        name: "cleanup",
+        description: "dead code elimination, constant pooling and If/Loop output \
+                      canonicalisation, as PyTorch runs them after building a graph",
+        run: |graph| {
+            cleanup::eliminate_dead_code_and_pool_constants(graph);
+            Ok(())
+        },
     },
-}];
+    PassInfo {
+        name: "dce",
+        description: "removes nodes, If outputs and loop-carried values nothing live uses",
+        run: |graph| {
+            dead_code_elimination::eliminate_dead_code(graph);
+            Ok(())
+        },
+    },
+    PassInfo {
+        name: "constant_pooling",
+        description: "merges equal constants and moves every constant to the start of the graph",
+        run: |graph| {
+            constant_pooling::pool_constants(graph);
+            Ok(())
+        },
+    },
+];
 
 /// The pass called `name`, if there is one.
 pub fn find_pass(name: &str) -> Option<&'static PassInfo> {
