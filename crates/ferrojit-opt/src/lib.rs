@@ -10,6 +10,7 @@
 //! runs the verifier after the pass in debug builds and in tests, and a verifier error after
 //! a pass is a bug in that pass.
 
+pub mod canonicalize;
 pub mod cleanup;
 pub mod constant_pooling;
 pub mod dead_code_elimination;
@@ -48,6 +49,12 @@ pub const PASSES: &[PassInfo] = &[
             dead_code_elimination::eliminate_dead_code(graph);
             Ok(())
         },
+    },
+    PassInfo {
+        name: "canonicalize",
+        description: "copies the graph in program order with fresh numbers, dropping the names \
+                      of the inputs and of the top block's values (keep_unique_names=False)",
+        run: canonicalize::canonicalize,
     },
     PassInfo {
         name: "constant_pooling",

@@ -498,6 +498,16 @@ impl Graph {
         !name.is_empty() && !name.bytes().all(|b| b.is_ascii_digit())
     }
 
+    /// Removes a value's debug name, so that it prints as its number (PyTorch's
+    /// `setDebugName("")`).
+    pub fn clear_debug_name(&mut self, value: ValueId) {
+        if let Some(old) = self.values[value.index()].debug_name.take() {
+            if self.names.get(&old) == Some(&value) {
+                self.names.remove(&old);
+            }
+        }
+    }
+
     /// Sets a debug name with PyTorch's uniquing: if another value already has `name`, that
     /// *other* value is renamed to `name.N`, and this value takes the plain name. This is why
     /// a graph input assigned again prints as `%x.1` and the last assignment as `%x`.
