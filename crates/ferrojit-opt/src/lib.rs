@@ -16,6 +16,7 @@ pub mod constant_pooling;
 pub mod dead_code_elimination;
 pub mod filetest;
 pub mod literals;
+pub mod remove_expands;
 
 use ferrojit_ir::Graph;
 
@@ -61,6 +62,14 @@ pub const PASSES: &[PassInfo] = &[
         description: "merges equal constants and moves every constant to the start of the graph",
         run: |graph| {
             constant_pooling::pool_constants(graph);
+            Ok(())
+        },
+    },
+    PassInfo {
+        name: "remove_expands",
+        description: "removes aten::expand nodes marked implicit=True (inserted by broadcasting)",
+        run: |graph| {
+            remove_expands::remove_expands(graph);
             Ok(())
         },
     },
