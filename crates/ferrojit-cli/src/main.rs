@@ -94,7 +94,8 @@ enum Command {
         /// A file holding one graph as `str(graph)` prints it.
         file: PathBuf,
         /// Run this pass on the graph before printing it (repeat for several, run in order).
-        /// Names are PyTorch's without `_jit_pass_`: cleanup, dce, constant_pooling, canonicalize, remove_expands.
+        /// Names are PyTorch's without `_jit_pass_`: cleanup, dce, constant_pooling,
+        /// constant_propagation_immutable_types, canonicalize, remove_expands.
         #[arg(long = "pass", value_name = "NAME")]
         passes: Vec<String>,
     },

@@ -22,7 +22,8 @@ fn pass_names(text: &str) -> Option<Vec<String>> {
     let line = text.lines().find(|l| l.starts_with("# RUN: pass "))?;
     Some(
         line["# RUN: pass ".len()..]
-            .split_whitespace()
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|name| !name.is_empty())
             .map(str::to_string)
             .collect(),
     )

@@ -13,6 +13,7 @@
 pub mod canonicalize;
 pub mod cleanup;
 pub mod constant_pooling;
+pub mod constant_propagation;
 pub mod dead_code_elimination;
 pub mod filetest;
 pub mod literals;
@@ -62,6 +63,15 @@ pub const PASSES: &[PassInfo] = &[
         description: "merges equal constants and moves every constant to the start of the graph",
         run: |graph| {
             constant_pooling::pool_constants(graph);
+            Ok(())
+        },
+    },
+    PassInfo {
+        name: "constant_propagation_immutable_types",
+        description: "runs operators on constant inputs of immutable types and folds constant \
+                      If conditions and loops that never run",
+        run: |graph| {
+            constant_propagation::propagate_constants_of_immutable_types(graph);
             Ok(())
         },
     },
