@@ -16,6 +16,7 @@ pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod dead_code_elimination;
 pub mod filetest;
+pub mod inline_fork_wait;
 pub mod literals;
 pub mod remove_expands;
 
@@ -74,6 +75,12 @@ pub const PASSES: &[PassInfo] = &[
             constant_propagation::propagate_constants_of_immutable_types(graph);
             Ok(())
         },
+    },
+    PassInfo {
+        name: "inline_fork_wait",
+        description: "copies each prim::fork's body in place of the fork and replaces the \
+                      waits on its future with the body's result",
+        run: inline_fork_wait::inline_fork_wait,
     },
     PassInfo {
         name: "remove_expands",
