@@ -18,6 +18,7 @@ pub mod dead_code_elimination;
 pub mod filetest;
 pub mod inline_fork_wait;
 pub mod literals;
+pub mod remove_dropout;
 pub mod remove_expands;
 
 use ferrojit_ir::Graph;
@@ -81,6 +82,14 @@ pub const PASSES: &[PassInfo] = &[
         description: "copies each prim::fork's body in place of the fork and replaces the \
                       waits on its future with the body's result",
         run: inline_fork_wait::inline_fork_wait,
+    },
+    PassInfo {
+        name: "remove_dropout",
+        description: "removes dropouts whose train argument is the constant False",
+        run: |graph| {
+            remove_dropout::remove_dropout(graph);
+            Ok(())
+        },
     },
     PassInfo {
         name: "remove_expands",
