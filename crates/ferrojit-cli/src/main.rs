@@ -95,8 +95,8 @@ enum Command {
         file: PathBuf,
         /// Run this pass on the graph before printing it (repeat for several, run in order).
         /// Names are PyTorch's without `_jit_pass_`: cleanup, dce, constant_pooling,
-        /// constant_propagation_immutable_types, canonicalize, inline_fork_wait, remove_dropout,
-        /// remove_expands.
+        /// constant_propagation_immutable_types, canonicalize, erase_number_types,
+        /// inline_fork_wait, remove_dropout, remove_expands.
         #[arg(long = "pass", value_name = "NAME")]
         passes: Vec<String>,
     },

@@ -293,7 +293,7 @@ fn verify_block_outputs_match(
 
 fn verify_if(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     let inputs = graph.node_inputs(node);
-    if inputs.len() != 1 || *graph.value_type(inputs[0]) != Type::Bool {
+    if inputs.len() != 1 || !is_condition_type(graph.value_type(inputs[0])) {
         return fail(format!(
             "`{}` must have exactly one bool input",
             describe(graph, node)
@@ -319,7 +319,7 @@ fn verify_loop(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
     let inputs = graph.node_inputs(node);
     if inputs.len() < 2
         || *graph.value_type(inputs[0]) != Type::Int
-        || *graph.value_type(inputs[1]) != Type::Bool
+        || !is_condition_type(graph.value_type(inputs[1]))
     {
         return fail(format!(
             "`{}` must start with (int max_trip_count, bool condition)",
@@ -349,13 +349,26 @@ fn verify_loop(graph: &Graph, node: NodeId) -> Result<(), VerifyError> {
         ));
     }
     let outputs = graph.block_outputs(body);
-    if outputs.is_empty() || *graph.value_type(outputs[0]) != Type::Bool {
+    if outputs.is_empty() || !is_condition_type(graph.value_type(outputs[0])) {
         return fail(format!(
             "the body of `{}` must return (bool condition, carried...)",
             describe(graph, node)
         ));
     }
     verify_block_outputs_match(graph, node, body, 1)
+}
+
+/// The type of an If or Loop condition: `bool`, or the zero-dimensional `Bool` tensor that
+/// PyTorch's `erase_number_types` (run before ONNX export) makes of one.
+fn is_condition_type(ty: &Type) -> bool {
+    match ty {
+        Type::Bool => true,
+        Type::RefinedTensor(refinement) => {
+            refinement.scalar_type.as_deref() == Some("Bool")
+                && refinement.sizes.as_ref().is_some_and(Vec::is_empty)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod cleanup;
 pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod dead_code_elimination;
+pub mod erase_number_types;
 pub mod filetest;
 pub mod inline_fork_wait;
 pub mod literals;
@@ -74,6 +75,15 @@ pub const PASSES: &[PassInfo] = &[
                       If conditions and loops that never run",
         run: |graph| {
             constant_propagation::propagate_constants_of_immutable_types(graph);
+            Ok(())
+        },
+    },
+    PassInfo {
+        name: "erase_number_types",
+        description: "turns number values and constants into zero-dimensional tensors and drops \
+                      the conversions between numbers and tensors",
+        run: |graph| {
+            erase_number_types::erase_number_types(graph);
             Ok(())
         },
     },
