@@ -87,3 +87,39 @@ fn an_unknown_pass_is_one_error_line_listing_the_passes() {
         "{stderr}"
     );
 }
+
+fn stderr_with_log(setting: Option<&str>) -> String {
+    let file = repo_root().join("tests/fixtures/passes/dce_chain_of_dead_nodes.ir");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ferrojit"));
+    command.args(["ir", file.to_str().expect("UTF-8 path"), "--pass", "dce"]);
+    match setting {
+        Some(value) => command.env("FERROJIT_JIT_LOG", value),
+        None => command.env_remove("FERROJIT_JIT_LOG"),
+    };
+    let output = command.output().expect("the ferrojit binary runs");
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn jit_log_dumps_lists_and_reports_updates_as_asked() {
+    assert_eq!(stderr_with_log(None), "");
+    assert_eq!(stderr_with_log(Some("")), "[jit log] running pass dce\n");
+    let dump = stderr_with_log(Some("dce"));
+    assert!(
+        dump.starts_with("[DUMP dce] Before dce:\ngraph(%x : Tensor):"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("[DUMP dce] After dce:\ngraph(%x : Tensor):"),
+        "{dump}"
+    );
+    assert!(!dump.contains("[UPDATE"), "{dump}");
+    let updates = stderr_with_log(Some(">dce"));
+    assert!(
+        updates.contains("[UPDATE dce] Node aten::relu will be removed"),
+        "{updates}"
+    );
+    // A pass not named logs nothing.
+    assert_eq!(stderr_with_log(Some("constant_pooling")), "");
+}

@@ -186,6 +186,16 @@ impl ConstantPropagator<'_> {
                 continue;
             };
             let constant = graph.insert_constant(attribute, ty);
+            crate::jit_log::log(
+                "constant_propagation_immutable_types",
+                crate::jit_log::LogLevel::Update,
+                || {
+                    format!(
+                        "Folding %{} with {value:?}",
+                        graph.value_display_name(output)
+                    )
+                },
+            );
             graph.replace_all_uses_with(output, constant);
             self.made_change = true;
         }

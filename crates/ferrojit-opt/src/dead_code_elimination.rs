@@ -253,6 +253,9 @@ pub fn eliminate_dead_code(graph: &mut Graph) {
             .and_then(|block| graph.block_owning_node(block))
             .is_none_or(|owner| live.nodes.contains(&owner));
         if !live.nodes.contains(&node) && in_live_block {
+            crate::jit_log::log("dce", crate::jit_log::LogLevel::Update, || {
+                format!("Node {} will be removed", graph.kind(node).as_str())
+            });
             let destroyed = graph.destroy_node(node);
             debug_assert!(destroyed, "a dead node's outputs have only dead users");
         }

@@ -18,6 +18,7 @@ pub mod dead_code_elimination;
 pub mod erase_number_types;
 pub mod filetest;
 pub mod inline_fork_wait;
+pub mod jit_log;
 pub mod literals;
 pub mod remove_dropout;
 pub mod remove_expands;
@@ -127,7 +128,17 @@ pub fn run_pass(name: &str, graph: &mut Graph) -> Result<(), String> {
             known.join(", ")
         ));
     };
+    match jit_log::setting() {
+        jit_log::LogSetting::Off => {}
+        jit_log::LogSetting::ListPasses => eprintln!("[jit log] running pass {name}"),
+        jit_log::LogSetting::Passes(_) => jit_log::log(name, jit_log::LogLevel::Dump, || {
+            format!("Before {name}:\n{}", graph.to_ir_string())
+        }),
+    }
     (pass.run)(graph)?;
+    jit_log::log(name, jit_log::LogLevel::Dump, || {
+        format!("After {name}:\n{}", graph.to_ir_string())
+    });
     if cfg!(debug_assertions) {
         ferrojit_ir::verifier::verify(graph)
             .map_err(|error| format!("pass '{name}' broke an invariant: {error}"))?;
