@@ -758,3 +758,45 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcast_tensors),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_size_is_refused_with_pytorchs_message() {
+        let size = IValue::list(
+            ferrojit_ir::Type::Int,
+            vec![IValue::Int(2), IValue::Int(-1)],
+        );
+        let error = Sizes::from_argument(&size)
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("Trying to create tensor with negative dimension -1: [2, -1]")
+        );
+    }
+
+    #[test]
+    fn a_factory_runs_on_the_cpu_only() {
+        assert!(CpuDevice::from_argument(&IValue::None).is_ok());
+        assert!(CpuDevice::from_argument(&IValue::from(Device::cpu())).is_ok());
+        let cuda = IValue::from(Device::parse("cuda:0").unwrap());
+        let error = CpuDevice::from_argument(&cuda).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|error| error.contains("ferrojit runs on the CPU only")));
+    }
+
+    #[test]
+    fn a_generator_argument_must_be_a_generator_or_none() {
+        assert!(
+            GeneratorChoice::from_argument(&IValue::None).is_ok_and(|choice| choice.0.is_none())
+        );
+        let error = GeneratorChoice::from_argument(&IValue::Int(3))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(
+            |error| error.contains("expected a Generator for argument 'generator', got Int")
+        ));
+    }
+}
