@@ -1,354 +1,464 @@
 //! Creation and shape operators: `*_like`/`new_*` factories, empty, linspace/logspace, eye,
 //! random tensors and sampling (exponential_, multinomial) from the seedable generators and
 //! their seeding, tril/triu, hstack/vstack, repeat, repeat_interleave, tile, flip, roll,
-//! meshgrid and broadcast_tensors.
+//! meshgrid and broadcast_tensors, as typed kernels.
+//!
+//! A factory's trailing options (`ScalarType? dtype, Layout? layout, Device? device,
+//! bool? pin_memory`, sometimes `MemoryFormat? memory_format`) are parameters of their own:
+//! the dtype is read, the device must be the CPU ([`CpuDevice`]), and the layout, pinning and
+//! memory format, which change nothing for a strided CPU tensor, are [`Unread`]. A
+//! `Generator? generator` argument is a [`GeneratorChoice`], entered around the kernel's draws.
 
+use std::sync::Arc;
+
+use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::ops::{creation, random};
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
-use super::nn_ops::tensor_list;
-use super::{optional_dtype, pop_array, pop_vec, push, scalar, KernelTableEntry};
+use super::binding::{
+    in_place_from_functional, out_from_functional, typed, typed_in_place, FromArgument,
+};
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::IValue;
-use crate::registry::Stack;
+use crate::ivalue::{Device, IValue};
+use crate::opdef::OperatorDeclaration;
 
-fn check_cpu(device: &IValue) -> Result<()> {
-    match device {
-        IValue::None => Ok(()),
-        IValue::Device(d) if d.device_type == "cpu" => Ok(()),
-        IValue::Device(d) => Err(RuntimeError::Other(format!(
-            "device '{d}' is not available: ferrojit runs on the CPU only"
-        ))),
-        other => Err(RuntimeError::type_mismatch(
-            "Device",
-            other.type_of().to_string(),
-            "device argument",
-        )),
+type Input = Arc<Tensor>;
+
+/// An argument the kernel accepts and does not read: a factory's `Layout? layout`,
+/// `bool? pin_memory` and (except for the random `*_like` factories) `MemoryFormat?
+/// memory_format`, which change nothing for a strided CPU tensor, and arguments that are
+/// only a hint (`output_size`, `sparse_grad`). It converts nothing, so it never fails.
+pub(super) struct Unread;
+
+impl FromArgument for Unread {
+    fn from_argument(_value: &IValue) -> Result<Self> {
+        Ok(Unread)
     }
 }
 
-fn sizes(value: &IValue) -> Result<Vec<usize>> {
-    let raw = value.to_int_vec()?;
-    raw.iter()
-        .map(|&s| {
-            usize::try_from(s).map_err(|_| {
-                RuntimeError::Other(format!(
-                    "Trying to create tensor with negative dimension {s}: {raw:?}"
-                ))
+/// A factory's `Device? device`: None or the CPU, the only device ferrojit runs on.
+pub(super) struct CpuDevice;
+
+impl FromArgument for CpuDevice {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::None => Ok(CpuDevice),
+            IValue::Device(device) if device.device_type == "cpu" => Ok(CpuDevice),
+            IValue::Device(device) => Err(RuntimeError::Other(format!(
+                "device '{device}' is not available: ferrojit runs on the CPU only"
+            ))),
+            other => Err(RuntimeError::type_mismatch(
+                "Device",
+                other.type_of().to_string(),
+                "device argument",
+            )),
+        }
+    }
+}
+
+/// A `SymInt[] size` of a new tensor: every size must be non-negative (PyTorch's message).
+struct Sizes(Vec<usize>);
+
+impl FromArgument for Sizes {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        let raw = value.to_int_vec()?;
+        raw.iter()
+            .map(|&size| {
+                usize::try_from(size).map_err(|_| {
+                    RuntimeError::Other(format!(
+                        "Trying to create tensor with negative dimension {size}: {raw:?}"
+                    ))
+                })
             })
-        })
-        .collect()
-}
-
-/// Pops the trailing `dtype, layout, device, pin_memory` (and `memory_format` when `with_format`)
-/// options, returning the dtype.
-fn pop_options(stack: &mut Stack, with_format: bool) -> Result<Option<DType>> {
-    if with_format {
-        pop_vec(stack, 1)?;
+            .collect::<Result<Vec<usize>>>()
+            .map(Sizes)
     }
-    let [dtype, _layout, device, _pin] = pop_array::<4>(stack)?;
-    check_cpu(&device)?;
-    optional_dtype(&dtype)
 }
 
-fn full_like(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, true)?;
-    let [s, fill] = pop_array::<2>(stack)?;
-    let t = s.to_tensor()?;
-    push(
-        stack,
-        Tensor::full(t.sizes(), scalar(&fill)?, dtype.unwrap_or(t.dtype()))?,
-    )
+/// A `Generator? generator` argument: the generator the kernel's draws come from, or None
+/// for the default one.
+struct GeneratorChoice(Option<random::SharedGenerator>);
+
+impl FromArgument for GeneratorChoice {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::None => Ok(GeneratorChoice(None)),
+            IValue::Generator(generator) => Ok(GeneratorChoice(Some(generator.clone()))),
+            other => Err(RuntimeError::Other(format!(
+                "expected a Generator for argument 'generator', got {}",
+                other.tag_name()
+            ))),
+        }
+    }
 }
 
-fn empty_like(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, true)?;
-    let [s] = pop_array::<1>(stack)?;
-    let t = s.to_tensor()?;
-    push(stack, Tensor::zeros(t.sizes(), dtype.unwrap_or(t.dtype()))?)
+impl GeneratorChoice {
+    /// Draws come from this generator until the returned scope drops.
+    fn enter(&self) -> random::GeneratorScope {
+        random::GeneratorScope::enter(self.0.as_ref())
+    }
 }
 
-fn empty(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, true)?;
-    let [size] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
-    )
+/// A `Generator self` argument (the seeding methods of `torch.Generator`).
+struct GeneratorHandle(random::SharedGenerator);
+
+impl FromArgument for GeneratorHandle {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::Generator(generator) => Ok(GeneratorHandle(generator.clone())),
+            other => Err(RuntimeError::Other(format!(
+                "expected a Generator, got {}",
+                other.tag_name()
+            ))),
+        }
+    }
 }
 
-fn new_filled(stack: &mut Stack, fill: Scalar) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [s, size] = pop_array::<2>(stack)?;
-    let t = s.to_tensor()?;
-    push(
-        stack,
-        Tensor::full(&sizes(&size)?, fill, dtype.unwrap_or(t.dtype()))?,
-    )
+impl GeneratorHandle {
+    fn lock(&self) -> std::sync::MutexGuard<'_, random::Generator> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
-fn new_zeros(stack: &mut Stack) -> Result<()> {
-    new_filled(stack, Scalar::Int(0))
-}
-fn new_ones(stack: &mut Stack) -> Result<()> {
-    new_filled(stack, Scalar::Int(1))
-}
-fn new_empty(stack: &mut Stack) -> Result<()> {
-    new_filled(stack, Scalar::Int(0))
+fn default_float(dtype: Option<DType>) -> DType {
+    dtype.unwrap_or(DType::default_float())
 }
 
-fn new_full(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [s, size, fill] = pop_array::<3>(stack)?;
-    let t = s.to_tensor()?;
-    push(
-        stack,
-        Tensor::full(&sizes(&size)?, scalar(&fill)?, dtype.unwrap_or(t.dtype()))?,
-    )
+fn full_like(
+    input: Input,
+    fill_value: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(input.dtype());
+    Ok(Tensor::full(input.sizes(), fill_value, dtype)?)
 }
 
-/// `rand_like` / `randn_like` options: the dtype, and whether the result keeps the input's
-/// layout (`memory_format` None or preserve) rather than a contiguous one. The layout decides
-/// the order elements are drawn in, as in PyTorch.
-fn like_options(stack: &mut Stack) -> Result<(Option<DType>, bool)> {
-    let [format] = pop_array::<1>(stack)?;
-    let contiguous = matches!(format, IValue::Int(0));
-    let dtype = pop_options(stack, false)?;
-    Ok((dtype, !contiguous))
+fn empty_like(
+    input: Input,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(Tensor::zeros(
+        input.sizes(),
+        dtype.unwrap_or(input.dtype()),
+    )?)
 }
+
+fn empty(
+    size: Sizes,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(Tensor::zeros(&size.0, default_float(dtype))?)
+}
+
+/// `new_zeros`, `new_ones`, `new_empty`: `input`'s dtype unless one is given, filled with
+/// `fill_value` (`new_empty` fills with zeros).
+fn new_filled(
+    fill_value: Scalar,
+) -> impl Fn(Input, Sizes, Option<DType>, Unread, CpuDevice, Unread) -> Result<Tensor>
+       + Send
+       + Sync
+       + 'static {
+    move |input: Input,
+          size: Sizes,
+          dtype: Option<DType>,
+          _layout: Unread,
+          _device: CpuDevice,
+          _pin_memory: Unread| {
+        Ok(Tensor::full(
+            &size.0,
+            fill_value,
+            dtype.unwrap_or(input.dtype()),
+        )?)
+    }
+}
+
+fn new_full(
+    input: Input,
+    size: Sizes,
+    fill_value: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(Tensor::full(
+        &size.0,
+        fill_value,
+        dtype.unwrap_or(input.dtype()),
+    )?)
+}
+
+/// A tensor-library draw of a tensor laid out like a given one, or of fresh sizes.
+type DrawLike = fn(&Tensor, DType) -> ferrojit_tensor::Result<Tensor>;
+type DrawFresh = fn(&[usize], DType) -> ferrojit_tensor::Result<Tensor>;
 
 /// `rand_like` / `randn_like`: laid out like the input when the memory format preserves it
-/// (which decides the order elements are drawn in), else drawn as a fresh contiguous tensor.
+/// (None or anything but contiguous, 0), which decides the order elements are drawn in, as
+/// in PyTorch; else drawn as a fresh contiguous tensor.
 fn random_like(
-    stack: &mut Stack,
-    like: fn(&Tensor, DType) -> ferrojit_tensor::Result<Tensor>,
-    fresh: fn(&[usize], DType) -> ferrojit_tensor::Result<Tensor>,
-) -> Result<()> {
-    let (dtype, preserve) = like_options(stack)?;
-    let [s] = pop_array::<1>(stack)?;
-    let t = s.to_tensor()?;
-    let dtype = dtype.unwrap_or(t.dtype());
-    let r = if preserve {
-        like(&t, dtype)?
-    } else {
-        fresh(t.sizes(), dtype)?
-    };
-    push(stack, r)
-}
-
-fn rand_like(stack: &mut Stack) -> Result<()> {
-    random_like(stack, creation::rand_like, creation::rand)
-}
-
-fn randn_like(stack: &mut Stack) -> Result<()> {
-    random_like(stack, creation::randn_like, creation::randn)
-}
-
-fn linspace(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [start, end, steps] = pop_array::<3>(stack)?;
-    let r = creation::linspace(
-        scalar(&start)?.to_f64(),
-        scalar(&end)?.to_f64(),
-        steps.to_int()?,
-        dtype.unwrap_or(DType::default_float()),
-    )?;
-    push(stack, r)
-}
-
-fn logspace(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [start, end, steps, base] = pop_array::<4>(stack)?;
-    let r = creation::logspace(
-        scalar(&start)?.to_f64(),
-        scalar(&end)?.to_f64(),
-        steps.to_int()?,
-        base.to_double()?,
-        dtype.unwrap_or(DType::default_float()),
-    )?;
-    push(stack, r)
-}
-
-/// `linspace.out`: computed in the out tensor's dtype, then written into it (resized).
-fn linspace_out(stack: &mut Stack) -> Result<()> {
-    let [start, end, steps, out] = pop_array::<4>(stack)?;
-    let out = out.to_tensor()?;
-    let r = creation::linspace(
-        scalar(&start)?.to_f64(),
-        scalar(&end)?.to_f64(),
-        steps.to_int()?,
-        out.dtype(),
-    )?;
-    push(stack, r.write_into_out(&out)?)
-}
-
-/// `logspace.out`: computed in the out tensor's dtype, then written into it (resized).
-fn logspace_out(stack: &mut Stack) -> Result<()> {
-    let [start, end, steps, base, out] = pop_array::<5>(stack)?;
-    let out = out.to_tensor()?;
-    let r = creation::logspace(
-        scalar(&start)?.to_f64(),
-        scalar(&end)?.to_f64(),
-        steps.to_int()?,
-        base.to_double()?,
-        out.dtype(),
-    )?;
-    push(stack, r.write_into_out(&out)?)
-}
-
-/// `full.out`: the fill in the out tensor's dtype (no inference from the fill value).
-fn full_out(stack: &mut Stack) -> Result<()> {
-    let [size, fill, out] = pop_array::<3>(stack)?;
-    let out = out.to_tensor()?;
-    let r = Tensor::full(&sizes(&size)?, scalar(&fill)?, out.dtype())?;
-    push(stack, r.write_into_out(&out)?)
-}
-
-fn eye(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [n] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        creation::eye(n.to_int()?, None, dtype.unwrap_or(DType::default_float()))?,
-    )
-}
-
-fn eye_m(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [n, m] = pop_array::<2>(stack)?;
-    push(
-        stack,
-        creation::eye(
-            n.to_int()?,
-            Some(m.to_int()?),
-            dtype.unwrap_or(DType::default_float()),
-        )?,
-    )
-}
-
-fn rand(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [size] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        creation::rand(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
-    )
-}
-
-fn randn(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [size] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        creation::randn(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?,
-    )
-}
-
-fn randint(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [high, size] = pop_array::<2>(stack)?;
-    let r = creation::randint(
-        0,
-        high.to_int()?,
-        &sizes(&size)?,
-        dtype.unwrap_or(DType::Int64),
-    )?;
-    push(stack, r)
-}
-
-fn randint_low(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [low, high, size] = pop_array::<3>(stack)?;
-    let r = creation::randint(
-        low.to_int()?,
-        high.to_int()?,
-        &sizes(&size)?,
-        dtype.unwrap_or(DType::Int64),
-    )?;
-    push(stack, r)
-}
-
-fn randperm(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [n] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        creation::randperm(n.to_int()?, dtype.unwrap_or(DType::Int64))?,
-    )
-}
-
-/// The generator a `Generator? generator` argument names, entered for the kernel's draws
-/// until the returned scope drops (`None`: the default generator).
-fn enter_generator(generator: &IValue) -> Result<random::GeneratorScope> {
-    match generator {
-        IValue::None => Ok(random::GeneratorScope::enter(None)),
-        IValue::Generator(generator) => Ok(random::GeneratorScope::enter(Some(generator))),
-        other => Err(RuntimeError::Other(format!(
-            "expected a Generator for argument 'generator', got {}",
-            other.tag_name()
-        ))),
+    like: DrawLike,
+    fresh: DrawFresh,
+) -> impl Fn(Input, Option<DType>, Unread, CpuDevice, Unread, Option<i64>) -> Result<Tensor>
+       + Clone
+       + Send
+       + Sync
+       + 'static {
+    move |input: Input,
+          dtype: Option<DType>,
+          _layout: Unread,
+          _device: CpuDevice,
+          _pin_memory: Unread,
+          memory_format: Option<i64>| {
+        let dtype = dtype.unwrap_or(input.dtype());
+        let preserve = memory_format != Some(0);
+        Ok(if preserve {
+            like(&input, dtype)?
+        } else {
+            fresh(input.sizes(), dtype)?
+        })
     }
 }
 
-/// A `.generator` overload: takes the generator out of the arguments (it is followed by
-/// `after` more) and runs `kernel`, the overload without it, drawing from that generator.
-fn with_generator_argument(
-    stack: &mut Stack,
-    after: usize,
-    kernel: fn(&mut Stack) -> Result<()>,
-) -> Result<()> {
-    let index = stack
-        .len()
-        .checked_sub(after + 1)
-        .ok_or_else(|| RuntimeError::Other("missing generator argument".to_string()))?;
-    let generator = stack.remove(index);
-    let _scope = enter_generator(&generator)?;
-    kernel(stack)
-}
-
-fn rand_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 4, rand)
-}
-
-fn randn_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 4, randn)
-}
-
-fn randint_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 4, randint)
-}
-
-fn randint_low_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 4, randint_low)
-}
-
-fn randperm_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 4, randperm)
-}
-
-fn rand_like_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 5, rand_like)
-}
-
-fn randn_like_generator(stack: &mut Stack) -> Result<()> {
-    with_generator_argument(stack, 5, randn_like)
-}
-
-fn generator_value(value: &IValue) -> Result<&random::SharedGenerator> {
-    match value {
-        IValue::Generator(generator) => Ok(generator),
-        other => Err(RuntimeError::Other(format!(
-            "expected a Generator, got {}",
-            other.tag_name()
-        ))),
+/// The `.generator` overload of `rand_like` / `randn_like`.
+fn random_like_generator(
+    like: DrawLike,
+    fresh: DrawFresh,
+) -> impl Fn(
+    Input,
+    GeneratorChoice,
+    Option<DType>,
+    Unread,
+    CpuDevice,
+    Unread,
+    Option<i64>,
+) -> Result<Tensor>
+       + Send
+       + Sync
+       + 'static {
+    let draw = random_like(like, fresh);
+    move |input: Input,
+          generator: GeneratorChoice,
+          dtype: Option<DType>,
+          layout: Unread,
+          device: CpuDevice,
+          pin_memory: Unread,
+          memory_format: Option<i64>| {
+        let _scope = generator.enter();
+        draw(input, dtype, layout, device, pin_memory, memory_format)
     }
+}
+
+fn linspace(
+    start: f64,
+    end: f64,
+    steps: i64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::linspace(start, end, steps, default_float(dtype))?)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn logspace(
+    start: f64,
+    end: f64,
+    steps: i64,
+    base: f64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::logspace(
+        start,
+        end,
+        steps,
+        base,
+        default_float(dtype),
+    )?)
+}
+
+/// `linspace.out`: computed in the out tensor's dtype, then written into it (resized). Not
+/// made from the functional kernel, which would compute in the default float dtype and
+/// round only when writing.
+fn linspace_out(start: f64, end: f64, steps: i64, out: Input) -> Result<Tensor> {
+    let result = creation::linspace(start, end, steps, out.dtype())?;
+    Ok(result.write_into_out(&out)?)
+}
+
+/// `logspace.out`: computed in the out tensor's dtype, as `linspace.out`.
+fn logspace_out(start: f64, end: f64, steps: i64, base: f64, out: Input) -> Result<Tensor> {
+    let result = creation::logspace(start, end, steps, base, out.dtype())?;
+    Ok(result.write_into_out(&out)?)
+}
+
+/// `full.out`: the fill in the out tensor's dtype (no inference from the fill value, which
+/// the functional `full` would do).
+fn full_out(size: Sizes, fill_value: Scalar, out: Input) -> Result<Tensor> {
+    let result = Tensor::full(&size.0, fill_value, out.dtype())?;
+    Ok(result.write_into_out(&out)?)
+}
+
+fn eye(
+    n: i64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::eye(n, None, default_float(dtype))?)
+}
+
+fn eye_m(
+    n: i64,
+    m: i64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::eye(n, Some(m), default_float(dtype))?)
+}
+
+fn rand(
+    size: Sizes,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::rand(&size.0, default_float(dtype))?)
+}
+
+fn rand_generator(
+    size: Sizes,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    rand(size, dtype, layout, device, pin_memory)
+}
+
+fn randn(
+    size: Sizes,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::randn(&size.0, default_float(dtype))?)
+}
+
+fn randn_generator(
+    size: Sizes,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    randn(size, dtype, layout, device, pin_memory)
+}
+
+fn randint(
+    high: i64,
+    size: Sizes,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    randint_low(0, high, size, dtype, layout, device, pin_memory)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn randint_generator(
+    high: i64,
+    size: Sizes,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    randint(high, size, dtype, layout, device, pin_memory)
+}
+
+fn randint_low(
+    low: i64,
+    high: i64,
+    size: Sizes,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(DType::Int64);
+    Ok(creation::randint(low, high, &size.0, dtype)?)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn randint_low_generator(
+    low: i64,
+    high: i64,
+    size: Sizes,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    randint_low(low, high, size, dtype, layout, device, pin_memory)
+}
+
+fn randperm(
+    n: i64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    Ok(creation::randperm(n, dtype.unwrap_or(DType::Int64))?)
+}
+
+fn randperm_generator(
+    n: i64,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    layout: Unread,
+    device: CpuDevice,
+    pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    randperm(n, dtype, layout, device, pin_memory)
 }
 
 /// `torch.Generator(device=None, seed=None)`: a new CPU generator, seeded with `seed` or, as
 /// PyTorch's constructor, with the default seed.
-fn new_generator(stack: &mut Stack) -> Result<()> {
-    let [device, seed] = pop_array::<2>(stack)?;
-    if let IValue::Device(device) = &device {
+fn new_generator(device: Option<Device>, seed: Option<i64>) -> Result<IValue> {
+    if let Some(device) = device {
         if device.device_type != "cpu" {
             return Err(RuntimeError::Other(format!(
                 "only CPU generators are supported, not {}",
@@ -356,105 +466,93 @@ fn new_generator(stack: &mut Stack) -> Result<()> {
             )));
         }
     }
-    let seed = match seed {
-        IValue::None => random::DEFAULT_SEED,
-        seed => seed.to_int()? as u64,
-    };
-    push(stack, IValue::Generator(random::new_generator(seed)))
+    // The bits of the int64, as PyTorch reads a seed into its uint64.
+    let seed = seed.map_or(random::DEFAULT_SEED, |seed| seed as u64);
+    Ok(IValue::Generator(random::new_generator(seed)))
 }
 
 /// `Generator.manual_seed(seed)`: reseeds this generator and returns it.
-fn generator_manual_seed(stack: &mut Stack) -> Result<()> {
-    let [generator, seed] = pop_array::<2>(stack)?;
-    let seed = seed.to_int()? as u64;
-    *generator_value(&generator)?
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = random::Generator::new(seed);
-    push(stack, generator)
+fn generator_manual_seed(generator: GeneratorHandle, seed: i64) -> Result<IValue> {
+    *generator.lock() = random::Generator::new(seed as u64);
+    Ok(IValue::Generator(generator.0))
 }
 
-/// `Generator.initial_seed()`.
-fn generator_initial_seed(stack: &mut Stack) -> Result<()> {
-    let [generator] = pop_array::<1>(stack)?;
-    let seed = generator_value(&generator)?
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .initial_seed();
-    push(stack, seed as i64)
+/// `Generator.initial_seed()` (as int64, the bits of PyTorch's uint64 seed).
+fn generator_initial_seed(generator: GeneratorHandle) -> Result<i64> {
+    let seed = generator.lock().initial_seed();
+    Ok(seed as i64)
 }
 
 /// `Generator.seed()`: reseeds this generator with a non-deterministic seed and returns it
 /// (as int64, the bits of PyTorch's uint64 seed).
-fn generator_seed(stack: &mut Stack) -> Result<()> {
-    let [generator] = pop_array::<1>(stack)?;
-    let seed = random::reseed(generator_value(&generator)?);
-    push(stack, seed as i64)
+fn generator_seed(generator: GeneratorHandle) -> Result<i64> {
+    Ok(random::reseed(&generator.0) as i64)
 }
 
-fn exponential_(stack: &mut Stack) -> Result<()> {
-    let [s, lambd, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    s.to_tensor()?.exponential_(lambd.to_double()?)?;
-    push(stack, s)
+fn manual_seed(seed: i64) -> Result<()> {
+    creation::manual_seed(seed as u64);
+    Ok(())
 }
 
-fn exponential(stack: &mut Stack) -> Result<()> {
-    let [s, lambd, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    push(stack, s.to_tensor()?.exponential(lambd.to_double()?)?)
+fn exponential_(input: Input, lambd: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.exponential_(lambd)?)
 }
 
-/// `exponential.out`: drawn as the functional form, then written into `out`.
-fn exponential_out(stack: &mut Stack) -> Result<()> {
-    let [s, lambd, generator, out] = pop_array::<4>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let r = s.to_tensor()?.exponential(lambd.to_double()?)?;
-    push(stack, r.write_into_out(&*out.to_tensor()?)?)
+fn exponential(input: Input, lambd: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.exponential(lambd)?)
 }
 
-fn multinomial(stack: &mut Stack) -> Result<()> {
-    let [s, n_sample, replacement, generator] = pop_array::<4>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let r = s
-        .to_tensor()?
-        .multinomial(n_sample.to_int()?, replacement.to_bool()?)?;
-    push(stack, r)
+fn multinomial(
+    input: Input,
+    num_samples: i64,
+    replacement: bool,
+    generator: GeneratorChoice,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.multinomial(num_samples, replacement)?)
 }
 
-fn multinomial_out(stack: &mut Stack) -> Result<()> {
-    let [s, n_sample, replacement, generator, out] = pop_array::<5>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let r = s.to_tensor()?.multinomial_out(
-        n_sample.to_int()?,
-        replacement.to_bool()?,
-        &*out.to_tensor()?,
-    )?;
-    push(stack, r)
+/// `multinomial.out`: hand-written rather than made from `multinomial`, because ATen checks
+/// `out`'s dtype (it must be int64) before drawing, so a wrong `out` fails with its own
+/// message and leaves the generator untouched.
+fn multinomial_out(
+    input: Input,
+    num_samples: i64,
+    replacement: bool,
+    generator: GeneratorChoice,
+    out: Input,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.multinomial_out(num_samples, replacement, &out)?)
 }
 
-fn normal_(stack: &mut Stack) -> Result<()> {
-    let [s, mean, std, generator] = pop_array::<4>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    s.to_tensor()?
-        .normal_(mean.to_double()?, std.to_double()?)?;
-    push(stack, s)
+fn normal_(input: Input, mean: f64, std: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.normal_(mean, std)?)
 }
 
-fn uniform_(stack: &mut Stack) -> Result<()> {
-    let [s, from, to, generator] = pop_array::<4>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    s.to_tensor()?
-        .uniform_(from.to_double()?, to.to_double()?)?;
-    push(stack, s)
+fn uniform_(input: Input, from: f64, to: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.uniform_(from, to)?)
 }
 
-fn normal_float_float(stack: &mut Stack) -> Result<()> {
-    let dtype = pop_options(stack, false)?;
-    let [mean, std, size, generator] = pop_array::<4>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let t = Tensor::zeros(&sizes(&size)?, dtype.unwrap_or(DType::default_float()))?;
-    t.normal_(mean.to_double()?, std.to_double()?)?;
-    push(stack, t)
+#[allow(clippy::too_many_arguments)]
+fn normal_float_float(
+    mean: f64,
+    std: f64,
+    size: Sizes,
+    generator: GeneratorChoice,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    let _scope = generator.enter();
+    let result = Tensor::zeros(&size.0, default_float(dtype))?;
+    result.normal_(mean, std)?;
+    Ok(result)
 }
 
 /// ATen's check on a tensor of standard deviations (`CHECK_NORMAL_TENSOR_STD`).
@@ -469,248 +567,236 @@ fn check_normal_std_tensor(std: &Tensor) -> Result<()> {
 
 /// `torch.normal(mean_tensor, std)`: as ATen, standard draws scaled by `std` into a
 /// contiguous tensor like `mean`, then `mean` added (two roundings, in that order).
-fn normal_tensor_float(stack: &mut Stack) -> Result<()> {
-    let [mean, std, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let mean = mean.to_tensor()?;
-    let std = std.to_double()?;
-    let out = Tensor::zeros(mean.sizes(), mean.dtype())?;
-    out.normal_(0.0, std)?;
-    out.add_(&mean, &Scalar::Int(1))?;
-    push(stack, out)
+fn normal_tensor_float(mean: Input, std: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    let result = Tensor::zeros(mean.sizes(), mean.dtype())?;
+    result.normal_(0.0, std)?;
+    result.add_(&mean, &Scalar::Int(1))?;
+    Ok(result)
 }
 
 /// `torch.normal(mean, std_tensor)`: standard draws, times `std`, plus `mean` as a 0-dim
 /// tensor of the result's dtype (ATen's order).
-fn normal_float_tensor(stack: &mut Stack) -> Result<()> {
-    let [mean, std, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let mean = mean.to_double()?;
-    let std = std.to_tensor()?;
+fn normal_float_tensor(mean: f64, std: Input, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
     check_normal_std_tensor(&std)?;
-    let out = Tensor::zeros(std.sizes(), std.dtype())?;
-    out.normal_(0.0, 1.0)?;
-    out.binary_(&std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
-    out.add_(
-        &Tensor::scalar_tensor(Scalar::Float(mean), out.dtype()),
+    let result = Tensor::zeros(std.sizes(), std.dtype())?;
+    result.normal_(0.0, 1.0)?;
+    result.binary_(&std, BinaryOp::Mul)?;
+    result.add_(
+        &Tensor::scalar_tensor(Scalar::Float(mean), result.dtype()),
         &Scalar::Int(1),
     )?;
-    push(stack, out)
+    Ok(result)
 }
 
 /// `torch.normal(mean_tensor, std_tensor)`: standard draws in the broadcast shape (dtype of
 /// `mean`), times `std`, plus `mean`.
-fn normal_tensor_tensor(stack: &mut Stack) -> Result<()> {
-    let [mean, std, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let (mean, std) = (mean.to_tensor()?, std.to_tensor()?);
+fn normal_tensor_tensor(mean: Input, std: Input, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
     check_normal_std_tensor(&std)?;
     let shape = ferrojit_tensor::shape::broadcast_shapes(mean.sizes(), std.sizes())?;
-    let out = Tensor::zeros(&shape, mean.dtype())?;
-    out.normal_(0.0, 1.0)?;
-    out.binary_(&std, ferrojit_tensor::ops::binary::BinaryOp::Mul)?;
-    out.add_(&mean, &Scalar::Int(1))?;
-    push(stack, out)
+    let result = Tensor::zeros(&shape, mean.dtype())?;
+    result.normal_(0.0, 1.0)?;
+    result.binary_(&std, BinaryOp::Mul)?;
+    result.add_(&mean, &Scalar::Int(1))?;
+    Ok(result)
 }
 
-fn bernoulli(stack: &mut Stack) -> Result<()> {
-    let [s, generator] = pop_array::<2>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    push(stack, s.to_tensor()?.bernoulli()?)
+fn bernoulli(input: Input, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.bernoulli()?)
 }
 
-fn bernoulli_p(stack: &mut Stack) -> Result<()> {
-    let [s, p, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    let t = s.to_tensor()?;
-    let out = Tensor::zeros(t.sizes(), t.dtype())?;
-    out.bernoulli_scalar_(p.to_double()?)?;
-    push(stack, out)
+fn bernoulli_p(input: Input, p: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    let result = Tensor::zeros(input.sizes(), input.dtype())?;
+    result.bernoulli_scalar_(p)?;
+    Ok(result)
 }
 
-fn bernoulli_float_(stack: &mut Stack) -> Result<()> {
-    let [s, p, generator] = pop_array::<3>(stack)?;
-    let _scope = enter_generator(&generator)?;
-    s.to_tensor()?.bernoulli_scalar_(p.to_double()?)?;
-    push(stack, s)
+fn bernoulli_float_(input: Input, p: f64, generator: GeneratorChoice) -> Result<Tensor> {
+    let _scope = generator.enter();
+    Ok(input.bernoulli_scalar_(p)?)
 }
 
-fn manual_seed(stack: &mut Stack) -> Result<()> {
-    let [seed] = pop_array::<1>(stack)?;
-    creation::manual_seed(seed.to_int()? as u64);
-    Ok(())
+fn tril(input: Input, diagonal: i64) -> Result<Tensor> {
+    Ok(input.tril(diagonal)?)
 }
 
-fn tril(stack: &mut Stack) -> Result<()> {
-    let [s, d] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.tril(d.to_int()?)?)
+fn triu(input: Input, diagonal: i64) -> Result<Tensor> {
+    Ok(input.triu(diagonal)?)
 }
 
-fn triu(stack: &mut Stack) -> Result<()> {
-    let [s, d] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.triu(d.to_int()?)?)
+fn hstack(tensors: Vec<Tensor>) -> Result<Tensor> {
+    Ok(creation::hstack(&tensors)?)
 }
 
-fn tril_(stack: &mut Stack) -> Result<()> {
-    let [s, d] = pop_array::<2>(stack)?;
-    let t = s.to_tensor()?;
-    t.copy_(&t.tril(d.to_int()?)?)?;
-    push(stack, s)
+fn vstack(tensors: Vec<Tensor>) -> Result<Tensor> {
+    Ok(creation::vstack(&tensors)?)
 }
 
-fn triu_(stack: &mut Stack) -> Result<()> {
-    let [s, d] = pop_array::<2>(stack)?;
-    let t = s.to_tensor()?;
-    t.copy_(&t.triu(d.to_int()?)?)?;
-    push(stack, s)
+fn repeat(input: Input, repeats: Vec<i64>) -> Result<Tensor> {
+    Ok(input.repeat(&repeats)?)
 }
 
-fn hstack(stack: &mut Stack) -> Result<()> {
-    let [ts] = pop_array::<1>(stack)?;
-    push(stack, creation::hstack(&ts.to_tensor_vec()?)?)
+fn tile(input: Input, dims: Vec<i64>) -> Result<Tensor> {
+    Ok(input.tile(&dims)?)
 }
 
-fn vstack(stack: &mut Stack) -> Result<()> {
-    let [ts] = pop_array::<1>(stack)?;
-    push(stack, creation::vstack(&ts.to_tensor_vec()?)?)
+fn repeat_interleave_tensor(repeats: Input, _output_size: Unread) -> Result<Tensor> {
+    Ok(repeats.repeat_interleave_self_tensor()?)
 }
 
-fn repeat(stack: &mut Stack) -> Result<()> {
-    let [s, reps] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.repeat(&reps.to_int_vec()?)?)
+fn repeat_interleave_self_tensor(
+    input: Input,
+    repeats: Input,
+    dim: Option<i64>,
+    _output_size: Unread,
+) -> Result<Tensor> {
+    Ok(input.repeat_interleave(&repeats, dim)?)
 }
 
-fn tile(stack: &mut Stack) -> Result<()> {
-    let [s, dims] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.tile(&dims.to_int_vec()?)?)
+fn repeat_interleave_self_int(
+    input: Input,
+    repeats: i64,
+    dim: Option<i64>,
+    _output_size: Unread,
+) -> Result<Tensor> {
+    let repeats = Tensor::scalar_tensor(Scalar::Int(repeats), DType::Int64);
+    Ok(input.repeat_interleave(&repeats, dim)?)
 }
 
-fn repeat_interleave_tensor(stack: &mut Stack) -> Result<()> {
-    let [reps, _output_size] = pop_array::<2>(stack)?;
-    push(stack, reps.to_tensor()?.repeat_interleave_self_tensor()?)
+fn flip(input: Input, dims: Vec<i64>) -> Result<Tensor> {
+    Ok(input.flip(&dims)?)
 }
 
-fn repeat_interleave_self_tensor(stack: &mut Stack) -> Result<()> {
-    let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
-    let r = s
-        .to_tensor()?
-        .repeat_interleave(&*reps.to_tensor()?, dim.to_optional_int()?)?;
-    push(stack, r)
+fn roll(input: Input, shifts: Vec<i64>, dims: Vec<i64>) -> Result<Tensor> {
+    Ok(input.roll(&shifts, &dims)?)
 }
 
-fn repeat_interleave_self_int(stack: &mut Stack) -> Result<()> {
-    let [s, reps, dim, _output_size] = pop_array::<4>(stack)?;
-    let reps = Tensor::scalar_tensor(Scalar::Int(reps.to_int()?), DType::Int64);
-    let r = s
-        .to_tensor()?
-        .repeat_interleave(&reps, dim.to_optional_int()?)?;
-    push(stack, r)
+fn meshgrid(tensors: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    Ok(creation::meshgrid(&tensors, "ij")?)
 }
 
-fn flip(stack: &mut Stack) -> Result<()> {
-    let [s, dims] = pop_array::<2>(stack)?;
-    push(stack, s.to_tensor()?.flip(&dims.to_int_vec()?)?)
+fn meshgrid_indexing(tensors: Vec<Tensor>, indexing: String) -> Result<Vec<Tensor>> {
+    Ok(creation::meshgrid(&tensors, &indexing)?)
 }
 
-fn roll(stack: &mut Stack) -> Result<()> {
-    let [s, shifts, dims] = pop_array::<3>(stack)?;
-    push(
-        stack,
-        s.to_tensor()?
-            .roll(&shifts.to_int_vec()?, &dims.to_int_vec()?)?,
-    )
+fn broadcast_tensors(tensors: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    Ok(creation::broadcast_tensors(&tensors)?)
 }
 
-fn meshgrid(stack: &mut Stack) -> Result<()> {
-    let [ts] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        tensor_list(creation::meshgrid(&ts.to_tensor_vec()?, "ij")?),
-    )
-}
-
-fn meshgrid_indexing(stack: &mut Stack) -> Result<()> {
-    let [ts, indexing] = pop_array::<2>(stack)?;
-    push(
-        stack,
-        tensor_list(creation::meshgrid(
-            &ts.to_tensor_vec()?,
-            indexing.to_str()?,
-        )?),
-    )
-}
-
-fn broadcast_tensors(stack: &mut Stack) -> Result<()> {
-    let [ts] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        tensor_list(creation::broadcast_tensors(&ts.to_tensor_vec()?)?),
-    )
-}
-
+/// Every operator of this file, in declaration order (within one name, PyTorch's).
 #[rustfmt::skip]
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", full_like),
-    ("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty_like),
-    ("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty),
-    ("aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_zeros),
-    ("aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_ones),
-    ("aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_empty),
-    ("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_full),
-    ("aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", rand_like),
-    ("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", randn_like),
-    ("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", linspace),
-    ("aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", logspace),
-    ("aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)", linspace_out),
-    ("aten::logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) -> Tensor(a!)", logspace_out),
-    ("aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)", full_out),
-    ("aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye),
-    ("aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye_m),
-    ("aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand),
-    ("aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn),
-    ("aten::randint(SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint),
-    ("aten::randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low),
-    ("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm),
-    ("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", normal_),
-    ("aten::normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor", normal_tensor_float),
-    ("aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_float_tensor),
-    ("aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_tensor_tensor),
-    ("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", uniform_),
-    ("aten::normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", normal_float_float),
-    ("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", bernoulli),
-    ("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", bernoulli_p),
-    ("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", bernoulli_float_),
-    ("aten::manual_seed(int seed) -> ()", manual_seed),
-    ("aten::manual_seed.generator(Generator(a!) self, int seed) -> Generator(a!)", generator_manual_seed),
-    ("aten::initial_seed(Generator self) -> int", generator_initial_seed),
-    ("aten::seed(Generator(a!) self) -> int", generator_seed),
-    ("aten::exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)", exponential_),
-    ("aten::exponential(Tensor self, float lambd=1., *, Generator? generator=None) -> Tensor", exponential),
-    ("aten::exponential.out(Tensor self, float lambd=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", exponential_out),
-    ("aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", multinomial),
-    ("aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", multinomial_out),
-    ("aten::Generator(*, Device? device=None, int? seed=None) -> Generator", new_generator),
-    ("aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand_generator),
-    ("aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn_generator),
-    ("aten::randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_generator),
-    ("aten::randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low_generator),
-    ("aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm_generator),
-    ("aten::rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", rand_like_generator),
-    ("aten::randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", randn_like_generator),
-    ("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor", tril),
-    ("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor", triu),
-    ("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", tril_),
-    ("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", triu_),
-    ("aten::hstack(Tensor[] tensors) -> Tensor", hstack),
-    ("aten::vstack(Tensor[] tensors) -> Tensor", vstack),
-    ("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", repeat),
-    ("aten::tile(Tensor self, SymInt[] dims) -> Tensor", tile),
-    ("aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor", repeat_interleave_tensor),
-    ("aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_tensor),
-    ("aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_int),
-    ("aten::flip(Tensor self, int[] dims) -> Tensor", flip),
-    ("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", roll),
-    ("aten::meshgrid(Tensor[] tensors) -> Tensor[]", meshgrid),
-    ("aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", meshgrid_indexing),
-    ("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcast_tensors),
-];
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", full_like),
+        typed("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty_like),
+        typed("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", empty),
+        typed("aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_filled(Scalar::Int(0))),
+        typed("aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_filled(Scalar::Int(1))),
+        typed("aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_filled(Scalar::Int(0))),
+        typed("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_full),
+        typed("aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", random_like(creation::rand_like, creation::rand)),
+        typed("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", random_like(creation::randn_like, creation::randn)),
+        typed("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", linspace),
+        typed("aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", logspace),
+        typed("aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)", linspace_out),
+        typed("aten::logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) -> Tensor(a!)", logspace_out),
+        typed("aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)", full_out),
+        typed("aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye),
+        typed("aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", eye_m),
+        typed("aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand),
+        typed("aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn),
+        typed("aten::randint(SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint),
+        typed("aten::randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low),
+        typed("aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm),
+        // The random in-place forms draw straight into `self` (the draw order follows its
+        // layout), so they bind the tensor library's own in-place kernels.
+        typed_in_place("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", normal_),
+        typed("aten::normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor", normal_tensor_float),
+        typed("aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_float_tensor),
+        typed("aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", normal_tensor_tensor),
+        typed_in_place("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", uniform_),
+        typed("aten::normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", normal_float_float),
+        typed("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", bernoulli),
+        typed("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", bernoulli_p),
+        typed_in_place("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", bernoulli_float_),
+        typed("aten::manual_seed(int seed) -> ()", manual_seed),
+        typed("aten::manual_seed.generator(Generator(a!) self, int seed) -> Generator(a!)", generator_manual_seed),
+        typed("aten::initial_seed(Generator self) -> int", generator_initial_seed),
+        typed("aten::seed(Generator(a!) self) -> int", generator_seed),
+        typed_in_place("aten::exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)", exponential_),
+        typed("aten::exponential(Tensor self, float lambd=1., *, Generator? generator=None) -> Tensor", exponential),
+        out_from_functional("aten::exponential.out(Tensor self, float lambd=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", exponential),
+        typed("aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", multinomial),
+        typed("aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", multinomial_out),
+        typed("aten::Generator(*, Device? device=None, int? seed=None) -> Generator", new_generator),
+        typed("aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", rand_generator),
+        typed("aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randn_generator),
+        typed("aten::randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_generator),
+        typed("aten::randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randint_low_generator),
+        typed("aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", randperm_generator),
+        typed("aten::rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", random_like_generator(creation::rand_like, creation::rand)),
+        typed("aten::randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", random_like_generator(creation::randn_like, creation::randn)),
+        typed("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor", tril),
+        typed("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor", triu),
+        in_place_from_functional("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", tril),
+        in_place_from_functional("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", triu),
+        typed("aten::hstack(Tensor[] tensors) -> Tensor", hstack),
+        typed("aten::vstack(Tensor[] tensors) -> Tensor", vstack),
+        typed("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", repeat),
+        typed("aten::tile(Tensor self, SymInt[] dims) -> Tensor", tile),
+        typed("aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor", repeat_interleave_tensor),
+        typed("aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_tensor),
+        typed("aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", repeat_interleave_self_int),
+        typed("aten::flip(Tensor self, int[] dims) -> Tensor", flip),
+        typed("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", roll),
+        typed("aten::meshgrid(Tensor[] tensors) -> Tensor[]", meshgrid),
+        typed("aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", meshgrid_indexing),
+        typed("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcast_tensors),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_size_is_refused_with_pytorchs_message() {
+        let size = IValue::list(
+            ferrojit_ir::Type::Int,
+            vec![IValue::Int(2), IValue::Int(-1)],
+        );
+        let error = Sizes::from_argument(&size)
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("Trying to create tensor with negative dimension -1: [2, -1]")
+        );
+    }
+
+    #[test]
+    fn a_factory_runs_on_the_cpu_only() {
+        assert!(CpuDevice::from_argument(&IValue::None).is_ok());
+        assert!(CpuDevice::from_argument(&IValue::from(Device::cpu())).is_ok());
+        let cuda = IValue::from(Device::parse("cuda:0").unwrap());
+        let error = CpuDevice::from_argument(&cuda).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|error| error.contains("ferrojit runs on the CPU only")));
+    }
+
+    #[test]
+    fn a_generator_argument_must_be_a_generator_or_none() {
+        assert!(
+            GeneratorChoice::from_argument(&IValue::None).is_ok_and(|choice| choice.0.is_none())
+        );
+        let error = GeneratorChoice::from_argument(&IValue::Int(3))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(
+            |error| error.contains("expected a Generator for argument 'generator', got Int")
+        ));
+    }
+}

@@ -1,24 +1,25 @@
-//! Generic operators: identity tests, `str`/`format`, warnings, devices.
+//! Generic operators: identity tests, `str`/`format`, warnings, devices, as typed kernels
+//! (`format`, whose arguments are varargs, stays a stack kernel).
 
-use super::{pop_array, pop_varargs, push, KernelTableEntry};
+use super::binding::typed;
+use super::{pop_varargs, push};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
+use crate::opdef::OperatorDeclaration;
 use crate::registry::Stack;
 
-fn is(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.is_same_identity(&b))
+/// Python's `is`.
+fn is(value: IValue, other: IValue) -> Result<bool> {
+    Ok(value.is_same_identity(&other))
 }
 
-fn is_not(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, !a.is_same_identity(&b))
+fn is_not(value: IValue, other: IValue) -> Result<bool> {
+    Ok(!value.is_same_identity(&other))
 }
 
 /// `str(x)`: TorchScript's printing of the value.
-fn to_str(stack: &mut Stack) -> Result<()> {
-    let [value] = pop_array::<1>(stack)?;
-    push(stack, value.to_string())
+fn to_str(value: IValue) -> Result<String> {
+    Ok(value.to_string())
 }
 
 /// Replaces each `{}` in `template` with the next argument, as PyTorch's `aten::format`
@@ -40,6 +41,7 @@ pub fn format_template(template: &str, args: &[IValue]) -> Result<String> {
     Ok(out)
 }
 
+/// A stack kernel: `aten::format` takes varargs, whose count the interpreter pushes last.
 fn format(stack: &mut Stack) -> Result<()> {
     let inputs = pop_varargs(stack)?;
     let (template, args) = inputs.split_first().ok_or_else(|| {
@@ -49,42 +51,42 @@ fn format(stack: &mut Stack) -> Result<()> {
     push(stack, text)
 }
 
-fn warn(stack: &mut Stack) -> Result<()> {
-    let [message, _stack_level] = pop_array::<2>(stack)?;
-    eprintln!("UserWarning: {}", message.to_str()?);
+fn warn(message: String, _stacklevel: i64) -> Result<()> {
+    eprintln!("UserWarning: {message}");
     Ok(())
 }
 
-fn device_from_str(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let device = Device::parse(text.to_str()?)?;
-    push(stack, device)
+fn device_from_str(text: String) -> Result<IValue> {
+    Ok(IValue::from(Device::parse(&text)?))
 }
 
-fn device_type(stack: &mut Stack) -> Result<()> {
-    let [device] = pop_array::<1>(stack)?;
-    let kind = device.to_device()?.device_type.clone();
-    push(stack, kind)
+fn device_type(device: Device) -> Result<String> {
+    Ok(device.device_type)
 }
 
-/// A type refinement with no run-time effect (PyTorch does not check it either).
-fn unwrap_optional(_stack: &mut Stack) -> Result<()> {
-    Ok(())
+/// A type refinement with no run-time effect (PyTorch does not check it either): the value
+/// itself, the very handle it was given.
+fn unchecked_unwrap_optional(optional: IValue) -> Result<IValue> {
+    Ok(optional)
 }
 
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::__is__(t1 self, t2 obj) -> bool", is),
-    ("aten::__isnot__(t1 self, t2 obj) -> bool", is_not),
-    ("aten::str(t elem) -> str", to_str),
-    ("aten::format(str self, ...) -> str", format),
-    ("aten::warn(str message, int stacklevel=2) -> ()", warn),
-    ("aten::device(str a) -> Device", device_from_str),
-    ("prim::type(Device self) -> str", device_type),
-    (
-        "prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)",
-        unwrap_optional,
-    ),
-];
+/// Every operator of this file, in declaration order.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::__is__(t1 self, t2 obj) -> bool", is),
+        typed("aten::__isnot__(t1 self, t2 obj) -> bool", is_not),
+        typed("aten::str(t elem) -> str", to_str),
+        // Varargs (`...`): the argument count is on the stack, so this one reads the stack.
+        OperatorDeclaration::stack("aten::format(str self, ...) -> str", format),
+        typed("aten::warn(str message, int stacklevel=2) -> ()", warn),
+        typed("aten::device(str a) -> Device", device_from_str),
+        typed("prim::type(Device self) -> str", device_type),
+        typed(
+            "prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)",
+            unchecked_unwrap_optional,
+        ),
+    ]
+}
 
 #[cfg(test)]
 mod tests {
