@@ -1,162 +1,125 @@
 //! Dict operators for every key type PyTorch supports (str, int, bool, float, Tensor;
-//! complex keys excepted), PyTorch's `CREATE_DICT_OPS` schemas. Dicts keep insertion order
-//! and are shared by reference, so mutating ops change every alias.
+//! complex keys excepted), PyTorch's `CREATE_DICT_OPS` schemas, as typed kernels. Dicts keep
+//! insertion order and are shared by reference (`Arc<DictValue>`), so mutating ops change
+//! every alias. Keys and values are generic (`IValue`): the dict compares keys itself.
 
 use std::sync::Arc;
 
 use ferrojit_ir::Type;
 
-use super::{pop_array, push, KernelTableEntry};
+use super::binding::typed;
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::{DictValue, IValue};
-use crate::registry::Stack;
+use crate::ivalue::{DictValue, IValue, ListValue};
+use crate::opdef::OperatorDeclaration;
+
+/// A dict argument, shared with the caller.
+type Dict = Arc<DictValue>;
 
 fn key_error(key: &IValue) -> RuntimeError {
     RuntimeError::KeyError(key.to_string())
 }
 
-fn dict_len(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    push(stack, dict.to_dict()?.len() as i64)
+fn dict_len(dict: Dict) -> Result<i64> {
+    Ok(dict.len() as i64)
 }
 
-fn dict_keys(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
+fn dict_keys(dict: Dict) -> Result<IValue> {
     let keys = dict.entries().into_iter().map(|(k, _)| k).collect();
-    push(stack, IValue::list(dict.key_type().clone(), keys))
+    Ok(IValue::list(dict.key_type().clone(), keys))
 }
 
-fn dict_values(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
+fn dict_values(dict: Dict) -> Result<IValue> {
     let values = dict.entries().into_iter().map(|(_, v)| v).collect();
-    push(stack, IValue::list(dict.value_type().clone(), values))
+    Ok(IValue::list(dict.value_type().clone(), values))
 }
 
-fn dict_items(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
+fn dict_items(dict: Dict) -> Result<IValue> {
     let element = Type::Tuple(vec![dict.key_type().clone(), dict.value_type().clone()]);
     let items = dict
         .entries()
         .into_iter()
         .map(|(k, v)| IValue::tuple(vec![k, v]))
         .collect();
-    push(stack, IValue::list(element, items))
+    Ok(IValue::list(element, items))
 }
 
-fn dict_get_item(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict.to_dict()?.get(&key).ok_or_else(|| key_error(&key))?;
-    push(stack, value)
+fn dict_get_item(dict: Dict, key: IValue) -> Result<IValue> {
+    dict.get(&key).ok_or_else(|| key_error(&key))
 }
 
-fn dict_get(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict.to_dict()?.get(&key).unwrap_or(IValue::None);
-    push(stack, value)
+fn dict_get(dict: Dict, key: IValue) -> Result<IValue> {
+    Ok(dict.get(&key).unwrap_or(IValue::None))
 }
 
-fn dict_get_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let value = dict.to_dict()?.get(&key).unwrap_or(default);
-    push(stack, value)
+fn dict_get_default(dict: Dict, key: IValue, default: IValue) -> Result<IValue> {
+    Ok(dict.get(&key).unwrap_or(default))
 }
 
-fn dict_set_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let dict = dict.to_dict()?;
-    let value = match dict.get(&key) {
+fn dict_set_default(dict: Dict, key: IValue, default: IValue) -> Result<IValue> {
+    Ok(match dict.get(&key) {
         Some(existing) => existing,
         None => {
             dict.insert(key, default.clone());
             default
         }
-    };
-    push(stack, value)
+    })
 }
 
-fn dict_delete(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    dict.to_dict()?
-        .remove(&key)
-        .ok_or_else(|| key_error(&key))?;
+fn dict_delete(dict: Dict, key: IValue) -> Result<()> {
+    dict.remove(&key).ok_or_else(|| key_error(&key))?;
     Ok(())
 }
 
-fn dict_pop(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    let value = dict
-        .to_dict()?
-        .remove(&key)
-        .ok_or_else(|| key_error(&key))?;
-    push(stack, value)
+fn dict_pop(dict: Dict, key: IValue) -> Result<IValue> {
+    dict.remove(&key).ok_or_else(|| key_error(&key))
 }
 
-fn dict_pop_default(stack: &mut Stack) -> Result<()> {
-    let [dict, key, default] = pop_array::<3>(stack)?;
-    let value = dict.to_dict()?.remove(&key).unwrap_or(default);
-    push(stack, value)
+fn dict_pop_default(dict: Dict, key: IValue, default: IValue) -> Result<IValue> {
+    Ok(dict.remove(&key).unwrap_or(default))
 }
 
-fn dict_pop_item(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let dict = dict.to_dict()?;
+fn dict_pop_item(dict: Dict) -> Result<IValue> {
     let (key, value) = dict
         .entries()
         .into_iter()
         .next()
         .ok_or_else(|| RuntimeError::Other("popitem(): dictionary is empty".to_string()))?;
     dict.remove(&key);
-    push(stack, IValue::tuple(vec![key, value]))
+    Ok(IValue::tuple(vec![key, value]))
 }
 
-fn dict_clear(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    dict.to_dict()?.clear();
+fn dict_clear(dict: Dict) -> Result<()> {
+    dict.clear();
     Ok(())
 }
 
-fn dict_update(stack: &mut Stack) -> Result<()> {
-    let [dict, other] = pop_array::<2>(stack)?;
-    let entries = other.to_dict()?.entries();
-    let dict = dict.to_dict()?;
-    for (key, value) in entries {
+fn dict_update(dict: Dict, other: Dict) -> Result<()> {
+    // Snapshot first: `d.update(d)` must not read while writing.
+    for (key, value) in other.entries() {
         dict.insert(key, value);
     }
     Ok(())
 }
 
-fn copy_dict(dict: &DictValue) -> Arc<DictValue> {
+fn dict_copy(dict: Dict) -> Result<IValue> {
     let copy = DictValue::new(dict.key_type().clone(), dict.value_type().clone());
     for (key, value) in dict.entries() {
         copy.insert(key, value);
     }
-    copy
+    Ok(IValue::Dict(copy))
 }
 
-fn dict_copy(stack: &mut Stack) -> Result<()> {
-    let [dict] = pop_array::<1>(stack)?;
-    let copy = copy_dict(dict.to_dict()?);
-    push(stack, IValue::Dict(copy))
+fn dict_contains(dict: Dict, key: IValue) -> Result<bool> {
+    Ok(dict.contains(&key))
 }
 
-fn dict_contains(stack: &mut Stack) -> Result<()> {
-    let [dict, key] = pop_array::<2>(stack)?;
-    push(stack, dict.to_dict()?.contains(&key))
-}
-
-fn dict_set_item(stack: &mut Stack) -> Result<()> {
-    let [dict, key, value] = pop_array::<3>(stack)?;
-    dict.to_dict()?.insert(key, value);
+fn dict_set_item(dict: Dict, key: IValue, value: IValue) -> Result<()> {
+    dict.insert(key, value);
     Ok(())
 }
 
 /// `dict(list_of_pairs)`.
-fn dict_from_list(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let list = list.to_list()?;
+fn dict_from_list(list: Arc<ListValue>) -> Result<IValue> {
     let (key_type, value_type) = match list.element_type() {
         Type::Tuple(elements) if elements.len() == 2 => (elements[0].clone(), elements[1].clone()),
         other => {
@@ -179,238 +142,93 @@ fn dict_from_list(stack: &mut Stack) -> Result<()> {
             }
         }
     }
-    push(stack, IValue::Dict(dict))
+    Ok(IValue::Dict(dict))
 }
 
 /// `dict()` without arguments: PyTorch types it `Dict[str, Tensor]`.
-fn empty_dict(stack: &mut Stack) -> Result<()> {
-    push(stack, IValue::Dict(DictValue::new(Type::Str, Type::Tensor)))
+fn empty_dict() -> Result<IValue> {
+    Ok(IValue::Dict(DictValue::new(Type::Str, Type::Tensor)))
 }
 
-macro_rules! dict_ops_for_key {
-    ($table:ident, $key:literal) => {
-        $table.extend_from_slice(&[
-            (
-                concat!("aten::len.Dict_", $key, "(Dict(", $key, ", t) self) -> int"),
-                dict_len as crate::registry::KernelFn,
+/// The dict operators of one key type (`str`, `int`, ...), in PyTorch's order.
+fn declarations_for_key(key: &str) -> Vec<OperatorDeclaration> {
+    vec![
+        typed(&format!("aten::len.Dict_{key}(Dict({key}, t) self) -> int"), dict_len),
+        typed(&format!("aten::keys.{key}(Dict({key}, t) self) -> {key}[](*)"), dict_keys),
+        typed(&format!("aten::values.{key}(Dict({key}, t) self) -> t[](*)"), dict_values),
+        typed(
+            &format!("aten::__getitem__.Dict_{key}(Dict({key}, t) self, {key} key) -> t(*)"),
+            dict_get_item,
+        ),
+        typed(&format!("aten::get.{key}(Dict({key}, t) self, {key} key) -> t(*)?"), dict_get),
+        typed(
+            &format!(
+                "aten::get.default_{key}(Dict({key}, t) self, {key} key, t default_value) -> t(*)"
             ),
-            (
-                concat!(
-                    "aten::keys.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> ",
-                    $key,
-                    "[](*)"
-                ),
-                dict_keys,
+            dict_get_default,
+        ),
+        typed(
+            &format!(
+                "aten::setdefault.{key}(Dict({key}, t)(a!) self, {key}(b -> *) key, t(c -> *) default_value) -> t(*)"
             ),
-            (
-                concat!(
-                    "aten::values.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> t[](*)"
-                ),
-                dict_values,
+            dict_set_default,
+        ),
+        typed(
+            &format!("aten::Delete.Dict_{key}(Dict({key}, t)(a!) self, {key} key) -> ()"),
+            dict_delete,
+        ),
+        typed(
+            &format!("aten::pop.Dict_{key}(Dict({key}, t)(a!) self, {key} key) -> t(*)"),
+            dict_pop,
+        ),
+        typed(
+            &format!(
+                "aten::pop.Dict_default_{key}(Dict({key}, t)(a!) self, {key} key, t default_value) -> t(*)"
             ),
-            (
-                concat!(
-                    "aten::__getitem__.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key) -> t(*)"
-                ),
-                dict_get_item,
+            dict_pop_default,
+        ),
+        typed(
+            &format!("aten::popitem.{key}(Dict({key}, t)(a!) self) -> (({key}, t))"),
+            dict_pop_item,
+        ),
+        typed(&format!("aten::clear.{key}(Dict({key}, t)(a!) self) -> ()"), dict_clear),
+        typed(
+            &format!(
+                "aten::update.{key}(Dict({key}, t)(a!) self, Dict({key}, t)(a!) to_add) -> ()"
             ),
-            (
-                concat!(
-                    "aten::get.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key) -> t(*)?"
-                ),
-                dict_get,
+            dict_update,
+        ),
+        typed(&format!("aten::items.{key}(Dict({key}, t) self) -> (({key}, t)[])"), dict_items),
+        typed(
+            &format!("aten::copy.Dict_{key}(Dict({key}, t)(a) self) -> Dict({key}, t)"),
+            dict_copy,
+        ),
+        typed(
+            &format!("aten::__contains__.{key}(Dict({key}, t) dict, {key} key) -> bool"),
+            dict_contains,
+        ),
+        typed(
+            &format!(
+                "aten::_set_item.{key}(Dict({key}, t)(a!) l, {key}(b -> *) idx, t(c -> *) v) -> ()"
             ),
-            (
-                concat!(
-                    "aten::get.default_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self, ",
-                    $key,
-                    " key, t default_value) -> t(*)"
-                ),
-                dict_get_default,
-            ),
-            (
-                concat!(
-                    "aten::setdefault.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    "(b -> *) key, t(c -> *) default_value) -> t(*)"
-                ),
-                dict_set_default,
-            ),
-            (
-                concat!(
-                    "aten::Delete.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key) -> ()"
-                ),
-                dict_delete,
-            ),
-            (
-                concat!(
-                    "aten::pop.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key) -> t(*)"
-                ),
-                dict_pop,
-            ),
-            (
-                concat!(
-                    "aten::pop.Dict_default_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, ",
-                    $key,
-                    " key, t default_value) -> t(*)"
-                ),
-                dict_pop_default,
-            ),
-            (
-                concat!(
-                    "aten::popitem.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self) -> ((",
-                    $key,
-                    ", t))"
-                ),
-                dict_pop_item,
-            ),
-            (
-                concat!("aten::clear.", $key, "(Dict(", $key, ", t)(a!) self) -> ()"),
-                dict_clear,
-            ),
-            (
-                concat!(
-                    "aten::update.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) self, Dict(",
-                    $key,
-                    ", t)(a!) to_add) -> ()"
-                ),
-                dict_update,
-            ),
-            (
-                concat!(
-                    "aten::items.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) self) -> ((",
-                    $key,
-                    ", t)[])"
-                ),
-                dict_items,
-            ),
-            (
-                concat!(
-                    "aten::copy.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a) self) -> Dict(",
-                    $key,
-                    ", t)"
-                ),
-                dict_copy,
-            ),
-            (
-                concat!(
-                    "aten::__contains__.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t) dict, ",
-                    $key,
-                    " key) -> bool"
-                ),
-                dict_contains,
-            ),
-            (
-                concat!(
-                    "aten::_set_item.",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a!) l, ",
-                    $key,
-                    "(b -> *) idx, t(c -> *) v) -> ()"
-                ),
-                dict_set_item,
-            ),
-            (
-                concat!(
-                    "aten::dict.",
-                    $key,
-                    "((",
-                    $key,
-                    ", tVal)[] inputs) -> Dict(",
-                    $key,
-                    ", tVal)"
-                ),
-                dict_from_list,
-            ),
-            (
-                concat!(
-                    "aten::dict.Dict_",
-                    $key,
-                    "(Dict(",
-                    $key,
-                    ", t)(a) self) -> Dict(",
-                    $key,
-                    ", t)"
-                ),
-                dict_copy,
-            ),
-        ]);
-    };
+            dict_set_item,
+        ),
+        typed(
+            &format!("aten::dict.{key}(({key}, tVal)[] inputs) -> Dict({key}, tVal)"),
+            dict_from_list,
+        ),
+        typed(
+            &format!("aten::dict.Dict_{key}(Dict({key}, t)(a) self) -> Dict({key}, t)"),
+            dict_copy,
+        ),
+    ]
 }
 
 /// Dict operators for every key type PyTorch supports (complex keys excepted).
-pub fn table() -> Vec<KernelTableEntry> {
-    let mut table: Vec<KernelTableEntry> = vec![("aten::dict() -> Dict(str, Tensor)", empty_dict)];
-    dict_ops_for_key!(table, "str");
-    dict_ops_for_key!(table, "int");
-    dict_ops_for_key!(table, "bool");
-    dict_ops_for_key!(table, "float");
-    dict_ops_for_key!(table, "Tensor");
-    table
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    let mut declarations = vec![typed("aten::dict() -> Dict(str, Tensor)", empty_dict)];
+    for key in ["str", "int", "bool", "float", "Tensor"] {
+        declarations.extend(declarations_for_key(key));
+    }
+    declarations
 }

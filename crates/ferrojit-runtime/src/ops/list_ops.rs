@@ -1,69 +1,72 @@
 //! List operators (generic over the element type `t`, or specialized per element type as in
-//! PyTorch's register_prim_ops.cpp), and `Tensor.tolist()`'s conversion. Lists are shared by
-//! reference, so mutating ops change every alias. Dict operators are in `dict_ops`.
+//! PyTorch's register_prim_ops.cpp), as typed kernels, and `Tensor.tolist()`'s conversion.
+//! Lists are shared by reference (`Arc<ListValue>`), so mutating ops change every alias, and
+//! an operator that returns its list argument returns that very list. Dict operators are in
+//! `dict_ops`.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use ferrojit_ir::Type;
 use ferrojit_tensor::{DType, Tensor};
 
-use super::{normalize_index, pop_array, push, slice_indices, KernelTableEntry};
+use super::binding::typed;
+use super::{normalize_index, slice_indices};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{IValue, ListValue};
-use crate::registry::Stack;
+use crate::opdef::OperatorDeclaration;
+
+/// A list argument of any element type, shared with the caller.
+type List = Arc<ListValue>;
 
 fn index_error() -> RuntimeError {
     RuntimeError::IndexError("list index out of range".to_string())
 }
 
-fn len(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    push(stack, list.to_list()?.len() as i64)
+/// A new list of `list`'s element type.
+fn list_like(list: &ListValue, items: Vec<IValue>) -> IValue {
+    IValue::List(ListValue::new(list.element_type().clone(), items))
 }
 
-fn get_item(stack: &mut Stack) -> Result<()> {
-    let [list, index] = pop_array::<2>(stack)?;
-    let items = list.to_list()?.read();
-    let position = normalize_index(index.to_int()?, items.len()).ok_or_else(index_error)?;
-    let value = items.get(position).cloned().ok_or_else(index_error)?;
-    drop(items);
-    push(stack, value)
+fn len(list: List) -> Result<i64> {
+    Ok(list.len() as i64)
 }
 
-fn set_item(stack: &mut Stack) -> Result<()> {
-    let [list, index, value] = pop_array::<3>(stack)?;
+fn get_item(list: List, index: i64) -> Result<IValue> {
+    let items = list.read();
+    let position = normalize_index(index, items.len()).ok_or_else(index_error)?;
+    items.get(position).cloned().ok_or_else(index_error)
+}
+
+fn set_item(list: List, index: i64, value: IValue) -> Result<IValue> {
     {
-        let mut items = list.to_list()?.write();
-        let position = normalize_index(index.to_int()?, items.len()).ok_or_else(index_error)?;
+        let mut items = list.write();
+        let position = normalize_index(index, items.len()).ok_or_else(index_error)?;
         if let Some(slot) = items.get_mut(position) {
             *slot = value;
         }
     }
-    push(stack, list)
+    Ok(IValue::List(list))
 }
 
-fn append(stack: &mut Stack) -> Result<()> {
-    let [list, value] = pop_array::<2>(stack)?;
-    list.to_list()?.push(value);
-    push(stack, list)
+fn append(list: List, value: IValue) -> Result<IValue> {
+    list.push(value);
+    Ok(IValue::List(list))
 }
 
-fn extend(stack: &mut Stack) -> Result<()> {
-    let [list, other] = pop_array::<2>(stack)?;
+fn extend(list: List, other: List) -> Result<()> {
     // Snapshot first: `l.extend(l)` must not read while writing.
-    let extra = other.to_list()?.to_vec();
-    list.to_list()?.write().extend(extra);
+    let extra = other.to_vec();
+    list.write().extend(extra);
     Ok(())
 }
 
-fn insert(stack: &mut Stack) -> Result<()> {
-    let [list, index, value] = pop_array::<3>(stack)?;
-    let mut items = list.to_list()?.write();
+fn insert(list: List, index: i64, value: IValue) -> Result<()> {
+    let mut items = list.write();
     let len = items.len() as i64;
-    let index = index.to_int()?;
     // Python clamps insert positions instead of failing.
     let position = if index < 0 {
-        (index + len).max(0)
+        index.saturating_add(len).max(0)
     } else {
         index.min(len)
     };
@@ -71,80 +74,55 @@ fn insert(stack: &mut Stack) -> Result<()> {
     Ok(())
 }
 
-fn pop(stack: &mut Stack) -> Result<()> {
-    let [list, index] = pop_array::<2>(stack)?;
-    let value = {
-        let mut items = list.to_list()?.write();
-        if items.is_empty() {
-            return Err(RuntimeError::IndexError("pop from empty list".to_string()));
-        }
-        let position = normalize_index(index.to_int()?, items.len())
-            .ok_or_else(|| RuntimeError::IndexError("pop index out of range".to_string()))?;
-        items.remove(position)
-    };
-    push(stack, value)
+fn pop(list: List, index: i64) -> Result<IValue> {
+    let mut items = list.write();
+    if items.is_empty() {
+        return Err(RuntimeError::IndexError("pop from empty list".to_string()));
+    }
+    let position = normalize_index(index, items.len())
+        .ok_or_else(|| RuntimeError::IndexError("pop index out of range".to_string()))?;
+    Ok(items.remove(position))
 }
 
-fn clear(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    list.to_list()?.write().clear();
+fn clear(list: List) -> Result<()> {
+    list.write().clear();
     Ok(())
 }
 
-fn delete(stack: &mut Stack) -> Result<()> {
-    let [list, index] = pop_array::<2>(stack)?;
-    let mut items = list.to_list()?.write();
-    let position = normalize_index(index.to_int()?, items.len()).ok_or_else(|| {
+fn delete(list: List, index: i64) -> Result<()> {
+    let mut items = list.write();
+    let position = normalize_index(index, items.len()).ok_or_else(|| {
         RuntimeError::IndexError("list assignment index out of range".to_string())
     })?;
     items.remove(position);
     Ok(())
 }
 
-fn reverse(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    list.to_list()?.write().reverse();
+fn reverse(list: List) -> Result<()> {
+    list.write().reverse();
     Ok(())
 }
 
 /// `list.copy()`, `list(l)`: a new list with the same elements.
-fn copy(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let list = list.to_list()?;
-    push(
-        stack,
-        IValue::List(ListValue::new(list.element_type().clone(), list.to_vec())),
-    )
+fn copy(list: List) -> Result<IValue> {
+    Ok(list_like(&list, list.to_vec()))
 }
 
-fn concat(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let a = a.to_list()?;
+fn concat(a: List, b: List) -> Result<IValue> {
     let mut items = a.to_vec();
-    items.extend(b.to_list()?.to_vec());
-    push(
-        stack,
-        IValue::List(ListValue::new(a.element_type().clone(), items)),
-    )
+    items.extend(b.to_vec());
+    Ok(list_like(&a, items))
 }
 
-fn concat_in_place(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let extra = b.to_list()?.to_vec();
-    a.to_list()?.write().extend(extra);
-    push(stack, a)
+fn concat_in_place(a: List, b: List) -> Result<IValue> {
+    let extra = b.to_vec();
+    a.write().extend(extra);
+    Ok(IValue::List(a))
 }
 
-fn slice(stack: &mut Stack) -> Result<()> {
-    let [list, start, end, step] = pop_array::<4>(stack)?;
-    let list = list.to_list()?;
+fn slice(list: List, start: Option<i64>, end: Option<i64>, step: i64) -> Result<IValue> {
     let items = list.to_vec();
-    let (first, step, count) = slice_indices(
-        items.len(),
-        start.to_optional_int()?,
-        end.to_optional_int()?,
-        step.to_int()?,
-    )?;
+    let (first, step, count) = slice_indices(items.len(), start, end, step)?;
     let mut result = Vec::with_capacity(count);
     let mut position = first;
     for _ in 0..count {
@@ -153,17 +131,15 @@ fn slice(stack: &mut Stack) -> Result<()> {
         }
         position += step;
     }
-    push(
-        stack,
-        IValue::List(ListValue::new(list.element_type().clone(), result)),
-    )
+    Ok(list_like(&list, result))
 }
 
 /// The most elements a list operation builds: `[0] * 10**12` fails instead of exhausting
 /// memory.
 pub(crate) const MAX_LIST_ELEMENTS: usize = 1 << 28;
 
-fn repeat(list: &ListValue, times: i64) -> Result<IValue> {
+/// The elements of `list` repeated `times` times (none for a negative count).
+fn repeated_items(list: &ListValue, times: i64) -> Result<Vec<IValue>> {
     let items = list.to_vec();
     let times = usize::try_from(times).unwrap_or(0);
     let total = items.len().saturating_mul(times);
@@ -176,70 +152,45 @@ fn repeat(list: &ListValue, times: i64) -> Result<IValue> {
     for _ in 0..times {
         result.extend(items.iter().cloned());
     }
-    Ok(IValue::List(ListValue::new(
-        list.element_type().clone(),
-        result,
-    )))
+    Ok(result)
 }
 
-fn mul_left(stack: &mut Stack) -> Result<()> {
-    let [list, times] = pop_array::<2>(stack)?;
-    let result = repeat(list.to_list()?, times.to_int()?)?;
-    push(stack, result)
+fn mul_left(list: List, times: i64) -> Result<IValue> {
+    Ok(list_like(&list, repeated_items(&list, times)?))
 }
 
-fn mul_right(stack: &mut Stack) -> Result<()> {
-    let [times, list] = pop_array::<2>(stack)?;
-    let result = repeat(list.to_list()?, times.to_int()?)?;
-    push(stack, result)
+fn mul_right(times: i64, list: List) -> Result<IValue> {
+    Ok(list_like(&list, repeated_items(&list, times)?))
 }
 
-fn mul_in_place(stack: &mut Stack) -> Result<()> {
-    let [list, times] = pop_array::<2>(stack)?;
-    let repeated = repeat(list.to_list()?, times.to_int()?)?;
-    let new_items = repeated.to_list()?.to_vec();
-    *list.to_list()?.write() = new_items;
-    push(stack, list)
+fn mul_in_place(list: List, times: i64) -> Result<IValue> {
+    let new_items = repeated_items(&list, times)?;
+    *list.write() = new_items;
+    Ok(IValue::List(list))
 }
 
-fn list_eq(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.equals(&b)?)
+fn list_eq(a: List, b: List) -> Result<bool> {
+    IValue::List(a).equals(&IValue::List(b))
 }
 
-fn list_ne(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, !a.equals(&b)?)
+fn list_ne(a: List, b: List) -> Result<bool> {
+    Ok(!list_eq(a, b)?)
 }
 
-fn contains(stack: &mut Stack) -> Result<()> {
-    let [list, item] = pop_array::<2>(stack)?;
-    let items = list.to_list()?.to_vec();
-    for candidate in &items {
-        if candidate.equals(&item)? {
-            return push(stack, true);
-        }
-    }
-    push(stack, false)
+fn contains(list: List, item: IValue) -> Result<bool> {
+    Ok(position_of(&list.to_vec(), &item)?.is_some())
 }
 
-fn sum_int(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let total = list
-        .to_int_vec()?
-        .into_iter()
-        .fold(0i64, |acc, v| acc.wrapping_add(v));
-    push(stack, total)
+fn sum_int(values: Vec<i64>) -> Result<i64> {
+    Ok(values.into_iter().fold(0i64, |acc, v| acc.wrapping_add(v)))
 }
 
-fn sum_float(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    push(stack, list.to_double_vec()?.into_iter().sum::<f64>())
+fn sum_float(values: Vec<f64>) -> Result<f64> {
+    Ok(values.into_iter().sum::<f64>())
 }
 
-fn extreme(stack: &mut Stack, want_max: bool) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let items = list.to_list()?.to_vec();
+fn extreme(list: &ListValue, want_max: bool) -> Result<IValue> {
+    let items = list.to_vec();
     let mut best: Option<IValue> = None;
     for item in items {
         best = Some(match best {
@@ -272,25 +223,22 @@ fn extreme(stack: &mut Stack, want_max: bool) -> Result<()> {
         });
     }
     let name = if want_max { "max" } else { "min" };
-    let value =
-        best.ok_or_else(|| RuntimeError::ValueError(format!("{name}() arg is an empty sequence")))?;
-    push(stack, value)
+    best.ok_or_else(|| RuntimeError::ValueError(format!("{name}() arg is an empty sequence")))
 }
 
-fn list_max(stack: &mut Stack) -> Result<()> {
-    extreme(stack, true)
+fn list_max(list: List) -> Result<IValue> {
+    extreme(&list, true)
 }
 
-fn list_min(stack: &mut Stack) -> Result<()> {
-    extreme(stack, false)
+fn list_min(list: List) -> Result<IValue> {
+    extreme(&list, false)
 }
 
 /// `min(l, r)`/`max(l, r)` on two lists: PyTorch's `minList`/`maxList` (the first differing
 /// element decides; otherwise the shorter list, or `r` when both are equal). The chosen
 /// list itself is returned, not a copy.
-fn pick_list(stack: &mut Stack, want_max: bool) -> Result<()> {
-    let [left, right] = pop_array::<2>(stack)?;
-    let (a_items, b_items) = (right.to_list()?.to_vec(), left.to_list()?.to_vec());
+fn pick_list(left: List, right: List, want_max: bool) -> Result<IValue> {
+    let (a_items, b_items) = (right.to_vec(), left.to_vec());
     for (a, b) in a_items.iter().zip(&b_items) {
         let ordering = compare_elements(a, b)?;
         if a.equals(b)? {
@@ -301,22 +249,22 @@ fn pick_list(stack: &mut Stack, want_max: bool) -> Result<()> {
         } else {
             ordering == Ordering::Less
         };
-        return push(stack, if a_wins { right } else { left });
+        return Ok(IValue::List(if a_wins { right } else { left }));
     }
     let b_wins = if want_max {
         b_items.len() > a_items.len()
     } else {
         b_items.len() < a_items.len()
     };
-    push(stack, if b_wins { left } else { right })
+    Ok(IValue::List(if b_wins { left } else { right }))
 }
 
-fn min_of_lists(stack: &mut Stack) -> Result<()> {
-    pick_list(stack, false)
+fn min_of_lists(left: List, right: List) -> Result<IValue> {
+    pick_list(left, right, false)
 }
 
-fn max_of_lists(stack: &mut Stack) -> Result<()> {
-    pick_list(stack, true)
+fn max_of_lists(left: List, right: List) -> Result<IValue> {
+    pick_list(left, right, true)
 }
 
 /// PyTorch's `a < b` on list elements of one kind, as a total preorder so that sorting
@@ -373,10 +321,7 @@ fn sort_values(items: &mut [IValue], reverse: bool) -> Result<()> {
     Ok(())
 }
 
-fn sort(stack: &mut Stack) -> Result<()> {
-    let [list, reverse] = pop_array::<2>(stack)?;
-    let reverse = reverse.to_bool()?;
-    let list = list.to_list()?;
+fn sort(list: List, reverse: bool) -> Result<()> {
     let mut items = list.to_vec();
     sort_values(&mut items, reverse)?;
     *list.write() = items;
@@ -384,15 +329,10 @@ fn sort(stack: &mut Stack) -> Result<()> {
 }
 
 /// `sorted(l)`: a sorted copy.
-fn sorted(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let list = list.to_list()?;
+fn sorted(list: List) -> Result<IValue> {
     let mut items = list.to_vec();
     sort_values(&mut items, false)?;
-    push(
-        stack,
-        IValue::List(ListValue::new(list.element_type().clone(), items)),
-    )
+    Ok(list_like(&list, items))
 }
 
 /// C++ `operator<<` of a list element, for error messages (`%g`-style doubles, bools as
@@ -415,9 +355,7 @@ fn position_of(items: &[IValue], element: &IValue) -> Result<Option<usize>> {
 }
 
 /// `l.remove(x)`: removes the first element equal to `x`.
-fn remove(stack: &mut Stack) -> Result<()> {
-    let [list, element] = pop_array::<2>(stack)?;
-    let list = list.to_list()?;
+fn remove(list: List, element: IValue) -> Result<()> {
     let items = list.to_vec();
     match position_of(&items, &element)? {
         Some(position) => {
@@ -434,11 +372,9 @@ fn remove(stack: &mut Stack) -> Result<()> {
 }
 
 /// `l.index(x)`: the position of the first element equal to `x`.
-fn index(stack: &mut Stack) -> Result<()> {
-    let [list, element] = pop_array::<2>(stack)?;
-    let items = list.to_list()?.to_vec();
-    match position_of(&items, &element)? {
-        Some(position) => push(stack, position as i64),
+fn index(list: List, element: IValue) -> Result<i64> {
+    match position_of(&list.to_vec(), &element)? {
+        Some(position) => Ok(position as i64),
         None => Err(RuntimeError::Other(format!(
             "'{}' is not in list",
             element_text(&element)
@@ -447,27 +383,18 @@ fn index(stack: &mut Stack) -> Result<()> {
 }
 
 /// `l.count(x)`: how many elements equal `x`.
-fn count(stack: &mut Stack) -> Result<()> {
-    let [list, element] = pop_array::<2>(stack)?;
-    let items = list.to_list()?.to_vec();
+fn count(list: List, element: IValue) -> Result<i64> {
     let mut total = 0i64;
-    for item in &items {
+    for item in &list.to_vec() {
         if item.equals(&element)? {
             total += 1;
         }
     }
-    push(stack, total)
+    Ok(total)
 }
 
-fn sum_bool(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let mut total = 0i64;
-    for item in list.to_list()?.to_vec() {
-        if item.to_bool()? {
-            total += 1;
-        }
-    }
-    push(stack, total)
+fn sum_bool(values: Vec<bool>) -> Result<i64> {
+    Ok(values.into_iter().filter(|&value| value).count() as i64)
 }
 
 /// Python truthiness of an int/float/bool/str list element.
@@ -487,24 +414,22 @@ fn truthy(value: &IValue) -> Result<bool> {
     })
 }
 
-fn any(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    for item in list.to_list()?.to_vec() {
+fn any(list: List) -> Result<bool> {
+    for item in list.to_vec() {
         if truthy(&item)? {
-            return push(stack, true);
+            return Ok(true);
         }
     }
-    push(stack, false)
+    Ok(false)
 }
 
-fn all(stack: &mut Stack) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    for item in list.to_list()?.to_vec() {
+fn all(list: List) -> Result<bool> {
+    for item in list.to_vec() {
         if !truthy(&item)? {
-            return push(stack, false);
+            return Ok(false);
         }
     }
-    push(stack, true)
+    Ok(true)
 }
 
 /// `Tensor.tolist()` annotated as `dim` nested lists of `elem_type` (0 int, 1 float, 2 bool):
@@ -578,164 +503,167 @@ fn nest(values: &[IValue], sizes: &[usize], element: &Type) -> IValue {
     }
 }
 
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::len.t(t[] a) -> int", len),
-    // PyTorch registers `Any[]` so that `len()` accepts heterogeneous tuples too.
-    ("aten::len.any(Any[] a) -> int", len),
-    ("aten::select.t(t[](a) list, int idx) -> t(*)", get_item),
-    (
-        "aten::__getitem__.t(t[](a) list, int idx) -> t(*)",
-        get_item,
-    ),
-    (
-        "aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
-        append,
-    ),
-    ("aten::reverse.t(t[](a!) self) -> ()", reverse),
-    ("aten::extend.t(t[](a!) self, t[] other) -> ()", extend),
-    ("aten::copy.t(t[](a) self) -> t[]", copy),
-    (
-        "aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)",
-        set_item,
-    ),
-    ("aten::clear.t(t[](a!) self) -> ()", clear),
-    ("aten::Delete.t(t[](a!) self, int idx) -> ()", delete),
-    (
-        "aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()",
-        insert,
-    ),
-    ("aten::pop.t(t[](a!) self, int idx=-1) -> t(*)", pop),
-    ("aten::add.t(t[] a, t[] b) -> t[]", concat),
-    ("aten::add_.t(t[](a!) self, t[] b) -> t[]", concat_in_place),
-    (
-        "aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]",
-        slice,
-    ),
-    ("aten::list.t(t[] l) -> t[]", copy),
-    ("aten::mul.left_t(t[] l, int n) -> t[]", mul_left),
-    ("aten::mul.right_(int n, t[] l) -> t[]", mul_right),
-    ("aten::mul_.t(t[](a!) l, int n) -> t[](a!)", mul_in_place),
-    ("aten::eq.int_list(int[] a, int[] b) -> bool", list_eq),
-    ("aten::eq.float_list(float[] a, float[] b) -> bool", list_eq),
-    ("aten::eq.bool_list(bool[] a, bool[] b) -> bool", list_eq),
-    ("aten::eq.str_list(str[] a, str[] b) -> bool", list_eq),
-    ("aten::ne.int_list(int[] a, int[] b) -> bool", list_ne),
-    ("aten::ne.float_list(float[] a, float[] b) -> bool", list_ne),
-    ("aten::ne.bool_list(bool[] a, bool[] b) -> bool", list_ne),
-    ("aten::ne.str_list(str[] a, str[] b) -> bool", list_ne),
-    (
-        "aten::__contains__.int_list(int[] l, int item) -> bool",
-        contains,
-    ),
-    (
-        "aten::__contains__.str_list(str[] l, str item) -> bool",
-        contains,
-    ),
-    (
-        "aten::__contains__.float_list(float[] l, float item) -> bool",
-        contains,
-    ),
-    ("aten::sum.int(int[] self) -> int", sum_int),
-    ("aten::sum.float(float[] self) -> float", sum_float),
-    (
-        "prim::min.int_list(int[] l, int[] r) -> int[]",
-        min_of_lists,
-    ),
-    (
-        "prim::max.int_list(int[] l, int[] r) -> int[]",
-        max_of_lists,
-    ),
-    ("prim::min.self_int(int[] self) -> int", list_min),
-    ("prim::max.self_int(int[] self) -> int", list_max),
-    (
-        "prim::min.float_list(float[] l, float[] r) -> float[]",
-        min_of_lists,
-    ),
-    (
-        "prim::max.float_list(float[] l, float[] r) -> float[]",
-        max_of_lists,
-    ),
-    ("prim::min.self_float(float[] self) -> float", list_min),
-    ("prim::max.self_float(float[] self) -> float", list_max),
-    (
-        "prim::min.bool_list(bool[] l, bool[] r) -> bool[]",
-        min_of_lists,
-    ),
-    (
-        "prim::max.bool_list(bool[] l, bool[] r) -> bool[]",
-        max_of_lists,
-    ),
-    ("prim::min.self_bool(bool[] self) -> bool", list_min),
-    ("prim::max.self_bool(bool[] self) -> bool", list_max),
-    (
-        "aten::sort.int(int[](a!) self, bool reverse=False) -> ()",
-        sort,
-    ),
-    (
-        "aten::sort.float(float[](a!) self, bool reverse=False) -> ()",
-        sort,
-    ),
-    (
-        "aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()",
-        sort,
-    ),
-    (
-        "aten::sort.str(str[](a!) self, bool reverse=False) -> ()",
-        sort,
-    ),
-    (
-        "aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()",
-        sort,
-    ),
-    ("aten::remove.int(int[](a!) self, int el) -> ()", remove),
-    ("aten::index.list_int(int[] self, int el) -> int", index),
-    ("aten::count.int(int[] self, int el) -> int", count),
-    (
-        "aten::remove.float(float[](a!) self, float el) -> ()",
-        remove,
-    ),
-    (
-        "aten::index.list_float(float[] self, float el) -> int",
-        index,
-    ),
-    ("aten::count.float(float[] self, float el) -> int", count),
-    ("aten::remove.bool(bool[](a!) self, bool el) -> ()", remove),
-    ("aten::index.list_bool(bool[] self, bool el) -> int", index),
-    ("aten::count.bool(bool[] self, bool el) -> int", count),
-    (
-        "aten::remove.Tensor(Tensor[](a!) self, Tensor el) -> ()",
-        remove,
-    ),
-    (
-        "aten::index.list_Tensor(Tensor[] self, Tensor el) -> int",
-        index,
-    ),
-    ("aten::count.Tensor(Tensor[] self, Tensor el) -> int", count),
-    ("aten::remove.str(str[](a!) self, str el) -> ()", remove),
-    ("aten::index.list_str(str[] self, str el) -> int", index),
-    ("aten::count.str(str[] self, str el) -> int", count),
-    ("aten::sorted.int(int[](a) input) -> (int[])", sorted),
-    ("aten::sorted.float(float[](a) input) -> (float[])", sorted),
-    (
-        "aten::sorted.Tensor(Tensor[](a) input) -> (Tensor[])",
-        sorted,
-    ),
-    ("aten::sorted.bool(bool[](a) input) -> (bool[])", sorted),
-    ("aten::sorted.str(str[](a) input) -> (str[])", sorted),
-    (
-        "aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
-        list_eq,
-    ),
-    (
-        "aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
-        list_ne,
-    ),
-    ("aten::sum.bool(bool[] self) -> int", sum_bool),
-    ("aten::any.str(str[] self) -> bool", any),
-    ("aten::any.int(int[] self) -> bool", any),
-    ("aten::any.float(float[] self) -> bool", any),
-    ("aten::any.bool(bool[] self) -> bool", any),
-    ("aten::all.int(int[] self) -> bool", all),
-    ("aten::all.float(float[] self) -> bool", all),
-    ("aten::all.bool(bool[] self) -> bool", all),
-];
+/// Every list operator, in PyTorch's registration order within each name.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::len.t(t[] a) -> int", len),
+        // PyTorch registers `Any[]` so that `len()` accepts heterogeneous tuples too.
+        typed("aten::len.any(Any[] a) -> int", len),
+        typed("aten::select.t(t[](a) list, int idx) -> t(*)", get_item),
+        typed(
+            "aten::__getitem__.t(t[](a) list, int idx) -> t(*)",
+            get_item,
+        ),
+        typed(
+            "aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
+            append,
+        ),
+        typed("aten::reverse.t(t[](a!) self) -> ()", reverse),
+        typed("aten::extend.t(t[](a!) self, t[] other) -> ()", extend),
+        typed("aten::copy.t(t[](a) self) -> t[]", copy),
+        typed(
+            "aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)",
+            set_item,
+        ),
+        typed("aten::clear.t(t[](a!) self) -> ()", clear),
+        typed("aten::Delete.t(t[](a!) self, int idx) -> ()", delete),
+        typed(
+            "aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()",
+            insert,
+        ),
+        typed("aten::pop.t(t[](a!) self, int idx=-1) -> t(*)", pop),
+        typed("aten::add.t(t[] a, t[] b) -> t[]", concat),
+        typed("aten::add_.t(t[](a!) self, t[] b) -> t[]", concat_in_place),
+        typed(
+            "aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]",
+            slice,
+        ),
+        typed("aten::list.t(t[] l) -> t[]", copy),
+        typed("aten::mul.left_t(t[] l, int n) -> t[]", mul_left),
+        typed("aten::mul.right_(int n, t[] l) -> t[]", mul_right),
+        typed("aten::mul_.t(t[](a!) l, int n) -> t[](a!)", mul_in_place),
+        typed("aten::eq.int_list(int[] a, int[] b) -> bool", list_eq),
+        typed("aten::eq.float_list(float[] a, float[] b) -> bool", list_eq),
+        typed("aten::eq.bool_list(bool[] a, bool[] b) -> bool", list_eq),
+        typed("aten::eq.str_list(str[] a, str[] b) -> bool", list_eq),
+        typed("aten::ne.int_list(int[] a, int[] b) -> bool", list_ne),
+        typed("aten::ne.float_list(float[] a, float[] b) -> bool", list_ne),
+        typed("aten::ne.bool_list(bool[] a, bool[] b) -> bool", list_ne),
+        typed("aten::ne.str_list(str[] a, str[] b) -> bool", list_ne),
+        typed(
+            "aten::__contains__.int_list(int[] l, int item) -> bool",
+            contains,
+        ),
+        typed(
+            "aten::__contains__.str_list(str[] l, str item) -> bool",
+            contains,
+        ),
+        typed(
+            "aten::__contains__.float_list(float[] l, float item) -> bool",
+            contains,
+        ),
+        typed("aten::sum.int(int[] self) -> int", sum_int),
+        typed("aten::sum.float(float[] self) -> float", sum_float),
+        typed(
+            "prim::min.int_list(int[] l, int[] r) -> int[]",
+            min_of_lists,
+        ),
+        typed(
+            "prim::max.int_list(int[] l, int[] r) -> int[]",
+            max_of_lists,
+        ),
+        typed("prim::min.self_int(int[] self) -> int", list_min),
+        typed("prim::max.self_int(int[] self) -> int", list_max),
+        typed(
+            "prim::min.float_list(float[] l, float[] r) -> float[]",
+            min_of_lists,
+        ),
+        typed(
+            "prim::max.float_list(float[] l, float[] r) -> float[]",
+            max_of_lists,
+        ),
+        typed("prim::min.self_float(float[] self) -> float", list_min),
+        typed("prim::max.self_float(float[] self) -> float", list_max),
+        typed(
+            "prim::min.bool_list(bool[] l, bool[] r) -> bool[]",
+            min_of_lists,
+        ),
+        typed(
+            "prim::max.bool_list(bool[] l, bool[] r) -> bool[]",
+            max_of_lists,
+        ),
+        typed("prim::min.self_bool(bool[] self) -> bool", list_min),
+        typed("prim::max.self_bool(bool[] self) -> bool", list_max),
+        typed(
+            "aten::sort.int(int[](a!) self, bool reverse=False) -> ()",
+            sort,
+        ),
+        typed(
+            "aten::sort.float(float[](a!) self, bool reverse=False) -> ()",
+            sort,
+        ),
+        typed(
+            "aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()",
+            sort,
+        ),
+        typed(
+            "aten::sort.str(str[](a!) self, bool reverse=False) -> ()",
+            sort,
+        ),
+        typed(
+            "aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()",
+            sort,
+        ),
+        typed("aten::remove.int(int[](a!) self, int el) -> ()", remove),
+        typed("aten::index.list_int(int[] self, int el) -> int", index),
+        typed("aten::count.int(int[] self, int el) -> int", count),
+        typed(
+            "aten::remove.float(float[](a!) self, float el) -> ()",
+            remove,
+        ),
+        typed(
+            "aten::index.list_float(float[] self, float el) -> int",
+            index,
+        ),
+        typed("aten::count.float(float[] self, float el) -> int", count),
+        typed("aten::remove.bool(bool[](a!) self, bool el) -> ()", remove),
+        typed("aten::index.list_bool(bool[] self, bool el) -> int", index),
+        typed("aten::count.bool(bool[] self, bool el) -> int", count),
+        typed(
+            "aten::remove.Tensor(Tensor[](a!) self, Tensor el) -> ()",
+            remove,
+        ),
+        typed(
+            "aten::index.list_Tensor(Tensor[] self, Tensor el) -> int",
+            index,
+        ),
+        typed("aten::count.Tensor(Tensor[] self, Tensor el) -> int", count),
+        typed("aten::remove.str(str[](a!) self, str el) -> ()", remove),
+        typed("aten::index.list_str(str[] self, str el) -> int", index),
+        typed("aten::count.str(str[] self, str el) -> int", count),
+        typed("aten::sorted.int(int[](a) input) -> (int[])", sorted),
+        typed("aten::sorted.float(float[](a) input) -> (float[])", sorted),
+        typed(
+            "aten::sorted.Tensor(Tensor[](a) input) -> (Tensor[])",
+            sorted,
+        ),
+        typed("aten::sorted.bool(bool[](a) input) -> (bool[])", sorted),
+        typed("aten::sorted.str(str[](a) input) -> (str[])", sorted),
+        typed(
+            "aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+            list_eq,
+        ),
+        typed(
+            "aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+            list_ne,
+        ),
+        typed("aten::sum.bool(bool[] self) -> int", sum_bool),
+        typed("aten::any.str(str[] self) -> bool", any),
+        typed("aten::any.int(int[] self) -> bool", any),
+        typed("aten::any.float(float[] self) -> bool", any),
+        typed("aten::any.bool(bool[] self) -> bool", any),
+        typed("aten::all.int(int[] self) -> bool", all),
+        typed("aten::all.float(float[] self) -> bool", all),
+        typed("aten::all.bool(bool[] self) -> bool", all),
+    ]
+}

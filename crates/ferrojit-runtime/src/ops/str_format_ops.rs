@@ -1,31 +1,29 @@
 //! `%`-formatting of strings (`aten::percentFormat`, PyTorch's vararg_functions.cpp) and the
 //! builtins converting between ints and text: `ord`, `chr`, `hex`, `oct`, `bin`.
 
-use super::str_ops::{too_long, MAX_STRING_CHARS};
-use super::{pop_array, pop_varargs, push, KernelTableEntry};
+use super::binding::typed;
+use super::pop_varargs;
+use super::str_ops::{too_long, SharedStr, MAX_STRING_CHARS};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
+use crate::opdef::OperatorDeclaration;
 use crate::registry::Stack;
 
 /// `ord(c)`: PyTorch requires exactly one byte.
-fn ord(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let text = text.to_str()?;
-    if text.len() != 1 {
-        return Err(RuntimeError::Other(format!(
+fn ord(text: SharedStr) -> Result<i64> {
+    match text.as_bytes() {
+        [byte] => Ok(i64::from(*byte)),
+        bytes => Err(RuntimeError::Other(format!(
             "String for ord() must be 1 character, found {}",
-            text.len()
-        )));
+            bytes.len()
+        ))),
     }
-    push(stack, i64::from(text.as_bytes()[0]))
 }
 
 /// `chr(i)`: PyTorch writes the single byte `char(i)`, so only ASCII codes give a valid
 /// (UTF-8) string; any other code in range is an error here, where PyTorch fails once the
 /// string reaches Python.
-fn chr(stack: &mut Stack) -> Result<()> {
-    let [code] = pop_array::<1>(stack)?;
-    let code = code.to_int()?;
+fn chr(code: i64) -> Result<String> {
     if !(0..1_114_111).contains(&code) {
         return Err(RuntimeError::Other(format!(
             "chr() arg not in range(0x110000), found {code}"
@@ -37,29 +35,25 @@ fn chr(stack: &mut Stack) -> Result<()> {
             code & 0xff
         ))
     })?;
-    push(stack, char::from(byte).to_string())
+    Ok(char::from(byte).to_string())
 }
 
-fn in_base(stack: &mut Stack, prefix: &str, digits: fn(u64) -> String) -> Result<()> {
-    let [value] = pop_array::<1>(stack)?;
-    let value = value.to_int()?;
+/// `value` written in a base, with Python's sign and prefix (`-0x1f`).
+fn in_base(value: i64, prefix: &str, digits: fn(u64) -> String) -> String {
     let sign = if value < 0 { "-" } else { "" };
-    push(
-        stack,
-        format!("{sign}{prefix}{}", digits(value.unsigned_abs())),
-    )
+    format!("{sign}{prefix}{}", digits(value.unsigned_abs()))
 }
 
-fn hex(stack: &mut Stack) -> Result<()> {
-    in_base(stack, "0x", |v| format!("{v:x}"))
+fn hex(value: i64) -> Result<String> {
+    Ok(in_base(value, "0x", |v| format!("{v:x}")))
 }
 
-fn oct(stack: &mut Stack) -> Result<()> {
-    in_base(stack, "0o", |v| format!("{v:o}"))
+fn oct(value: i64) -> Result<String> {
+    Ok(in_base(value, "0o", |v| format!("{v:o}")))
 }
 
-fn bin(stack: &mut Stack) -> Result<()> {
-    in_base(stack, "0b", |v| format!("{v:b}"))
+fn bin(value: i64) -> Result<String> {
+    Ok(in_base(value, "0b", |v| format!("{v:b}")))
 }
 
 // ----- % formatting ----------------------------------------------------------------------
@@ -196,6 +190,8 @@ pub fn percent_format(template: &str, args: &IValue) -> Result<String> {
     Ok(out)
 }
 
+/// `aten::percentFormat`'s stack kernel. It stays on the raw stack because its schema is a
+/// vararg one (`str self, ...`): the interpreter pushes the inputs and then their count.
 fn percent_format_kernel(stack: &mut Stack) -> Result<()> {
     let inputs = pop_varargs(stack)?;
     let (template, args) = match inputs.as_slice() {
@@ -207,36 +203,29 @@ fn percent_format_kernel(stack: &mut Stack) -> Result<()> {
         }
     };
     let text = percent_format(template.to_str()?, args)?;
-    push(stack, text)
+    stack.push(IValue::from(text));
+    Ok(())
 }
 
-/// The table, in PyTorch's registration order within each name.
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::ord(str string) -> int", ord),
-    (
-        "aten::percentFormat(str self, ...) -> str",
-        percent_format_kernel,
-    ),
-    ("aten::hex(int i) -> str", hex),
-    ("aten::oct(int i) -> str", oct),
-    ("aten::bin(int i) -> str", bin),
-    ("aten::chr(int i) -> str", chr),
-];
+/// Every operator of this file, in PyTorch's registration order within each name.
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::ord(str string) -> int", ord),
+        // Vararg schema (`...`): read with `pop_varargs`, so it stays a stack kernel.
+        OperatorDeclaration::stack(
+            "aten::percentFormat(str self, ...) -> str",
+            percent_format_kernel,
+        ),
+        typed("aten::hex(int i) -> str", hex),
+        typed("aten::oct(int i) -> str", oct),
+        typed("aten::bin(int i) -> str", bin),
+        typed("aten::chr(int i) -> str", chr),
+    ]
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> Result<Vec<IValue>> {
-        let mut stack = args;
-        kernel(&mut stack)?;
-        Ok(stack)
-    }
-
-    fn one(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> IValue {
-        let mut out = run(kernel, args).unwrap();
-        out.pop().unwrap()
-    }
 
     fn s(text: &str) -> IValue {
         IValue::from(text)
@@ -244,14 +233,13 @@ mod tests {
 
     #[test]
     fn conversions_and_percent_format() {
-        assert_eq!(one(hex, vec![IValue::Int(-10)]).to_str().unwrap(), "-0xa");
-        assert_eq!(one(bin, vec![IValue::Int(0)]).to_str().unwrap(), "0b0");
-        assert_eq!(
-            one(oct, vec![IValue::Int(i64::MIN)]).to_str().unwrap(),
-            "-0o1000000000000000000000"
-        );
-        assert!(matches!(one(ord, vec![s("A")]), IValue::Int(65)));
-        assert!(run(chr, vec![IValue::Int(-1)]).is_err());
+        assert_eq!(hex(-10).unwrap(), "-0xa");
+        assert_eq!(bin(0).unwrap(), "0b0");
+        assert_eq!(oct(i64::MIN).unwrap(), "-0o1000000000000000000000");
+        assert_eq!(ord(SharedStr("A".into())).unwrap(), 65);
+        assert!(ord(SharedStr("AB".into())).is_err());
+        assert!(chr(-1).is_err());
+        assert_eq!(chr(65).unwrap(), "A");
         let args = IValue::tuple(vec![IValue::Int(5), s("x"), IValue::Double(2.5)]);
         assert_eq!(
             percent_format("%d and %s, %f %e %%", &args)
@@ -275,5 +263,13 @@ mod tests {
         );
         assert!(percent_format("%", &IValue::Int(1)).is_err());
         assert!(percent_format("none", &IValue::Int(1)).is_err());
+    }
+
+    #[test]
+    fn percent_format_reads_its_varargs_from_the_stack() {
+        let mut stack: Stack = vec![s("%d!"), IValue::Int(7), IValue::Int(2)];
+        percent_format_kernel(&mut stack).unwrap();
+        assert_eq!(stack.len(), 1);
+        assert_eq!(stack[0].to_str().unwrap(), "7!");
     }
 }

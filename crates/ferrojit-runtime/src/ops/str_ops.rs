@@ -1,5 +1,5 @@
-//! `str` methods (PyTorch's string operator table in register_prim_ops.cpp): search,
-//! split/join, strip, case mapping, predicates, padding and indexing. `%`-formatting and
+//! `str` methods (PyTorch's string operator table in register_prim_ops.cpp) as typed
+//! kernels: search, split/join, strip, case mapping, predicates, padding and indexing. `%`-formatting and
 //! the int/text conversions are in `str_format_ops`.
 //!
 //! PyTorch works on the bytes of a `std::string` and uses the C locale's `<cctype>`
@@ -12,12 +12,35 @@
 //! `"a\u{2000}b".split()` is `["a", "b"]`); case mapping keeps to ASCII, as `<cctype>` does.
 //! `replace` with an empty `old` inserts at the front, as PyTorch's loop does.
 
-use ferrojit_ir::Type;
+use std::ops::Deref;
+use std::sync::Arc;
 
-use super::{pop_array, push, KernelTableEntry};
+use super::binding::{typed, FromArgument};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::registry::Stack;
+use crate::opdef::OperatorDeclaration;
+
+/// A `str` argument that shares the argument's text instead of copying it, as the `String`
+/// conversion does: `len(s)` and `s[i]` stay O(1) in a loop over a long string. Any other
+/// value is `to_str`'s type error, the same message as for `String`.
+pub(crate) struct SharedStr(pub Arc<str>);
+
+impl FromArgument for SharedStr {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::Str(text) => Ok(SharedStr(Arc::clone(text))),
+            // Never a string here: the conversion fails with `to_str`'s own message.
+            other => other.to_str().map(|text| SharedStr(Arc::from(text))),
+        }
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
 
 /// The longest string a kernel builds (in characters): padding to a huge width fails with an
 /// error instead of exhausting memory.
@@ -29,10 +52,6 @@ pub(crate) fn too_long(what: &str) -> RuntimeError {
     ))
 }
 
-fn bytes_of(value: &IValue) -> Result<&[u8]> {
-    Ok(value.to_str()?.as_bytes())
-}
-
 /// A string built from bytes PyTorch would produce, or an error when they cut a character.
 fn string_from_bytes(bytes: Vec<u8>, what: &str) -> Result<String> {
     String::from_utf8(bytes).map_err(|error| {
@@ -42,10 +61,6 @@ fn string_from_bytes(bytes: Vec<u8>, what: &str) -> Result<String> {
             error.utf8_error().valid_up_to()
         ))
     })
-}
-
-fn string_list(items: Vec<String>) -> IValue {
-    IValue::list(Type::Str, items.into_iter().map(IValue::from).collect())
 }
 
 /// `std::string::find(needle, from)`: the first match at or after `from`
@@ -118,50 +133,53 @@ fn find_impl(text: &[u8], needle: &[u8], start: i64, end: i64, reverse: bool) ->
     }
 }
 
-fn find_kernel(stack: &mut Stack, reverse: bool, raise: bool) -> Result<()> {
-    let [text, needle, start, end] = pop_array::<4>(stack)?;
-    let text = bytes_of(&text)?;
-    let needle = bytes_of(&needle)?;
-    let result = find_impl(text, needle, start.to_int()?, end.to_int()?, reverse);
+/// `find`, `rfind`, `index`, `rindex`: the first (or last) match of `needle` in
+/// `text[start:end]`; -1 when none, or a ValueError for the `index` forms.
+fn find_kernel(
+    text: &str,
+    needle: &str,
+    start: i64,
+    end: i64,
+    reverse: bool,
+    raise: bool,
+) -> Result<i64> {
+    let result = find_impl(text.as_bytes(), needle.as_bytes(), start, end, reverse);
     if raise && result < 0 {
         return Err(RuntimeError::Other(
             "ValueError: substring not found".to_string(),
         ));
     }
-    push(stack, result)
+    Ok(result)
 }
 
-fn find(stack: &mut Stack) -> Result<()> {
-    find_kernel(stack, false, false)
+fn find(text: SharedStr, needle: SharedStr, start: i64, end: i64) -> Result<i64> {
+    find_kernel(&text, &needle, start, end, false, false)
 }
 
-fn rfind(stack: &mut Stack) -> Result<()> {
-    find_kernel(stack, true, false)
+fn rfind(text: SharedStr, needle: SharedStr, start: i64, end: i64) -> Result<i64> {
+    find_kernel(&text, &needle, start, end, true, false)
 }
 
-fn index(stack: &mut Stack) -> Result<()> {
-    find_kernel(stack, false, true)
+fn index(text: SharedStr, needle: SharedStr, start: i64, end: i64) -> Result<i64> {
+    find_kernel(&text, &needle, start, end, false, true)
 }
 
-fn rindex(stack: &mut Stack) -> Result<()> {
-    find_kernel(stack, true, true)
+fn rindex(text: SharedStr, needle: SharedStr, start: i64, end: i64) -> Result<i64> {
+    find_kernel(&text, &needle, start, end, true, true)
 }
 
 /// `str.count(sub, start, end)`: non-overlapping matches starting before `end`.
-fn count(stack: &mut Stack) -> Result<()> {
-    let [text, needle, start, end] = pop_array::<4>(stack)?;
-    let text = bytes_of(&text)?;
-    let needle = bytes_of(&needle)?;
+fn count(text: SharedStr, needle: SharedStr, start: i64, end: i64) -> Result<i64> {
+    let (text, needle) = (text.as_bytes(), needle.as_bytes());
     let size = text.len() as i64;
-    let start = start.to_int()?;
     if start > size {
-        return push(stack, 0i64);
+        return Ok(0);
     }
-    let (start, end) = adjust_bounds(text.len(), start, end.to_int()?);
+    let (start, end) = adjust_bounds(text.len(), start, end);
     if needle.is_empty() {
         // PyTorch loops forever here; Python counts every position of the window.
         let last = end.min(size);
-        return push(stack, if last < start { 0 } else { last - start + 1 });
+        return Ok(if last < start { 0 } else { last - start + 1 });
     }
     let mut occurrences = 0i64;
     let mut position = usize::try_from(start).unwrap_or(0);
@@ -173,7 +191,7 @@ fn count(stack: &mut Stack) -> Result<()> {
         }
         position = found + needle.len();
     }
-    push(stack, occurrences)
+    Ok(occurrences)
 }
 
 /// The `[start:end]` window `startswith`/`endswith` test (end=-1 means the whole string).
@@ -188,16 +206,12 @@ fn str_window(text: &str, start: i64, end: i64) -> &[u8] {
     &bytes[start as usize..end as usize]
 }
 
-fn startswith(stack: &mut Stack) -> Result<()> {
-    let [text, prefix, start, end] = pop_array::<4>(stack)?;
-    let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    push(stack, window.starts_with(bytes_of(&prefix)?))
+fn startswith(text: SharedStr, prefix: SharedStr, start: i64, end: i64) -> Result<bool> {
+    Ok(str_window(&text, start, end).starts_with(prefix.as_bytes()))
 }
 
-fn endswith(stack: &mut Stack) -> Result<()> {
-    let [text, suffix, start, end] = pop_array::<4>(stack)?;
-    let window = str_window(text.to_str()?, start.to_int()?, end.to_int()?);
-    push(stack, window.ends_with(bytes_of(&suffix)?))
+fn endswith(text: SharedStr, suffix: SharedStr, start: i64, end: i64) -> Result<bool> {
+    Ok(str_window(&text, start, end).ends_with(suffix.as_bytes()))
 }
 
 // ----- split / join ----------------------------------------------------------------------
@@ -211,44 +225,34 @@ const SPLIT_WHITESPACE: &[u8] = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x85\xe2\x80\xa8\xa
 /// The line boundary bytes of `splitlines`: the same set without space and tab.
 const LINE_BOUNDARIES: &[u8] = b"\n\r\x0b\x0c\x1c\x1d\x1e\x85\xe2\x80\xa8\xa9";
 
-fn split(stack: &mut Stack) -> Result<()> {
-    let [text, separator, max] = pop_array::<3>(stack)?;
-    let max = max.to_int()?;
-    let text = text.to_str()?;
-    let separator = match &separator {
-        IValue::None => {
-            // Runs of whitespace bytes separate; `max` is ignored, as in PyTorch.
-            let parts = text
-                .as_bytes()
-                .split(|byte| SPLIT_WHITESPACE.contains(byte))
-                .filter(|part| !part.is_empty())
-                .map(|part| string_from_bytes(part.to_vec(), "str.split"))
-                .collect::<Result<Vec<_>>>()?;
-            return push(stack, string_list(parts));
-        }
-        other => other.to_str()?,
+fn split(text: SharedStr, separator: Option<SharedStr>, max: i64) -> Result<Vec<String>> {
+    let Some(separator) = separator else {
+        // Runs of whitespace bytes separate; `max` is ignored, as in PyTorch.
+        return text
+            .as_bytes()
+            .split(|byte| SPLIT_WHITESPACE.contains(byte))
+            .filter(|part| !part.is_empty())
+            .map(|part| string_from_bytes(part.to_vec(), "str.split"))
+            .collect();
     };
+    let (text, separator): (&str, &str) = (&text, &separator);
     if separator.is_empty() {
         return Err(RuntimeError::Other(
             "ValueError: empty separator".to_string(),
         ));
     }
-    let parts: Vec<String> = if max < 0 {
+    Ok(if max < 0 {
         text.split(separator).map(str::to_string).collect()
     } else {
         let pieces = usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1);
         text.splitn(pieces, separator).map(str::to_string).collect()
-    };
-    push(stack, string_list(parts))
+    })
 }
 
 /// `str.rsplit(separator=' ', max=-1)`: splits from the right (PyTorch's default separator
 /// is a single space, not the whitespace algorithm of `split()`).
-fn rsplit(stack: &mut Stack) -> Result<()> {
-    let [text, separator, max] = pop_array::<3>(stack)?;
-    let max = max.to_int()?;
-    let text = text.to_str()?;
-    let separator = separator.to_str()?;
+fn rsplit(text: SharedStr, separator: SharedStr, max: i64) -> Result<Vec<String>> {
+    let (text, separator): (&str, &str) = (&text, &separator);
     if separator.is_empty() {
         return Err(RuntimeError::Other(
             "ValueError: empty separator".to_string(),
@@ -263,15 +267,13 @@ fn rsplit(stack: &mut Stack) -> Result<()> {
             .collect()
     };
     parts.reverse();
-    push(stack, string_list(parts))
+    Ok(parts)
 }
 
 /// `str.splitlines(keepends)`: every boundary character ends a line; with `keepends` PyTorch
 /// adds the boundary as its own list element.
-fn splitlines(stack: &mut Stack) -> Result<()> {
-    let [text, keepends] = pop_array::<2>(stack)?;
-    let keepends = keepends.to_bool()?;
-    let bytes = bytes_of(&text)?;
+fn splitlines(text: SharedStr, keepends: bool) -> Result<Vec<String>> {
+    let bytes = text.as_bytes();
     let mut parts = Vec::new();
     let mut start = 0;
     for (at, byte) in bytes.iter().enumerate() {
@@ -292,74 +294,62 @@ fn splitlines(stack: &mut Stack) -> Result<()> {
             "str.splitlines",
         )?);
     }
-    push(stack, string_list(parts))
+    Ok(parts)
 }
 
-fn join(stack: &mut Stack) -> Result<()> {
-    let [separator, values] = pop_array::<2>(stack)?;
-    let separator = separator.to_str()?;
-    let items = values.to_list()?.to_vec();
+fn join(separator: SharedStr, values: Vec<String>) -> Result<String> {
     let mut out = String::new();
-    for (position, item) in items.iter().enumerate() {
+    for (position, item) in values.iter().enumerate() {
         if position > 0 {
-            out.push_str(separator);
+            out.push_str(&separator);
         }
-        out.push_str(item.to_str()?);
+        out.push_str(item);
         if out.len() > MAX_STRING_CHARS {
             return Err(too_long("str.join"));
         }
     }
-    push(stack, out)
+    Ok(out)
 }
 
 /// `list(s)`: the bytes of a string, each as a string.
-fn chars_list(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let parts = bytes_of(&text)?
+fn chars_list(text: SharedStr) -> Result<Vec<String>> {
+    text.as_bytes()
         .iter()
         .map(|&byte| string_from_bytes(vec![byte], "list(str)"))
-        .collect::<Result<Vec<String>>>()?;
-    push(stack, string_list(parts))
+        .collect()
 }
 
-fn partition(stack: &mut Stack) -> Result<()> {
-    let [text, separator] = pop_array::<2>(stack)?;
-    let text = text.to_str()?;
-    let separator = separator.to_str()?;
-    let (before, found, after) = match text.find(separator) {
-        Some(position) => (
+/// The three strings of `partition`/`rpartition`.
+fn three_strings(before: &str, found: &str, after: &str) -> Vec<IValue> {
+    vec![before.into(), found.into(), after.into()]
+}
+
+fn partition(text: SharedStr, separator: SharedStr) -> Result<Vec<IValue>> {
+    let (text, separator): (&str, &str) = (&text, &separator);
+    Ok(match text.find(separator) {
+        Some(position) => three_strings(
             &text[..position],
             separator,
             &text[position + separator.len()..],
         ),
-        None => (text, "", ""),
-    };
-    stack.push(before.into());
-    stack.push(found.into());
-    push(stack, after)
+        None => three_strings(text, "", ""),
+    })
 }
 
-fn rpartition(stack: &mut Stack) -> Result<()> {
-    let [text, separator] = pop_array::<2>(stack)?;
-    let text = text.to_str()?;
-    let separator = separator.to_str()?;
-    let (before, found, after) = match text.rfind(separator) {
-        Some(position) => (
+fn rpartition(text: SharedStr, separator: SharedStr) -> Result<Vec<IValue>> {
+    let (text, separator): (&str, &str) = (&text, &separator);
+    Ok(match text.rfind(separator) {
+        Some(position) => three_strings(
             &text[..position],
             separator,
             &text[position + separator.len()..],
         ),
-        None => ("", "", text),
-    };
-    stack.push(before.into());
-    stack.push(found.into());
-    push(stack, after)
+        None => three_strings("", "", text),
+    })
 }
 
-fn replace(stack: &mut Stack) -> Result<()> {
-    let [text, old, new, max] = pop_array::<4>(stack)?;
-    let (text, old, new) = (text.to_str()?, old.to_str()?, new.to_str()?);
-    let max = max.to_int()?;
+fn replace(text: SharedStr, old: SharedStr, new: SharedStr, max: i64) -> Result<String> {
+    let (text, old, new): (&str, &str, &str) = (&text, &old, &new);
     if old.is_empty() {
         // PyTorch finds "" where it last inserted `new` and inserts again, so every
         // insertion lands at the front, and without a `max` it never stops.
@@ -374,7 +364,7 @@ fn replace(stack: &mut Stack) -> Result<()> {
         if new.len().saturating_mul(count).saturating_add(text.len()) > MAX_STRING_CHARS {
             return Err(too_long("str.replace"));
         }
-        return push(stack, new.repeat(count) + text);
+        return Ok(new.repeat(count) + text);
     }
     let limit = usize::try_from(max).unwrap_or(usize::MAX);
     let matches = text.matches(old).count();
@@ -383,21 +373,19 @@ fn replace(stack: &mut Stack) -> Result<()> {
     if text.len().saturating_add(growth) > MAX_STRING_CHARS {
         return Err(too_long("str.replace"));
     }
-    let out = if max < 0 {
+    Ok(if max < 0 {
         text.replace(old, new)
     } else {
         text.replacen(old, new, limit)
-    };
-    push(stack, out)
+    })
 }
 
 // ----- strip -----------------------------------------------------------------------------
 
-fn strip_kernel(stack: &mut Stack, left: bool, right: bool) -> Result<()> {
-    let [text, chars] = pop_array::<2>(stack)?;
+fn strip_kernel(text: &str, chars: &str, left: bool, right: bool) -> Result<String> {
     // PyTorch's `find_first_not_of(chars)`: any byte of `chars` is stripped on its own.
-    let set = bytes_of(&chars)?;
-    let mut out = bytes_of(&text)?;
+    let set = chars.as_bytes();
+    let mut out = text.as_bytes();
     if right {
         let keep = out
             .iter()
@@ -412,51 +400,46 @@ fn strip_kernel(stack: &mut Stack, left: bool, right: bool) -> Result<()> {
             .unwrap_or(out.len());
         out = &out[skip..];
     }
-    push(stack, string_from_bytes(out.to_vec(), "str.strip")?)
+    string_from_bytes(out.to_vec(), "str.strip")
 }
 
-fn strip(stack: &mut Stack) -> Result<()> {
-    strip_kernel(stack, true, true)
+fn strip(text: SharedStr, chars: SharedStr) -> Result<String> {
+    strip_kernel(&text, &chars, true, true)
 }
 
-fn lstrip(stack: &mut Stack) -> Result<()> {
-    strip_kernel(stack, true, false)
+fn lstrip(text: SharedStr, chars: SharedStr) -> Result<String> {
+    strip_kernel(&text, &chars, true, false)
 }
 
-fn rstrip(stack: &mut Stack) -> Result<()> {
-    strip_kernel(stack, false, true)
+fn rstrip(text: SharedStr, chars: SharedStr) -> Result<String> {
+    strip_kernel(&text, &chars, false, true)
 }
 
 // ----- case ------------------------------------------------------------------------------
 
-fn map_chars(stack: &mut Stack, f: impl Fn(char) -> char) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let out: String = text.to_str()?.chars().map(f).collect();
-    push(stack, out)
+fn lower(text: SharedStr) -> Result<String> {
+    Ok(text.chars().map(|c| c.to_ascii_lowercase()).collect())
 }
 
-fn lower(stack: &mut Stack) -> Result<()> {
-    map_chars(stack, |c| c.to_ascii_lowercase())
+fn upper(text: SharedStr) -> Result<String> {
+    Ok(text.chars().map(|c| c.to_ascii_uppercase()).collect())
 }
 
-fn upper(stack: &mut Stack) -> Result<()> {
-    map_chars(stack, |c| c.to_ascii_uppercase())
+fn swapcase(text: SharedStr) -> Result<String> {
+    Ok(text
+        .chars()
+        .map(|c| {
+            if c == c.to_ascii_uppercase() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_ascii_uppercase()
+            }
+        })
+        .collect())
 }
 
-fn swapcase(stack: &mut Stack) -> Result<()> {
-    map_chars(stack, |c| {
-        if c == c.to_ascii_uppercase() {
-            c.to_ascii_lowercase()
-        } else {
-            c.to_ascii_uppercase()
-        }
-    })
-}
-
-fn capitalize(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let out: String = text
-        .to_str()?
+fn capitalize(text: SharedStr) -> Result<String> {
+    Ok(text
         .chars()
         .enumerate()
         .map(|(i, c)| {
@@ -466,16 +449,14 @@ fn capitalize(stack: &mut Stack) -> Result<()> {
                 c.to_ascii_lowercase()
             }
         })
-        .collect();
-    push(stack, out)
+        .collect())
 }
 
 /// `str.title()`: upper case after every non-letter, lower case elsewhere.
-fn title(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
+fn title(text: SharedStr) -> Result<String> {
     let mut out = String::new();
     let mut previous_is_letter = false;
-    for c in text.to_str()?.chars() {
+    for c in text.chars() {
         out.push(if previous_is_letter {
             c.to_ascii_lowercase()
         } else {
@@ -483,7 +464,7 @@ fn title(stack: &mut Stack) -> Result<()> {
         });
         previous_is_letter = c.is_ascii_alphabetic();
     }
-    push(stack, out)
+    Ok(out)
 }
 
 // ----- predicates ------------------------------------------------------------------------
@@ -494,32 +475,28 @@ fn is_c_space(c: char) -> bool {
 }
 
 /// Python's `is*` string methods are False for the empty string.
-fn all_chars(stack: &mut Stack, test: fn(char) -> bool) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let text = text.to_str()?;
-    push(stack, !text.is_empty() && text.chars().all(test))
+fn all_chars(text: &str, test: fn(char) -> bool) -> Result<bool> {
+    Ok(!text.is_empty() && text.chars().all(test))
 }
 
-fn isdigit(stack: &mut Stack) -> Result<()> {
-    all_chars(stack, |c| c.is_ascii_digit())
+fn isdigit(text: SharedStr) -> Result<bool> {
+    all_chars(&text, |c| c.is_ascii_digit())
 }
 
-fn isspace(stack: &mut Stack) -> Result<()> {
-    all_chars(stack, is_c_space)
+fn isspace(text: SharedStr) -> Result<bool> {
+    all_chars(&text, is_c_space)
 }
 
-fn isalnum(stack: &mut Stack) -> Result<()> {
-    all_chars(stack, |c| c.is_ascii_alphanumeric())
+fn isalnum(text: SharedStr) -> Result<bool> {
+    all_chars(&text, |c| c.is_ascii_alphanumeric())
 }
 
-fn isalpha(stack: &mut Stack) -> Result<()> {
-    all_chars(stack, |c| c.is_ascii_alphabetic())
+fn isalpha(text: SharedStr) -> Result<bool> {
+    all_chars(&text, |c| c.is_ascii_alphabetic())
 }
 
 /// `isupper`/`islower`: at least one letter, and every letter of the wanted case.
-fn cased(stack: &mut Stack, want_upper: bool) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let text = text.to_str()?;
+fn cased(text: &str, want_upper: bool) -> Result<bool> {
     let mut found_letter = false;
     let mut all_match = true;
     for c in text.chars() {
@@ -536,35 +513,31 @@ fn cased(stack: &mut Stack, want_upper: bool) -> Result<()> {
             }
         }
     }
-    push(stack, found_letter && all_match)
+    Ok(found_letter && all_match)
 }
 
-fn isupper(stack: &mut Stack) -> Result<()> {
-    cased(stack, true)
+fn isupper(text: SharedStr) -> Result<bool> {
+    cased(&text, true)
 }
 
-fn islower(stack: &mut Stack) -> Result<()> {
-    cased(stack, false)
+fn islower(text: SharedStr) -> Result<bool> {
+    cased(&text, false)
 }
 
 /// PyTorch's (Python 2 style) `isidentifier`: non-empty, not starting with a digit, all
 /// alphanumeric.
-fn isidentifier(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let text = text.to_str()?;
-    let result = match text.chars().next() {
+fn isidentifier(text: SharedStr) -> Result<bool> {
+    Ok(match text.chars().next() {
         None => false,
         Some(first) if first.is_ascii_digit() => false,
         Some(_) => text.chars().all(|c| c.is_ascii_alphanumeric()),
-    };
-    push(stack, result)
+    })
 }
 
-fn istitle(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
+fn istitle(text: SharedStr) -> Result<bool> {
     let mut result = false;
     let mut previous_is_letter = false;
-    for c in text.to_str()?.chars() {
+    for c in text.chars() {
         if previous_is_letter {
             if c != c.to_ascii_lowercase() {
                 result = false;
@@ -581,24 +554,21 @@ fn istitle(stack: &mut Stack) -> Result<()> {
         }
         previous_is_letter = c.is_ascii_alphabetic();
     }
-    push(stack, result)
+    Ok(result)
 }
 
 /// True for the empty string, unlike the other predicates.
-fn isprintable(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    let result = text
-        .to_str()?
+fn isprintable(text: SharedStr) -> Result<bool> {
+    Ok(text
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation() || c == ' ');
-    push(stack, result)
+        .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation() || c == ' '))
 }
 
 // ----- padding ---------------------------------------------------------------------------
 
 /// The fill character: one byte, as PyTorch checks the `std::string`'s size.
-fn fill_char(fill: &IValue) -> Result<char> {
-    match fill.to_str()?.as_bytes() {
+fn fill_char(fill: &str) -> Result<char> {
+    match fill.as_bytes() {
         [byte] => Ok(char::from(*byte)),
         _ => Err(RuntimeError::Other(
             "TypeError: The fill character must be exactly one character long".to_string(),
@@ -620,57 +590,44 @@ fn repeat_char(c: char, count: usize) -> String {
     std::iter::repeat_n(c, count).collect()
 }
 
-fn ljust(stack: &mut Stack) -> Result<()> {
-    let [text, width, fill] = pop_array::<3>(stack)?;
+fn ljust(text: SharedStr, width: i64, fill: SharedStr) -> Result<String> {
     let fill = fill_char(&fill)?;
-    let text = text.to_str()?;
-    let count = padding(text, width.to_int()?, "str.ljust")?;
-    push(stack, format!("{text}{}", repeat_char(fill, count)))
+    let count = padding(&text, width, "str.ljust")?;
+    Ok(format!("{}{}", &*text, repeat_char(fill, count)))
 }
 
-fn rjust(stack: &mut Stack) -> Result<()> {
-    let [text, width, fill] = pop_array::<3>(stack)?;
+fn rjust(text: SharedStr, width: i64, fill: SharedStr) -> Result<String> {
     let fill = fill_char(&fill)?;
-    let text = text.to_str()?;
-    let count = padding(text, width.to_int()?, "str.rjust")?;
-    push(stack, format!("{}{text}", repeat_char(fill, count)))
+    let count = padding(&text, width, "str.rjust")?;
+    Ok(format!("{}{}", repeat_char(fill, count), &*text))
 }
 
 /// `str.center`: PyTorch puts the extra fill character on the left when `width` is odd.
-fn center(stack: &mut Stack) -> Result<()> {
-    let [text, width, fill] = pop_array::<3>(stack)?;
+fn center(text: SharedStr, width: i64, fill: SharedStr) -> Result<String> {
     let fill = fill_char(&fill)?;
-    let text = text.to_str()?;
-    let width = width.to_int()?;
-    let total = padding(text, width, "str.center")?;
+    let total = padding(&text, width, "str.center")?;
     let (mut left, mut right) = (total / 2, total.div_ceil(2));
     if width % 2 != 0 {
         std::mem::swap(&mut left, &mut right);
     }
-    push(
-        stack,
-        format!(
-            "{}{text}{}",
-            repeat_char(fill, left),
-            repeat_char(fill, right)
-        ),
-    )
+    Ok(format!(
+        "{}{}{}",
+        repeat_char(fill, left),
+        &*text,
+        repeat_char(fill, right)
+    ))
 }
 
 /// `str.zfill`: zeros on the left (PyTorch does not move a sign in front of them).
-fn zfill(stack: &mut Stack) -> Result<()> {
-    let [text, width] = pop_array::<2>(stack)?;
-    let text = text.to_str()?;
-    let count = padding(text, width.to_int()?, "str.zfill")?;
-    push(stack, format!("{}{text}", repeat_char('0', count)))
+fn zfill(text: SharedStr, width: i64) -> Result<String> {
+    let count = padding(&text, width, "str.zfill")?;
+    Ok(format!("{}{}", repeat_char('0', count), &*text))
 }
 
-fn expandtabs(stack: &mut Stack) -> Result<()> {
-    let [text, tabsize] = pop_array::<2>(stack)?;
-    let tabsize = tabsize.to_int()?;
+fn expandtabs(text: SharedStr, tabsize: i64) -> Result<String> {
     let mut out = String::new();
     let mut column: i64 = 0;
-    for c in text.to_str()?.chars() {
+    for c in text.chars() {
         if c != '\t' {
             out.push(c);
             // Columns count bytes, as PyTorch's loop over the `std::string` does.
@@ -688,37 +645,25 @@ fn expandtabs(stack: &mut Stack) -> Result<()> {
             return Err(too_long("str.expandtabs"));
         }
     }
-    push(stack, out)
+    Ok(out)
 }
 
 // ----- indexing --------------------------------------------------------------------------
 
-fn str_len(stack: &mut Stack) -> Result<()> {
-    let [text] = pop_array::<1>(stack)?;
-    push(stack, text.to_str()?.len() as i64)
+fn str_len(text: SharedStr) -> Result<i64> {
+    Ok(text.len() as i64)
 }
 
-fn str_getitem(stack: &mut Stack) -> Result<()> {
-    let [text, index] = pop_array::<2>(stack)?;
-    let text = bytes_of(&text)?;
-    let index = index.to_int()?;
+fn str_getitem(text: SharedStr, index: i64) -> Result<String> {
+    let text = text.as_bytes();
     let position = super::normalize_index(index, text.len())
         .ok_or_else(|| RuntimeError::IndexError("string index out of range".to_string()))?;
-    push(
-        stack,
-        string_from_bytes(vec![text[position]], "str[index]")?,
-    )
+    string_from_bytes(vec![text[position]], "str[index]")
 }
 
-fn str_slice(stack: &mut Stack) -> Result<()> {
-    let [text, start, end, step] = pop_array::<4>(stack)?;
-    let bytes = bytes_of(&text)?;
-    let (first, step, count) = super::slice_indices(
-        bytes.len(),
-        start.to_optional_int()?,
-        end.to_optional_int()?,
-        step.to_int()?,
-    )?;
+fn str_slice(text: SharedStr, start: Option<i64>, end: Option<i64>, step: i64) -> Result<String> {
+    let bytes = text.as_bytes();
+    let (first, step, count) = super::slice_indices(bytes.len(), start, end, step)?;
     let mut out = Vec::with_capacity(count);
     let mut position = first;
     for _ in 0..count {
@@ -727,229 +672,211 @@ fn str_slice(stack: &mut Stack) -> Result<()> {
         }
         position += step;
     }
-    push(stack, string_from_bytes(out, "str slice")?)
+    string_from_bytes(out, "str slice")
 }
 
-/// The table, in PyTorch's registration order within each name.
+/// Every `str` operator, in PyTorch's registration order within each name.
 ///
 /// The `strip` family's default (`' \n\t\f\v'` in PyTorch's source) is written with the
 /// control characters themselves: the schema parser reads only the `\n` and `\t` escapes.
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::list(str t) -> str[]", chars_list),
-    ("aten::lower(str self) -> str", lower),
-    ("aten::len.str(str s) -> int", str_len),
-    (
-        "aten::__getitem__.str(str s, int index) -> str",
-        str_getitem,
-    ),
-    ("aten::isdigit(str self) -> bool", isdigit),
-    ("aten::isspace(str self) -> bool", isspace),
-    ("aten::isalnum(str self) -> bool", isalnum),
-    ("aten::isalpha(str self) -> bool", isalpha),
-    ("aten::isdecimal(str self) -> bool", isdigit),
-    ("aten::isnumeric(str self) -> bool", isdigit),
-    ("aten::upper(str self) -> str", upper),
-    ("aten::swapcase(str self) -> str", swapcase),
-    (
-        "aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str",
-        str_slice,
-    ),
-    (
-        "aten::strip(str self, str chars=' \\n\\t\\f\\v') -> str",
-        strip,
-    ),
-    (
-        "aten::split.str(str self, str? separator=None, int max=-1) -> str[]",
-        split,
-    ),
-    (
-        "aten::splitlines(str self, bool keepends=False) -> str[]",
-        splitlines,
-    ),
-    ("aten::isupper(str self) -> bool", isupper),
-    ("aten::islower(str self) -> bool", islower),
-    ("aten::capitalize(str self) -> str", capitalize),
-    ("aten::title(str self) -> str", title),
-    (
-        "aten::center(str self, int width, str fillchar=' ') -> str",
-        center,
-    ),
-    (
-        "aten::count(str self, str substr, int start=0, int end=-1) -> int",
-        count,
-    ),
-    (
-        "aten::endswith(str self, str substr, int start=0, int end=-1) -> bool",
-        endswith,
-    ),
-    (
-        "aten::startswith(str self, str substr, int start=0, int end=-1) -> bool",
-        startswith,
-    ),
-    (
-        "aten::expandtabs(str self, int tabsize=8) -> str",
-        expandtabs,
-    ),
-    (
-        "aten::find(str self, str substr, int start=0, int end=-1) -> int",
-        find,
-    ),
-    (
-        "aten::rfind(str self, str substr, int start=0, int end=-1) -> int",
-        rfind,
-    ),
-    (
-        "aten::index.str(str self, str substr, int start=0, int end=-1) -> int",
-        index,
-    ),
-    (
-        "aten::rindex(str self, str substr, int start=0, int end=-1) -> int",
-        rindex,
-    ),
-    ("aten::isidentifier(str self) -> bool", isidentifier),
-    ("aten::istitle(str self) -> bool", istitle),
-    ("aten::isprintable(str self) -> bool", isprintable),
-    (
-        "aten::ljust(str self, int width, str fillchar=' ') -> str",
-        ljust,
-    ),
-    (
-        "aten::rjust(str self, int width, str fillchar=' ') -> str",
-        rjust,
-    ),
-    ("aten::zfill(str self, int width) -> str", zfill),
-    (
-        "aten::lstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
-        lstrip,
-    ),
-    (
-        "aten::rstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
-        rstrip,
-    ),
-    (
-        "aten::replace(str self, str old, str new, int max=-1) -> str",
-        replace,
-    ),
-    (
-        "aten::partition(str self, str separator) -> (str, str, str)",
-        partition,
-    ),
-    (
-        "aten::rpartition(str self, str separator) -> (str, str, str)",
-        rpartition,
-    ),
-    (
-        "aten::rsplit(str self, str separator=' ', int max=-1) -> str[]",
-        rsplit,
-    ),
-    ("aten::join(str self, str[] values) -> str", join),
-];
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::list(str t) -> str[]", chars_list),
+        typed("aten::lower(str self) -> str", lower),
+        typed("aten::len.str(str s) -> int", str_len),
+        typed(
+            "aten::__getitem__.str(str s, int index) -> str",
+            str_getitem,
+        ),
+        typed("aten::isdigit(str self) -> bool", isdigit),
+        typed("aten::isspace(str self) -> bool", isspace),
+        typed("aten::isalnum(str self) -> bool", isalnum),
+        typed("aten::isalpha(str self) -> bool", isalpha),
+        typed("aten::isdecimal(str self) -> bool", isdigit),
+        typed("aten::isnumeric(str self) -> bool", isdigit),
+        typed("aten::upper(str self) -> str", upper),
+        typed("aten::swapcase(str self) -> str", swapcase),
+        typed(
+            "aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str",
+            str_slice,
+        ),
+        typed(
+            "aten::strip(str self, str chars=' \\n\\t\\f\\v') -> str",
+            strip,
+        ),
+        typed(
+            "aten::split.str(str self, str? separator=None, int max=-1) -> str[]",
+            split,
+        ),
+        typed(
+            "aten::splitlines(str self, bool keepends=False) -> str[]",
+            splitlines,
+        ),
+        typed("aten::isupper(str self) -> bool", isupper),
+        typed("aten::islower(str self) -> bool", islower),
+        typed("aten::capitalize(str self) -> str", capitalize),
+        typed("aten::title(str self) -> str", title),
+        typed(
+            "aten::center(str self, int width, str fillchar=' ') -> str",
+            center,
+        ),
+        typed(
+            "aten::count(str self, str substr, int start=0, int end=-1) -> int",
+            count,
+        ),
+        typed(
+            "aten::endswith(str self, str substr, int start=0, int end=-1) -> bool",
+            endswith,
+        ),
+        typed(
+            "aten::startswith(str self, str substr, int start=0, int end=-1) -> bool",
+            startswith,
+        ),
+        typed(
+            "aten::expandtabs(str self, int tabsize=8) -> str",
+            expandtabs,
+        ),
+        typed(
+            "aten::find(str self, str substr, int start=0, int end=-1) -> int",
+            find,
+        ),
+        typed(
+            "aten::rfind(str self, str substr, int start=0, int end=-1) -> int",
+            rfind,
+        ),
+        typed(
+            "aten::index.str(str self, str substr, int start=0, int end=-1) -> int",
+            index,
+        ),
+        typed(
+            "aten::rindex(str self, str substr, int start=0, int end=-1) -> int",
+            rindex,
+        ),
+        typed("aten::isidentifier(str self) -> bool", isidentifier),
+        typed("aten::istitle(str self) -> bool", istitle),
+        typed("aten::isprintable(str self) -> bool", isprintable),
+        typed(
+            "aten::ljust(str self, int width, str fillchar=' ') -> str",
+            ljust,
+        ),
+        typed(
+            "aten::rjust(str self, int width, str fillchar=' ') -> str",
+            rjust,
+        ),
+        typed("aten::zfill(str self, int width) -> str", zfill),
+        typed(
+            "aten::lstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
+            lstrip,
+        ),
+        typed(
+            "aten::rstrip(str self, str chars=' \\n\\t\\f\\v') -> str",
+            rstrip,
+        ),
+        typed(
+            "aten::replace(str self, str old, str new, int max=-1) -> str",
+            replace,
+        ),
+        typed(
+            "aten::partition(str self, str separator) -> (str, str, str)",
+            partition,
+        ),
+        typed(
+            "aten::rpartition(str self, str separator) -> (str, str, str)",
+            rpartition,
+        ),
+        typed(
+            "aten::rsplit(str self, str separator=' ', int max=-1) -> str[]",
+            rsplit,
+        ),
+        typed("aten::join(str self, str[] values) -> str", join),
+    ]
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> Result<Vec<IValue>> {
-        let mut stack = args;
-        kernel(&mut stack)?;
-        Ok(stack)
-    }
-
-    fn one(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> IValue {
-        let mut out = run(kernel, args).unwrap();
-        out.pop().unwrap()
-    }
-
-    fn s(text: &str) -> IValue {
-        IValue::from(text)
-    }
-
-    fn strings(value: &IValue) -> Vec<String> {
-        value
-            .to_list()
-            .unwrap()
-            .to_vec()
-            .iter()
-            .map(|v| v.to_str().unwrap().to_string())
-            .collect()
+    fn s(text: &str) -> SharedStr {
+        SharedStr(Arc::from(text))
     }
 
     #[test]
     fn find_family_follows_pytorch() {
-        let args = |needle: &str| vec![s("banana"), s(needle), IValue::Int(0), IValue::Int(-1)];
-        assert!(matches!(one(find, args("an")), IValue::Int(1)));
-        assert!(matches!(one(rfind, args("an")), IValue::Int(3)));
-        assert!(matches!(one(find, args("zz")), IValue::Int(-1)));
-        assert!(matches!(one(rfind, args("")), IValue::Int(6)));
-        assert!(matches!(one(count, args("a")), IValue::Int(3)));
-        assert!(matches!(one(count, args("ana")), IValue::Int(1)));
-        let error = run(index, args("zz")).unwrap_err();
+        assert_eq!(find(s("banana"), s("an"), 0, -1).unwrap(), 1);
+        assert_eq!(rfind(s("banana"), s("an"), 0, -1).unwrap(), 3);
+        assert_eq!(find(s("banana"), s("zz"), 0, -1).unwrap(), -1);
+        assert_eq!(rfind(s("banana"), s(""), 0, -1).unwrap(), 6);
+        assert_eq!(count(s("banana"), s("a"), 0, -1).unwrap(), 3);
+        assert_eq!(count(s("banana"), s("ana"), 0, -1).unwrap(), 1);
+        let error = index(s("banana"), s("zz"), 0, -1).unwrap_err();
         assert!(error.to_string().contains("substring not found"));
         // A window: "banana"[2:] -> "nana".
-        let windowed = vec![s("banana"), s("a"), IValue::Int(2), IValue::Int(-1)];
-        assert!(matches!(one(find, windowed), IValue::Int(3)));
+        assert_eq!(find(s("banana"), s("a"), 2, -1).unwrap(), 3);
     }
 
     #[test]
     fn split_family_follows_pytorch() {
-        let parts = one(split, vec![s(" x y  z "), IValue::None, IValue::Int(-1)]);
-        assert_eq!(strings(&parts), ["x", "y", "z"]);
-        let parts = one(split, vec![s("a.b.c"), s("."), IValue::Int(1)]);
-        assert_eq!(strings(&parts), ["a", "b.c"]);
-        let parts = one(rsplit, vec![s("a.b.c"), s("."), IValue::Int(1)]);
-        assert_eq!(strings(&parts), ["a.b", "c"]);
-        let parts = one(split, vec![s(",a,"), s(","), IValue::Int(-1)]);
-        assert_eq!(strings(&parts), ["", "a", ""]);
-        assert!(run(split, vec![s("a"), s(""), IValue::Int(-1)]).is_err());
-        let lines = one(splitlines, vec![s("a\nb\r\nc"), IValue::Bool(false)]);
-        assert_eq!(strings(&lines), ["a", "b", "", "c"]);
-        let lines = one(splitlines, vec![s("a\nb"), IValue::Bool(true)]);
-        assert_eq!(strings(&lines), ["a", "\n", "b"]);
-        // U+2028 is three boundary bytes to PyTorch, so two empty lines sit inside it.
-        let lines = one(splitlines, vec![s("a\u{2028}b"), IValue::Bool(false)]);
-        assert_eq!(strings(&lines), ["a", "", "", "b"]);
-        // U+2000 (E2 80 80) is made of separator bytes only.
-        let parts = one(split, vec![s("a\u{2000}b"), IValue::None, IValue::Int(-1)]);
-        assert_eq!(strings(&parts), ["a", "b"]);
-        // "é" (C3 A9): A9 separates and would leave C3 alone.
-        assert!(run(split, vec![s("é"), IValue::None, IValue::Int(-1)]).is_err());
-        let joined = one(
-            join,
-            vec![s("-"), IValue::list(Type::Str, vec![s("a"), s("b")])],
+        assert_eq!(split(s(" x y  z "), None, -1).unwrap(), ["x", "y", "z"]);
+        assert_eq!(split(s("a.b.c"), Some(s(".")), 1).unwrap(), ["a", "b.c"]);
+        assert_eq!(rsplit(s("a.b.c"), s("."), 1).unwrap(), ["a.b", "c"]);
+        assert_eq!(split(s(",a,"), Some(s(",")), -1).unwrap(), ["", "a", ""]);
+        assert!(split(s("a"), Some(s("")), -1).is_err());
+        assert_eq!(
+            splitlines(s("a\nb\r\nc"), false).unwrap(),
+            ["a", "b", "", "c"]
         );
-        assert_eq!(joined.to_str().unwrap(), "a-b");
-        let parts = run(partition, vec![s("k=v=w"), s("=")]).unwrap();
+        assert_eq!(splitlines(s("a\nb"), true).unwrap(), ["a", "\n", "b"]);
+        // U+2028 is three boundary bytes to PyTorch, so two empty lines sit inside it.
+        assert_eq!(
+            splitlines(s("a\u{2028}b"), false).unwrap(),
+            ["a", "", "", "b"]
+        );
+        // U+2000 (E2 80 80) is made of separator bytes only.
+        assert_eq!(split(s("a\u{2000}b"), None, -1).unwrap(), ["a", "b"]);
+        // "é" (C3 A9): A9 separates and would leave C3 alone.
+        assert!(split(s("é"), None, -1).is_err());
+        let joined = join(s("-"), vec!["a".to_string(), "b".to_string()]).unwrap();
+        assert_eq!(joined, "a-b");
+        let parts = partition(s("k=v=w"), s("=")).unwrap();
         assert_eq!(parts.len(), 3);
         assert_eq!(parts[2].to_str().unwrap(), "v=w");
-        let parts = run(rpartition, vec![s("k=v=w"), s("=")]).unwrap();
+        let parts = rpartition(s("k=v=w"), s("=")).unwrap();
         assert_eq!(parts[0].to_str().unwrap(), "k=v");
-        let parts = run(rpartition, vec![s("kvw"), s("=")]).unwrap();
+        let parts = rpartition(s("kvw"), s("=")).unwrap();
         assert_eq!(parts[2].to_str().unwrap(), "kvw");
     }
 
     #[test]
     fn strip_case_and_padding() {
-        let text = one(strip, vec![s("  xhix  "), s(" x")]);
-        assert_eq!(text.to_str().unwrap(), "hi");
-        let text = one(title, vec![s("hello wORLD 2nd")]);
-        assert_eq!(text.to_str().unwrap(), "Hello World 2Nd");
-        let text = one(center, vec![s("42"), IValue::Int(7), s("*")]);
-        assert_eq!(text.to_str().unwrap(), "***42**");
-        let text = one(zfill, vec![s("-42"), IValue::Int(5)]);
-        assert_eq!(text.to_str().unwrap(), "00-42");
-        assert!(run(ljust, vec![s("a"), IValue::Int(3), s("ab")]).is_err());
-        assert!(run(zfill, vec![s("a"), IValue::Int(1 << 40)]).is_err());
-        let text = one(replace, vec![s("banana"), s("a"), s(""), IValue::Int(1)]);
-        assert_eq!(text.to_str().unwrap(), "bnana");
-        let text = one(replace, vec![s("ab"), s(""), s("-"), IValue::Int(2)]);
-        assert_eq!(text.to_str().unwrap(), "--ab");
-        assert!(run(replace, vec![s("ab"), s(""), s("-"), IValue::Int(-1)]).is_err());
+        assert_eq!(strip(s("  xhix  "), s(" x")).unwrap(), "hi");
+        assert_eq!(title(s("hello wORLD 2nd")).unwrap(), "Hello World 2Nd");
+        assert_eq!(center(s("42"), 7, s("*")).unwrap(), "***42**");
+        assert_eq!(zfill(s("-42"), 5).unwrap(), "00-42");
+        assert!(ljust(s("a"), 3, s("ab")).is_err());
+        assert!(zfill(s("a"), 1 << 40).is_err());
+        assert_eq!(replace(s("banana"), s("a"), s(""), 1).unwrap(), "bnana");
+        assert_eq!(replace(s("ab"), s(""), s("-"), 2).unwrap(), "--ab");
+        assert!(replace(s("ab"), s(""), s("-"), -1).is_err());
         // Bytes, as in PyTorch: "é" is C3 A9 and both bytes are in "©Ã" (C2 A9, C3 83).
-        let text = one(strip, vec![s("éxé"), s("©Ã")]);
-        assert_eq!(text.to_str().unwrap(), "x");
+        assert_eq!(strip(s("éxé"), s("©Ã")).unwrap(), "x");
         // Stripping one byte of a character would cut it: an error, not a broken string.
-        assert!(run(strip, vec![s("àa"), s("é")]).is_err());
-        assert!(matches!(one(isupper, vec![s("AB1")]), IValue::Bool(true)));
-        assert!(matches!(one(isdigit, vec![s("")]), IValue::Bool(false)));
+        assert!(strip(s("àa"), s("é")).is_err());
+        assert!(isupper(s("AB1")).unwrap());
+        assert!(!isdigit(s("")).unwrap());
+    }
+
+    #[test]
+    fn a_str_argument_shares_its_text_and_refuses_other_values() {
+        let value = IValue::from("shared");
+        let IValue::Str(original) = &value else {
+            panic!("a str value");
+        };
+        let argument = SharedStr::from_argument(&value).unwrap();
+        assert!(Arc::ptr_eq(&argument.0, original));
+        let error = SharedStr::from_argument(&IValue::Int(1)).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            IValue::Int(1).to_str().unwrap_err().to_string()
+        );
     }
 }
