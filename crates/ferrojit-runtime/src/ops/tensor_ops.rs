@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::binding::{typed, typed_in_place, FromArgument};
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::{Device, IValue};
+use crate::ivalue::{Device, IValue, TensorCell};
 use crate::opdef::OperatorDeclaration;
 
 type Input = Arc<Tensor>;
@@ -51,6 +51,25 @@ struct MemoryFormatArgument(MemoryFormat);
 impl FromArgument for MemoryFormatArgument {
     fn from_argument(value: &IValue) -> Result<Self> {
         super::core_ops::memory_format(value).map(MemoryFormatArgument)
+    }
+}
+
+/// A tensor argument as its handle (the cell every copy of the value shares), for the
+/// operators that read or write what belongs to the handle rather than to the tensor value:
+/// its autograd metadata (`requires_grad_`, `detach_`, `prim::requires_grad`).
+// Local to this file because binding.rs has no handle conversion; it could be hoisted there.
+struct TensorHandle {
+    value: IValue,
+    cell: Arc<TensorCell>,
+}
+
+impl FromArgument for TensorHandle {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        let cell = Arc::clone(value.to_tensor_cell()?);
+        Ok(TensorHandle {
+            value: value.clone(),
+            cell,
+        })
     }
 }
 
@@ -223,11 +242,12 @@ fn set_to_tensor(target: Input, source: Input) -> Result<Tensor> {
     Ok(Tensor::clone(&source))
 }
 
-/// `requires_grad_(requires_grad)`: only the flag; ferrojit records no gradients.
-fn set_requires_grad(input: Input, requires_grad: bool) -> Result<Tensor> {
-    let mut result = Tensor::clone(&input);
-    result.set_requires_grad(requires_grad);
-    Ok(result)
+/// `requires_grad_(requires_grad)`: only the flag, on the handle, so every handle sees it and
+/// an in-place operator that later replaces the handle's tensor keeps it; ferrojit records no
+/// gradients.
+fn set_requires_grad(input: TensorHandle, requires_grad: bool) -> Result<IValue> {
+    input.cell.set_requires_grad(requires_grad);
+    Ok(input.value)
 }
 
 /// `contiguous(memory_format)`: the tensor itself (the very handle, as PyTorch returns `self`)
@@ -248,10 +268,15 @@ fn clone(input: Input, memory_format: MemoryFormatArgument) -> Result<Tensor> {
     Ok(input.clone_with_format(memory_format.0)?)
 }
 
+/// `detach`: a new handle on the same tensor, which (being new) does not require grad.
 fn detach(input: Input) -> Result<Tensor> {
-    let mut result = Tensor::clone(&input);
-    result.set_requires_grad(false);
-    Ok(result)
+    Ok(Tensor::clone(&input))
+}
+
+/// `detach_`: the handle itself stops requiring grad.
+fn detach_in_place(input: TensorHandle) -> Result<IValue> {
+    input.cell.set_requires_grad(false);
+    Ok(input.value)
 }
 
 // ----- reductions ----------------------------------------------------------------------
@@ -467,8 +492,8 @@ fn dtype(input: Input) -> Result<i64> {
     Ok(input.dtype().scalar_type_index())
 }
 
-fn requires_grad(input: Input) -> Result<bool> {
-    Ok(input.requires_grad())
+fn requires_grad(input: TensorHandle) -> Result<bool> {
+    Ok(input.cell.requires_grad())
 }
 
 /// `prim::is_cuda`, `is_sparse`, ...: false for every ferrojit tensor (dense, CPU).
@@ -865,10 +890,73 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", squeeze),
         typed("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
         typed("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
-        typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
+        typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach_in_place),
         typed("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
         typed("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
         typed("aten::max(Tensor self) -> Tensor", max_all),
         typed("aten::min(Tensor self) -> Tensor", min_all),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autograd::GradModeGuard;
+    use crate::registry::{OperatorRegistry, Stack};
+
+    /// Runs one builtin operator and returns its single result.
+    fn call(registry: &OperatorRegistry, full_name: &str, arguments: Vec<IValue>) -> IValue {
+        let operator = registry.lookup(full_name).expect("a builtin operator");
+        let mut stack: Stack = arguments;
+        (operator.kernel)(&mut stack).expect("the operator runs");
+        assert_eq!(stack.len(), 1);
+        stack.remove(0)
+    }
+
+    fn requires_grad_of(registry: &OperatorRegistry, value: &IValue) -> bool {
+        matches!(
+            call(registry, "prim::requires_grad", vec![value.clone()]),
+            IValue::Bool(true)
+        )
+    }
+
+    #[test]
+    fn requires_grad_stays_with_the_handle_through_in_place_ops() {
+        let registry = OperatorRegistry::try_with_builtins().unwrap();
+        let x = IValue::from(Tensor::ones(&[2, 3], DType::Float32).unwrap());
+        let other_handle = x.clone();
+        let returned = call(
+            &registry,
+            "aten::requires_grad_",
+            vec![x.clone(), IValue::Bool(true)],
+        );
+        assert!(requires_grad_of(&registry, &returned));
+        {
+            // PyTorch allows in-place ops on a leaf that requires grad only without grad mode.
+            let _no_grad = GradModeGuard::new(false);
+            // `unsqueeze_` replaces the handle's tensor; `mul_` writes into it.
+            call(
+                &registry,
+                "aten::unsqueeze_",
+                vec![x.clone(), IValue::Int(0)],
+            );
+            call(
+                &registry,
+                "aten::mul_.Scalar",
+                vec![x.clone(), IValue::Int(2)],
+            );
+        }
+        assert_eq!(other_handle.to_tensor().unwrap().sizes(), &[1, 2, 3]);
+        assert!(requires_grad_of(&registry, &other_handle));
+        assert!(other_handle.to_string().ends_with("requires_grad=True)"));
+
+        // `detach` is a new handle that does not require grad; `x` still does.
+        let detached = call(&registry, "aten::detach", vec![x.clone()]);
+        assert!(!requires_grad_of(&registry, &detached));
+        assert!(requires_grad_of(&registry, &x));
+        // `detach_` clears the flag of the handle itself, for every copy of it.
+        call(&registry, "aten::detach_", vec![x.clone()]);
+        assert!(!requires_grad_of(&registry, &other_handle));
+        assert!(!other_handle.to_string().contains("requires_grad"));
+    }
 }
