@@ -1,10 +1,13 @@
-//! Autograd state the runtime keeps: grad mode, per thread as PyTorch keeps it. ferrojit
-//! records no autograd history, but programs read and set the mode (`with torch.no_grad():`
-//! compiles to `aten::is_grad_enabled` and `aten::set_grad_enabled`), and a forked task
-//! starts in the mode of the thread that forked it.
+//! Autograd state the runtime keeps: grad mode, per thread as PyTorch keeps it, and each
+//! tensor handle's autograd metadata ([`AutogradMeta`], held by its
+//! [`crate::ivalue::TensorCell`]). ferrojit records no autograd history, but programs read and
+//! set the mode (`with torch.no_grad():` compiles to `aten::is_grad_enabled` and
+//! `aten::set_grad_enabled`) and a tensor's `requires_grad`, and a forked task starts in the
+//! mode of the thread that forked it.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 thread_local! {
     static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -48,6 +51,39 @@ impl GradModeGuard {
 impl Drop for GradModeGuard {
     fn drop(&mut self) {
         set_grad_enabled(self.previous);
+    }
+}
+
+/// The autograd metadata of one tensor handle, PyTorch's `AutogradMeta`, which its
+/// `TensorImpl` holds. It lives on the [`crate::ivalue::TensorCell`], not on the tensor value:
+/// an operator that replaces the cell's tensor (an in-place op, an `out=` resize, `set_`,
+/// `unsqueeze_`) keeps it, every handle to the cell sees one flag, and a new tensor an operator
+/// returns starts without it.
+///
+/// Today it holds `requires_grad` only. When ferrojit records history, the node that made the
+/// tensor (`grad_fn`) and its accumulated gradient (`grad`) belong here too, beside the flag,
+/// each behind its own lock since handles on other threads read them.
+#[derive(Debug, Default)]
+pub struct AutogradMeta {
+    requires_grad: AtomicBool,
+}
+
+impl AutogradMeta {
+    pub fn new(requires_grad: bool) -> AutogradMeta {
+        AutogradMeta {
+            requires_grad: AtomicBool::new(requires_grad),
+        }
+    }
+
+    /// `tensor.requires_grad`.
+    pub fn requires_grad(&self) -> bool {
+        // A lone flag that orders no other memory: relaxed is enough.
+        self.requires_grad.load(Ordering::Relaxed)
+    }
+
+    /// `tensor.requires_grad_(value)`, seen through every handle to the tensor.
+    pub fn set_requires_grad(&self, value: bool) {
+        self.requires_grad.store(value, Ordering::Relaxed);
     }
 }
 

@@ -8,6 +8,7 @@ use ferrojit_ir::attributes::format_g;
 use ferrojit_ir::Type;
 use ferrojit_tensor::{Scalar, Tensor};
 
+use crate::autograd::AutogradMeta;
 use crate::error::{Result, RuntimeError};
 use crate::object::Object;
 
@@ -231,15 +232,42 @@ impl DictValue {
 /// or storage made through any other, as `out=` resizing and in-place view ops such as
 /// `unsqueeze_` make them. Readers take a snapshot ([`TensorCell::get`]) and never hold the lock
 /// while an operator runs, so a kernel cannot deadlock against a write to a tensor it reads.
+///
+/// The cell also holds the tensor's autograd metadata ([`AutogradMeta`]: `requires_grad` now,
+/// room for `grad_fn` and `grad`), so replacing the tensor ([`TensorCell::set`]) keeps it.
 pub struct TensorCell {
     current: Mutex<Arc<Tensor>>,
+    autograd: AutogradMeta,
 }
 
 impl TensorCell {
     pub fn new(tensor: Arc<Tensor>) -> TensorCell {
+        TensorCell::with_autograd(tensor, AutogradMeta::default())
+    }
+
+    /// A cell for `tensor` with the given autograd metadata (a loaded parameter's
+    /// `requires_grad`).
+    pub fn with_autograd(tensor: Arc<Tensor>, autograd: AutogradMeta) -> TensorCell {
         TensorCell {
             current: Mutex::new(tensor),
+            autograd,
         }
+    }
+
+    /// The tensor's autograd metadata, shared by every handle to it.
+    pub fn autograd(&self) -> &AutogradMeta {
+        &self.autograd
+    }
+
+    /// `tensor.requires_grad`.
+    pub fn requires_grad(&self) -> bool {
+        self.autograd.requires_grad()
+    }
+
+    /// `tensor.requires_grad_(value)`: every handle sees it, and it outlives a replacement of
+    /// the tensor by an in-place operator.
+    pub fn set_requires_grad(&self, value: bool) {
+        self.autograd.set_requires_grad(value);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Arc<Tensor>> {
@@ -259,7 +287,8 @@ impl TensorCell {
         *self.lock() = tensor;
     }
 
-    /// The tensor, owned: moved out when nothing else holds this cell or its snapshot.
+    /// The tensor, owned: moved out when nothing else holds this cell or its snapshot. The
+    /// autograd metadata stays with the cell (a new cell made from the tensor starts without).
     fn into_tensor(self) -> Tensor {
         let current = self
             .current
@@ -373,6 +402,15 @@ impl IValue {
         IValue::list(Type::Int, items.iter().map(|&i| IValue::Int(i)).collect())
     }
 
+    /// A new tensor handle whose `requires_grad` is as given (a parameter read from an
+    /// archive).
+    pub fn tensor_with_requires_grad(tensor: Tensor, requires_grad: bool) -> IValue {
+        IValue::Tensor(Arc::new(TensorCell::with_autograd(
+            Arc::new(tensor),
+            AutogradMeta::new(requires_grad),
+        )))
+    }
+
     pub fn tuple(items: Vec<IValue>) -> IValue {
         IValue::Tuple(TupleValue::new(items))
     }
@@ -465,6 +503,15 @@ impl IValue {
     pub fn to_tensor(&self) -> Result<Arc<Tensor>> {
         match self {
             IValue::Tensor(cell) => Ok(cell.get()),
+            other => Err(other.mismatch("Tensor")),
+        }
+    }
+
+    /// The tensor handle itself (the cell every copy of this value shares), for what belongs
+    /// to the handle rather than to the tensor value: its autograd metadata.
+    pub fn to_tensor_cell(&self) -> Result<&Arc<TensorCell>> {
+        match self {
+            IValue::Tensor(cell) => Ok(cell),
             other => Err(other.mismatch("Tensor")),
         }
     }
@@ -815,7 +862,11 @@ impl fmt::Display for IValue {
             IValue::Int(value) => write!(f, "{value}"),
             IValue::Double(value) => write!(f, "{}", format_torchscript_float(*value)),
             IValue::Str(text) => write!(f, "{text}"),
-            IValue::Tensor(tensor) => write!(f, "{}", tensor.get()),
+            IValue::Tensor(cell) => write!(
+                f,
+                "{}",
+                cell.get().display_with_requires_grad(cell.requires_grad())
+            ),
             IValue::Device(device) => write!(f, "{device}"),
             IValue::List(list) => {
                 write!(f, "[")?;

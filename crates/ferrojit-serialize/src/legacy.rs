@@ -40,7 +40,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::import::{ArchiveClasses, CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use crate::values::{retype_container, unpickle_record, ValueReader};
+use crate::values::{retype_container, unpickle_record, TableTensor, ValueReader};
 use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::ArchiveReader;
 
@@ -268,7 +268,7 @@ struct LegacyLoader<'a> {
     archive: &'a ArchiveReader,
     unit: Arc<CompilationUnit>,
     methods: Arc<CompiledMethods>,
-    tensors: Vec<Tensor>,
+    tensors: Vec<TableTensor>,
     attributes: Vec<IValue>,
     options: &'a RunOptions,
 }
@@ -320,7 +320,12 @@ pub fn load_legacy_module(
     unit.set_constants(
         tensors
             .iter()
-            .map(|tensor| (Some(AttributeValue::Tensor(tensor.clone())), Type::Tensor))
+            .map(|entry| {
+                (
+                    Some(AttributeValue::Tensor(entry.tensor.clone())),
+                    Type::Tensor,
+                )
+            })
             .collect(),
     );
     let unit = Arc::new(unit);
@@ -350,7 +355,7 @@ pub fn load_legacy_module(
 fn load_tensor_table(
     archive: &ArchiveReader,
     model: &Map<String, Json>,
-) -> Result<Vec<Tensor>, LoadError> {
+) -> Result<Vec<TableTensor>, LoadError> {
     let mut storages: HashMap<String, Storage> = HashMap::new();
     let mut tensors = Vec::new();
     for (index, def) in repeated(model, "tensors", "model")?.iter().enumerate() {
@@ -365,7 +370,7 @@ fn load_tensor(
     def: &Json,
     path: &str,
     storages: &mut HashMap<String, Storage>,
-) -> Result<Tensor, LoadError> {
+) -> Result<TableTensor, LoadError> {
     let def = as_object(def, path)?;
     if optional_bool(def, "isQuantized", path)? {
         return Err(field_error(
@@ -436,20 +441,23 @@ fn load_tensor(
         }
     };
     // Checks that the view (overflow included) stays inside the storage.
-    let mut tensor = Tensor::from_storage(storage, offset, dims, strides).map_err(|source| {
+    let tensor = Tensor::from_storage(storage, offset, dims, strides).map_err(|source| {
         LoadError::Tensor {
             context: format!("{MODEL}: {path}"),
             source,
         }
     })?;
-    tensor.set_requires_grad(optional_bool(def, "requiresGrad", path)?);
-    Ok(tensor)
+    // `requiresGrad` belongs to each handle made from the entry, not to the tensor value.
+    Ok(TableTensor {
+        tensor,
+        requires_grad: optional_bool(def, "requiresGrad", path)?,
+    })
 }
 
 fn load_attribute_table(
     archive: &ArchiveReader,
     methods: &Arc<CompiledMethods>,
-    tensors: &[Tensor],
+    tensors: &[TableTensor],
 ) -> Result<Vec<IValue>, LoadError> {
     const RECORD: &str = "attributes.pkl";
     let pickled = unpickle_record(archive, RECORD, UnpicklerOptions::torchscript_data())?;
@@ -563,7 +571,7 @@ impl LegacyLoader<'_> {
                 &format!("{parameter_path}.tensorId"),
                 "tensor",
             )?
-            .clone();
+            .to_ivalue();
             let kind = if optional_bool(parameter, "isBuffer", &parameter_path)? {
                 AttributeKind::Buffer
             } else {
@@ -575,7 +583,7 @@ impl LegacyLoader<'_> {
                 name,
                 Type::Tensor,
                 kind,
-                IValue::from(tensor),
+                tensor,
                 &format!("{parameter_path}.name"),
             )?;
         }

@@ -43,6 +43,21 @@ pub fn unpickle_record(
     })
 }
 
+/// One tensor of the legacy format's tensor table (`model.json`) with its `requiresGrad`,
+/// which belongs to each handle made from the entry rather than to the tensor value.
+#[derive(Clone)]
+pub struct TableTensor {
+    pub tensor: Tensor,
+    pub requires_grad: bool,
+}
+
+impl TableTensor {
+    /// A new handle on the entry's tensor, requiring grad as the entry says.
+    pub fn to_ivalue(&self) -> IValue {
+        IValue::tensor_with_requires_grad(self.tensor.clone(), self.requires_grad)
+    }
+}
+
 /// Reads one pickle's values, loading storages from `<storage_folder>/<key>` records.
 pub struct ValueReader<'a> {
     archive: &'a ArchiveReader,
@@ -55,7 +70,7 @@ pub struct ValueReader<'a> {
     /// Objects whose `__setstate__` must run once the whole tree exists, in creation order.
     pending_setstate: Vec<(Arc<Object>, IValue)>,
     /// The legacy format's tensor table (`model.json`), which `build_tensor_from_id` indexes.
-    tensor_table: Vec<Tensor>,
+    tensor_table: Vec<TableTensor>,
 }
 
 impl<'a> ValueReader<'a> {
@@ -80,7 +95,7 @@ impl<'a> ValueReader<'a> {
     }
 
     /// Gives `build_tensor_from_id(N)` (legacy `attributes.pkl`) its tensor table.
-    pub fn with_tensor_table(mut self, tensors: Vec<Tensor>) -> ValueReader<'a> {
+    pub fn with_tensor_table(mut self, tensors: Vec<TableTensor>) -> ValueReader<'a> {
         self.tensor_table = tensors;
         self
     }
@@ -225,16 +240,22 @@ impl<'a> ValueReader<'a> {
             .as_tuple()
             .ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
         match (module, name) {
-            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args).map(IValue::from),
+            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild_tensor(args),
             ("torch._utils", "_rebuild_parameter") => {
                 let tensor = args
                     .first()
                     .ok_or_else(|| self.error("_rebuild_parameter without a tensor"))?;
-                let mut tensor = self.convert_at(tensor, depth + 1)?.into_tensor()?;
-                if let Some(PickleValue::Bool(requires_grad)) = args.get(1) {
-                    tensor.set_requires_grad(*requires_grad);
-                }
-                Ok(IValue::from(tensor))
+                let tensor = self.convert_at(tensor, depth + 1)?;
+                // The parameter is a new handle on the tensor (PyTorch's `_make_subclass`),
+                // requiring grad as its own argument says, else as the tensor did.
+                let requires_grad = match args.get(1) {
+                    Some(PickleValue::Bool(requires_grad)) => *requires_grad,
+                    _ => tensor.to_tensor_cell()?.requires_grad(),
+                };
+                Ok(IValue::tensor_with_requires_grad(
+                    tensor.into_tensor()?,
+                    requires_grad,
+                ))
             }
             ("torch.jit._pickle", "restore_type_tag") => {
                 let value = args
@@ -259,7 +280,7 @@ impl<'a> ValueReader<'a> {
                 usize::try_from(index)
                     .ok()
                     .and_then(|index| self.tensor_table.get(index))
-                    .map(|tensor| IValue::from(tensor.clone()))
+                    .map(TableTensor::to_ivalue)
                     .ok_or_else(|| {
                         self.error(format!(
                             "build_tensor_from_id({index}) is outside the tensor table ({} tensors)",
@@ -287,7 +308,9 @@ impl<'a> ValueReader<'a> {
         }
     }
 
-    fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<Tensor, LoadError> {
+    /// `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`: a new tensor
+    /// handle, its `requires_grad` on the handle (the tensor value has none).
+    fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<IValue, LoadError> {
         if args.len() < 4 {
             return Err(self.error(format!(
                 "_rebuild_tensor_v2 takes at least 4 arguments, got {}",
@@ -315,17 +338,14 @@ impl<'a> ValueReader<'a> {
             }
         })?;
         let storage = self.load_storage(storage)?;
-        let mut tensor =
-            Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| {
-                LoadError::Tensor {
-                    context: self.pickle_record.clone(),
-                    source,
-                }
-            })?;
-        if let Some(PickleValue::Bool(requires_grad)) = args.get(4) {
-            tensor.set_requires_grad(*requires_grad);
-        }
-        Ok(tensor)
+        let tensor = Tensor::from_storage(storage, offset, sizes, strides).map_err(|source| {
+            LoadError::Tensor {
+                context: self.pickle_record.clone(),
+                source,
+            }
+        })?;
+        let requires_grad = matches!(args.get(4), Some(PickleValue::Bool(true)));
+        Ok(IValue::tensor_with_requires_grad(tensor, requires_grad))
     }
 
     fn non_negative(&self, value: &PickleValue, what: &str) -> Result<usize, LoadError> {
@@ -710,7 +730,7 @@ impl ValueWriter {
             IValue::Int(i) => PickleValue::Int(*i),
             IValue::Double(f) => PickleValue::Float(*f),
             IValue::Str(s) => self.string(s),
-            IValue::Tensor(tensor) => self.tensor(&tensor.get()),
+            IValue::Tensor(cell) => self.tensor(&cell.get(), cell.requires_grad()),
             IValue::Device(device) => {
                 let text = self.string(&device.to_string());
                 PickleValue::reduce(PickleValue::global("torch", "device"), vec![text])
@@ -862,7 +882,8 @@ impl ValueWriter {
         Ok(pickled)
     }
 
-    fn tensor(&mut self, tensor: &Tensor) -> PickleValue {
+    /// `_rebuild_tensor_v2(...)` of a tensor handle whose `requires_grad` is as given.
+    fn tensor(&mut self, tensor: &Tensor, requires_grad: bool) -> PickleValue {
         let pid = self.storage_id(tensor.storage());
         let ints = |values: &[usize]| {
             PickleValue::tuple(values.iter().map(|&v| PickleValue::Int(v as i64)).collect())
@@ -874,7 +895,7 @@ impl ValueWriter {
                 PickleValue::Int(tensor.storage_offset() as i64),
                 ints(tensor.sizes()),
                 ints(tensor.strides()),
-                PickleValue::Bool(tensor.requires_grad()),
+                PickleValue::Bool(requires_grad),
                 PickleValue::reduce(PickleValue::global("collections", "OrderedDict"), vec![]),
             ],
         )

@@ -236,44 +236,70 @@ fn python_tuple(sizes: &[usize]) -> String {
     }
 }
 
+/// A tensor printed as PyTorch prints a handle to it: the values, then the suffixes
+/// (`size=`, `dtype=`, `requires_grad=True`). The autograd flag belongs to the handle (the
+/// runtime's `TensorCell`, PyTorch's `TensorImpl`), not to the tensor value, so the caller
+/// passes it; `Display for Tensor` prints a tensor that does not require grad.
+pub struct TensorDisplay<'a> {
+    tensor: &'a Tensor,
+    requires_grad: bool,
+}
+
+impl Tensor {
+    /// This tensor as PyTorch prints a handle to it whose `requires_grad` is as given.
+    pub fn display_with_requires_grad(&self, requires_grad: bool) -> TensorDisplay<'_> {
+        TensorDisplay {
+            tensor: self,
+            requires_grad,
+        }
+    }
+}
+
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.display_with_requires_grad(false).fmt(f)
+    }
+}
+
+impl fmt::Display for TensorDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tensor = self.tensor;
         let prefix = "tensor(";
         let indent = prefix.len();
         let mut suffixes: Vec<String> = Vec::new();
-        let body = if self.numel() == 0 {
-            if self.dim() != 1 {
-                suffixes.push(format!("size={}", python_tuple(self.sizes())));
+        let body = if tensor.numel() == 0 {
+            if tensor.dim() != 1 {
+                suffixes.push(format!("size={}", python_tuple(tensor.sizes())));
             }
-            if self.dtype() != DType::default_float() {
-                suffixes.push(format!("dtype={}", self.dtype()));
+            if tensor.dtype() != DType::default_float() {
+                suffixes.push(format!("dtype={}", tensor.dtype()));
             }
             "[]".to_string()
         } else {
-            if !matches!(self.dtype(), DType::Float32 | DType::Int64 | DType::Bool) {
-                suffixes.push(format!("dtype={}", self.dtype()));
+            if !matches!(tensor.dtype(), DType::Float32 | DType::Int64 | DType::Bool) {
+                suffixes.push(format!("dtype={}", tensor.dtype()));
             }
-            let values = match self.dtype() {
-                dtype if dtype.is_floating_point() => Values::Float(self.gather::<f64>()),
-                DType::Bool => Values::Bool(self.gather::<bool>()),
-                _ => Values::Int(self.gather::<i64>()),
+            let values = match tensor.dtype() {
+                dtype if dtype.is_floating_point() => Values::Float(tensor.gather::<f64>()),
+                DType::Bool => Values::Bool(tensor.gather::<bool>()),
+                _ => Values::Int(tensor.gather::<i64>()),
             };
-            let summarize = self.numel() > THRESHOLD;
-            let formatter = Formatter::new(&summarized_values(&values, self.sizes(), summarize));
-            if self.dim() == 0 {
+            let summarize = tensor.numel() > THRESHOLD;
+            let formatter = Formatter::new(&summarized_values(&values, tensor.sizes(), summarize));
+            if tensor.dim() == 0 {
                 formatter.format(&values, 0)
             } else {
                 let printer = Printer {
                     values: &values,
-                    sizes: self.sizes(),
-                    strides: crate::shape::contiguous_strides(self.sizes()),
+                    sizes: tensor.sizes(),
+                    strides: crate::shape::contiguous_strides(tensor.sizes()),
                     formatter,
                     summarize,
                 };
                 printer.render(0, 0, indent)
             }
         };
-        if self.requires_grad() {
+        if self.requires_grad {
             suffixes.push("requires_grad=True".to_string());
         }
         let mut out = format!("{prefix}{body}");

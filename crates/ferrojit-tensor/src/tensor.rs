@@ -17,7 +17,6 @@ pub struct Tensor {
     strides: Vec<usize>,
     storage_offset: usize,
     is_wrapped_number: bool,
-    requires_grad: bool,
 }
 
 impl std::fmt::Debug for Tensor {
@@ -189,7 +188,6 @@ impl Tensor {
             strides,
             storage_offset,
             is_wrapped_number: false,
-            requires_grad: false,
         })
     }
 
@@ -206,7 +204,6 @@ impl Tensor {
             strides,
             storage_offset,
             is_wrapped_number: false,
-            requires_grad: false,
         }
     }
 
@@ -356,14 +353,6 @@ impl Tensor {
 
     pub fn set_wrapped_number(&mut self, value: bool) {
         self.is_wrapped_number = value;
-    }
-
-    pub fn requires_grad(&self) -> bool {
-        self.requires_grad
-    }
-
-    pub fn set_requires_grad(&mut self, value: bool) {
-        self.requires_grad = value;
     }
 
     /// Whether both handles view the same storage.
@@ -607,9 +596,7 @@ impl Tensor {
         strides: Vec<usize>,
         storage_offset: usize,
     ) -> Tensor {
-        let mut t = Tensor::from_parts(self.storage.clone(), storage_offset, sizes, strides);
-        t.requires_grad = self.requires_grad;
-        t
+        Tensor::from_parts(self.storage.clone(), storage_offset, sizes, strides)
     }
 }
 

@@ -153,13 +153,16 @@ fn summarized_tensors_match_pytorch() {
 
 #[test]
 fn requires_grad_suffix_matches_pytorch() {
-    let mut t = Tensor::ones(&[2], DType::Float32).unwrap();
-    t.set_requires_grad(true);
-    check(&t, "tensor([1., 1.], requires_grad=True)");
-    let mut t = Tensor::from_slice(&[1.0f64, 2.0], &[1, 2]).unwrap();
-    t.set_requires_grad(true);
-    check(
-        &t,
+    // The flag belongs to the handle (the runtime's TensorCell), so the caller passes it.
+    let t = Tensor::ones(&[2], DType::Float32).unwrap();
+    assert_eq!(
+        t.display_with_requires_grad(true).to_string(),
+        "tensor([1., 1.], requires_grad=True)"
+    );
+    check(&t, "tensor([1., 1.])");
+    let t = Tensor::from_slice(&[1.0f64, 2.0], &[1, 2]).unwrap();
+    assert_eq!(
+        t.display_with_requires_grad(true).to_string(),
         "tensor([[1., 2.]], dtype=torch.float64, requires_grad=True)",
     );
 }

@@ -51,8 +51,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
     vec![
         ("arithmetic", NativeFunction, arithmetic_ops::declarations()),
         ("comparison", NativeFunction, comparison_ops::declarations()),
-        ("tensor", NativeFunction, from_table(tensor_ops::TABLE)),
-        ("tensor_typed", NativeFunction, tensor_ops::declarations()),
+        ("tensor", NativeFunction, tensor_ops::declarations()),
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),
         ("nn", NativeFunction, from_table(nn_ops::TABLE)),

@@ -1,25 +1,83 @@
-//! Tensor operators with native_functions.yaml schemas, calling ferrojit-tensor. Python
-//! numbers used as tensors become wrapped numbers (PyTorch's promotion rules for scalars).
+//! Tensor operators with native_functions.yaml schemas, calling ferrojit-tensor, as typed
+//! kernels: matrix products, views and geometry changes, metadata, conversions, factories and
+//! in-place writes. Python numbers used as tensors become wrapped numbers (PyTorch's
+//! promotion rules for scalars).
 
 use ferrojit_ir::Type;
+use ferrojit_tensor::ops::views::MemoryFormat;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
 use std::sync::Arc;
 
-use super::binding::typed;
-use super::{optional_dtype, pop_array, push, KernelTableEntry};
+use super::binding::{typed, typed_in_place, FromArgument};
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::{Device, IValue};
+use crate::ivalue::{Device, IValue, TensorCell};
 use crate::opdef::OperatorDeclaration;
-use crate::registry::Stack;
+
+type Input = Arc<Tensor>;
+
+/// An argument the kernel takes as it comes and never reads: a layout (ferrojit has only the
+/// strided one), `pin_memory` (no pinned memory on the CPU), `non_blocking` (every copy is
+/// synchronous), or a flag whose every value gives the same result here.
+type Unread = IValue;
+
+/// A `Device?` (or `Device`) argument, accepted only when it is None or the CPU. Checked while
+/// the arguments are read, so a kernel that takes one never starts on another device.
+// Local to this file because binding.rs has no device check; it could be hoisted there.
+struct CpuDevice;
+
+impl FromArgument for CpuDevice {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::None => Ok(CpuDevice),
+            IValue::Device(device) if device.device_type == "cpu" => Ok(CpuDevice),
+            IValue::Device(device) => Err(RuntimeError::Other(format!(
+                "device '{device}' is not available: ferrojit runs on the CPU only"
+            ))),
+            other => Err(RuntimeError::type_mismatch(
+                "Device",
+                other.type_of().to_string(),
+                "device argument",
+            )),
+        }
+    }
+}
+
+/// A `MemoryFormat` or `MemoryFormat?` argument (a c10::MemoryFormat index; None is
+/// `preserve_format`), read as `core_ops::memory_format` reads it.
+// Local to this file because binding.rs has no MemoryFormat conversion; it could be hoisted.
+struct MemoryFormatArgument(MemoryFormat);
+
+impl FromArgument for MemoryFormatArgument {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        super::core_ops::memory_format(value).map(MemoryFormatArgument)
+    }
+}
+
+/// A tensor argument as its handle (the cell every copy of the value shares), for the
+/// operators that read or write what belongs to the handle rather than to the tensor value:
+/// its autograd metadata (`requires_grad_`, `detach_`, `prim::requires_grad`).
+// Local to this file because binding.rs has no handle conversion; it could be hoisted there.
+struct TensorHandle {
+    value: IValue,
+    cell: Arc<TensorCell>,
+}
+
+impl FromArgument for TensorHandle {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        let cell = Arc::clone(value.to_tensor_cell()?);
+        Ok(TensorHandle {
+            value: value.clone(),
+            cell,
+        })
+    }
+}
 
 /// `softmax` over `dim`, computed as `exp(x - max) / sum(exp(x - max), dim)`. The tensor
 /// library has no softmax yet; subtracting the global maximum keeps it stable and gives
 /// the same values as a per-row maximum.
-fn softmax(stack: &mut Stack) -> Result<()> {
-    let [a, dim, dtype] = pop_array::<3>(stack)?;
-    let input = a.to_tensor()?;
-    let input = match optional_dtype(&dtype)? {
+fn softmax(input: Input, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    let input = match dtype {
         Some(dtype) => input.to_dtype(dtype),
         None => Tensor::clone(&input),
     };
@@ -30,19 +88,16 @@ fn softmax(stack: &mut Stack) -> Result<()> {
         }
         .into());
     }
-    let dim = dim.to_int()?;
     if input.numel() == 0 {
-        return push(stack, input.clone_tensor());
+        return Ok(input.clone_tensor());
     }
     let maximum = input.max()?;
     let shifted = input.sub(&maximum, &Scalar::Int(1))?.exp()?;
     let total = shifted.sum_dim(&[dim], true, None)?;
-    push(stack, shifted.div(&total, None)?)
+    Ok(shifted.div(&total, None)?)
 }
 
 // ----- linear algebra ------------------------------------------------------------------
-
-type Input = Arc<Tensor>;
 
 fn linear(input: Input, weight: Input, bias: Option<Input>) -> Result<Tensor> {
     Ok(input.linear(&weight, bias.as_deref())?)
@@ -164,33 +219,19 @@ fn squeeze_dims(input: Input, dims: Vec<i64>) -> Result<Tensor> {
     Ok(result)
 }
 
-/// `resize_(size, memory_format)`: the in-place form hands the resized tensor to every handle
-/// (see the registry's alias write-back).
-fn resize(stack: &mut Stack) -> Result<()> {
-    let [a, sizes, memory_format] = pop_array::<3>(stack)?;
-    let format = super::core_ops::memory_format(&memory_format)?;
-    let result = a.to_tensor()?.resized(&sizes.to_int_vec()?, format)?;
-    push(stack, result)
+/// `resize_(size, memory_format)`: returns the resized tensor, which the registry's alias
+/// write-back makes `self`'s for every handle.
+fn resize(input: Input, size: Vec<i64>, memory_format: MemoryFormatArgument) -> Result<Tensor> {
+    Ok(input.resized(&size, memory_format.0)?)
 }
 
 /// `resize_as_(the_template, memory_format)`.
-fn resize_as(stack: &mut Stack) -> Result<()> {
-    let [a, template, memory_format] = pop_array::<3>(stack)?;
-    let format = super::core_ops::memory_format(&memory_format)?;
-    let sizes: Vec<i64> = template
-        .to_tensor()?
-        .sizes()
-        .iter()
-        .map(|&s| s as i64)
-        .collect();
-    let result = a.to_tensor()?.resized(&sizes, format)?;
-    push(stack, result)
+fn resize_as(input: Input, template: Input, memory_format: MemoryFormatArgument) -> Result<Tensor> {
+    Ok(input.resized(&sizes_i64(&template), memory_format.0)?)
 }
 
 /// `set_(source)`: `self` becomes another handle on `source`'s storage and geometry.
-fn set_to_tensor(stack: &mut Stack) -> Result<()> {
-    let [a, source] = pop_array::<2>(stack)?;
-    let (target, source) = (a.to_tensor()?, source.to_tensor()?);
+fn set_to_tensor(target: Input, source: Input) -> Result<Tensor> {
     if target.dtype() != source.dtype() {
         return Err(RuntimeError::Other(format!(
             "Could not set tensor of type {} to a tensor of type {}",
@@ -198,43 +239,44 @@ fn set_to_tensor(stack: &mut Stack) -> Result<()> {
             source.dtype().name()
         )));
     }
-    push(stack, Tensor::clone(&source))
+    Ok(Tensor::clone(&source))
 }
 
-/// `requires_grad_(requires_grad)`: only the flag; ferrojit records no gradients.
-fn set_requires_grad(stack: &mut Stack) -> Result<()> {
-    let [a, value] = pop_array::<2>(stack)?;
-    let mut result = Tensor::clone(&*a.to_tensor()?);
-    result.set_requires_grad(value.to_bool()?);
-    push(stack, result)
+/// `requires_grad_(requires_grad)`: only the flag, on the handle, so every handle sees it and
+/// an in-place operator that later replaces the handle's tensor keeps it; ferrojit records no
+/// gradients.
+fn set_requires_grad(input: TensorHandle, requires_grad: bool) -> Result<IValue> {
+    input.cell.set_requires_grad(requires_grad);
+    Ok(input.value)
 }
 
-/// `contiguous(memory_format)`: the tensor itself when it already is contiguous in that format,
-/// else a copy laid out in it.
-fn contiguous(stack: &mut Stack) -> Result<()> {
-    use ferrojit_tensor::ops::views::MemoryFormat;
-    let [a, memory_format] = pop_array::<2>(stack)?;
-    let format = super::core_ops::memory_format(&memory_format)?;
-    let tensor = a.to_tensor()?;
-    match format {
-        MemoryFormat::Contiguous => push(stack, tensor.contiguous()),
+/// `contiguous(memory_format)`: the tensor itself (the very handle, as PyTorch returns `self`)
+/// when it already is contiguous in that format, else a copy laid out in it.
+fn contiguous(input_value: IValue, memory_format: MemoryFormatArgument) -> Result<IValue> {
+    let tensor = input_value.to_tensor()?;
+    match memory_format.0 {
+        MemoryFormat::Contiguous => Ok(IValue::from(tensor.contiguous())),
         MemoryFormat::Preserve => Err(RuntimeError::Other(
             "preserve memory format is unsupported by the contiguous operator".to_string(),
         )),
-        _ if is_contiguous_as(&tensor, format)? => push(stack, a),
-        _ => push(stack, tensor.clone_with_format(format)?),
+        format if is_contiguous_as(&tensor, format)? => Ok(input_value),
+        format => Ok(IValue::from(tensor.clone_with_format(format)?)),
     }
 }
 
-fn clone(input: Input, memory_format: IValue) -> Result<Tensor> {
-    let format = super::core_ops::memory_format(&memory_format)?;
-    Ok(input.clone_with_format(format)?)
+fn clone(input: Input, memory_format: MemoryFormatArgument) -> Result<Tensor> {
+    Ok(input.clone_with_format(memory_format.0)?)
 }
 
+/// `detach`: a new handle on the same tensor, which (being new) does not require grad.
 fn detach(input: Input) -> Result<Tensor> {
-    let mut result = Tensor::clone(&input);
-    result.set_requires_grad(false);
-    Ok(result)
+    Ok(Tensor::clone(&input))
+}
+
+/// `detach_`: the handle itself stops requiring grad.
+fn detach_in_place(input: TensorHandle) -> Result<IValue> {
+    input.cell.set_requires_grad(false);
+    Ok(input.value)
 }
 
 // ----- reductions ----------------------------------------------------------------------
@@ -249,55 +291,44 @@ fn min_all(input: Input) -> Result<Tensor> {
 
 // ----- metadata and conversions ----------------------------------------------------------
 
-fn size_int(stack: &mut Stack) -> Result<()> {
-    let [a, dim] = pop_array::<2>(stack)?;
-    let size = a.to_tensor()?.size(dim.to_int()?)?;
-    push(stack, size as i64)
+fn size_int(input: Input, dim: i64) -> Result<i64> {
+    Ok(input.size(dim)? as i64)
 }
 
-fn stride(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let strides: Vec<i64> = a.to_tensor()?.strides().iter().map(|&s| s as i64).collect();
-    push(stack, IValue::int_list(&strides))
+fn size(input: Input) -> Result<Vec<i64>> {
+    Ok(sizes_i64(&input))
 }
 
-fn stride_int(stack: &mut Stack) -> Result<()> {
-    let [a, dim] = pop_array::<2>(stack)?;
-    let tensor = a.to_tensor()?;
-    let dim = ferrojit_tensor::wrap_dim(dim.to_int()?, tensor.dim())?;
-    push(stack, tensor.strides()[dim] as i64)
+fn stride(input: Input) -> Result<Vec<i64>> {
+    Ok(input.strides().iter().map(|&s| s as i64).collect())
 }
 
-fn storage_offset(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.storage_offset() as i64)
+fn stride_int(input: Input, dim: i64) -> Result<i64> {
+    let dim = ferrojit_tensor::wrap_dim(dim, input.dim())?;
+    Ok(input.strides()[dim] as i64)
 }
 
-fn element_size(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.dtype().item_size() as i64)
+fn storage_offset(input: Input) -> Result<i64> {
+    Ok(input.storage_offset() as i64)
 }
 
-fn is_contiguous(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.is_contiguous())
+fn element_size(input: Input) -> Result<i64> {
+    Ok(input.dtype().item_size() as i64)
+}
+
+fn is_contiguous(input: Input) -> Result<bool> {
+    Ok(input.is_contiguous())
 }
 
 /// `is_contiguous(memory_format=...)`: c10's test, which skips the strides of size-1 dims and
 /// calls a tensor without elements contiguous.
-fn is_contiguous_in_format(stack: &mut Stack) -> Result<()> {
-    let [a, memory_format] = pop_array::<2>(stack)?;
-    let format = super::core_ops::memory_format(&memory_format)?;
-    push(stack, is_contiguous_as(&*a.to_tensor()?, format)?)
+fn is_contiguous_in_format(input: Input, memory_format: MemoryFormatArgument) -> Result<bool> {
+    is_contiguous_as(&input, memory_format.0)
 }
 
 /// c10's contiguity test for a memory format: the strides of size-1 dims are skipped, and a
 /// tensor without elements is contiguous.
-fn is_contiguous_as(
-    tensor: &Tensor,
-    format: ferrojit_tensor::ops::views::MemoryFormat,
-) -> Result<bool> {
-    use ferrojit_tensor::ops::views::MemoryFormat;
+fn is_contiguous_as(tensor: &Tensor, format: MemoryFormat) -> Result<bool> {
     let (sizes, strides) = (tensor.sizes(), tensor.strides());
     let inner_to_outer: &[usize] = match format {
         MemoryFormat::Contiguous => return Ok(tensor.is_contiguous()),
@@ -325,33 +356,23 @@ fn is_contiguous_as(
     Ok(true)
 }
 
-fn size(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, IValue::int_list(&sizes_i64(&*a.to_tensor()?)))
+fn dim(input: Input) -> Result<i64> {
+    Ok(input.dim() as i64)
 }
 
-fn dim(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.dim() as i64)
+fn numel(input: Input) -> Result<i64> {
+    Ok(input.numel() as i64)
 }
 
-fn numel(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.numel() as i64)
-}
-
-fn len_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let tensor = a.to_tensor()?;
-    match tensor.sizes().first() {
-        Some(&first) => push(stack, first as i64),
+fn len_tensor(input: Input) -> Result<i64> {
+    match input.sizes().first() {
+        Some(&first) => Ok(first as i64),
         None => Err(RuntimeError::Other("len() of a 0-d tensor".to_string())),
     }
 }
 
-fn is_floating_point(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.dtype().is_floating_point())
+fn is_floating_point(input: Input) -> Result<bool> {
+    Ok(input.dtype().is_floating_point())
 }
 
 fn to_dtype_impl(tensor: &Tensor, dtype: Option<DType>, copy: bool) -> Tensor {
@@ -363,170 +384,126 @@ fn to_dtype_impl(tensor: &Tensor, dtype: Option<DType>, copy: bool) -> Tensor {
     }
 }
 
-fn check_cpu(device: &IValue) -> Result<()> {
-    match device {
-        IValue::None => Ok(()),
-        IValue::Device(device) if device.device_type == "cpu" => Ok(()),
-        IValue::Device(device) => Err(RuntimeError::Other(format!(
-            "device '{device}' is not available: ferrojit runs on the CPU only"
-        ))),
-        other => Err(RuntimeError::type_mismatch(
-            "Device",
-            other.type_of().to_string(),
-            "device argument",
-        )),
-    }
-}
-
-fn to_dtype(stack: &mut Stack) -> Result<()> {
-    let [a, dtype, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
-    let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
-    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
-    push(stack, result)
+fn to_dtype(
+    input: Input,
+    dtype: DType,
+    _non_blocking: Unread,
+    copy: bool,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, Some(dtype), copy))
 }
 
 /// `aten::_cast_<Type>(self, non_blocking)`: `self.to(dtype)` (PyTorch ≤ 1.4 printed
 /// `x.float()` and friends this way).
-fn cast_to(stack: &mut Stack, dtype: DType) -> Result<()> {
-    let [a, _non_blocking] = pop_array::<2>(stack)?;
-    push(stack, to_dtype_impl(&*a.to_tensor()?, Some(dtype), false))
+fn cast_to(dtype: DType) -> impl Fn(Input, Unread) -> Result<Tensor> + Send + Sync + 'static {
+    move |input: Input, _non_blocking: Unread| Ok(to_dtype_impl(&input, Some(dtype), false))
 }
 
-fn cast_byte(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::UInt8)
+fn to_prim_dtype(
+    input: Input,
+    dtype: Option<DType>,
+    _non_blocking: Unread,
+    copy: bool,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, dtype, copy))
 }
 
-fn cast_char(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Int8)
+fn to_prim_device(
+    input: Input,
+    _device: CpuDevice,
+    dtype: Option<DType>,
+    _non_blocking: Unread,
+    copy: bool,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, dtype, copy))
 }
 
-fn cast_short(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Int16)
-}
-
-fn cast_int(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Int32)
-}
-
-fn cast_long(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Int64)
-}
-
-fn cast_half(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Float16)
-}
-
-fn cast_float(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Float32)
-}
-
-fn cast_double(stack: &mut Stack) -> Result<()> {
-    cast_to(stack, DType::Float64)
-}
-
-fn to_prim_dtype(stack: &mut Stack) -> Result<()> {
-    let [a, dtype, _non_blocking, copy] = pop_array::<4>(stack)?;
-    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
-    push(stack, result)
-}
-
-fn to_prim_device(stack: &mut Stack) -> Result<()> {
-    let [a, device, dtype, _non_blocking, copy] = pop_array::<5>(stack)?;
-    check_cpu(&device)?;
-    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
-    push(stack, result)
-}
-
-fn to_device(stack: &mut Stack) -> Result<()> {
-    let [a, device, dtype, _non_blocking, copy, _memory_format] = pop_array::<6>(stack)?;
-    check_cpu(&device)?;
-    let dtype = DType::from_scalar_type_index(dtype.to_int()?)?;
-    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
-    push(stack, result)
+fn to_device(
+    input: Input,
+    _device: CpuDevice,
+    dtype: DType,
+    _non_blocking: Unread,
+    copy: bool,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, Some(dtype), copy))
 }
 
 /// `x.to(other)`: `other`'s dtype (and device, always the CPU here).
-fn to_other(stack: &mut Stack) -> Result<()> {
-    let [a, other, _non_blocking, copy, _memory_format] = pop_array::<5>(stack)?;
-    let dtype = other.to_tensor()?.dtype();
-    let result = to_dtype_impl(&*a.to_tensor()?, Some(dtype), copy.to_bool()?);
-    push(stack, result)
+fn to_other(
+    input: Input,
+    other: Input,
+    _non_blocking: Unread,
+    copy: bool,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, Some(other.dtype()), copy))
 }
 
 /// `x.to(dtype=..., device=...)` with keyword arguments.
-fn to_dtype_layout(stack: &mut Stack) -> Result<()> {
-    let [a, dtype, _layout, device, _pin_memory, _non_blocking, copy, _memory_format] =
-        pop_array::<8>(stack)?;
-    check_cpu(&device)?;
-    let result = to_dtype_impl(&*a.to_tensor()?, optional_dtype(&dtype)?, copy.to_bool()?);
-    push(stack, result)
+#[allow(clippy::too_many_arguments)] // the schema's eight arguments, in order
+fn to_dtype_layout(
+    input: Input,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+    _non_blocking: Unread,
+    copy: bool,
+    _memory_format: Unread,
+) -> Result<Tensor> {
+    Ok(to_dtype_impl(&input, dtype, copy))
 }
 
-fn item(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = a.to_tensor()?.item()?;
-    push(stack, value)
+fn item(input: Input) -> Result<Scalar> {
+    Ok(input.item()?)
 }
 
-fn int_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = a.to_tensor()?.item()?;
-    push(stack, value.to_i64())
+fn int_tensor(input: Input) -> Result<i64> {
+    Ok(input.item()?.to_i64())
 }
 
-fn float_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = a.to_tensor()?.item()?;
-    push(stack, value.to_f64())
+fn float_tensor(input: Input) -> Result<f64> {
+    Ok(input.item()?.to_f64())
 }
 
-fn bool_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let tensor = a.to_tensor()?;
-    if tensor.numel() != 1 {
-        let message = if tensor.numel() == 0 {
+fn bool_tensor(input: Input) -> Result<bool> {
+    if input.numel() != 1 {
+        let message = if input.numel() == 0 {
             "Boolean value of Tensor with no values is ambiguous"
         } else {
             "Boolean value of Tensor with more than one value is ambiguous"
         };
         return Err(RuntimeError::Other(message.to_string()));
     }
-    push(stack, tensor.item()?.to_bool())
+    Ok(input.item()?.to_bool())
 }
 
-fn num_to_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = a.to_scalar()?;
-    push(stack, Tensor::scalar_tensor(value, value.dtype()))
+fn num_to_tensor(value: Scalar) -> Result<Tensor> {
+    Ok(Tensor::scalar_tensor(value, value.dtype()))
 }
 
-fn device(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    a.to_tensor()?;
-    push(stack, Device::cpu())
+fn device(_input: Input) -> Result<IValue> {
+    Ok(IValue::from(Device::cpu()))
 }
 
-fn dtype(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.dtype().scalar_type_index())
+fn dtype(input: Input) -> Result<i64> {
+    Ok(input.dtype().scalar_type_index())
 }
 
-fn requires_grad(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_tensor()?.requires_grad())
+fn requires_grad(input: TensorHandle) -> Result<bool> {
+    Ok(input.cell.requires_grad())
 }
 
 /// `prim::is_cuda`, `is_sparse`, ...: false for every ferrojit tensor (dense, CPU).
-fn false_for_tensor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    a.to_tensor()?;
-    push(stack, false)
+fn false_for_tensor(_input: Input) -> Result<bool> {
+    Ok(false)
 }
 
 // ----- factories -----------------------------------------------------------------------
 
-fn sizes_from(value: &IValue) -> Result<Vec<usize>> {
-    let sizes = value.to_int_vec()?;
+fn sizes_from(sizes: &[i64]) -> Result<Vec<usize>> {
     sizes
         .iter()
         .map(|&s| {
@@ -539,57 +516,62 @@ fn sizes_from(value: &IValue) -> Result<Vec<usize>> {
         .collect()
 }
 
-fn factory(stack: &mut Stack, fill: Scalar) -> Result<()> {
-    let [size, dtype, _layout, device, _pin_memory] = pop_array::<5>(stack)?;
-    check_cpu(&device)?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(DType::default_float());
-    let result = Tensor::full(&sizes_from(&size)?, fill, dtype)?;
-    push(stack, result)
+/// `zeros` and `ones`: a tensor of `size` filled with `fill`, of the default float dtype
+/// unless one is given.
+fn factory(
+    fill: Scalar,
+) -> impl Fn(Vec<i64>, Option<DType>, Unread, CpuDevice, Unread) -> Result<Tensor> + Send + Sync + 'static
+{
+    move |size: Vec<i64>,
+          dtype: Option<DType>,
+          _layout: Unread,
+          _device: CpuDevice,
+          _pin_memory: Unread| {
+        let dtype = dtype.unwrap_or(DType::default_float());
+        Ok(Tensor::full(&sizes_from(&size)?, fill, dtype)?)
+    }
 }
 
-fn zeros(stack: &mut Stack) -> Result<()> {
-    factory(stack, Scalar::Int(0))
-}
-
-fn ones(stack: &mut Stack) -> Result<()> {
-    factory(stack, Scalar::Int(1))
-}
-
-fn full(stack: &mut Stack) -> Result<()> {
-    let [size, fill, dtype, _layout, device, _pin_memory] = pop_array::<6>(stack)?;
-    check_cpu(&device)?;
-    let fill = fill.to_scalar()?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(match fill {
+fn full(
+    size: Vec<i64>,
+    fill: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(match fill {
         Scalar::Float(_) => DType::default_float(),
         other => other.dtype(),
     });
-    let result = Tensor::full(&sizes_from(&size)?, fill, dtype)?;
-    push(stack, result)
+    Ok(Tensor::full(&sizes_from(&size)?, fill, dtype)?)
 }
 
-fn like_factory(stack: &mut Stack, fill: Scalar) -> Result<()> {
-    let [a, dtype, _layout, device, _pin_memory, _memory_format] = pop_array::<6>(stack)?;
-    check_cpu(&device)?;
-    let tensor = a.to_tensor()?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(tensor.dtype());
-    push(stack, Tensor::full(tensor.sizes(), fill, dtype)?)
+/// `zeros_like` and `ones_like`: `input`'s sizes and (unless one is given) dtype.
+fn like_factory(
+    fill: Scalar,
+) -> impl Fn(Input, Option<DType>, Unread, CpuDevice, Unread, Unread) -> Result<Tensor>
+       + Send
+       + Sync
+       + 'static {
+    move |input: Input,
+          dtype: Option<DType>,
+          _layout: Unread,
+          _device: CpuDevice,
+          _pin_memory: Unread,
+          _memory_format: Unread| {
+        let dtype = dtype.unwrap_or(input.dtype());
+        Ok(Tensor::full(input.sizes(), fill, dtype)?)
+    }
 }
 
-fn zeros_like(stack: &mut Stack) -> Result<()> {
-    like_factory(stack, Scalar::Int(0))
-}
-
-fn ones_like(stack: &mut Stack) -> Result<()> {
-    like_factory(stack, Scalar::Int(1))
-}
-
-fn arange_impl(start: Scalar, end: Scalar, step: Scalar, dtype: &IValue) -> Result<Tensor> {
+fn arange_impl(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let inferred = if [start, end, step].iter().any(Scalar::is_floating_point) {
         DType::default_float()
     } else {
         DType::Int64
     };
-    let dtype = optional_dtype(dtype)?.unwrap_or(inferred);
+    let dtype = dtype.unwrap_or(inferred);
     Ok(Tensor::arange(
         start.to_f64(),
         end.to_f64(),
@@ -598,30 +580,37 @@ fn arange_impl(start: Scalar, end: Scalar, step: Scalar, dtype: &IValue) -> Resu
     )?)
 }
 
-fn arange(stack: &mut Stack) -> Result<()> {
-    let [end, dtype, _layout, device, _pin_memory] = pop_array::<5>(stack)?;
-    check_cpu(&device)?;
-    let result = arange_impl(Scalar::Int(0), end.to_scalar()?, Scalar::Int(1), &dtype)?;
-    push(stack, result)
+fn arange(
+    end: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    arange_impl(Scalar::Int(0), end, Scalar::Int(1), dtype)
 }
 
-fn arange_start(stack: &mut Stack) -> Result<()> {
-    let [start, end, dtype, _layout, device, _pin_memory] = pop_array::<6>(stack)?;
-    check_cpu(&device)?;
-    let result = arange_impl(start.to_scalar()?, end.to_scalar()?, Scalar::Int(1), &dtype)?;
-    push(stack, result)
+fn arange_start(
+    start: Scalar,
+    end: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    arange_impl(start, end, Scalar::Int(1), dtype)
 }
 
-fn arange_start_step(stack: &mut Stack) -> Result<()> {
-    let [start, end, step, dtype, _layout, device, _pin_memory] = pop_array::<7>(stack)?;
-    check_cpu(&device)?;
-    let result = arange_impl(
-        start.to_scalar()?,
-        end.to_scalar()?,
-        step.to_scalar()?,
-        &dtype,
-    )?;
-    push(stack, result)
+fn arange_start_step(
+    start: Scalar,
+    end: Scalar,
+    step: Scalar,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
+    arange_impl(start, end, step, dtype)
 }
 
 /// Flattens a (nested) list literal into scalars, recording its shape.
@@ -667,12 +656,12 @@ fn base_element_type(ty: &Type) -> &Type {
     }
 }
 
-fn tensor_from_list(stack: &mut Stack) -> Result<()> {
-    let [data, dtype, device, _requires_grad] = pop_array::<4>(stack)?;
-    check_cpu(&device)?;
+/// `tensor(t[] data, ...)` and `as_tensor.list`: a (nested) list literal as a tensor of the
+/// dtype of its first element (or, when empty, of its element type) unless one is given.
+fn tensor_from_list_impl(data: &IValue, dtype: Option<DType>) -> Result<Tensor> {
     let mut shape = Vec::new();
     let mut values = Vec::new();
-    flatten_data(&data, 0, &mut shape, &mut values)?;
+    flatten_data(data, 0, &mut shape, &mut values)?;
     let inferred = match values.first() {
         Some(Scalar::Float(_)) => DType::default_float(),
         Some(Scalar::Int(_)) => DType::Int64,
@@ -683,9 +672,7 @@ fn tensor_from_list(stack: &mut Stack) -> Result<()> {
             _ => DType::default_float(),
         },
     };
-    let dtype = optional_dtype(&dtype)?.unwrap_or(inferred);
-    let result = build_tensor(&values, &shape, dtype)?;
-    push(stack, result)
+    build_tensor(&values, &shape, dtype.unwrap_or(inferred))
 }
 
 fn build_tensor(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
@@ -702,100 +689,173 @@ fn build_tensor(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tens
     Ok(tensor.to_dtype(dtype))
 }
 
-fn tensor_from_number(stack: &mut Stack) -> Result<()> {
-    let [value, dtype, device, _requires_grad] = pop_array::<4>(stack)?;
-    check_cpu(&device)?;
-    let value = value.to_scalar()?;
+/// `tensor.float`/`.int`/`.bool` and `as_tensor` of a number: a 0-d tensor of the number's
+/// dtype (a Python float takes the default float dtype) unless one is given.
+fn tensor_from_number_impl(value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let inferred = match value {
         Scalar::Float(_) => DType::default_float(),
         other => other.dtype(),
     };
-    let dtype = optional_dtype(&dtype)?.unwrap_or(inferred);
-    push(stack, build_tensor(&[value], &[], dtype)?)
+    build_tensor(&[value], &[], dtype.unwrap_or(inferred))
 }
 
-/// `as_tensor` of a list or a number: `tensor(...)` without the requires_grad argument.
-fn as_tensor_from_data(stack: &mut Stack, build: fn(&mut Stack) -> Result<()>) -> Result<()> {
-    stack.push(IValue::Bool(false));
-    build(stack)
+/// `requires_grad` is not read: ferrojit records no gradients.
+fn tensor_from_list(
+    data: IValue,
+    dtype: Option<DType>,
+    _device: CpuDevice,
+    _requires_grad: Unread,
+) -> Result<Tensor> {
+    tensor_from_list_impl(&data, dtype)
 }
 
-fn as_tensor_list(stack: &mut Stack) -> Result<()> {
-    as_tensor_from_data(stack, tensor_from_list)
+/// `requires_grad` is not read: ferrojit records no gradients.
+fn tensor_from_number(
+    value: Scalar,
+    dtype: Option<DType>,
+    _device: CpuDevice,
+    _requires_grad: Unread,
+) -> Result<Tensor> {
+    tensor_from_number_impl(value, dtype)
 }
 
-fn as_tensor_number(stack: &mut Stack) -> Result<()> {
-    as_tensor_from_data(stack, tensor_from_number)
+fn as_tensor_list(data: IValue, dtype: Option<DType>, _device: CpuDevice) -> Result<Tensor> {
+    tensor_from_list_impl(&data, dtype)
+}
+
+fn as_tensor_number(value: Scalar, dtype: Option<DType>, _device: CpuDevice) -> Result<Tensor> {
+    tensor_from_number_impl(value, dtype)
 }
 
 /// `as_tensor(Tensor data, dtype?, device?)`: the same tensor when nothing changes,
 /// otherwise a converted copy.
-fn as_tensor_tensor(stack: &mut Stack) -> Result<()> {
-    let [data, dtype, device] = pop_array::<3>(stack)?;
-    check_cpu(&device)?;
-    let result = to_dtype_impl(&*data.to_tensor()?, optional_dtype(&dtype)?, false);
-    push(stack, result)
+fn as_tensor_tensor(data: Input, dtype: Option<DType>, _device: CpuDevice) -> Result<Tensor> {
+    Ok(to_dtype_impl(&data, dtype, false))
 }
 
-fn unique_dim(stack: &mut Stack) -> Result<()> {
-    let [a, dim, _sorted, _return_inverse, _return_counts] = pop_array::<5>(stack)?;
-    let (values, inverse, counts) = a.to_tensor()?.unique_dim(dim.to_int()?)?;
-    push(stack, values)?;
-    push(stack, inverse)?;
-    push(stack, counts)
+/// `unique_dim`: the sorted unique slices, with the inverse and the counts always computed;
+/// the three flags are not read.
+fn unique_dim(
+    input: Input,
+    dim: i64,
+    _sorted: Unread,
+    _return_inverse: Unread,
+    _return_counts: Unread,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    Ok(input.unique_dim(dim)?)
 }
 
-fn cat(stack: &mut Stack) -> Result<()> {
-    let [tensors, dim] = pop_array::<2>(stack)?;
-    let result = ferrojit_tensor::cat(&tensors.to_tensor_vec()?, dim.to_int()?)?;
-    push(stack, result)
+fn cat(tensors: Vec<Tensor>, dim: i64) -> Result<Tensor> {
+    Ok(ferrojit_tensor::cat(&tensors, dim)?)
 }
 
-fn stack_tensors(stack: &mut Stack) -> Result<()> {
-    let [tensors, dim] = pop_array::<2>(stack)?;
-    let result = ferrojit_tensor::stack(&tensors.to_tensor_vec()?, dim.to_int()?)?;
-    push(stack, result)
+fn stack_tensors(tensors: Vec<Tensor>, dim: i64) -> Result<Tensor> {
+    Ok(ferrojit_tensor::stack(&tensors, dim)?)
 }
 
 // ----- in-place writes -------------------------------------------------------------------
+// These have no functional form here to derive them from (`copy_`, `fill_`, `zero_` write
+// `self`'s existing storage, as ATen's do), so they bind the tensor library's in-place
+// kernels with `typed_in_place`.
 
-fn copy_(stack: &mut Stack) -> Result<()> {
-    let [a, src, _non_blocking] = pop_array::<3>(stack)?;
-    a.to_tensor()?.copy_(&*src.to_tensor()?)?;
-    push(stack, a)
+fn copy_(target: Input, source: Input, _non_blocking: Unread) -> Result<Tensor> {
+    Ok(target.copy_(&source)?)
 }
 
-fn fill_scalar_(stack: &mut Stack) -> Result<()> {
-    let [a, value] = pop_array::<2>(stack)?;
-    a.to_tensor()?.fill_(&value.to_scalar()?)?;
-    push(stack, a)
+fn fill_scalar_(target: Input, value: Scalar) -> Result<Tensor> {
+    Ok(target.fill_(&value)?)
 }
 
-fn fill_tensor_(stack: &mut Stack) -> Result<()> {
-    let [a, value] = pop_array::<2>(stack)?;
-    let value = value.to_tensor()?;
+fn fill_tensor_(target: Input, value: Input) -> Result<Tensor> {
     if value.dim() != 0 {
         return Err(RuntimeError::Other(format!(
             "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
             value.dim()
         )));
     }
-    a.to_tensor()?.fill_(&value.item()?)?;
-    push(stack, a)
+    Ok(target.fill_(&value.item()?)?)
 }
 
-fn zero_(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    a.to_tensor()?.zero_()?;
-    push(stack, a)
+fn zero_(target: Input) -> Result<Tensor> {
+    Ok(target.zero_()?)
 }
 
-/// The typed operators of this file, registered right after [`TABLE`]: matrix products,
-/// views and reductions. In-place geometry changes (`t_`, `unsqueeze_`) return the changed
-/// tensor, and the registry's alias write-back makes it `self`'s tensor for every handle.
+/// Every operator of this file, in declaration order (the former stack-adapter table first,
+/// then the matrix products, views and reductions, as they were registered before). In-place
+/// geometry changes (`t_`, `unsqueeze_`, `resize_`, `set_`) return the changed tensor, and the
+/// registry's alias write-back makes it `self`'s tensor for every handle.
 #[rustfmt::skip]
 pub fn declarations() -> Vec<OperatorDeclaration> {
     vec![
+        typed("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
+        typed("aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize),
+        typed("aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize_as),
+        typed("aten::set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)", set_to_tensor),
+        typed("aten::requires_grad_(Tensor(a!) self, bool requires_grad=True) -> Tensor(a!)", set_requires_grad),
+        typed("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", contiguous),
+        typed("aten::size.int(Tensor self, int dim) -> int", size_int),
+        typed("aten::size(Tensor self) -> int[]", size),
+        typed("aten::stride(Tensor self) -> int[]", stride),
+        typed("aten::stride.int(Tensor self, int dim) -> int", stride_int),
+        typed("aten::storage_offset(Tensor self) -> int", storage_offset),
+        typed("aten::element_size(Tensor self) -> int", element_size),
+        typed("aten::is_contiguous(Tensor self) -> bool", is_contiguous),
+        typed("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool", is_contiguous_in_format),
+        typed("aten::dim(Tensor self) -> int", dim),
+        typed("aten::numel(Tensor self) -> int", numel),
+        typed("aten::len.Tensor(Tensor t) -> int", len_tensor),
+        typed("aten::is_floating_point(Tensor self) -> bool", is_floating_point),
+        typed("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype),
+        typed("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_device),
+        typed("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_device),
+        typed("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_dtype),
+        typed("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_other),
+        typed("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype_layout),
+        typed("aten::_cast_Byte(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::UInt8)),
+        typed("aten::_cast_Char(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Int8)),
+        typed("aten::_cast_Short(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Int16)),
+        typed("aten::_cast_Int(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Int32)),
+        typed("aten::_cast_Long(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Int64)),
+        typed("aten::_cast_Half(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Float16)),
+        typed("aten::_cast_Float(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Float32)),
+        typed("aten::_cast_Double(Tensor self, bool non_blocking=False) -> Tensor", cast_to(DType::Float64)),
+        typed("aten::item(Tensor self) -> Scalar", item),
+        typed("aten::Int.Tensor(Tensor a) -> int", int_tensor),
+        typed("aten::Float.Tensor(Tensor a) -> float", float_tensor),
+        typed("aten::Bool.Tensor(Tensor a) -> bool", bool_tensor),
+        typed("prim::NumToTensor.Scalar(Scalar a) -> Tensor", num_to_tensor),
+        typed("prim::device(Tensor a) -> Device", device),
+        typed("prim::dtype(Tensor a) -> int", dtype),
+        typed("prim::requires_grad(Tensor a) -> bool", requires_grad),
+        typed("prim::is_cuda(Tensor a) -> bool", false_for_tensor),
+        typed("prim::is_sparse(Tensor a) -> bool", false_for_tensor),
+        typed("prim::is_quantized(Tensor a) -> bool", false_for_tensor),
+        typed("prim::is_meta(Tensor a) -> bool", false_for_tensor),
+        typed("prim::is_mkldnn(Tensor a) -> bool", false_for_tensor),
+        typed("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", factory(Scalar::Int(0))),
+        typed("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", factory(Scalar::Int(1))),
+        typed("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", full),
+        typed("aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", like_factory(Scalar::Int(0))),
+        typed("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", like_factory(Scalar::Int(1))),
+        typed("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange),
+        typed("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start),
+        typed("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start_step),
+        typed("aten::tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+        typed("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+        typed("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
+        typed("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_list),
+        typed("aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", unique_dim),
+        typed("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(a|b)", as_tensor_tensor),
+        typed("aten::as_tensor.float(float t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+        typed("aten::as_tensor.int(int t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+        typed("aten::as_tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
+        typed("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_list),
+        typed("aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat),
+        typed("aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_tensors),
+        typed_in_place("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", copy_),
+        typed_in_place("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_scalar_),
+        typed_in_place("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", fill_tensor_),
+        typed_in_place("aten::zero_(Tensor(a!) self) -> Tensor(a!)", zero_),
         typed("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
         typed("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),
         typed("aten::matmul(Tensor self, Tensor other) -> Tensor", matmul),
@@ -830,7 +890,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", squeeze),
         typed("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
         typed("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
-        typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach),
+        typed("aten::detach_(Tensor(a!) self) -> Tensor(a!)", detach_in_place),
         typed("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", clone),
         typed("aten::detach(Tensor(a) self) -> Tensor(a)", detach),
         typed("aten::max(Tensor self) -> Tensor", max_all),
@@ -838,74 +898,65 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
     ]
 }
 
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax),
-    ("aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize),
-    ("aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", resize_as),
-    ("aten::set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)", set_to_tensor),
-    ("aten::requires_grad_(Tensor(a!) self, bool requires_grad=True) -> Tensor(a!)", set_requires_grad),
-    ("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", contiguous),
-    ("aten::size.int(Tensor self, int dim) -> int", size_int),
-    ("aten::size(Tensor self) -> int[]", size),
-    ("aten::stride(Tensor self) -> int[]", stride),
-    ("aten::stride.int(Tensor self, int dim) -> int", stride_int),
-    ("aten::storage_offset(Tensor self) -> int", storage_offset),
-    ("aten::element_size(Tensor self) -> int", element_size),
-    ("aten::is_contiguous(Tensor self) -> bool", is_contiguous),
-    ("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool", is_contiguous_in_format),
-    ("aten::dim(Tensor self) -> int", dim),
-    ("aten::numel(Tensor self) -> int", numel),
-    ("aten::len.Tensor(Tensor t) -> int", len_tensor),
-    ("aten::is_floating_point(Tensor self) -> bool", is_floating_point),
-    ("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype),
-    ("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_device),
-    ("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_device),
-    ("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(a|b)", to_prim_dtype),
-    ("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_other),
-    ("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", to_dtype_layout),
-    ("aten::_cast_Byte(Tensor self, bool non_blocking=False) -> Tensor", cast_byte),
-    ("aten::_cast_Char(Tensor self, bool non_blocking=False) -> Tensor", cast_char),
-    ("aten::_cast_Short(Tensor self, bool non_blocking=False) -> Tensor", cast_short),
-    ("aten::_cast_Int(Tensor self, bool non_blocking=False) -> Tensor", cast_int),
-    ("aten::_cast_Long(Tensor self, bool non_blocking=False) -> Tensor", cast_long),
-    ("aten::_cast_Half(Tensor self, bool non_blocking=False) -> Tensor", cast_half),
-    ("aten::_cast_Float(Tensor self, bool non_blocking=False) -> Tensor", cast_float),
-    ("aten::_cast_Double(Tensor self, bool non_blocking=False) -> Tensor", cast_double),
-    ("aten::item(Tensor self) -> Scalar", item),
-    ("aten::Int.Tensor(Tensor a) -> int", int_tensor),
-    ("aten::Float.Tensor(Tensor a) -> float", float_tensor),
-    ("aten::Bool.Tensor(Tensor a) -> bool", bool_tensor),
-    ("prim::NumToTensor.Scalar(Scalar a) -> Tensor", num_to_tensor),
-    ("prim::device(Tensor a) -> Device", device),
-    ("prim::dtype(Tensor a) -> int", dtype),
-    ("prim::requires_grad(Tensor a) -> bool", requires_grad),
-    ("prim::is_cuda(Tensor a) -> bool", false_for_tensor),
-    ("prim::is_sparse(Tensor a) -> bool", false_for_tensor),
-    ("prim::is_quantized(Tensor a) -> bool", false_for_tensor),
-    ("prim::is_meta(Tensor a) -> bool", false_for_tensor),
-    ("prim::is_mkldnn(Tensor a) -> bool", false_for_tensor),
-    ("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", zeros),
-    ("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ones),
-    ("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", full),
-    ("aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", zeros_like),
-    ("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", ones_like),
-    ("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange),
-    ("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start),
-    ("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", arange_start_step),
-    ("aten::tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
-    ("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
-    ("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_number),
-    ("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", tensor_from_list),
-    ("aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", unique_dim),
-    ("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(a|b)", as_tensor_tensor),
-    ("aten::as_tensor.float(float t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
-    ("aten::as_tensor.int(int t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
-    ("aten::as_tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_number),
-    ("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor", as_tensor_list),
-    ("aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat),
-    ("aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_tensors),
-    ("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", copy_),
-    ("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_scalar_),
-    ("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", fill_tensor_),
-    ("aten::zero_(Tensor(a!) self) -> Tensor(a!)", zero_),
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autograd::GradModeGuard;
+    use crate::registry::{OperatorRegistry, Stack};
+
+    /// Runs one builtin operator and returns its single result.
+    fn call(registry: &OperatorRegistry, full_name: &str, arguments: Vec<IValue>) -> IValue {
+        let operator = registry.lookup(full_name).expect("a builtin operator");
+        let mut stack: Stack = arguments;
+        (operator.kernel)(&mut stack).expect("the operator runs");
+        assert_eq!(stack.len(), 1);
+        stack.remove(0)
+    }
+
+    fn requires_grad_of(registry: &OperatorRegistry, value: &IValue) -> bool {
+        matches!(
+            call(registry, "prim::requires_grad", vec![value.clone()]),
+            IValue::Bool(true)
+        )
+    }
+
+    #[test]
+    fn requires_grad_stays_with_the_handle_through_in_place_ops() {
+        let registry = OperatorRegistry::try_with_builtins().unwrap();
+        let x = IValue::from(Tensor::ones(&[2, 3], DType::Float32).unwrap());
+        let other_handle = x.clone();
+        let returned = call(
+            &registry,
+            "aten::requires_grad_",
+            vec![x.clone(), IValue::Bool(true)],
+        );
+        assert!(requires_grad_of(&registry, &returned));
+        {
+            // PyTorch allows in-place ops on a leaf that requires grad only without grad mode.
+            let _no_grad = GradModeGuard::new(false);
+            // `unsqueeze_` replaces the handle's tensor; `mul_` writes into it.
+            call(
+                &registry,
+                "aten::unsqueeze_",
+                vec![x.clone(), IValue::Int(0)],
+            );
+            call(
+                &registry,
+                "aten::mul_.Scalar",
+                vec![x.clone(), IValue::Int(2)],
+            );
+        }
+        assert_eq!(other_handle.to_tensor().unwrap().sizes(), &[1, 2, 3]);
+        assert!(requires_grad_of(&registry, &other_handle));
+        assert!(other_handle.to_string().ends_with("requires_grad=True)"));
+
+        // `detach` is a new handle that does not require grad; `x` still does.
+        let detached = call(&registry, "aten::detach", vec![x.clone()]);
+        assert!(!requires_grad_of(&registry, &detached));
+        assert!(requires_grad_of(&registry, &x));
+        // `detach_` clears the flag of the handle itself, for every copy of it.
+        call(&registry, "aten::detach_", vec![x.clone()]);
+        assert!(!requires_grad_of(&registry, &other_handle));
+        assert!(!other_handle.to_string().contains("requires_grad"));
+    }
+}
