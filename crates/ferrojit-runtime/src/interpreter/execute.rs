@@ -14,7 +14,7 @@ use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use crate::object::{MethodSource, NoMethods, Object};
-use crate::ops::scalar_ops::{NumberOp, NumberValue};
+use crate::number_op::{NumberOp, NumberValue};
 
 /// Receives each line `prim::Print` produces (without the trailing newline).
 pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;
