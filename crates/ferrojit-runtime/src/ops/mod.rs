@@ -57,7 +57,11 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("arrange", NativeFunction, arrange_ops::declarations()),
         ("nn", NativeFunction, from_table(nn_ops::TABLE)),
         ("rnn", NativeFunction, rnn_ops::declarations()),
-        ("transformer", NativeFunction, transformer_ops::declarations()),
+        (
+            "transformer",
+            NativeFunction,
+            transformer_ops::declarations(),
+        ),
         ("indexing", NativeFunction, from_table(indexing_ops::TABLE)),
         ("creation", NativeFunction, from_table(creation_ops::TABLE)),
         ("scalar", Builtin, scalar_ops::declarations()),

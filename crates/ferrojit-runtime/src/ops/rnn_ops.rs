@@ -67,7 +67,9 @@ fn results(output: Tensor, finals: Vec<Tensor>) -> Vec<IValue> {
 
 /// `aten::{lstm,gru,rnn_tanh,rnn_relu}.input`: `(input, hx, params, has_biases, num_layers,
 /// dropout, train, bidirectional, batch_first)`.
-fn padded(mode: RnnMode) -> SliceKernel<impl Fn(&[IValue]) -> Result<Vec<IValue>> + Clone + Send + Sync + 'static> {
+fn padded(
+    mode: RnnMode,
+) -> SliceKernel<impl Fn(&[IValue]) -> Result<Vec<IValue>> + Clone + Send + Sync + 'static> {
     SliceKernel {
         arity: 9,
         body: move |arguments: &[IValue]| {
@@ -89,7 +91,9 @@ fn padded(mode: RnnMode) -> SliceKernel<impl Fn(&[IValue]) -> Result<Vec<IValue>
 
 /// `aten::{lstm,gru,rnn_tanh,rnn_relu}.data`: `(data, batch_sizes, hx, params, has_biases,
 /// num_layers, dropout, train, bidirectional)`.
-fn packed(mode: RnnMode) -> SliceKernel<impl Fn(&[IValue]) -> Result<Vec<IValue>> + Clone + Send + Sync + 'static> {
+fn packed(
+    mode: RnnMode,
+) -> SliceKernel<impl Fn(&[IValue]) -> Result<Vec<IValue>> + Clone + Send + Sync + 'static> {
     SliceKernel {
         arity: 9,
         body: move |arguments: &[IValue]| {

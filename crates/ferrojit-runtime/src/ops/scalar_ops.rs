@@ -25,7 +25,6 @@ fn number_pair(a: Scalar, b: Scalar) -> NumberPair {
     }
 }
 
-
 /// A binary number operator: int arithmetic on two ints (bools count as ints), float
 /// arithmetic otherwise.
 fn binary(
@@ -681,7 +680,10 @@ mod tests {
     }
 
     /// Runs a typed kernel on `arguments` and returns its one result.
-    fn run_declaration(declaration: &OperatorDeclaration, arguments: Vec<IValue>) -> Result<IValue> {
+    fn run_declaration(
+        declaration: &OperatorDeclaration,
+        arguments: Vec<IValue>,
+    ) -> Result<IValue> {
         let DeclaredKernel::Arguments(kernel) = &declaration.kernel else {
             panic!("{} is not a typed kernel", declaration.schema);
         };
@@ -776,7 +778,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("invalid literal for int() with base 10: '12 '"));
-        let float_of = |text: &str| run("aten::Float.str(str a) -> float", vec![IValue::from(text)]);
+        let float_of =
+            |text: &str| run("aten::Float.str(str a) -> float", vec![IValue::from(text)]);
         assert!(matches!(float_of(" 2.5"), Ok(IValue::Double(v)) if v == 2.5));
         assert!(matches!(float_of("-inf"), Ok(IValue::Double(v)) if v == f64::NEG_INFINITY));
         assert_eq!(float_of("abc").unwrap_err().to_string(), "stod");
@@ -784,44 +787,94 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("could not convert"));
-        let shifted = run("aten::__lshift__.int(int a, int b) -> int", vec![IValue::Int(-5), IValue::Int(2)]).unwrap();
+        let shifted = run(
+            "aten::__lshift__.int(int a, int b) -> int",
+            vec![IValue::Int(-5), IValue::Int(2)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(-20)));
-        let shifted = run("aten::__rshift__.int(int a, int b) -> int", vec![IValue::Int(-5), IValue::Int(1)]).unwrap();
+        let shifted = run(
+            "aten::__rshift__.int(int a, int b) -> int",
+            vec![IValue::Int(-5), IValue::Int(1)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(-3)));
-        let shifted = run("aten::__lshift__.int(int a, int b) -> int", vec![IValue::Int(1), IValue::Int(200)]).unwrap();
+        let shifted = run(
+            "aten::__lshift__.int(int a, int b) -> int",
+            vec![IValue::Int(1), IValue::Int(200)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(0)));
-        assert!(run("aten::__rshift__.int(int a, int b) -> int", vec![IValue::Int(1), IValue::Int(-1)]).is_err());
+        assert!(run(
+            "aten::__rshift__.int(int a, int b) -> int",
+            vec![IValue::Int(1), IValue::Int(-1)]
+        )
+        .is_err());
         assert!(matches!(
             run("aten::hash.generic(t value) -> int", vec![IValue::Int(42)]),
             Ok(IValue::Int(42))
         ));
-        let a = run("aten::hash.generic(t value) -> int", vec![IValue::from("key")])
-            .unwrap()
-            .to_int()
-            .unwrap();
-        let b = run("aten::hash.generic(t value) -> int", vec![IValue::from("key")])
-            .unwrap()
-            .to_int()
-            .unwrap();
+        let a = run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::from("key")],
+        )
+        .unwrap()
+        .to_int()
+        .unwrap();
+        let b = run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::from("key")],
+        )
+        .unwrap()
+        .to_int()
+        .unwrap();
         assert_eq!(a, b);
-        assert!(run("aten::hash.generic(t value) -> int", vec![IValue::int_list(&[1])]).is_err());
+        assert!(run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::int_list(&[1])]
+        )
+        .is_err());
         let error = python_floordiv(1, 0).unwrap_err();
         assert!(error.to_string().contains("division by 0"));
     }
 
     #[test]
     fn mixed_number_kernels() {
-        let result = run("aten::add(Scalar a, Scalar b) -> Scalar", vec![IValue::Int(2), IValue::Double(0.5)]).unwrap();
+        let result = run(
+            "aten::add(Scalar a, Scalar b) -> Scalar",
+            vec![IValue::Int(2), IValue::Double(0.5)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 2.5));
-        let result = run("aten::div(Scalar a, Scalar b) -> float", vec![IValue::Int(7), IValue::Int(2)]).unwrap();
+        let result = run(
+            "aten::div(Scalar a, Scalar b) -> float",
+            vec![IValue::Int(7), IValue::Int(2)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 3.5));
-        let result = run("aten::pow.int(int a, int b) -> float", vec![IValue::Int(2), IValue::Int(-1)]).unwrap();
+        let result = run(
+            "aten::pow.int(int a, int b) -> float",
+            vec![IValue::Int(2), IValue::Int(-1)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 0.5));
-        let result = run("aten::lt.str(str a, str b) -> bool", vec![IValue::from("abc"), IValue::from("abd")]).unwrap();
+        let result = run(
+            "aten::lt.str(str a, str b) -> bool",
+            vec![IValue::from("abc"), IValue::from("abd")],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(true)));
-        let result = run("aten::ne.float(float a, float b) -> bool", vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)]).unwrap();
+        let result = run(
+            "aten::ne.float(float a, float b) -> bool",
+            vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(true)));
-        let result = run("aten::eq.float(float a, float b) -> bool", vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)]).unwrap();
+        let result = run(
+            "aten::eq.float(float a, float b) -> bool",
+            vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(false)));
         let result = run(
             "aten::__range_length(int lo, int hi, int step) -> int",
@@ -829,8 +882,16 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(result, IValue::Int(4)));
-        assert!(run("aten::Int.float(float a) -> int", vec![IValue::Double(f64::NAN)]).is_err());
-        let result = run("aten::Int.float(float a) -> int", vec![IValue::Double(-2.7)]).unwrap();
+        assert!(run(
+            "aten::Int.float(float a) -> int",
+            vec![IValue::Double(f64::NAN)]
+        )
+        .is_err());
+        let result = run(
+            "aten::Int.float(float a) -> int",
+            vec![IValue::Double(-2.7)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Int(-2)));
     }
 }

@@ -87,18 +87,30 @@ fn encoder_layer(arguments: &[IValue]) -> Result<Tensor> {
         return Err(wrong_argument_count());
     };
     let tensor = parameter::<Input>;
-    let (qkv_weight, qkv_bias, proj_weight, proj_bias) =
-        (tensor(qkv_w)?, tensor(qkv_b)?, tensor(proj_w)?, tensor(proj_b)?);
+    let (qkv_weight, qkv_bias, proj_weight, proj_bias) = (
+        tensor(qkv_w)?,
+        tensor(qkv_b)?,
+        tensor(proj_w)?,
+        tensor(proj_b)?,
+    );
     let weights = AttentionWeights {
         qkv_weight: &qkv_weight,
         qkv_bias: &qkv_bias,
         proj_weight: &proj_weight,
         proj_bias: &proj_bias,
     };
-    let (norm_w1, norm_b1, norm_w2, norm_b2) =
-        (tensor(norm_w1)?, tensor(norm_b1)?, tensor(norm_w2)?, tensor(norm_b2)?);
-    let (ffn_w1, ffn_b1, ffn_w2, ffn_b2) =
-        (tensor(ffn_w1)?, tensor(ffn_b1)?, tensor(ffn_w2)?, tensor(ffn_b2)?);
+    let (norm_w1, norm_b1, norm_w2, norm_b2) = (
+        tensor(norm_w1)?,
+        tensor(norm_b1)?,
+        tensor(norm_w2)?,
+        tensor(norm_b2)?,
+    );
+    let (ffn_w1, ffn_b1, ffn_w2, ffn_b2) = (
+        tensor(ffn_w1)?,
+        tensor(ffn_b1)?,
+        tensor(ffn_w2)?,
+        tensor(ffn_b2)?,
+    );
     let params = EncoderLayerParams {
         use_gelu: parameter(use_gelu)?,
         norm_first: parameter(norm_first)?,
