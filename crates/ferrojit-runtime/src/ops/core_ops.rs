@@ -1032,3 +1032,40 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
     register_views(&mut declarations);
     declarations
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opdef::OverloadRank;
+    use crate::registry::{OperatorRegistry, Stack};
+
+    fn run(name: &str, arguments: Stack) -> Result<Stack> {
+        let mut registry = OperatorRegistry::new();
+        registry.register_family(OverloadRank::NativeFunction, declarations())?;
+        let operator = registry.lookup(name).expect("registered");
+        let mut stack = arguments;
+        (operator.kernel)(&mut stack)?;
+        Ok(stack)
+    }
+
+    /// `isnan.out` as PyTorch 2.15 runs it: an empty bool `out` is resized to the result
+    /// (`[False, True]` for `[1.0, nan]`), and any other dtype is refused with the generated
+    /// wrapper's message.
+    #[test]
+    fn the_generated_out_forms_require_a_bool_out() {
+        let input = || IValue::from(Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap());
+        let out = IValue::from(Tensor::zeros(&[0], DType::Bool).unwrap());
+        let other_handle = out.clone();
+        run("aten::isnan.out", vec![input(), out]).unwrap();
+        let seen = other_handle.to_tensor().unwrap();
+        assert_eq!(seen.sizes(), &[2]);
+        assert_eq!(seen.dtype(), DType::Bool);
+        assert_eq!(seen.to_i64_vec(), vec![0, 1]);
+        let float_out = IValue::from(Tensor::zeros(&[2], DType::Float64).unwrap());
+        let error = run("aten::isinf.out", vec![input(), float_out]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Expected out tensor to have dtype bool, but got double instead"
+        );
+    }
+}
