@@ -337,20 +337,22 @@ fn register_binary(
             ));
         }
     }
+    // The out= forms write the functional result into `out`. The logical operators' bool
+    // results convert to any `out` dtype, as bool casts to every dtype.
     if let Some(to) = out_overloads.0 {
-        r.push(typed(
+        r.push(out_from_functional(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary_out::<Input>(op),
+            binary::<Input>(op),
         ));
     }
     if let Some(so) = out_overloads.1 {
-        r.push(typed(
+        r.push(out_from_functional(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary_out::<WrappedNumber>(op),
+            binary::<WrappedNumber>(op),
         ));
     }
     if let Some(st) = scalar_tensor {
@@ -368,18 +370,13 @@ fn binary<Other: Deref<Target = Tensor>>(
     move |input: Input, other: Other| Ok(input.binary(&other, op)?)
 }
 
-/// Its in-place form: the result is written into `self`.
+/// Its in-place form: the tensor library's in-place kernel writes the result into `self`
+/// where it lies, without allocating a functional result to copy (so not
+/// `in_place_from_functional`).
 fn binary_in_place<Other: Deref<Target = Tensor>>(
     op: BinaryOp,
 ) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
     move |input: Input, other: Other| Ok(input.binary_(&other, op)?)
-}
-
-/// Its `out=` form (comparison results convert to `out`'s dtype, see `Tensor::binary_out`).
-fn binary_out<Other: Deref<Target = Tensor>>(
-    op: BinaryOp,
-) -> impl Fn(Input, Other, Input) -> Result<Tensor> + Clone + Send + Sync + 'static {
-    move |input: Input, other: Other, out: Input| Ok(input.binary_out(&other, op, &out)?)
 }
 
 fn register_binary_ops(r: &mut Declarations) {
