@@ -11,6 +11,7 @@ pub mod future_value;
 pub mod interpreter;
 pub mod ivalue;
 pub mod module;
+pub mod number_op;
 pub mod object;
 pub mod opdef;
 pub mod ops;

@@ -13,7 +13,7 @@ use ferrojit_ir::{
 use super::liveness::Liveness;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
-use crate::ops::scalar_ops::NumberOp;
+use crate::number_op::NumberOp;
 use crate::registry::{Kernel, OperatorRegistry};
 
 /// One interpreter instruction. Jump targets are absolute instruction indices.

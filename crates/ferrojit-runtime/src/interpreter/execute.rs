@@ -13,8 +13,8 @@ use super::future::{expect_future, spawn, ForkTask, FutureValue, TaskBody};
 use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{DictValue, IValue, ListValue, TupleValue};
+use crate::number_op::{NumberOp, NumberValue};
 use crate::object::{MethodSource, NoMethods, Object};
-use crate::ops::scalar_ops::{NumberOp, NumberValue};
 
 /// Receives each line `prim::Print` produces (without the trailing newline).
 pub type PrintHandler = Arc<dyn Fn(&str) + Send + Sync>;

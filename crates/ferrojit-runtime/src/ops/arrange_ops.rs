@@ -3,120 +3,111 @@
 //! `index_add`, `index_fill`, `take_along_dim`, `rms_norm`, ...) under their
 //! native_functions.yaml schemas, with the `_` and `.out` overloads PyTorch has.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::binding::{in_place_from_functional, out_from_functional, typed};
-use super::core_ops::{arg, one, reg, tensor, tensor_list, Args, Declarations, Outputs};
-use super::{optional_str, optional_tensor, wrapped};
+use super::binding::{in_place_from_functional, out_from_functional, typed, WrappedNumber};
+use super::core_ops::FloatArgument;
 use crate::error::Result;
-use crate::ivalue::IValue;
 use crate::opdef::OperatorDeclaration;
 
-/// Writes a functional result into the `out=` argument at `index` (resizing it as ATen's
-/// `resize_output` does) and returns it.
-fn out(a: &Args, index: usize, result: Tensor) -> Result<Outputs> {
-    one(result.write_into_out(&*tensor(a, index)?)?)
-}
-
-/// The bool argument at `index`.
-fn flag(a: &Args, index: usize) -> Result<bool> {
-    arg(a, index)?.to_bool()
-}
-
-/// The int argument at `index`.
-fn int(a: &Args, index: usize) -> Result<i64> {
-    arg(a, index)?.to_int()
-}
-
-/// The float argument at `index`.
-fn float(a: &Args, index: usize) -> Result<f64> {
-    arg(a, index)?.to_double()
-}
+type Input = Arc<Tensor>;
 
 /// View, rearranging and diagonal operators.
-fn register_shape_ops(r: &mut Declarations) {
-    // `type_as` is `self.to(other.dtype())`: the same tensor when the dtype already matches.
-    reg(
-        r,
-        "aten::type_as(Tensor self, Tensor other) -> Tensor",
-        |a| one(tensor(a, 0)?.to_dtype(tensor(a, 1)?.dtype())),
-    );
-    reg(r, "aten::ravel(Tensor(a) self) -> Tensor(a)", |a| {
-        one(tensor(a, 0)?.ravel()?)
-    });
-    reg(
-        r,
-        "aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-        |a| one(tensor(a, 0)?.expand(&arg(a, 1)?.to_int_vec()?)?),
-    );
-    reg(
-        r,
-        "aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
-        |a| one(tensor(a, 0)?.movedim(&[int(a, 1)?], &[int(a, 2)?])?),
-    );
-    reg(
-        r,
-        "aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
-        |a| one(tensor(a, 0)?.movedim(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?)?),
-    );
-    reg(r, "aten::fliplr(Tensor self) -> Tensor", |a| {
-        one(tensor(a, 0)?.fliplr()?)
-    });
-    reg(r, "aten::flipud(Tensor self) -> Tensor", |a| {
-        one(tensor(a, 0)?.flipud()?)
-    });
-    let rot90 = |a: &Args| -> Result<Tensor> {
-        Ok(tensor(a, 0)?.rot90(int(a, 1)?, &arg(a, 2)?.to_int_vec()?)?)
-    };
-    reg(
-        r,
-        "aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor",
-        move |a| one(rot90(a)?),
-    );
-    reg(
-        r,
-        "aten::rot90.out(Tensor self, int k=1, int[] dims=[0, 1], *, Tensor(a!) out) -> Tensor(a!)",
-        move |a| out(a, 3, rot90(a)?),
-    );
-    reg(r, "aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.tensor_split_sections(int(a, 1)?, int(a, 2)?)?)
-    });
-    reg(r, "aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.tensor_split_indices(&arg(a, 1)?.to_int_vec()?, int(a, 2)?)?)
-    });
-    reg(r, "aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.tensor_split_tensor(&*tensor(a, 1)?, int(a, 2)?)?)
-    });
-    reg(
-        r,
-        "aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
-        |a| one(tensor(a, 0)?.unfold(int(a, 1)?, int(a, 2)?, int(a, 3)?)?),
-    );
-    reg(
-        r,
-        "aten::diag(Tensor self, int diagonal=0) -> Tensor",
-        |a| one(tensor(a, 0)?.diag(int(a, 1)?)?),
-    );
-    reg(
-        r,
-        "aten::diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| out(a, 2, tensor(a, 0)?.diag(int(a, 1)?)?),
-    );
-    reg(r, "aten::trace(Tensor self) -> Tensor", |a| {
-        one(tensor(a, 0)?.trace()?)
-    });
-    reg(
-        r,
-        "aten::trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-        |a| out(a, 1, tensor(a, 0)?.trace()?),
-    );
+fn register_shape_ops(r: &mut Vec<OperatorDeclaration>) {
+    r.extend([
+        // `type_as` is `self.to(other.dtype())`: the same tensor when the dtype already matches.
+        typed(
+            "aten::type_as(Tensor self, Tensor other) -> Tensor",
+            |input: Input, other: Input| Ok(input.to_dtype(other.dtype())),
+        ),
+        typed("aten::ravel(Tensor(a) self) -> Tensor(a)", |input: Input| {
+            Ok(input.ravel()?)
+        }),
+        typed(
+            "aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+            |input: Input, size: Vec<i64>| Ok(input.expand(&size)?),
+        ),
+        typed(
+            "aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+            |input: Input, source: i64, destination: i64| {
+                Ok(input.movedim(&[source], &[destination])?)
+            },
+        ),
+        typed(
+            "aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+            |input: Input, source: Vec<i64>, destination: Vec<i64>| {
+                Ok(input.movedim(&source, &destination)?)
+            },
+        ),
+        typed("aten::fliplr(Tensor self) -> Tensor", |input: Input| {
+            Ok(input.fliplr()?)
+        }),
+        typed("aten::flipud(Tensor self) -> Tensor", |input: Input| {
+            Ok(input.flipud()?)
+        }),
+        typed(
+            "aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor",
+            rot90,
+        ),
+        out_from_functional(
+            "aten::rot90.out(Tensor self, int k=1, int[] dims=[0, 1], *, Tensor(a!) out) -> Tensor(a!)",
+            rot90,
+        ),
+        typed(
+            "aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+            |input: Input, sections: i64, dim: i64| {
+                Ok(input.tensor_split_sections(sections, dim)?)
+            },
+        ),
+        typed(
+            "aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+            |input: Input, indices: Vec<i64>, dim: i64| {
+                Ok(input.tensor_split_indices(&indices, dim)?)
+            },
+        ),
+        typed(
+            "aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",
+            |input: Input, indices_or_sections: Input, dim: i64| {
+                Ok(input.tensor_split_tensor(&indices_or_sections, dim)?)
+            },
+        ),
+        typed(
+            "aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+            |input: Input, dimension: i64, size: i64, step: i64| {
+                Ok(input.unfold(dimension, size, step)?)
+            },
+        ),
+        typed("aten::diag(Tensor self, int diagonal=0) -> Tensor", diag),
+        out_from_functional(
+            "aten::diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
+            diag,
+        ),
+        typed("aten::trace(Tensor self) -> Tensor", trace),
+        out_from_functional(
+            "aten::trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+            trace,
+        ),
+    ]);
+}
+
+fn rot90(input: Input, k: i64, dims: Vec<i64>) -> Result<Tensor> {
+    Ok(input.rot90(k, &dims)?)
+}
+
+fn diag(input: Input, diagonal: i64) -> Result<Tensor> {
+    Ok(input.diag(diagonal)?)
+}
+
+fn trace(input: Input) -> Result<Tensor> {
+    Ok(input.trace()?)
 }
 
 /// Pointwise math and closeness operators.
-fn register_math_ops(r: &mut Declarations) {
+fn register_math_ops(r: &mut Vec<OperatorDeclaration>) {
     // `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able
     // to cast that back.
     r.extend([
@@ -144,85 +135,127 @@ fn register_math_ops(r: &mut Declarations) {
         ),
         out_from_functional("aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", threshold),
     ]);
-    reg(r, "aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", |a| {
-        one(tensor(a, 0)?.isclose(&*tensor(a, 1)?, float(a, 2)?, float(a, 3)?, flag(a, 4)?)?)
-    });
-    reg(r, "aten::allclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> bool", |a| {
-        let close = tensor(a, 0)?.allclose(&*tensor(a, 1)?, float(a, 2)?, float(a, 3)?, flag(a, 4)?)?;
-        Ok(vec![IValue::from(close)])
-    });
-    reg(r, "aten::equal(Tensor self, Tensor other) -> bool", |a| {
-        Ok(vec![IValue::from(tensor(a, 0)?.equal(&*tensor(a, 1)?)?)])
-    });
+    r.extend([
+        typed("aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", isclose),
+        typed("aten::allclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> bool", allclose),
+        typed(
+            "aten::equal(Tensor self, Tensor other) -> bool",
+            |input: Input, other: Input| Ok(input.equal(&other)?),
+        ),
+    ]);
 }
 
-/// `searchsorted` with the values (tensor or scalar) already turned into a tensor.
-fn searchsorted(a: &Args, values: &Tensor) -> Result<Tensor> {
-    let sorter = optional_tensor(arg(a, 5)?)?;
-    Ok(tensor(a, 0)?.searchsorted(
-        values,
-        flag(a, 2)?,
-        flag(a, 3)?,
-        optional_str(arg(a, 4)?)?,
+fn isclose(
+    input: Input,
+    other: Input,
+    rtol: FloatArgument,
+    atol: FloatArgument,
+    equal_nan: bool,
+) -> Result<Tensor> {
+    Ok(input.isclose(&other, rtol.0, atol.0, equal_nan)?)
+}
+
+fn allclose(
+    input: Input,
+    other: Input,
+    rtol: FloatArgument,
+    atol: FloatArgument,
+    equal_nan: bool,
+) -> Result<bool> {
+    Ok(input.allclose(&other, rtol.0, atol.0, equal_nan)?)
+}
+
+/// `searchsorted`, the values a tensor or a Python number.
+fn searchsorted<Values: Deref<Target = Tensor>>(
+    sorted_sequence: Input,
+    values: Values,
+    out_int32: bool,
+    right: bool,
+    side: Option<String>,
+    sorter: Option<Input>,
+) -> Result<Tensor> {
+    Ok(sorted_sequence.searchsorted(
+        &values,
+        out_int32,
+        right,
+        side.as_deref(),
         sorter.as_deref(),
     )?)
 }
 
+/// `searchsorted`'s `out=` form (see [`write_search_result`]).
+fn searchsorted_out<Values: Deref<Target = Tensor>>(
+    sorted_sequence: Input,
+    values: Values,
+    out_int32: bool,
+    right: bool,
+    side: Option<String>,
+    sorter: Option<Input>,
+    out: Input,
+) -> Result<Tensor> {
+    let result = searchsorted(sorted_sequence, values, out_int32, right, side, sorter)?;
+    write_search_result(result, out_int32, &out)
+}
+
+/// `bucketize`, the input a tensor or a Python number.
+fn bucketize<Values: Deref<Target = Tensor>>(
+    input: Values,
+    boundaries: Input,
+    out_int32: bool,
+    right: bool,
+) -> Result<Tensor> {
+    Ok(input.bucketize(&boundaries, out_int32, right)?)
+}
+
+/// `bucketize`'s `out=` form (see [`write_search_result`]).
+fn bucketize_out<Values: Deref<Target = Tensor>>(
+    input: Values,
+    boundaries: Input,
+    out_int32: bool,
+    right: bool,
+    out: Input,
+) -> Result<Tensor> {
+    let result = bucketize(input, boundaries, out_int32, right)?;
+    write_search_result(result, out_int32, &out)
+}
+
 /// `searchsorted`/`bucketize` `out=`: ATen refuses an `out` whose dtype is not the one
-/// `out_int32` asks for (int32 or int64), instead of casting into it.
-fn search_out(a: &Args, out_index: usize, out_int32: bool, result: Tensor) -> Result<Outputs> {
-    let target = tensor(a, out_index)?;
+/// `out_int32` asks for (int32 or int64), instead of casting into it, so these `out=` forms
+/// are not made with `out_from_functional`. The check comes after the search, as ATen's.
+fn write_search_result(result: Tensor, out_int32: bool, out: &Tensor) -> Result<Tensor> {
     let wanted = if out_int32 {
         DType::Int32
     } else {
         DType::Int64
     };
-    if target.dtype() != wanted {
+    if out.dtype() != wanted {
         return Err(TensorError::InvalidArgument(format!(
             "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype {} and out_int32 flag is {}",
-            target.dtype().scalar_type_name(),
+            out.dtype().scalar_type_name(),
             if out_int32 { "True" } else { "False" }
         ))
         .into());
     }
-    out(a, out_index, result)
-}
-
-/// `bucketize` with the input (tensor or scalar) already turned into a tensor.
-fn bucketize(a: &Args, input: &Tensor) -> Result<Tensor> {
-    Ok(input.bucketize(&*tensor(a, 1)?, flag(a, 2)?, flag(a, 3)?)?)
+    Ok(result.write_into_out(out)?)
 }
 
 /// Sorted-sequence search operators.
-fn register_search_ops(r: &mut Declarations) {
-    reg(r, "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
-        one(searchsorted(a, &*tensor(a, 1)?)?)
-    });
-    reg(r, "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
-        one(searchsorted(a, &wrapped(arg(a, 1)?)?)?)
-    });
-    reg(r, "aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        search_out(a, 6, flag(a, 2)?, searchsorted(a, &*tensor(a, 1)?)?)
-    });
-    reg(r, "aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", |a| {
-        search_out(a, 6, flag(a, 2)?, searchsorted(a, &wrapped(arg(a, 1)?)?)?)
-    });
-    reg(r, "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", |a| {
-        one(bucketize(a, &*tensor(a, 0)?)?)
-    });
-    reg(r, "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", |a| {
-        one(bucketize(a, &wrapped(arg(a, 0)?)?)?)
-    });
-    reg(r, "aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", |a| {
-        search_out(a, 4, flag(a, 2)?, bucketize(a, &*tensor(a, 0)?)?)
-    });
-    reg(r, "aten::bucketize.Scalar_out(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", |a| {
-        search_out(a, 4, flag(a, 2)?, bucketize(a, &wrapped(arg(a, 0)?)?)?)
-    });
+fn register_search_ops(r: &mut Vec<OperatorDeclaration>) {
+    type Number = WrappedNumber;
+    r.extend([
+        typed("aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", searchsorted::<Input>),
+        typed("aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", searchsorted::<Number>),
+        typed("aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", searchsorted_out::<Input>),
+        typed("aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)", searchsorted_out::<Number>),
+        typed("aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", bucketize::<Input>),
+        typed("aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", bucketize::<Number>),
+        typed("aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", bucketize_out::<Input>),
+        typed("aten::bucketize.Scalar_out(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)", bucketize_out::<Number>),
+    ]);
 }
 
 /// Index-wise update, gather and normalization operators.
-fn register_index_ops(r: &mut Declarations) {
+fn register_index_ops(r: &mut Vec<OperatorDeclaration>) {
     r.extend([
         typed("aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", index_add),
         in_place_from_functional("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", index_add),
@@ -244,18 +277,18 @@ fn register_index_ops(r: &mut Declarations) {
             take_along_dim,
         ),
         out_from_functional("aten::take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)", take_along_dim),
+        typed("aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor", rms_norm),
     ]);
-    reg(r, "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor", |a| {
-        let weight = optional_tensor(arg(a, 2)?)?;
-        let eps = match arg(a, 3)? {
-            IValue::None => None,
-            other => Some(other.to_double()?),
-        };
-        one(tensor(a, 0)?.rms_norm(&arg(a, 1)?.to_int_vec()?, weight.as_deref(), eps)?)
-    });
 }
 
-type Input = Arc<Tensor>;
+fn rms_norm(
+    input: Input,
+    normalized_shape: Vec<i64>,
+    weight: Option<Input>,
+    eps: Option<FloatArgument>,
+) -> Result<Tensor> {
+    Ok(input.rms_norm(&normalized_shape, weight.as_deref(), eps.map(|eps| eps.0))?)
+}
 
 /// `square` is ATen's `pow(self, 2)`: bool squares to int64, and `square_` must be able to
 /// cast that back.
@@ -289,7 +322,7 @@ fn take_along_dim(input: Input, indices: Input, dim: Option<i64>) -> Result<Tens
 
 /// Every operator of this file, in declaration order.
 pub fn declarations() -> Vec<OperatorDeclaration> {
-    let mut declarations = Declarations::new();
+    let mut declarations = Vec::new();
     register_shape_ops(&mut declarations);
     register_math_ops(&mut declarations);
     register_search_ops(&mut declarations);

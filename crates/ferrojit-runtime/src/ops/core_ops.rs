@@ -1,80 +1,46 @@
 //! Core tensor operators registered by their native_functions.yaml schemas: pointwise unary,
 //! binary and ternary math, reductions and view operators, with their in-place `_` and `.out`
-//! variants. Kernels are closures over the tensor library's operator enums.
+//! variants, as typed kernels (`ops::binding`): plain functions, or closures over the tensor
+//! library's operator enums. `out=` forms are made from the functional kernels where PyTorch
+//! computes them by writing the functional result into `out`.
 
-use ferrojit_ir::Type;
+use std::ops::Deref;
+use std::sync::Arc;
+
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::views::MemoryFormat;
-use ferrojit_tensor::{DType, Scalar, Tensor};
+use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
 use super::binding::{
-    in_place_from_functional, out_from_functional, typed, typed_in_place, DimList, SliceKernel,
-    TypedKernel, WrappedNumber,
+    in_place_from_functional, out_from_functional, typed, typed_in_place, DimList, FromArgument,
+    SliceKernel, TypedKernel, WrappedNumber,
 };
-use super::{optional_dtype, scalar, wrapped};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::opdef::OperatorDeclaration;
 
-pub(super) type Args = [IValue];
-pub(super) type Outputs = Vec<IValue>;
-
 /// The rows of a family built in code (a loop over an operator enum, closures over it).
-pub(super) type Declarations = Vec<OperatorDeclaration>;
+type Declarations = Vec<OperatorDeclaration>;
 
-/// Declares `f` under `schema`; the registry pops as many values as the schema has
-/// arguments and hands them to `f` as a slice.
-pub(super) fn reg(
-    declarations: &mut Declarations,
-    schema: &str,
-    f: impl Fn(&Args) -> Result<Outputs> + Send + Sync + 'static,
-) {
-    declarations.push(OperatorDeclaration::arguments(schema.to_string(), f));
-}
+type Input = Arc<Tensor>;
 
-pub(super) fn arg(args: &Args, index: usize) -> Result<&IValue> {
-    args.get(index)
-        .ok_or_else(|| RuntimeError::InvalidGraph("operand stack underflow in an operator".into()))
-}
+/// A `float` argument that must be a Python float, as `IValue::to_double` reads it (the
+/// binding's `f64` also takes an int or a bool, as a `Scalar`). Local until the binding has it.
+pub(super) struct FloatArgument(pub f64);
 
-pub(super) fn tensor(args: &Args, index: usize) -> Result<std::sync::Arc<Tensor>> {
-    arg(args, index)?.to_tensor()
-}
-
-pub(super) fn one(t: Tensor) -> Result<Outputs> {
-    Ok(vec![IValue::from(t)])
-}
-
-fn two((a, b): (Tensor, Tensor)) -> Result<Outputs> {
-    Ok(vec![IValue::from(a), IValue::from(b)])
-}
-
-pub(super) fn tensor_list(items: Vec<Tensor>) -> Result<Outputs> {
-    Ok(vec![IValue::list(
-        Type::Tensor,
-        items.into_iter().map(IValue::from).collect(),
-    )])
-}
-
-fn optional_f64(value: &IValue) -> Result<Option<f64>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(other.to_scalar()?.to_f64())),
+impl FromArgument for FloatArgument {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_double().map(FloatArgument)
     }
 }
 
-/// `int[1]? dim` or `int[1] dim`: None or an empty list means every dimension.
-fn dims(value: &IValue) -> Result<Vec<i64>> {
-    match value {
-        IValue::None => Ok(Vec::new()),
-        IValue::Int(d) => Ok(vec![*d]),
-        other => other.to_int_vec(),
-    }
-}
-
-fn f64_arg(args: &Args, index: usize) -> Result<f64> {
-    Ok(arg(args, index)?.to_scalar()?.to_f64())
+/// The `self` tensor of a unary operator's argument slice (see [`SliceKernel`]).
+fn self_tensor(arguments: &[IValue]) -> Result<Input> {
+    arguments
+        .first()
+        .ok_or_else(|| RuntimeError::InvalidGraph("operand stack underflow in an operator".into()))?
+        .to_tensor()
 }
 
 // ----- unary ---------------------------------------------------------------------------
@@ -102,7 +68,7 @@ fn register_unary<Parameters>(
         arity,
         body: move |arguments: &[IValue]| -> Result<Tensor> {
             let op = build.call_with(arguments)?;
-            Ok(tensor(arguments, 0)?.unary(op)?)
+            Ok(self_tensor(arguments)?.unary(op)?)
         },
     };
     declarations.push(typed(
@@ -114,7 +80,7 @@ fn register_unary<Parameters>(
             arity,
             body: move |arguments: &[IValue]| -> Result<Tensor> {
                 let op = build_for_in_place.call_with(arguments)?;
-                Ok(tensor(arguments, 0)?.unary_(op)?)
+                Ok(self_tensor(arguments)?.unary_(op)?)
             },
         };
         declarations.push(typed_in_place(
@@ -134,8 +100,6 @@ fn register_unary<Parameters>(
         declarations.push(out_from_functional(&out_schema, functional));
     }
 }
-
-type Input = std::sync::Arc<Tensor>;
 
 fn register_unary_ops(r: &mut Declarations) {
     use UnaryOp::*;
@@ -192,6 +156,14 @@ fn register_unary_ops(r: &mut Declarations) {
     for &(name, op, variants) in plain {
         register_unary(r, name, "", variants, move |_: Input| Ok(op));
     }
+    // `isnan.out` and `isinf.out` are generated by torchgen (`autogen:`) from the functional
+    // kernels, with the generated wrapper's exact-dtype check on `out`.
+    for (name, op) in [("isnan", IsNan), ("isinf", IsInf)] {
+        r.push(autogenerated_out(
+            &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+            move |input: Input| Ok(input.unary(op)?),
+        ));
+    }
     register_unary(
         r,
         "logit",
@@ -200,25 +172,21 @@ fn register_unary_ops(r: &mut Declarations) {
         |_: Input, eps: Option<f64>| Ok(Logit(eps)),
     );
     // `round.decimals` names its overloads differently (`round.decimals_out`).
-    let round = |_: Input, decimals: i64| Ok(Round(decimals));
-    let round_functional = SliceKernel {
-        arity: 2,
-        body: move |a: &[IValue]| -> Result<Tensor> {
-            Ok(tensor(a, 0)?.unary(round.call_with(a)?)?)
-        },
-    };
-    r.push(typed(
-        "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
-        round_functional.clone(),
-    ));
-    r.push(typed_in_place(
-        "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
-        move |input: Input, decimals: i64| Ok(input.unary_(Round(decimals))?),
-    ));
-    r.push(out_from_functional(
-        "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
-        round_functional,
-    ));
+    let round = |input: Input, decimals: i64| Ok(input.unary(Round(decimals))?);
+    r.extend([
+        typed(
+            "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
+            round,
+        ),
+        typed_in_place(
+            "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+            move |input: Input, decimals: i64| Ok(input.unary_(Round(decimals))?),
+        ),
+        out_from_functional(
+            "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
+            round,
+        ),
+    ]);
     register_unary(
         r,
         "leaky_relu",
@@ -278,6 +246,44 @@ fn register_unary_ops(r: &mut Declarations) {
     );
 }
 
+/// An `out=` form torchgen generates from a functional kernel (`autogen:` in
+/// native_functions.yaml): compute, then copy into `out`, resized, which must already have the
+/// result's dtype (the generated `copy_arg` refuses any other instead of casting). The last
+/// argument is `out`.
+fn autogenerated_out(
+    schema: &str,
+    functional: impl Fn(Input) -> Result<Tensor> + Send + Sync + 'static,
+) -> OperatorDeclaration {
+    typed(schema, move |input: Input, out: Input| {
+        let result = functional(input)?;
+        if result.dtype() != out.dtype() {
+            return Err(TensorError::InvalidArgument(format!(
+                "Expected out tensor to have dtype {}, but got {} instead",
+                cpp_type_name(result.dtype()),
+                cpp_type_name(out.dtype())
+            ))
+            .into());
+        }
+        Ok(result.write_into_out(&out)?)
+    })
+}
+
+/// The C++ type name PyTorch prints for a dtype in `copy_arg`'s message (`caffe2::TypeMeta`).
+fn cpp_type_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "bool",
+        DType::UInt8 => "unsigned char",
+        DType::Int8 => "signed char",
+        DType::Int16 => "short int",
+        DType::Int32 => "int",
+        DType::Int64 => "long int",
+        DType::Float16 => "c10::Half",
+        DType::BFloat16 => "c10::BFloat16",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+    }
+}
+
 // ----- binary --------------------------------------------------------------------------
 
 /// Registers the overload family of a broadcasting binary operator. `other` names the second
@@ -331,20 +337,22 @@ fn register_binary(
             ));
         }
     }
+    // The out= forms write the functional result into `out`. The logical operators' bool
+    // results convert to any `out` dtype, as bool casts to every dtype.
     if let Some(to) = out_overloads.0 {
-        r.push(typed(
+        r.push(out_from_functional(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary_out::<Input>(op),
+            binary::<Input>(op),
         ));
     }
     if let Some(so) = out_overloads.1 {
-        r.push(typed(
+        r.push(out_from_functional(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary_out::<WrappedNumber>(op),
+            binary::<WrappedNumber>(op),
         ));
     }
     if let Some(st) = scalar_tensor {
@@ -356,24 +364,19 @@ fn register_binary(
 }
 
 /// A broadcasting binary operator of the tensor library.
-fn binary<Other: std::ops::Deref<Target = Tensor>>(
+fn binary<Other: Deref<Target = Tensor>>(
     op: BinaryOp,
 ) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
     move |input: Input, other: Other| Ok(input.binary(&other, op)?)
 }
 
-/// Its in-place form: the result is written into `self`.
-fn binary_in_place<Other: std::ops::Deref<Target = Tensor>>(
+/// Its in-place form: the tensor library's in-place kernel writes the result into `self`
+/// where it lies, without allocating a functional result to copy (so not
+/// `in_place_from_functional`).
+fn binary_in_place<Other: Deref<Target = Tensor>>(
     op: BinaryOp,
 ) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
     move |input: Input, other: Other| Ok(input.binary_(&other, op)?)
-}
-
-/// Its `out=` form (comparison results convert to `out`'s dtype, see `Tensor::binary_out`).
-fn binary_out<Other: std::ops::Deref<Target = Tensor>>(
-    op: BinaryOp,
-) -> impl Fn(Input, Other, Input) -> Result<Tensor> + Clone + Send + Sync + 'static {
-    move |input: Input, other: Other, out: Input| Ok(input.binary_out(&other, op, &out)?)
 }
 
 fn register_binary_ops(r: &mut Declarations) {
@@ -545,79 +548,46 @@ fn register_binary_inplace_only(r: &mut Declarations, name: &str, op: BinaryOp) 
 // ----- ternary -------------------------------------------------------------------------
 
 fn register_ternary_ops(r: &mut Declarations) {
-    reg(
-        r,
-        "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        |a| {
-            one(Tensor::where_(
-                &*tensor(a, 0)?,
-                &*tensor(a, 1)?,
-                &*tensor(a, 2)?,
-            )?)
-        },
-    );
-    reg(
-        r,
-        "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        |a| {
-            one(Tensor::where_(
-                &*tensor(a, 0)?,
-                &wrapped(arg(a, 1)?)?,
-                &*tensor(a, 2)?,
-            )?)
-        },
-    );
-    reg(
-        r,
-        "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        |a| {
-            one(Tensor::where_(
-                &*tensor(a, 0)?,
-                &*tensor(a, 1)?,
-                &wrapped(arg(a, 2)?)?,
-            )?)
-        },
-    );
-    reg(
-        r,
-        "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
-        |a| {
-            one(Tensor::where_(
-                &*tensor(a, 0)?,
-                &wrapped(arg(a, 1)?)?,
-                &wrapped(arg(a, 2)?)?,
-            )?)
-        },
-    );
-    reg(r, "aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", |a| {
-        one(Tensor::where_(&*tensor(a, 0)?, &*tensor(a, 1)?, &*tensor(a, 2)?)?.write_into_out(&*tensor(a, 3)?)?)
-    });
-    reg(
-        r,
-        "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        |a| one(tensor(a, 0)?.masked_fill(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?),
-    );
-    reg(
-        r,
-        "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-        |a| one(tensor(a, 0)?.masked_fill_tensor(&*tensor(a, 1)?, &*tensor(a, 2)?)?),
-    );
-    reg(
-        r,
-        "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.masked_fill_(&*tensor(a, 1)?, &scalar(arg(a, 2)?)?)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
-    reg(
-        r,
-        "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-        |a| {
-            tensor(a, 0)?.masked_fill_tensor_(&*tensor(a, 1)?, &*tensor(a, 2)?)?;
-            Ok(vec![arg(a, 0)?.clone()])
-        },
-    );
+    r.extend([
+        typed(
+            "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+            where_::<Input, Input>,
+        ),
+        typed(
+            "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+            where_::<WrappedNumber, Input>,
+        ),
+        typed(
+            "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+            where_::<Input, WrappedNumber>,
+        ),
+        typed(
+            "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
+            where_::<WrappedNumber, WrappedNumber>,
+        ),
+        out_from_functional("aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", where_::<Input, Input>),
+        typed(
+            "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+            |input: Input, mask: Input, value: Scalar| Ok(input.masked_fill(&mask, &value)?),
+        ),
+        typed(
+            "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+            |input: Input, mask: Input, value: Input| {
+                Ok(input.masked_fill_tensor(&mask, &value)?)
+            },
+        ),
+        // The tensor library fills the masked elements of `self` where they lie.
+        typed_in_place(
+            "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+            |input: Input, mask: Input, value: Scalar| Ok(input.masked_fill_(&mask, &value)?),
+        ),
+        typed_in_place(
+            "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+            |input: Input, mask: Input, value: Input| {
+                Ok(input.masked_fill_tensor_(&mask, &value)?)
+            },
+        ),
+    ]);
     // The clamp, lerp and addcmul families compute in place by writing their functional
     // result into `self` (ATen's structured kernels do the same), so their in-place and
     // out= forms are made from the functional kernels.
@@ -726,7 +696,16 @@ fn clamp_by_tensors(input: Input, min: Option<Input>, max: Option<Input>) -> Res
     Ok(input.clamp_tensor(min.as_deref(), max.as_deref())?)
 }
 
-fn lerp<Weight: std::ops::Deref<Target = Tensor>>(
+/// `where(condition, self, other)`, each of `self` and `other` a tensor or a Python number.
+fn where_<Value: Deref<Target = Tensor>, Other: Deref<Target = Tensor>>(
+    condition: Input,
+    input: Value,
+    other: Other,
+) -> Result<Tensor> {
+    Ok(Tensor::where_(&condition, &input, &other)?)
+}
+
+fn lerp<Weight: Deref<Target = Tensor>>(
     input: Input,
     end: Input,
     weight: Weight,
@@ -760,18 +739,22 @@ fn prod_dim(input: Input, dim: i64, keepdim: bool, dtype: Option<DType>) -> Resu
     Ok(input.prod_dim(&[dim], keepdim, dtype)?)
 }
 
-fn correction(
-    a: &Args,
-    unbiased_index: Option<usize>,
-    correction_index: Option<usize>,
-) -> Result<f64> {
-    if let Some(i) = correction_index {
-        return Ok(optional_f64(arg(a, i)?)?.unwrap_or(1.0));
+/// `std`/`var` over `dims` with Bessel's `correction` (`take_sqrt` for `std`).
+fn var_std(
+    take_sqrt: bool,
+) -> impl Fn(Input, DimList, f64, bool) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, dims: DimList, correction: f64, keepdim: bool| {
+        Ok(input.var_std(&dims.0, correction, keepdim, take_sqrt)?)
     }
-    if let Some(i) = unbiased_index {
-        return Ok(if arg(a, i)?.to_bool()? { 1.0 } else { 0.0 });
+}
+
+/// The correction an `unbiased` flag stands for.
+fn correction_of_unbiased(unbiased: bool) -> f64 {
+    if unbiased {
+        1.0
+    } else {
+        0.0
     }
-    Ok(1.0)
 }
 
 fn register_reductions(r: &mut Declarations) {
@@ -812,74 +795,86 @@ fn register_reductions(r: &mut Declarations) {
         ));
     }
     for (name, take_sqrt) in [("std", true), ("var", false)] {
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self, bool unbiased=True) -> Tensor"),
-            move |a| {
-                one(tensor(a, 0)?.var_std(&[], correction(a, Some(1), None)?, false, take_sqrt)?)
-            },
-        );
-        reg(r, &format!("aten::{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.var_std(&dims(arg(a, 1)?)?, correction(a, Some(2), None)?, arg(a, 3)?.to_bool()?, take_sqrt)?)
-        });
-        reg(r, &format!("aten::{name}.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"), move |a| {
-            one(tensor(a, 0)?.var_std(&dims(arg(a, 1)?)?, correction(a, None, Some(2))?, arg(a, 3)?.to_bool()?, take_sqrt)?)
-        });
-    }
-    reg(r, "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        one(tensor(a, 0)?.vector_norm(f64_arg(a, 1)?, &dims(arg(a, 2)?)?, arg(a, 3)?.to_bool()?, optional_dtype(arg(a, 4)?)?)?)
-    });
-    reg(
-        r,
-        "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
-        |a| one(tensor(a, 0)?.vector_norm(f64_arg(a, 1)?, &[], false, None)?),
-    );
-    reg(r, "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", |a| {
-        let p = optional_f64(arg(a, 1)?)?.unwrap_or(2.0);
-        one(tensor(a, 0)?.vector_norm(p, &dims(arg(a, 2)?)?, arg(a, 3)?.to_bool()?, None)?)
-    });
-    reg(
-        r,
-        "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
-        |a| one(tensor(a, 0)?.logsumexp(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?)?),
-    );
-    for (name, is_any) in [("any", true), ("all", false)] {
-        reg(
-            r,
-            &format!("aten::{name}(Tensor self) -> Tensor"),
-            move |a| one(tensor(a, 0)?.any_all(&[], false, is_any)?),
-        );
-        reg(
-            r,
-            &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"),
-            move |a| {
-                one(tensor(a, 0)?.any_all(
-                    &[arg(a, 1)?.to_int()?],
-                    arg(a, 2)?.to_bool()?,
-                    is_any,
-                )?)
-            },
-        );
-        reg(
-            r,
-            &format!(
-                "aten::{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
+        let reduce = var_std(take_sqrt);
+        let over_all = reduce.clone();
+        let by_unbiased = reduce.clone();
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self, bool unbiased=True) -> Tensor"),
+                move |input: Input, unbiased: bool| {
+                    over_all(input, DimList(Vec::new()), correction_of_unbiased(unbiased), false)
+                },
             ),
-            move |a| {
-                one(tensor(a, 0)?.any_all(&dims(arg(a, 1)?)?, arg(a, 2)?.to_bool()?, is_any)?)
-            },
-        );
+            typed(
+                &format!("aten::{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"),
+                move |input: Input, dims: DimList, unbiased: bool, keepdim: bool| {
+                    by_unbiased(input, dims, correction_of_unbiased(unbiased), keepdim)
+                },
+            ),
+            typed(
+                &format!("aten::{name}.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"),
+                move |input: Input, dims: DimList, correction: Option<f64>, keepdim: bool| {
+                    reduce(input, dims, correction.unwrap_or(1.0), keepdim)
+                },
+            ),
+        ]);
     }
-    reg(
-        r,
-        "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
-        |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
-    );
-    reg(
-        r,
-        "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor",
-        |a| one(tensor(a, 0)?.count_nonzero(&dims(arg(a, 1)?)?)?),
-    );
+    r.extend([
+        typed(
+            "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+            |input: Input, ord: f64, dims: DimList, keepdim: bool, dtype: Option<DType>| {
+                Ok(input.vector_norm(ord, &dims.0, keepdim, dtype)?)
+            },
+        ),
+        typed(
+            "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
+            |input: Input, p: f64| Ok(input.vector_norm(p, &[], false, None)?),
+        ),
+        typed(
+            "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+            |input: Input, p: Option<f64>, dims: DimList, keepdim: bool| {
+                Ok(input.vector_norm(p.unwrap_or(2.0), &dims.0, keepdim, None)?)
+            },
+        ),
+        typed(
+            "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+            |input: Input, dims: DimList, keepdim: bool| Ok(input.logsumexp(&dims.0, keepdim)?),
+        ),
+    ]);
+    for (name, is_any) in [("any", true), ("all", false)] {
+        r.extend([
+            typed(
+                &format!("aten::{name}(Tensor self) -> Tensor"),
+                move |input: Input| Ok(input.any_all(&[], false, is_any)?),
+            ),
+            typed(
+                &format!("aten::{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"),
+                move |input: Input, dim: i64, keepdim: bool| {
+                    Ok(input.any_all(&[dim], keepdim, is_any)?)
+                },
+            ),
+            typed(
+                &format!(
+                    "aten::{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
+                ),
+                move |input: Input, dims: DimList, keepdim: bool| {
+                    Ok(input.any_all(&dims.0, keepdim, is_any)?)
+                },
+            ),
+        ]);
+    }
+    // Both overloads take their dims as a list, a single int or None (every dim).
+    let count_nonzero = |input: Input, dims: DimList| Ok(input.count_nonzero(&dims.0)?);
+    r.extend([
+        typed(
+            "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+            count_nonzero,
+        ),
+        typed(
+            "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor",
+            count_nonzero,
+        ),
+    ]);
     for (name, is_product) in [("cumsum", false), ("cumprod", true)] {
         let cumulative = move |input: Input, dim: i64, dtype: Option<DType>| {
             Ok(input.cumulative(dim, dtype, is_product)?)
@@ -898,99 +893,122 @@ fn register_reductions(r: &mut Declarations) {
             out_from_functional(&format!("aten::{name}.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"), cumulative),
         ]);
     }
-    reg(r, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)
-    });
-    reg(r, "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
-        let stable = arg(a, 1)?;
-        let stable = !stable.is_none() && stable.to_bool()?;
-        two(tensor(a, 0)?.sort_with(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, stable)?)
-    });
-    reg(
-        r,
-        "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
-        |a| {
-            one(tensor(a, 0)?
-                .sort(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?
-                .1)
-        },
-    );
-    reg(r, "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", |a| {
-        one(tensor(a, 0)?.sort_with(arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, arg(a, 1)?.to_bool()?)?.1)
-    });
-    reg(r, "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.topk_with(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?, arg(a, 4)?.to_bool()?)?)
-    });
-    reg(r, "aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.kthvalue(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?, arg(a, 3)?.to_bool()?)?)
-    });
-    reg(r, "aten::median(Tensor self) -> Tensor", |a| {
-        one(tensor(a, 0)?.median_all()?)
-    });
-    reg(r, "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", |a| {
-        two(tensor(a, 0)?.median_dim(arg(a, 1)?.to_int()?, arg(a, 2)?.to_bool()?)?)
-    });
-    reg(r, "aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", |a| {
-        let (values, inverse, counts) = tensor(a, 0)?.unique()?;
-        let inverse = if arg(a, 2)?.to_bool()? { inverse } else { Tensor::zeros(&[0], DType::Int64)? };
-        let counts = if arg(a, 3)?.to_bool()? { counts } else { Tensor::zeros(&[0], DType::Int64)? };
-        Ok(vec![values.into(), inverse.into(), counts.into()])
-    });
+    r.extend([
+        typed(
+            "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+            |input: Input, dim: i64, descending: bool| Ok(input.sort(dim, descending)?),
+        ),
+        typed(
+            "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+            |input: Input, stable: Option<bool>, dim: i64, descending: bool| {
+                Ok(input.sort_with(dim, descending, stable.unwrap_or(false))?)
+            },
+        ),
+        typed(
+            "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+            |input: Input, dim: i64, descending: bool| Ok(input.sort(dim, descending)?.1),
+        ),
+        typed(
+            "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
+            |input: Input, stable: bool, dim: i64, descending: bool| {
+                Ok(input.sort_with(dim, descending, stable)?.1)
+            },
+        ),
+        typed(
+            "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+            |input: Input, k: i64, dim: i64, largest: bool, sorted: bool| {
+                Ok(input.topk_with(k, dim, largest, sorted)?)
+            },
+        ),
+        typed(
+            "aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+            |input: Input, k: i64, dim: i64, keepdim: bool| Ok(input.kthvalue(k, dim, keepdim)?),
+        ),
+        typed("aten::median(Tensor self) -> Tensor", |input: Input| {
+            Ok(input.median_all()?)
+        }),
+        typed(
+            "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+            |input: Input, dim: i64, keepdim: bool| Ok(input.median_dim(dim, keepdim)?),
+        ),
+        typed(
+            "aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+            unique2,
+        ),
+    ]);
+}
+
+/// `_unique2`: the inverse and counts are empty unless asked for (always sorted).
+fn unique2(
+    input: Input,
+    _sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (values, inverse, counts) = input.unique()?;
+    let inverse = if return_inverse {
+        inverse
+    } else {
+        Tensor::zeros(&[0], DType::Int64)?
+    };
+    let counts = if return_counts {
+        counts
+    } else {
+        Tensor::zeros(&[0], DType::Int64)?
+    };
+    Ok((values, inverse, counts))
 }
 
 // ----- views ---------------------------------------------------------------------------
 
+fn as_strided(
+    input: Input,
+    size: Vec<i64>,
+    stride: Vec<i64>,
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    Ok(input.as_strided(&size, &stride, storage_offset)?)
+}
+
+fn split_with_sizes(input: Input, split_sizes: Vec<i64>, dim: i64) -> Result<Vec<Tensor>> {
+    Ok(input.split_with_sizes(&split_sizes, dim)?)
+}
+
 fn register_views(r: &mut Declarations) {
-    reg(r, "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", |a| {
-        one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
-    });
-    // The registry's alias write-back makes the new geometry `self`'s for every handle.
-    reg(r, "aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", |a| {
-        one(tensor(a, 0)?.as_strided(&arg(a, 1)?.to_int_vec()?, &arg(a, 2)?.to_int_vec()?, arg(a, 3)?.to_optional_int()?)?)
-    });
-    reg(
-        r,
-        "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
-        |a| one(tensor(a, 0)?.unflatten(arg(a, 1)?.to_int()?, &arg(a, 2)?.to_int_vec()?)?),
-    );
-    reg(
-        r,
-        "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
-        |a| tensor_list(tensor(a, 0)?.unbind(arg(a, 1)?.to_int()?)?),
-    );
-    reg(
-        r,
-        "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-        |a| tensor_list(tensor(a, 0)?.split(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?),
-    );
-    reg(
-        r,
-        "aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
-        |a| {
-            tensor_list(
-                tensor(a, 0)?.split_with_sizes(&arg(a, 1)?.to_int_vec()?, arg(a, 2)?.to_int()?)?,
-            )
-        },
-    );
-    reg(r, "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", |a| {
-        tensor_list(tensor(a, 0)?.split_with_sizes(&arg(a, 1)?.to_int_vec()?, arg(a, 2)?.to_int()?)?)
-    });
-    reg(
-        r,
-        "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
-        |a| tensor_list(tensor(a, 0)?.chunk(arg(a, 1)?.to_int()?, arg(a, 2)?.to_int()?)?),
-    );
-    reg(
-        r,
-        "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-        |a| {
-            one(tensor(a, 0)?.diagonal(
-                arg(a, 1)?.to_int()?,
-                arg(a, 2)?.to_int()?,
-                arg(a, 3)?.to_int()?,
-            )?)
-        },
-    );
+    r.extend([
+        typed("aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", as_strided),
+        // A new geometry, not a write of `self`'s elements: the registry's alias write-back
+        // makes the returned view `self` for every handle (so not `typed_in_place`, which
+        // returns the argument unchanged).
+        typed("aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", as_strided),
+        typed(
+            "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+            |input: Input, dim: i64, sizes: Vec<i64>| Ok(input.unflatten(dim, &sizes)?),
+        ),
+        typed(
+            "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+            |input: Input, dim: i64| Ok(input.unbind(dim)?),
+        ),
+        typed(
+            "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+            |input: Input, split_size: i64, dim: i64| Ok(input.split(split_size, dim)?),
+        ),
+        typed(
+            "aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+            split_with_sizes,
+        ),
+        typed("aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", split_with_sizes),
+        typed(
+            "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+            |input: Input, chunks: i64, dim: i64| Ok(input.chunk(chunks, dim)?),
+        ),
+        typed(
+            "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+            |input: Input, offset: i64, dim1: i64, dim2: i64| {
+                Ok(input.diagonal(offset, dim1, dim2)?)
+            },
+        ),
+    ]);
 }
 
 /// `MemoryFormat?` argument (None = preserve).
@@ -1010,4 +1028,41 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
     register_reductions(&mut declarations);
     register_views(&mut declarations);
     declarations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opdef::OverloadRank;
+    use crate::registry::{OperatorRegistry, Stack};
+
+    fn run(name: &str, arguments: Stack) -> Result<Stack> {
+        let mut registry = OperatorRegistry::new();
+        registry.register_family(OverloadRank::NativeFunction, declarations())?;
+        let operator = registry.lookup(name).expect("registered");
+        let mut stack = arguments;
+        (operator.kernel)(&mut stack)?;
+        Ok(stack)
+    }
+
+    /// `isnan.out` as PyTorch 2.15 runs it: an empty bool `out` is resized to the result
+    /// (`[False, True]` for `[1.0, nan]`), and any other dtype is refused with the generated
+    /// wrapper's message.
+    #[test]
+    fn the_generated_out_forms_require_a_bool_out() {
+        let input = || IValue::from(Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap());
+        let out = IValue::from(Tensor::zeros(&[0], DType::Bool).unwrap());
+        let other_handle = out.clone();
+        run("aten::isnan.out", vec![input(), out]).unwrap();
+        let seen = other_handle.to_tensor().unwrap();
+        assert_eq!(seen.sizes(), &[2]);
+        assert_eq!(seen.dtype(), DType::Bool);
+        assert_eq!(seen.to_i64_vec(), vec![0, 1]);
+        let float_out = IValue::from(Tensor::zeros(&[2], DType::Float64).unwrap());
+        let error = run("aten::isinf.out", vec![input(), float_out]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Expected out tensor to have dtype bool, but got double instead"
+        );
+    }
 }

@@ -1,13 +1,18 @@
 //! int/float/bool/str arithmetic, comparison and conversion operators (PyTorch's
 //! register_prim_ops.cpp schemas). One kernel serves every overload of an operation: the
-//! operands' kinds pick int or float arithmetic, as PyTorch's `Scalar` overloads do.
+//! operands' kinds pick int or float arithmetic, as PyTorch's `Scalar` overloads do. Kernels
+//! are typed (`ops::binding`); the inline forms the interpreter runs without a kernel call are
+//! `crate::number_op`'s, which a test here holds to these kernels.
 
-use ferrojit_tensor::Scalar;
+use std::sync::Arc;
 
-use super::{pop_array, push, KernelTableEntry};
+use ferrojit_tensor::{Scalar, Tensor};
+
+use super::binding::typed;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::registry::Stack;
+use crate::number_op::{python_floordiv, python_remainder, python_remainder_float};
+use crate::opdef::OperatorDeclaration;
 
 /// Operands of a binary number op: both ints (bools count as ints) or, otherwise, floats.
 enum NumberPair {
@@ -15,227 +20,77 @@ enum NumberPair {
     Floats(f64, f64),
 }
 
-fn number_pair(a: &IValue, b: &IValue) -> Result<NumberPair> {
-    let a = a.to_scalar()?;
-    let b = b.to_scalar()?;
-    Ok(match (a, b) {
+fn number_pair(a: Scalar, b: Scalar) -> NumberPair {
+    match (a, b) {
         (Scalar::Float(_), _) | (_, Scalar::Float(_)) => NumberPair::Floats(a.to_f64(), b.to_f64()),
         _ => NumberPair::Ints(a.to_i64(), b.to_i64()),
-    })
-}
-
-fn zero_division() -> RuntimeError {
-    RuntimeError::ZeroDivision("integer division or modulo by zero".to_string())
-}
-
-/// Python's `//` on ints: rounds toward negative infinity. Division by zero fails with
-/// PyTorch's message (`division by 0`), typed as a zero division.
-pub fn python_floordiv(a: i64, b: i64) -> Result<i64> {
-    if b == 0 {
-        return Err(RuntimeError::ZeroDivision("division by 0".to_string()));
-    }
-    let quotient = a.wrapping_div(b);
-    let remainder = a.wrapping_rem(b);
-    if remainder != 0 && ((remainder < 0) != (b < 0)) {
-        Ok(quotient.wrapping_sub(1))
-    } else {
-        Ok(quotient)
     }
 }
 
-/// Python's `%` on ints: the result has the sign of the divisor.
-pub fn python_remainder(a: i64, b: i64) -> Result<i64> {
-    if b == 0 {
-        return Err(zero_division());
-    }
-    let remainder = a.wrapping_rem(b);
-    if remainder != 0 && ((remainder < 0) != (b < 0)) {
-        Ok(remainder.wrapping_add(b))
-    } else {
-        Ok(remainder)
-    }
-}
-
-/// PyTorch's float remainder: `fmod(b + fmod(a, b), b)`.
-pub fn python_remainder_float(a: f64, b: f64) -> f64 {
-    (b + a % b) % b
-}
-
-/// The int/float arithmetic and comparison operators that the interpreter runs inline
-/// (without a kernel call) when both operands are ints or floats. Each gives exactly what
-/// its builtin kernel (`add`, `eq`, ... below) gives on such operands; the kernel stays the
-/// fallback for everything else (bools, strings, devices, and int zero divisors, which it
-/// raises).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NumberOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    FloorDiv,
-    Remainder,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl NumberOp {
-    /// The inline form of a builtin number operator, by full schema name: the `int`,
-    /// `float`, `int_float`, `float_int` and `Scalar` overloads of the operators above.
-    pub fn for_operator(full_name: &str) -> Option<NumberOp> {
-        let (name, overload) = full_name.split_once('.').unwrap_or((full_name, ""));
-        if !matches!(overload, "" | "int" | "float" | "int_float" | "float_int") {
-            return None;
-        }
-        Some(match name {
-            "aten::add" => NumberOp::Add,
-            "aten::sub" => NumberOp::Sub,
-            "aten::mul" => NumberOp::Mul,
-            "aten::div" => NumberOp::Div,
-            "aten::floordiv" => NumberOp::FloorDiv,
-            "aten::remainder" => NumberOp::Remainder,
-            "aten::eq" => NumberOp::Eq,
-            "aten::ne" => NumberOp::Ne,
-            "aten::lt" => NumberOp::Lt,
-            "aten::le" => NumberOp::Le,
-            "aten::gt" => NumberOp::Gt,
-            "aten::ge" => NumberOp::Ge,
-            _ => return None,
-        })
-    }
-
-    /// The operator on two ints; `None` for a zero divisor (the kernel raises the error).
-    #[inline(always)]
-    pub fn on_ints(self, a: i64, b: i64) -> Option<NumberValue> {
-        Some(match self {
-            NumberOp::Add => NumberValue::Int(a.wrapping_add(b)),
-            NumberOp::Sub => NumberValue::Int(a.wrapping_sub(b)),
-            NumberOp::Mul => NumberValue::Int(a.wrapping_mul(b)),
-            NumberOp::Div => NumberValue::Float(a as f64 / b as f64),
-            NumberOp::FloorDiv => NumberValue::Int(python_floordiv(a, b).ok()?),
-            NumberOp::Remainder => NumberValue::Int(python_remainder(a, b).ok()?),
-            NumberOp::Eq => NumberValue::Bool(a == b),
-            NumberOp::Ne => NumberValue::Bool(a != b),
-            NumberOp::Lt => NumberValue::Bool(a < b),
-            NumberOp::Le => NumberValue::Bool(a <= b),
-            NumberOp::Gt => NumberValue::Bool(a > b),
-            NumberOp::Ge => NumberValue::Bool(a >= b),
-        })
-    }
-
-    /// The operator on two floats (IEEE comparisons: NaN is unequal to everything).
-    #[inline(always)]
-    pub fn on_floats(self, a: f64, b: f64) -> NumberValue {
-        match self {
-            NumberOp::Add => NumberValue::Float(a + b),
-            NumberOp::Sub => NumberValue::Float(a - b),
-            NumberOp::Mul => NumberValue::Float(a * b),
-            NumberOp::Div => NumberValue::Float(a / b),
-            NumberOp::FloorDiv => NumberValue::Float((a / b).floor()),
-            NumberOp::Remainder => NumberValue::Float(python_remainder_float(a, b)),
-            NumberOp::Eq => NumberValue::Bool(a == b),
-            NumberOp::Ne => NumberValue::Bool(a != b),
-            NumberOp::Lt => NumberValue::Bool(a < b),
-            NumberOp::Le => NumberValue::Bool(a <= b),
-            NumberOp::Gt => NumberValue::Bool(a > b),
-            NumberOp::Ge => NumberValue::Bool(a >= b),
-        }
-    }
-
-    /// The result for two int/float operands; `None` for any other operands and for int
-    /// zero divisors (the kernel handles those).
-    #[inline(always)]
-    pub fn apply(self, a: &IValue, b: &IValue) -> Option<NumberValue> {
-        match (a, b) {
-            (IValue::Int(a), IValue::Int(b)) => self.on_ints(*a, *b),
-            (IValue::Double(a), IValue::Double(b)) => Some(self.on_floats(*a, *b)),
-            (IValue::Int(a), IValue::Double(b)) => Some(self.on_floats(*a as f64, *b)),
-            (IValue::Double(a), IValue::Int(b)) => Some(self.on_floats(*a, *b as f64)),
-            _ => None,
-        }
-    }
-}
-
-/// A `NumberOp` result: a plain copyable value the interpreter writes straight into its
-/// destination (an `IValue`, or a `Result` around one, is returned through memory).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum NumberValue {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-}
-
-impl From<NumberValue> for IValue {
-    #[inline(always)]
-    fn from(value: NumberValue) -> IValue {
-        match value {
-            NumberValue::Int(v) => IValue::Int(v),
-            NumberValue::Float(v) => IValue::Double(v),
-            NumberValue::Bool(v) => IValue::Bool(v),
-        }
-    }
-}
-
+/// A binary number operator: int arithmetic on two ints (bools count as ints), float
+/// arithmetic otherwise.
 fn binary(
-    stack: &mut Stack,
+    a: Scalar,
+    b: Scalar,
     int_op: impl Fn(i64, i64) -> Result<IValue>,
     float_op: impl Fn(f64, f64) -> Result<IValue>,
-) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = match number_pair(&a, &b)? {
-        NumberPair::Ints(a, b) => int_op(a, b)?,
-        NumberPair::Floats(a, b) => float_op(a, b)?,
-    };
-    push(stack, result)
+) -> Result<IValue> {
+    match number_pair(a, b) {
+        NumberPair::Ints(a, b) => int_op(a, b),
+        NumberPair::Floats(a, b) => float_op(a, b),
+    }
 }
 
-fn add(stack: &mut Stack) -> Result<()> {
+fn add(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(a.wrapping_add(b))),
         |a, b| Ok(IValue::Double(a + b)),
     )
 }
 
-fn sub(stack: &mut Stack) -> Result<()> {
+fn sub(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(a.wrapping_sub(b))),
         |a, b| Ok(IValue::Double(a - b)),
     )
 }
 
-fn mul(stack: &mut Stack) -> Result<()> {
+fn mul(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(a.wrapping_mul(b))),
         |a, b| Ok(IValue::Double(a * b)),
     )
 }
 
 /// True division: always float (division by zero gives inf/nan, as in PyTorch's C++).
-fn div(stack: &mut Stack) -> Result<()> {
+fn div(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Double(a as f64 / b as f64)),
         |a, b| Ok(IValue::Double(a / b)),
     )
 }
 
-fn floordiv(stack: &mut Stack) -> Result<()> {
+fn floordiv(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(python_floordiv(a, b)?)),
         |a, b| Ok(IValue::Double((a / b).floor())),
     )
 }
 
-fn remainder(stack: &mut Stack) -> Result<()> {
+fn remainder(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(python_remainder(a, b)?)),
         |a, b| Ok(IValue::Double(python_remainder_float(a, b))),
     )
@@ -251,40 +106,41 @@ fn checked_pow(a: f64, b: f64) -> Result<f64> {
 }
 
 /// `int ** int` is a float in TorchScript (negative exponents), as are the mixed forms.
-fn pow(stack: &mut Stack) -> Result<()> {
+fn pow(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Double(checked_pow(a as f64, b as f64)?)),
         |a, b| Ok(IValue::Double(checked_pow(a, b)?)),
     )
 }
 
-fn pow_int_to_int(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (a.to_int()?, b.to_int()?);
+fn pow_int_to_int(a: i64, b: i64) -> Result<i64> {
     if b < 0 {
         if a == 0 {
             return Err(RuntimeError::Other(
                 "0.0 cannot be raised to a negative power".to_string(),
             ));
         }
-        return push(stack, (a as f64).powf(b as f64) as i64);
+        return Ok((a as f64).powf(b as f64) as i64);
     }
     let exponent = u32::try_from(b).unwrap_or(u32::MAX);
-    push(stack, a.wrapping_pow(exponent))
+    Ok(a.wrapping_pow(exponent))
 }
 
-fn min(stack: &mut Stack) -> Result<()> {
+fn min(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(a.min(b))),
         |a, b| Ok(IValue::Double(if a < b { a } else { b })),
     )
 }
 
-fn max(stack: &mut Stack) -> Result<()> {
+fn max(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
-        stack,
+        a,
+        b,
         |a, b| Ok(IValue::Int(a.max(b))),
         |a, b| Ok(IValue::Double(if a > b { a } else { b })),
     )
@@ -292,66 +148,63 @@ fn max(stack: &mut Stack) -> Result<()> {
 
 /// `nan_result` is what a comparison involving NaN gives: true only for `!=`.
 fn compare(
-    stack: &mut Stack,
+    a: &IValue,
+    b: &IValue,
     test: impl Fn(std::cmp::Ordering) -> bool,
     nan_result: bool,
-) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let result = match (&a, &b) {
+) -> Result<bool> {
+    Ok(match (a, b) {
         (IValue::Str(x), IValue::Str(y)) => test(x.as_ref().cmp(y.as_ref())),
         (IValue::Device(x), IValue::Device(y)) => {
             // Only equality is defined for devices; order them by text for completeness.
             test(x.to_string().cmp(&y.to_string()))
         }
-        _ => match number_pair(&a, &b)? {
+        _ => match number_pair(a.to_scalar()?, b.to_scalar()?) {
             NumberPair::Ints(x, y) => test(x.cmp(&y)),
             NumberPair::Floats(x, y) => match x.partial_cmp(&y) {
                 Some(ordering) => test(ordering),
                 None => nan_result,
             },
         },
-    };
-    push(stack, result)
+    })
 }
 
-fn eq(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_eq(), false)
+fn eq(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_eq(), false)
 }
 
-fn ne(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_ne(), true)
+fn ne(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_ne(), true)
 }
 
-fn lt(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_lt(), false)
+fn lt(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_lt(), false)
 }
 
-fn le(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_le(), false)
+fn le(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_le(), false)
 }
 
-fn gt(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_gt(), false)
+fn gt(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_gt(), false)
 }
 
-fn ge(stack: &mut Stack) -> Result<()> {
-    compare(stack, |o| o.is_ge(), false)
+fn ge(a: IValue, b: IValue) -> Result<bool> {
+    compare(&a, &b, |o| o.is_ge(), false)
 }
 
-fn neg(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, -f),
-        other => push(stack, other.to_i64().wrapping_neg()),
-    }
+fn neg(a: Scalar) -> Result<IValue> {
+    Ok(match a {
+        Scalar::Float(f) => IValue::Double(-f),
+        other => IValue::Int(other.to_i64().wrapping_neg()),
+    })
 }
 
-fn abs(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, f.abs()),
-        other => push(stack, other.to_i64().wrapping_abs()),
-    }
+fn abs(a: Scalar) -> Result<IValue> {
+    Ok(match a {
+        Scalar::Float(f) => IValue::Double(f.abs()),
+        other => IValue::Int(other.to_i64().wrapping_abs()),
+    })
 }
 
 /// float → int the way Python's `int()` does, refusing NaN and infinities.
@@ -369,55 +222,46 @@ fn float_to_int(value: f64) -> Result<i64> {
     Ok(value as i64)
 }
 
-fn floor(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, float_to_int(f.floor())?),
-        other => push(stack, other.to_i64()),
+fn floor(a: Scalar) -> Result<i64> {
+    match a {
+        Scalar::Float(f) => float_to_int(f.floor()),
+        other => Ok(other.to_i64()),
     }
 }
 
-fn ceil(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, float_to_int(f.ceil())?),
-        other => push(stack, other.to_i64()),
+fn ceil(a: Scalar) -> Result<i64> {
+    match a {
+        Scalar::Float(f) => float_to_int(f.ceil()),
+        other => Ok(other.to_i64()),
     }
 }
 
-fn bool_and(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_bool()? && b.to_bool()?)
+fn bool_and(a: bool, b: bool) -> Result<bool> {
+    Ok(a && b)
 }
 
-fn bool_or(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_bool()? || b.to_bool()?)
+fn bool_or(a: bool, b: bool) -> Result<bool> {
+    Ok(a || b)
 }
 
-fn bool_xor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_bool()? != b.to_bool()?)
+fn bool_xor(a: bool, b: bool) -> Result<bool> {
+    Ok(a != b)
 }
 
-fn bool_not(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, !a.to_bool()?)
+fn bool_not(a: bool) -> Result<bool> {
+    Ok(!a)
 }
 
-fn int_and(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_int()? & b.to_int()?)
+fn int_and(a: i64, b: i64) -> Result<i64> {
+    Ok(a & b)
 }
 
-fn int_or(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_int()? | b.to_int()?)
+fn int_or(a: i64, b: i64) -> Result<i64> {
+    Ok(a | b)
 }
 
-fn int_xor(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    push(stack, a.to_int()? ^ b.to_int()?)
+fn int_xor(a: i64, b: i64) -> Result<i64> {
+    Ok(a ^ b)
 }
 
 fn negative_shift() -> RuntimeError {
@@ -425,9 +269,7 @@ fn negative_shift() -> RuntimeError {
 }
 
 /// `a << b` on 64-bit ints: bits shifted out are lost; 64 or more gives 0.
-fn int_lshift(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (a.to_int()?, b.to_int()?);
+fn int_lshift(a: i64, b: i64) -> Result<i64> {
     if b < 0 {
         return Err(negative_shift());
     }
@@ -435,26 +277,23 @@ fn int_lshift(stack: &mut Stack) -> Result<()> {
         .ok()
         .and_then(|b| a.checked_shl(b))
         .unwrap_or(0);
-    push(stack, shifted)
+    Ok(shifted)
 }
 
 /// `a >> b`: arithmetic shift (rounds toward negative infinity, as Python).
-fn int_rshift(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (a.to_int()?, b.to_int()?);
+fn int_rshift(a: i64, b: i64) -> Result<i64> {
     if b < 0 {
         return Err(negative_shift());
     }
     let amount = u32::try_from(b.min(63)).unwrap_or(63);
-    push(stack, a >> amount)
+    Ok(a >> amount)
 }
 
 /// `Int(x)` for float, bool, int and Scalar inputs.
-fn to_int(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, float_to_int(f)?),
-        other => push(stack, other.to_i64()),
+fn to_int(a: Scalar) -> Result<i64> {
+    match a {
+        Scalar::Float(f) => float_to_int(f),
+        other => Ok(other.to_i64()),
     }
 }
 
@@ -498,23 +337,20 @@ fn stoll_prefix(text: &str) -> std::result::Result<(i64, usize), &'static str> {
 }
 
 /// `int(s)`: PyTorch's `c10::stoll`, then the whole string must have been consumed.
-fn int_from_str(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let text = a.to_str()?;
+fn int_from_str(text: String) -> Result<i64> {
     let (value, consumed) =
-        stoll_prefix(text).map_err(|what| RuntimeError::Other(what.to_string()))?;
+        stoll_prefix(&text).map_err(|what| RuntimeError::Other(what.to_string()))?;
     if consumed != text.len() {
         return Err(RuntimeError::Other(format!(
             "invalid literal for int() with base 10: '{text}'"
         )));
     }
-    push(stack, value)
+    Ok(value)
 }
 
 /// PyTorch's `checkImplicitTensorToNum`: a tensor passed where a number is expected must be
 /// 0-dimensional (and integral when an int is expected).
-fn implicit_tensor_number(value: &IValue, to_int: bool) -> Result<Scalar> {
-    let tensor = value.to_tensor()?;
+fn implicit_tensor_number(tensor: &Tensor, to_int: bool) -> Result<Scalar> {
     if !tensor.sizes().is_empty() {
         return Err(RuntimeError::Other(
             "Cannot input a tensor of dimension other than 0 as a scalar argument".to_string(),
@@ -529,38 +365,29 @@ fn implicit_tensor_number(value: &IValue, to_int: bool) -> Result<Scalar> {
     Ok(tensor.item()?)
 }
 
-fn int_implicit(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = implicit_tensor_number(&a, true)?;
-    push(stack, value.to_i64())
+fn int_implicit(tensor: Arc<Tensor>) -> Result<i64> {
+    Ok(implicit_tensor_number(&tensor, true)?.to_i64())
 }
 
-fn float_implicit(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = implicit_tensor_number(&a, false)?;
-    push(stack, value.to_f64())
+fn float_implicit(tensor: Arc<Tensor>) -> Result<f64> {
+    Ok(implicit_tensor_number(&tensor, false)?.to_f64())
 }
 
-fn scalar_implicit(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let value = implicit_tensor_number(&a, false)?;
-    push(stack, IValue::from(value))
+fn scalar_implicit(tensor: Arc<Tensor>) -> Result<Scalar> {
+    implicit_tensor_number(&tensor, false)
 }
 
 /// `Float(x)` for int, bool, float and Scalar inputs.
-fn to_float(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_scalar()?.to_f64())
+fn to_float(a: Scalar) -> Result<f64> {
+    Ok(a.to_f64())
 }
 
 /// `float(s)`: PyTorch's `c10::stod` (leading whitespace, then C's float syntax), and the
 /// whole string must have been consumed. `stod` is the message when nothing converts.
-fn float_from_str(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let text = a.to_str()?;
+fn float_from_str(text: String) -> Result<f64> {
     let rest = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
     if let Ok(value) = rest.parse::<f64>() {
-        return push(stack, value);
+        return Ok(value);
     }
     // Something converts but not everything: PyTorch's own message. Otherwise stod's.
     let converts_partly = rest
@@ -578,15 +405,12 @@ fn float_from_str(stack: &mut Stack) -> Result<()> {
 }
 
 /// `Bool(x)` for int and float inputs.
-fn to_bool(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, a.to_scalar()?.to_bool())
+fn to_bool(a: Scalar) -> Result<bool> {
+    Ok(a.to_bool())
 }
 
-fn str_concat(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let joined = format!("{}{}", a.to_str()?, b.to_str()?);
-    push(stack, joined)
+fn str_concat(a: String, b: String) -> Result<String> {
+    Ok(a + &b)
 }
 
 /// FNV-1a over bytes: a stable hash for strings.
@@ -658,16 +482,12 @@ pub fn hash_value(value: &IValue) -> Result<i64> {
     })
 }
 
-fn hash(stack: &mut Stack) -> Result<()> {
-    let [value] = pop_array::<1>(stack)?;
-    let hashed = hash_value(&value)?;
-    push(stack, hashed)
+fn hash(value: IValue) -> Result<i64> {
+    hash_value(&value)
 }
 
 /// `range()` length: PyTorch's `aten::__range_length`.
-fn range_length(stack: &mut Stack) -> Result<()> {
-    let [lo, hi, step] = pop_array::<3>(stack)?;
-    let (lo, hi, step) = (lo.to_int()?, hi.to_int()?, step.to_int()?);
+fn range_length(lo: i64, hi: i64, step: i64) -> Result<i64> {
     if step == 0 {
         return Err(RuntimeError::ValueError(
             "range() arg 3 must not be zero".to_string(),
@@ -680,168 +500,149 @@ fn range_length(stack: &mut Stack) -> Result<()> {
     } else {
         0
     };
-    push(stack, i64::try_from(length).unwrap_or(i64::MAX))
+    Ok(i64::try_from(length).unwrap_or(i64::MAX))
 }
 
 /// The loop variable of `range(start, _, step)` at iteration `index`.
-fn derive_index(stack: &mut Stack) -> Result<()> {
-    let [index, start, step] = pop_array::<3>(stack)?;
-    let (index, start, step) = (index.to_int()?, start.to_int()?, step.to_int()?);
-    push(stack, start.wrapping_add(index.wrapping_mul(step)))
+fn derive_index(index: i64, start: i64, step: i64) -> Result<i64> {
+    Ok(start.wrapping_add(index.wrapping_mul(step)))
 }
 
-/// The table: (schema, kernel), in PyTorch's registration order within each name.
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::add.int(int a, int b) -> int", add),
-    ("aten::add.float(float a, float b) -> float", add),
-    ("aten::add.int_float(int a, float b) -> float", add),
-    ("aten::add.float_int(float a, int b) -> float", add),
-    ("aten::add(Scalar a, Scalar b) -> Scalar", add),
-    ("aten::add.str(str a, str b) -> str", str_concat),
-    ("aten::sub.int(int a, int b) -> int", sub),
-    ("aten::sub.float(float a, float b) -> float", sub),
-    ("aten::sub.int_float(int a, float b) -> float", sub),
-    ("aten::sub.float_int(float a, int b) -> float", sub),
-    ("aten::sub(Scalar a, Scalar b) -> Scalar", sub),
-    ("aten::mul.int(int a, int b) -> int", mul),
-    ("aten::mul.float(float a, float b) -> float", mul),
-    ("aten::mul.int_float(int a, float b) -> float", mul),
-    ("aten::mul.float_int(float a, int b) -> float", mul),
-    ("aten::mul(Scalar a, Scalar b) -> Scalar", mul),
-    ("aten::div.int(int a, int b) -> float", div),
-    ("aten::div.float(float a, float b) -> float", div),
-    ("aten::div.int_float(int a, float b) -> float", div),
-    ("aten::div.float_int(float a, int b) -> float", div),
-    ("aten::div(Scalar a, Scalar b) -> float", div),
-    ("aten::floordiv.int(int a, int b) -> int", floordiv),
-    ("aten::floordiv.float(float a, float b) -> float", floordiv),
-    (
-        "aten::floordiv.int_float(int a, float b) -> float",
-        floordiv,
-    ),
-    (
-        "aten::floordiv.float_int(float a, int b) -> float",
-        floordiv,
-    ),
-    ("aten::floordiv(Scalar a, Scalar b) -> Scalar", floordiv),
-    ("aten::remainder.int(int a, int b) -> int", remainder),
-    (
-        "aten::remainder.float(float a, float b) -> float",
-        remainder,
-    ),
-    (
-        "aten::remainder.int_float(int a, float b) -> float",
-        remainder,
-    ),
-    (
-        "aten::remainder.float_int(float a, int b) -> float",
-        remainder,
-    ),
-    ("aten::remainder(Scalar a, Scalar b) -> Scalar", remainder),
-    ("aten::pow.int(int a, int b) -> float", pow),
-    ("aten::pow.float(float a, float b) -> float", pow),
-    ("aten::pow.int_float(int a, float b) -> float", pow),
-    ("aten::pow.float_int(float a, int b) -> float", pow),
-    ("aten::pow.Scalar_Scalar(Scalar a, Scalar b) -> float", pow),
-    ("aten::pow.int_to_int(int a, int b) -> int", pow_int_to_int),
-    ("prim::min.int(int a, int b) -> int", min),
-    ("prim::min.float(float a, float b) -> float", min),
-    ("prim::min.int_float(int a, float b) -> float", min),
-    ("prim::min.float_int(float a, int b) -> float", min),
-    ("prim::min(Scalar a, Scalar b) -> Scalar", min),
-    ("prim::max.int(int a, int b) -> int", max),
-    ("prim::max.float(float a, float b) -> float", max),
-    ("prim::max.int_float(int a, float b) -> float", max),
-    ("prim::max.float_int(float a, int b) -> float", max),
-    ("prim::max(Scalar a, Scalar b) -> Scalar", max),
-    ("aten::eq.int(int a, int b) -> bool", eq),
-    ("aten::eq.float(float a, float b) -> bool", eq),
-    ("aten::eq.int_float(int a, float b) -> bool", eq),
-    ("aten::eq.float_int(float a, int b) -> bool", eq),
-    ("aten::eq(Scalar a, Scalar b) -> bool", eq),
-    ("aten::eq.str(str a, str b) -> bool", eq),
-    ("aten::eq.bool(bool a, bool b) -> bool", eq),
-    ("aten::eq.device(Device a, Device b) -> bool", eq),
-    ("aten::ne.int(int a, int b) -> bool", ne),
-    ("aten::ne.float(float a, float b) -> bool", ne),
-    ("aten::ne.int_float(int a, float b) -> bool", ne),
-    ("aten::ne.float_int(float a, int b) -> bool", ne),
-    ("aten::ne(Scalar a, Scalar b) -> bool", ne),
-    ("aten::ne.str(str a, str b) -> bool", ne),
-    ("aten::ne.bool(bool a, bool b) -> bool", ne),
-    ("aten::ne.device(Device a, Device b) -> bool", ne),
-    ("aten::lt.int(int a, int b) -> bool", lt),
-    ("aten::lt.float(float a, float b) -> bool", lt),
-    ("aten::lt.int_float(int a, float b) -> bool", lt),
-    ("aten::lt.float_int(float a, int b) -> bool", lt),
-    ("aten::lt(Scalar a, Scalar b) -> bool", lt),
-    ("aten::lt.str(str a, str b) -> bool", lt),
-    ("aten::gt.int(int a, int b) -> bool", gt),
-    ("aten::gt.float(float a, float b) -> bool", gt),
-    ("aten::gt.int_float(int a, float b) -> bool", gt),
-    ("aten::gt.float_int(float a, int b) -> bool", gt),
-    ("aten::gt(Scalar a, Scalar b) -> bool", gt),
-    ("aten::gt.str(str a, str b) -> bool", gt),
-    ("aten::le.int(int a, int b) -> bool", le),
-    ("aten::le.float(float a, float b) -> bool", le),
-    ("aten::le.int_float(int a, float b) -> bool", le),
-    ("aten::le.float_int(float a, int b) -> bool", le),
-    ("aten::le(Scalar a, Scalar b) -> bool", le),
-    ("aten::le.str(str a, str b) -> bool", le),
-    ("aten::ge.int(int a, int b) -> bool", ge),
-    ("aten::ge.float(float a, float b) -> bool", ge),
-    ("aten::ge.int_float(int a, float b) -> bool", ge),
-    ("aten::ge.float_int(float a, int b) -> bool", ge),
-    ("aten::ge(Scalar a, Scalar b) -> bool", ge),
-    ("aten::ge.str(str a, str b) -> bool", ge),
-    ("aten::__and__.bool(bool a, bool b) -> bool", bool_and),
-    ("aten::__and__.int(int a, int b) -> int", int_and),
-    ("aten::__or__.bool(bool a, bool b) -> bool", bool_or),
-    ("aten::__or__.int(int a, int b) -> int", int_or),
-    ("aten::__xor__.bool(bool a, bool b) -> bool", bool_xor),
-    ("aten::__xor__.int(int a, int b) -> int", int_xor),
-    ("aten::__lshift__.int(int a, int b) -> int", int_lshift),
-    ("aten::__rshift__.int(int a, int b) -> int", int_rshift),
-    ("aten::__not__(bool self) -> bool", bool_not),
-    ("aten::neg.int(int a) -> int", neg),
-    ("aten::neg.float(float a) -> float", neg),
-    ("aten::neg.Scalar(Scalar a) -> Scalar", neg),
-    ("prim::abs.int(int a) -> int", abs),
-    ("prim::abs.float(float a) -> float", abs),
-    ("prim::abs.Scalar(Scalar a) -> Scalar", abs),
-    ("aten::floor.int(int a) -> int", floor),
-    ("aten::floor.float(float a) -> int", floor),
-    ("aten::floor.Scalar(Scalar a) -> Scalar", floor),
-    ("aten::ceil.int(int a) -> int", ceil),
-    ("aten::ceil.float(float a) -> int", ceil),
-    ("aten::ceil.Scalar(Scalar a) -> Scalar", ceil),
-    ("aten::IntImplicit(Tensor a) -> int", int_implicit),
-    ("aten::FloatImplicit(Tensor a) -> float", float_implicit),
-    ("aten::ScalarImplicit(Tensor a) -> Scalar", scalar_implicit),
-    ("aten::Bool.int(int a) -> bool", to_bool),
-    ("aten::Bool.float(float a) -> bool", to_bool),
-    ("aten::Int.bool(bool a) -> int", to_int),
-    ("aten::Int.float(float a) -> int", to_int),
-    ("aten::Int.Scalar(Scalar a) -> int", to_int),
-    ("aten::Int.str(str a) -> int", int_from_str),
-    ("aten::Float.Scalar(Scalar a) -> float", to_float),
-    ("aten::Float.int(int a) -> float", to_float),
-    ("aten::Float.bool(bool a) -> float", to_float),
-    ("aten::Float.str(str a) -> float", float_from_str),
-    ("aten::hash.generic(t value) -> int", hash),
-    (
-        "aten::__range_length(int lo, int hi, int step) -> int",
-        range_length,
-    ),
-    (
-        "aten::__derive_index(int index, int start, int step) -> int",
-        derive_index,
-    ),
-];
-
+/// Every operator of this file, in PyTorch's registration order within each name.
+#[rustfmt::skip]
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::add.int(int a, int b) -> int", add),
+        typed("aten::add.float(float a, float b) -> float", add),
+        typed("aten::add.int_float(int a, float b) -> float", add),
+        typed("aten::add.float_int(float a, int b) -> float", add),
+        typed("aten::add(Scalar a, Scalar b) -> Scalar", add),
+        typed("aten::add.str(str a, str b) -> str", str_concat),
+        typed("aten::sub.int(int a, int b) -> int", sub),
+        typed("aten::sub.float(float a, float b) -> float", sub),
+        typed("aten::sub.int_float(int a, float b) -> float", sub),
+        typed("aten::sub.float_int(float a, int b) -> float", sub),
+        typed("aten::sub(Scalar a, Scalar b) -> Scalar", sub),
+        typed("aten::mul.int(int a, int b) -> int", mul),
+        typed("aten::mul.float(float a, float b) -> float", mul),
+        typed("aten::mul.int_float(int a, float b) -> float", mul),
+        typed("aten::mul.float_int(float a, int b) -> float", mul),
+        typed("aten::mul(Scalar a, Scalar b) -> Scalar", mul),
+        typed("aten::div.int(int a, int b) -> float", div),
+        typed("aten::div.float(float a, float b) -> float", div),
+        typed("aten::div.int_float(int a, float b) -> float", div),
+        typed("aten::div.float_int(float a, int b) -> float", div),
+        typed("aten::div(Scalar a, Scalar b) -> float", div),
+        typed("aten::floordiv.int(int a, int b) -> int", floordiv),
+        typed("aten::floordiv.float(float a, float b) -> float", floordiv),
+        typed("aten::floordiv.int_float(int a, float b) -> float", floordiv),
+        typed("aten::floordiv.float_int(float a, int b) -> float", floordiv),
+        typed("aten::floordiv(Scalar a, Scalar b) -> Scalar", floordiv),
+        typed("aten::remainder.int(int a, int b) -> int", remainder),
+        typed("aten::remainder.float(float a, float b) -> float", remainder),
+        typed("aten::remainder.int_float(int a, float b) -> float", remainder),
+        typed("aten::remainder.float_int(float a, int b) -> float", remainder),
+        typed("aten::remainder(Scalar a, Scalar b) -> Scalar", remainder),
+        typed("aten::pow.int(int a, int b) -> float", pow),
+        typed("aten::pow.float(float a, float b) -> float", pow),
+        typed("aten::pow.int_float(int a, float b) -> float", pow),
+        typed("aten::pow.float_int(float a, int b) -> float", pow),
+        typed("aten::pow.Scalar_Scalar(Scalar a, Scalar b) -> float", pow),
+        typed("aten::pow.int_to_int(int a, int b) -> int", pow_int_to_int),
+        typed("prim::min.int(int a, int b) -> int", min),
+        typed("prim::min.float(float a, float b) -> float", min),
+        typed("prim::min.int_float(int a, float b) -> float", min),
+        typed("prim::min.float_int(float a, int b) -> float", min),
+        typed("prim::min(Scalar a, Scalar b) -> Scalar", min),
+        typed("prim::max.int(int a, int b) -> int", max),
+        typed("prim::max.float(float a, float b) -> float", max),
+        typed("prim::max.int_float(int a, float b) -> float", max),
+        typed("prim::max.float_int(float a, int b) -> float", max),
+        typed("prim::max(Scalar a, Scalar b) -> Scalar", max),
+        typed("aten::eq.int(int a, int b) -> bool", eq),
+        typed("aten::eq.float(float a, float b) -> bool", eq),
+        typed("aten::eq.int_float(int a, float b) -> bool", eq),
+        typed("aten::eq.float_int(float a, int b) -> bool", eq),
+        typed("aten::eq(Scalar a, Scalar b) -> bool", eq),
+        typed("aten::eq.str(str a, str b) -> bool", eq),
+        typed("aten::eq.bool(bool a, bool b) -> bool", eq),
+        typed("aten::eq.device(Device a, Device b) -> bool", eq),
+        typed("aten::ne.int(int a, int b) -> bool", ne),
+        typed("aten::ne.float(float a, float b) -> bool", ne),
+        typed("aten::ne.int_float(int a, float b) -> bool", ne),
+        typed("aten::ne.float_int(float a, int b) -> bool", ne),
+        typed("aten::ne(Scalar a, Scalar b) -> bool", ne),
+        typed("aten::ne.str(str a, str b) -> bool", ne),
+        typed("aten::ne.bool(bool a, bool b) -> bool", ne),
+        typed("aten::ne.device(Device a, Device b) -> bool", ne),
+        typed("aten::lt.int(int a, int b) -> bool", lt),
+        typed("aten::lt.float(float a, float b) -> bool", lt),
+        typed("aten::lt.int_float(int a, float b) -> bool", lt),
+        typed("aten::lt.float_int(float a, int b) -> bool", lt),
+        typed("aten::lt(Scalar a, Scalar b) -> bool", lt),
+        typed("aten::lt.str(str a, str b) -> bool", lt),
+        typed("aten::gt.int(int a, int b) -> bool", gt),
+        typed("aten::gt.float(float a, float b) -> bool", gt),
+        typed("aten::gt.int_float(int a, float b) -> bool", gt),
+        typed("aten::gt.float_int(float a, int b) -> bool", gt),
+        typed("aten::gt(Scalar a, Scalar b) -> bool", gt),
+        typed("aten::gt.str(str a, str b) -> bool", gt),
+        typed("aten::le.int(int a, int b) -> bool", le),
+        typed("aten::le.float(float a, float b) -> bool", le),
+        typed("aten::le.int_float(int a, float b) -> bool", le),
+        typed("aten::le.float_int(float a, int b) -> bool", le),
+        typed("aten::le(Scalar a, Scalar b) -> bool", le),
+        typed("aten::le.str(str a, str b) -> bool", le),
+        typed("aten::ge.int(int a, int b) -> bool", ge),
+        typed("aten::ge.float(float a, float b) -> bool", ge),
+        typed("aten::ge.int_float(int a, float b) -> bool", ge),
+        typed("aten::ge.float_int(float a, int b) -> bool", ge),
+        typed("aten::ge(Scalar a, Scalar b) -> bool", ge),
+        typed("aten::ge.str(str a, str b) -> bool", ge),
+        typed("aten::__and__.bool(bool a, bool b) -> bool", bool_and),
+        typed("aten::__and__.int(int a, int b) -> int", int_and),
+        typed("aten::__or__.bool(bool a, bool b) -> bool", bool_or),
+        typed("aten::__or__.int(int a, int b) -> int", int_or),
+        typed("aten::__xor__.bool(bool a, bool b) -> bool", bool_xor),
+        typed("aten::__xor__.int(int a, int b) -> int", int_xor),
+        typed("aten::__lshift__.int(int a, int b) -> int", int_lshift),
+        typed("aten::__rshift__.int(int a, int b) -> int", int_rshift),
+        typed("aten::__not__(bool self) -> bool", bool_not),
+        typed("aten::neg.int(int a) -> int", neg),
+        typed("aten::neg.float(float a) -> float", neg),
+        typed("aten::neg.Scalar(Scalar a) -> Scalar", neg),
+        typed("prim::abs.int(int a) -> int", abs),
+        typed("prim::abs.float(float a) -> float", abs),
+        typed("prim::abs.Scalar(Scalar a) -> Scalar", abs),
+        typed("aten::floor.int(int a) -> int", floor),
+        typed("aten::floor.float(float a) -> int", floor),
+        typed("aten::floor.Scalar(Scalar a) -> Scalar", floor),
+        typed("aten::ceil.int(int a) -> int", ceil),
+        typed("aten::ceil.float(float a) -> int", ceil),
+        typed("aten::ceil.Scalar(Scalar a) -> Scalar", ceil),
+        typed("aten::IntImplicit(Tensor a) -> int", int_implicit),
+        typed("aten::FloatImplicit(Tensor a) -> float", float_implicit),
+        typed("aten::ScalarImplicit(Tensor a) -> Scalar", scalar_implicit),
+        typed("aten::Bool.int(int a) -> bool", to_bool),
+        typed("aten::Bool.float(float a) -> bool", to_bool),
+        typed("aten::Int.bool(bool a) -> int", to_int),
+        typed("aten::Int.float(float a) -> int", to_int),
+        typed("aten::Int.Scalar(Scalar a) -> int", to_int),
+        typed("aten::Int.str(str a) -> int", int_from_str),
+        typed("aten::Float.Scalar(Scalar a) -> float", to_float),
+        typed("aten::Float.int(int a) -> float", to_float),
+        typed("aten::Float.bool(bool a) -> float", to_float),
+        typed("aten::Float.str(str a) -> float", float_from_str),
+        typed("aten::hash.generic(t value) -> int", hash),
+        typed("aten::__range_length(int lo, int hi, int step) -> int", range_length),
+        typed("aten::__derive_index(int index, int start, int step) -> int", derive_index),
+    ]
+}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number_op::NumberOp;
+    use crate::opdef::DeclaredKernel;
 
     /// Values printed by PyTorch 2.15 (Linux, CPU wheel) for `hash(...)` in TorchScript
     /// (`torch.jit.CompilationUnit`), so hashes agree with PyTorch's, not merely exist.
@@ -880,12 +681,26 @@ mod tests {
         }
     }
 
-    fn run(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> Result<IValue> {
-        let mut stack = args;
-        kernel(&mut stack)?;
-        stack
+    /// Runs a typed kernel on `arguments` and returns its one result.
+    fn run_declaration(
+        declaration: &OperatorDeclaration,
+        arguments: Vec<IValue>,
+    ) -> Result<IValue> {
+        let DeclaredKernel::Arguments(kernel) = &declaration.kernel else {
+            panic!("{} is not a typed kernel", declaration.schema);
+        };
+        kernel(&arguments)?
             .pop()
             .ok_or_else(|| RuntimeError::Other("no result".into()))
+    }
+
+    /// Runs the operator declared under `schema`.
+    fn run(schema: &str, arguments: Vec<IValue>) -> Result<IValue> {
+        let declaration = declarations()
+            .into_iter()
+            .find(|declaration| declaration.schema == schema)
+            .unwrap_or_else(|| panic!("no operator {schema}"));
+        run_declaration(&declaration, arguments)
     }
 
     fn same_result(a: &Result<IValue>, b: &Result<IValue>) -> bool {
@@ -918,15 +733,17 @@ mod tests {
         let mut values: Vec<IValue> = ints.iter().map(|&i| IValue::Int(i)).collect();
         values.extend(floats.iter().map(|&f| IValue::Double(f)));
         let mut checked = 0;
-        for &(schema, kernel) in TABLE {
-            let full_name = ferrojit_ir::parse_schema(schema).unwrap().full_name();
+        for declaration in declarations() {
+            let full_name = ferrojit_ir::parse_schema(&declaration.schema)
+                .unwrap()
+                .full_name();
             let Some(op) = NumberOp::for_operator(&full_name) else {
                 continue;
             };
             checked += 1;
             for a in &values {
                 for b in &values {
-                    let expected = run(kernel, vec![a.clone(), b.clone()]);
+                    let expected = run_declaration(&declaration, vec![a.clone(), b.clone()]);
                     match op.apply(a, b) {
                         Some(inline) => assert!(
                             same_result(&Ok(inline.into()), &expected),
@@ -950,21 +767,8 @@ mod tests {
     }
 
     #[test]
-    fn python_division_rules() {
-        assert_eq!(python_floordiv(-7, 2).unwrap(), -4);
-        assert_eq!(python_floordiv(7, -2).unwrap(), -4);
-        assert_eq!(python_floordiv(7, 2).unwrap(), 3);
-        assert_eq!(python_remainder(-7, 2).unwrap(), 1);
-        assert_eq!(python_remainder(7, -2).unwrap(), -1);
-        assert_eq!(python_remainder(-7, -2).unwrap(), -1);
-        assert!(python_floordiv(1, 0).is_err());
-        assert_eq!(python_remainder_float(-7.0, 2.0), 1.0);
-        assert_eq!(python_remainder_float(5.5, -2.0), -0.5);
-    }
-
-    #[test]
     fn conversions_shifts_and_hash() {
-        let int_of = |text: &str| run(int_from_str, vec![IValue::from(text)]);
+        let int_of = |text: &str| run("aten::Int.str(str a) -> int", vec![IValue::from(text)]);
         assert!(matches!(int_of(" 12"), Ok(IValue::Int(12))));
         assert!(matches!(int_of("-7"), Ok(IValue::Int(-7))));
         assert_eq!(int_of("xyz").unwrap_err().to_string(), "stoll");
@@ -976,7 +780,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("invalid literal for int() with base 10: '12 '"));
-        let float_of = |text: &str| run(float_from_str, vec![IValue::from(text)]);
+        let float_of =
+            |text: &str| run("aten::Float.str(str a) -> float", vec![IValue::from(text)]);
         assert!(matches!(float_of(" 2.5"), Ok(IValue::Double(v)) if v == 2.5));
         assert!(matches!(float_of("-inf"), Ok(IValue::Double(v)) if v == f64::NEG_INFINITY));
         assert_eq!(float_of("abc").unwrap_err().to_string(), "stod");
@@ -984,53 +789,111 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("could not convert"));
-        let shifted = run(int_lshift, vec![IValue::Int(-5), IValue::Int(2)]).unwrap();
+        let shifted = run(
+            "aten::__lshift__.int(int a, int b) -> int",
+            vec![IValue::Int(-5), IValue::Int(2)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(-20)));
-        let shifted = run(int_rshift, vec![IValue::Int(-5), IValue::Int(1)]).unwrap();
+        let shifted = run(
+            "aten::__rshift__.int(int a, int b) -> int",
+            vec![IValue::Int(-5), IValue::Int(1)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(-3)));
-        let shifted = run(int_lshift, vec![IValue::Int(1), IValue::Int(200)]).unwrap();
+        let shifted = run(
+            "aten::__lshift__.int(int a, int b) -> int",
+            vec![IValue::Int(1), IValue::Int(200)],
+        )
+        .unwrap();
         assert!(matches!(shifted, IValue::Int(0)));
-        assert!(run(int_rshift, vec![IValue::Int(1), IValue::Int(-1)]).is_err());
+        assert!(run(
+            "aten::__rshift__.int(int a, int b) -> int",
+            vec![IValue::Int(1), IValue::Int(-1)]
+        )
+        .is_err());
         assert!(matches!(
-            run(hash, vec![IValue::Int(42)]),
+            run("aten::hash.generic(t value) -> int", vec![IValue::Int(42)]),
             Ok(IValue::Int(42))
         ));
-        let a = run(hash, vec![IValue::from("key")])
-            .unwrap()
-            .to_int()
-            .unwrap();
-        let b = run(hash, vec![IValue::from("key")])
-            .unwrap()
-            .to_int()
-            .unwrap();
+        let a = run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::from("key")],
+        )
+        .unwrap()
+        .to_int()
+        .unwrap();
+        let b = run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::from("key")],
+        )
+        .unwrap()
+        .to_int()
+        .unwrap();
         assert_eq!(a, b);
-        assert!(run(hash, vec![IValue::int_list(&[1])]).is_err());
+        assert!(run(
+            "aten::hash.generic(t value) -> int",
+            vec![IValue::int_list(&[1])]
+        )
+        .is_err());
         let error = python_floordiv(1, 0).unwrap_err();
         assert!(error.to_string().contains("division by 0"));
     }
 
     #[test]
     fn mixed_number_kernels() {
-        let result = run(add, vec![IValue::Int(2), IValue::Double(0.5)]).unwrap();
+        let result = run(
+            "aten::add(Scalar a, Scalar b) -> Scalar",
+            vec![IValue::Int(2), IValue::Double(0.5)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 2.5));
-        let result = run(div, vec![IValue::Int(7), IValue::Int(2)]).unwrap();
+        let result = run(
+            "aten::div(Scalar a, Scalar b) -> float",
+            vec![IValue::Int(7), IValue::Int(2)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 3.5));
-        let result = run(pow, vec![IValue::Int(2), IValue::Int(-1)]).unwrap();
+        let result = run(
+            "aten::pow.int(int a, int b) -> float",
+            vec![IValue::Int(2), IValue::Int(-1)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Double(v) if v == 0.5));
-        let result = run(lt, vec![IValue::from("abc"), IValue::from("abd")]).unwrap();
+        let result = run(
+            "aten::lt.str(str a, str b) -> bool",
+            vec![IValue::from("abc"), IValue::from("abd")],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(true)));
-        let result = run(ne, vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)]).unwrap();
+        let result = run(
+            "aten::ne.float(float a, float b) -> bool",
+            vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(true)));
-        let result = run(eq, vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)]).unwrap();
+        let result = run(
+            "aten::eq.float(float a, float b) -> bool",
+            vec![IValue::Double(f64::NAN), IValue::Double(f64::NAN)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Bool(false)));
         let result = run(
-            range_length,
+            "aten::__range_length(int lo, int hi, int step) -> int",
             vec![IValue::Int(10), IValue::Int(0), IValue::Int(-3)],
         )
         .unwrap();
         assert!(matches!(result, IValue::Int(4)));
-        assert!(run(to_int, vec![IValue::Double(f64::NAN)]).is_err());
-        let result = run(to_int, vec![IValue::Double(-2.7)]).unwrap();
+        assert!(run(
+            "aten::Int.float(float a) -> int",
+            vec![IValue::Double(f64::NAN)]
+        )
+        .is_err());
+        let result = run(
+            "aten::Int.float(float a) -> int",
+            vec![IValue::Double(-2.7)],
+        )
+        .unwrap();
         assert!(matches!(result, IValue::Int(-2)));
     }
 }
