@@ -56,12 +56,25 @@ impl AliasDb {
         let mut writers: Vec<(&NodeId, _)> = self.writes.iter().collect();
         writers.sort_by_key(|(node, _)| **node);
         for (&node, locations) in writers {
+            // PyTorch prints the whole node, then the locations on an indented line.
             let outputs: Vec<String> = graph
                 .node_outputs(node)
                 .iter()
+                .map(|&v| format!("%{} : {}", graph.value_display_name(v), graph.value_type(v)))
+                .collect();
+            let inputs: Vec<String> = graph
+                .node_inputs(node)
+                .iter()
                 .map(|&v| format!("%{}", graph.value_display_name(v)))
                 .collect();
-            let _ = write!(out, "{} = {}  ", outputs.join(", "), graph.kind(node));
+            let _ = writeln!(
+                out,
+                "{} = {}({})",
+                outputs.join(", "),
+                graph.kind(node),
+                inputs.join(", ")
+            );
+            out.push_str("  ");
             for location in locations.iter() {
                 let _ = write!(out, "{}, ", self.element_name(graph, location));
             }

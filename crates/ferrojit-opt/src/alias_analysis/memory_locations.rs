@@ -62,11 +62,14 @@ impl MemoryLocations {
 
     /// The elements in the set, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = ElementId> + '_ {
-        self.words.iter().enumerate().flat_map(|(word_index, &word)| {
-            (0..64)
-                .filter(move |bit| word & (1u64 << bit) != 0)
-                .map(move |bit| ElementId((word_index * 64 + bit) as u32))
-        })
+        self.words
+            .iter()
+            .enumerate()
+            .flat_map(|(word_index, &word)| {
+                (0..64)
+                    .filter(move |bit| word & (1u64 << bit) != 0)
+                    .map(move |bit| ElementId((word_index * 64 + bit) as u32))
+            })
     }
 }
 

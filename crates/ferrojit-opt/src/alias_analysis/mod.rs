@@ -26,7 +26,9 @@ mod moves;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use ferrojit_ir::{AliasInfo, AttributeValue, BlockId, FunctionSchema, Graph, NodeId, Prim, Type, ValueId};
+use ferrojit_ir::{
+    AliasInfo, AttributeValue, BlockId, FunctionSchema, Graph, NodeId, Prim, Type, ValueId,
+};
 
 use containment::{alias_types, contained_types, is_mutable, single_type};
 use memory_locations::{ElementId, MemoryDag, MemoryDagBuilder, MemoryLocations};
@@ -237,7 +239,10 @@ impl AliasDb {
 /// Gives each node of `graph` (subgraphs included) that has no schema the schema of the
 /// registry's first overload that accepts its input types, as the interpreter resolves it.
 /// Prims and unknown operators keep none.
-pub fn attach_registry_schemas(graph: &mut Graph, registry: &ferrojit_runtime::registry::OperatorRegistry) {
+pub fn attach_registry_schemas(
+    graph: &mut Graph,
+    registry: &ferrojit_runtime::registry::OperatorRegistry,
+) {
     for node in graph.all_nodes() {
         let data = graph.node(node);
         if data.schema.is_some() || graph.kind(node).prim().is_some() {
@@ -291,7 +296,9 @@ pub fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
     if SIDE_EFFECT_KINDS.contains(&kind.as_str()) {
         return true;
     }
-    graph.node(node).schema.is_none() && !kind_has_special_analysis(kind.as_str()) && kind.namespace() != "prim"
+    graph.node(node).schema.is_none()
+        && !kind_has_special_analysis(kind.as_str())
+        && kind.namespace() != "prim"
 }
 
 /// Node kinds the analysis gives a meaning without a schema.
@@ -475,7 +482,10 @@ impl Analysis<'_> {
                     self.set_wildcard(output);
                 }
             }
-            "prim::unchecked_cast" | "prim::profile_ivalue" | "prim::profile" | "prim::Guard"
+            "prim::unchecked_cast"
+            | "prim::profile_ivalue"
+            | "prim::profile"
+            | "prim::Guard"
             | "prim::ConstantChunk" => {
                 if let Some(&input) = inputs.first() {
                     for &output in outputs {
@@ -765,8 +775,7 @@ impl Analysis<'_> {
         }
         let inner_element = self.get_or_create_element(inner);
         let container_element = self.get_or_create_element(container);
-        if let (Some(inner_element), Some(container_element)) = (inner_element, container_element)
-        {
+        if let (Some(inner_element), Some(container_element)) = (inner_element, container_element) {
             self.dag.add_to_contained(inner_element, container_element);
         }
     }
