@@ -86,6 +86,9 @@ impl AliasDb {
 
     /// `%name` for a value's element, `WILDCARD for type T` for a wildcard.
     fn element_name(&self, graph: &Graph, element: ElementId) -> String {
+        if let Some(name) = self.subgraph_value_names.get(&element) {
+            return format!("%{name}");
+        }
         let values = &self.memory_dag().element(element).values;
         match values.as_slice() {
             [] => match self

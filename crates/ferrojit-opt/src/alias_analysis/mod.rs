@@ -8,9 +8,11 @@
 //! annotates the elements), control flow unions its branches, container constructs put their
 //! inputs in the wildcard set of their type and hold that wildcard, extractors (`GetAttr`,
 //! `TupleUnpack`, `ListUnpack`) give wildcards, `prim::fork` sends its inputs to the
-//! wildcards and `aten::wait` writes to every wildcard, and calls or unknown operators are
+//! wildcards and `aten::wait` writes to every wildcard, group nodes (`DifferentiableGraph`,
+//! fusion groups) are analysed through their `Subgraph`, and calls or unknown operators are
 //! analysed conservatively (they may write to everything their inputs contain, and give
-//! wildcards). Graph inputs start in the wildcard set of their type.
+//! wildcards). Graph inputs start in the wildcard set of their type; a list or tuple used
+//! only as the graph's output holds its own elements.
 //!
 //! The answers are PyTorch's: `tests/alias_analysis.rs` compares them with what
 //! `graph.alias_db()` answered for the graphs in `tests/fixtures/alias`.
@@ -46,8 +48,10 @@ pub struct AliasDb {
     none_values: HashSet<ValueId>,
     /// The memory locations each node writes itself (not counting nested blocks).
     writes: HashMap<NodeId, MemoryLocations>,
-    /// Every memory location some node writes.
+    /// Every memory location some node writes (nodes of analysed subgraphs included).
     written_locations: MemoryLocations,
+    /// Printed names of the elements of subgraph values, for the dump.
+    subgraph_value_names: HashMap<ElementId, String>,
 }
 
 impl AliasDb {
@@ -57,14 +61,18 @@ impl AliasDb {
     pub fn new(graph: &Graph) -> AliasDb {
         let mut analysis = Analysis {
             graph,
+            graph_key: MAIN_GRAPH,
+            next_graph_key: MAIN_GRAPH + 1,
             dag: MemoryDagBuilder::default(),
             element_of_value: HashMap::new(),
             wildcard_index: Vec::new(),
             wildcard_values: Vec::new(),
+            wildcard_sources: Vec::new(),
             wildcard_value_set: HashSet::new(),
             writes: Vec::new(),
             contained_writes: Vec::new(),
             writes_to_all_wildcards: Vec::new(),
+            subgraph_value_names: HashMap::new(),
         };
         for &input in graph.inputs() {
             analysis.set_wildcard(input);
@@ -236,14 +244,20 @@ impl AliasDb {
     }
 }
 
-/// Gives each node of `graph` (subgraphs included) that has no schema the schema of the
-/// registry's first overload that accepts its input types, as the interpreter resolves it.
+/// Gives each node of `graph` (and of its nodes' `Subgraph`s) that has no schema the schema
+/// of the registry's first overload that accepts its input types, as the interpreter
+/// resolves it.
 /// Prims and unknown operators keep none.
 pub fn attach_registry_schemas(
     graph: &mut Graph,
     registry: &ferrojit_runtime::registry::OperatorRegistry,
 ) {
     for node in graph.all_nodes() {
+        if let Some(AttributeValue::Graph(subgraph)) = graph.attribute(node, "Subgraph") {
+            let mut subgraph = subgraph.as_ref().clone();
+            attach_registry_schemas(&mut subgraph, registry);
+            graph.set_attribute(node, "Subgraph", AttributeValue::Graph(Box::new(subgraph)));
+        }
         let data = graph.node(node);
         if data.schema.is_some() || graph.kind(node).prim().is_some() {
             continue;
@@ -385,20 +399,32 @@ fn must_be_none(graph: &Graph, value: ValueId) -> bool {
 
 /// The state of one analysis run; [`Analysis::finish`] freezes it into an [`AliasDb`].
 struct Analysis<'g> {
+    /// The graph being analysed: the top graph, or a subgraph while its group node is.
     graph: &'g Graph,
+    /// Which graph `graph` is: values and nodes are keyed by it, since a subgraph's ids
+    /// restart from zero.
+    graph_key: u32,
+    next_graph_key: u32,
     dag: MemoryDagBuilder,
-    element_of_value: HashMap<ValueId, ElementId>,
+    element_of_value: HashMap<(u32, ValueId), ElementId>,
     wildcard_index: Vec<(Type, ElementId)>,
+    /// Values of the top graph put in a wildcard set, in order.
     wildcard_values: Vec<ValueId>,
-    wildcard_value_set: HashSet<ValueId>,
-    writes: Vec<(NodeId, ValueId)>,
+    /// (wildcard, element) for every value put in a wildcard set.
+    wildcard_sources: Vec<(ElementId, ElementId)>,
+    wildcard_value_set: HashSet<(u32, ValueId)>,
+    writes: Vec<((u32, NodeId), ElementId)>,
     /// Writes to a value and everything it contains (conservative nodes).
-    contained_writes: Vec<(NodeId, ValueId)>,
+    contained_writes: Vec<((u32, NodeId), ElementId)>,
     /// Nodes that may write to every wildcard set (`aten::wait`).
-    writes_to_all_wildcards: Vec<NodeId>,
+    writes_to_all_wildcards: Vec<(u32, NodeId)>,
+    subgraph_value_names: HashMap<ElementId, String>,
 }
 
-impl Analysis<'_> {
+/// The key of the graph an AliasDb is built for; its subgraphs get the following ones.
+const MAIN_GRAPH: u32 = 0;
+
+impl<'g> Analysis<'g> {
     fn value_mutable(&self, value: ValueId) -> bool {
         is_mutable(self.graph.value_type(value))
     }
@@ -422,14 +448,12 @@ impl Analysis<'_> {
                     self.map_aliases(outputs, graph.block_outputs(body));
                 }
             }
-            // PyTorch analyses the subgraph of these groups in place; ferrojit keeps a
-            // subgraph as a separate graph, so the group is treated as a call.
             "prim::FusionGroup"
             | "prim::CudaFusionGroup"
             | "prim::LlgaFusionGroup"
             | "prim::FunctionalGraph"
             | "prim::DifferentiableGraph"
-            | "prim::FallbackGraph" => self.analyze_conservative(node),
+            | "prim::FallbackGraph" => self.analyze_subgraph(node),
             "prim::fork" | "prim::rpc_async" | "prim::rpc_sync" | "prim::rpc_remote" => {
                 for &input in inputs {
                     self.set_wildcard(input);
@@ -444,7 +468,7 @@ impl Analysis<'_> {
                 }
                 // The forked function may write to anything it was given; which values
                 // those were is not known here, so every wildcard set is written.
-                self.writes_to_all_wildcards.push(node);
+                self.writes_to_all_wildcards.push((self.graph_key, node));
             }
             "aten::batch_norm" => self.analyze_norm(node, "training", 5),
             "aten::instance_norm" => self.analyze_norm(node, "use_input_stats", 5),
@@ -530,6 +554,45 @@ impl Analysis<'_> {
                 None => self.analyze_conservative(node),
             },
         }
+    }
+
+    /// A group node runs its `Subgraph` on its inputs: the subgraph's inputs point to the
+    /// node's inputs, its nodes are analysed (their writes count as the graph's writes), and
+    /// the node's outputs point to the subgraph's outputs.
+    fn analyze_subgraph(&mut self, node: NodeId) {
+        let outer = (self.graph, self.graph_key);
+        let Some(AttributeValue::Graph(subgraph)) = outer.0.attribute(node, "Subgraph") else {
+            return self.analyze_conservative(node);
+        };
+        let subgraph: &'g Graph = subgraph;
+        let inner = (subgraph, self.next_graph_key);
+        self.next_graph_key += 1;
+        for (&inner_input, &outer_input) in subgraph.inputs().iter().zip(outer.0.node_inputs(node))
+        {
+            self.make_pointer_across(
+                (inner.0, inner.1, inner_input),
+                (outer.0, outer.1, outer_input),
+            );
+        }
+        self.graph = inner.0;
+        self.graph_key = inner.1;
+        self.analyze_block(subgraph.top_block());
+        self.graph = outer.0;
+        self.graph_key = outer.1;
+        for (&output, &inner_output) in outer.0.node_outputs(node).iter().zip(subgraph.outputs()) {
+            self.make_pointer_across((outer.0, outer.1, output), (inner.0, inner.1, inner_output));
+        }
+    }
+
+    /// Runs `f` with `graph` (keyed `key`) as the graph being analysed.
+    fn in_graph<R>(&mut self, graph: &'g Graph, key: u32, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = (self.graph, self.graph_key);
+        self.graph = graph;
+        self.graph_key = key;
+        let result = f(self);
+        self.graph = saved.0;
+        self.graph_key = saved.1;
+        result
     }
 
     fn analyze_if(&mut self, node: NodeId) {
@@ -627,7 +690,7 @@ impl Analysis<'_> {
             return;
         }
         self.give_fresh_alias(container, true);
-        let Some(container_element) = self.element_of_value.get(&container).copied() else {
+        let Some(container_element) = self.element_key(container) else {
             return;
         };
         for &input in graph.node_inputs(node) {
@@ -729,12 +792,19 @@ impl Analysis<'_> {
         if !self.value_mutable(value) {
             return;
         }
-        self.get_or_create_element(value);
+        let Some(element) = self.get_or_create_element(value) else {
+            return;
+        };
+        let node = (self.graph_key, node);
         if contained {
-            self.contained_writes.push((node, value));
+            self.contained_writes.push((node, element));
         } else {
-            self.writes.push((node, value));
+            self.writes.push((node, element));
         }
+    }
+
+    fn element_key(&self, value: ValueId) -> Option<ElementId> {
+        self.element_of_value.get(&(self.graph_key, value)).copied()
     }
 
     fn map_aliases(&mut self, from: &[ValueId], to: &[ValueId]) {
@@ -752,18 +822,31 @@ impl Analysis<'_> {
     }
 
     fn make_pointer_to(&mut self, from: ValueId, to: ValueId) {
-        if self.non_aliasing_value(from) || self.non_aliasing_value(to) {
+        let here = (self.graph, self.graph_key);
+        self.make_pointer_across((here.0, here.1, from), (here.0, here.1, to));
+    }
+
+    /// `from` may refer to whatever `to` refers to; each is a value of the given graph.
+    fn make_pointer_across(
+        &mut self,
+        from: (&'g Graph, u32, ValueId),
+        to: (&'g Graph, u32, ValueId),
+    ) {
+        let from_non_aliasing = self.in_graph(from.0, from.1, |s| s.non_aliasing_value(from.2));
+        let to_non_aliasing = self.in_graph(to.0, to.1, |s| s.non_aliasing_value(to.2));
+        if from_non_aliasing || to_non_aliasing {
             // Neither aliases anything, but every mutable value still gets an element.
-            self.give_fresh_alias(from, true);
-            self.give_fresh_alias(to, true);
+            self.in_graph(from.0, from.1, |s| s.give_fresh_alias(from.2, true));
+            self.in_graph(to.0, to.1, |s| s.give_fresh_alias(to.2, true));
             return;
         }
-        let (from_mutable, to_mutable) = (self.value_mutable(from), self.value_mutable(to));
-        if from_mutable != to_mutable || !from_mutable || from == to {
+        let from_mutable = is_mutable(from.0.value_type(from.2));
+        let to_mutable = is_mutable(to.0.value_type(to.2));
+        if from_mutable != to_mutable || !from_mutable || (from.1 == to.1 && from.2 == to.2) {
             return;
         }
-        let from_element = self.get_or_create_element(from);
-        let to_element = self.get_or_create_element(to);
+        let from_element = self.in_graph(from.0, from.1, |s| s.get_or_create_element(from.2));
+        let to_element = self.in_graph(to.0, to.1, |s| s.get_or_create_element(to.2));
         if let (Some(from_element), Some(to_element)) = (from_element, to_element) {
             self.dag.make_pointer_to(from_element, to_element);
         }
@@ -784,11 +867,16 @@ impl Analysis<'_> {
         let Some(types) = alias_types(self.graph.value_type(value)) else {
             return;
         };
-        if self.element_of_value.contains_key(&value) {
+        if self.element_of_value.contains_key(&(self.graph_key, value)) {
             return;
         }
         let element = self.dag.make_fresh(Some(value));
-        self.element_of_value.insert(value, element);
+        self.element_of_value
+            .insert((self.graph_key, value), element);
+        if self.graph_key != MAIN_GRAPH {
+            self.subgraph_value_names
+                .insert(element, self.graph.value_display_name(value));
+        }
         if add_wildcards_to_contained {
             self.add_contained_wildcards(element, &types);
         }
@@ -817,10 +905,10 @@ impl Analysis<'_> {
     }
 
     fn get_or_create_element(&mut self, value: ValueId) -> Option<ElementId> {
-        if !self.element_of_value.contains_key(&value) {
+        if self.element_key(value).is_none() {
             self.give_fresh_alias(value, true);
         }
-        self.element_of_value.get(&value).copied()
+        self.element_key(value)
     }
 
     fn get_or_create_wildcard(&mut self, ty: &Type) -> Option<ElementId> {
@@ -838,9 +926,12 @@ impl Analysis<'_> {
     /// Puts `value` in the wildcard set of its type; returns that wildcard.
     fn set_wildcard(&mut self, value: ValueId) -> Option<ElementId> {
         let wildcard = self.get_or_create_wildcard(self.graph.value_type(value))?;
-        self.get_or_create_element(value);
-        if self.wildcard_value_set.insert(value) {
-            self.wildcard_values.push(value);
+        let element = self.get_or_create_element(value)?;
+        if self.wildcard_value_set.insert((self.graph_key, value)) {
+            self.wildcard_sources.push((wildcard, element));
+            if self.graph_key == MAIN_GRAPH {
+                self.wildcard_values.push(value);
+            }
         }
         Some(wildcard)
     }
@@ -865,36 +956,21 @@ impl Analysis<'_> {
 
     fn finish(self) -> AliasDb {
         let graph = self.graph;
-        let wildcard_sources: Vec<(ElementId, ElementId)> = self
-            .wildcard_values
-            .iter()
-            .filter_map(|&value| {
-                let key = single_type(alias_types(graph.value_type(value))?);
-                let wildcard = self
-                    .wildcard_index
-                    .iter()
-                    .find(|(ty, _)| *ty == key)
-                    .map(|(_, element)| *element)?;
-                Some((wildcard, *self.element_of_value.get(&value)?))
-            })
-            .collect();
-        let dag = self.dag.finish(&wildcard_sources);
-        let mut writes: HashMap<NodeId, MemoryLocations> = HashMap::new();
-        for &(node, value) in &self.writes {
-            if let Some(&element) = self.element_of_value.get(&value) {
-                writes
-                    .entry(node)
-                    .or_default()
-                    .union_with(dag.memory_locations(element));
-            }
+        let dag = self.dag.finish(&self.wildcard_sources);
+        // Writes of the top graph's nodes, by node; those of subgraph nodes only count
+        // towards what is written at all (PyTorch's group node itself writes nothing).
+        let mut writes: HashMap<(u32, NodeId), MemoryLocations> = HashMap::new();
+        for &(node, element) in &self.writes {
+            writes
+                .entry(node)
+                .or_default()
+                .union_with(dag.memory_locations(element));
         }
-        for &(node, value) in &self.contained_writes {
-            if let Some(&element) = self.element_of_value.get(&value) {
-                writes
-                    .entry(node)
-                    .or_default()
-                    .union_with(dag.all_contained_memory_locations(element));
-            }
+        for &(node, element) in &self.contained_writes {
+            writes
+                .entry(node)
+                .or_default()
+                .union_with(dag.all_contained_memory_locations(element));
         }
         for &node in &self.writes_to_all_wildcards {
             let entry = writes.entry(node).or_default();
@@ -906,20 +982,31 @@ impl Analysis<'_> {
         for locations in writes.values() {
             written_locations.union_with(locations);
         }
-        let none_values = self
+        let writes = writes
+            .into_iter()
+            .filter(|((key, _), _)| *key == MAIN_GRAPH)
+            .map(|((_, node), locations)| (node, locations))
+            .collect();
+        let element_of_value: HashMap<ValueId, ElementId> = self
             .element_of_value
+            .iter()
+            .filter(|((key, _), _)| *key == MAIN_GRAPH)
+            .map(|(&(_, value), &element)| (value, element))
+            .collect();
+        let none_values = element_of_value
             .keys()
             .copied()
             .filter(|&value| must_be_none(graph, value))
             .collect();
         AliasDb {
             dag,
-            element_of_value: self.element_of_value,
+            element_of_value,
             wildcard_index: self.wildcard_index,
             wildcard_values: self.wildcard_values,
             none_values,
             writes,
             written_locations,
+            subgraph_value_names: self.subgraph_value_names,
         }
     }
 }
