@@ -310,76 +310,12 @@ pub fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
     if SIDE_EFFECT_KINDS.contains(&kind.as_str()) {
         return true;
     }
+    // An operator with neither a schema nor a meaning here is analysed conservatively, and
+    // may do anything; prims without a schema have none (PyTorch asserts the same).
     graph.node(node).schema.is_none()
-        && !kind_has_special_analysis(kind.as_str())
         && kind.namespace() != "prim"
+        && !matches!(kind.as_str(), "aten::batch_norm" | "aten::instance_norm")
 }
-
-/// Node kinds the analysis gives a meaning without a schema.
-fn kind_has_special_analysis(kind: &str) -> bool {
-    SPECIAL_KINDS.contains(&kind)
-}
-
-const SPECIAL_KINDS: &[&str] = &[
-    "prim::If",
-    "prim::Loop",
-    "prim::FusionGroup",
-    "prim::CudaFusionGroup",
-    "prim::LlgaFusionGroup",
-    "prim::FunctionalGraph",
-    "prim::DifferentiableGraph",
-    "prim::FallbackGraph",
-    "prim::fork",
-    "aten::wait",
-    "prim::rpc_async",
-    "prim::rpc_sync",
-    "prim::rpc_remote",
-    "aten::batch_norm",
-    "aten::instance_norm",
-    "prim::GradOf",
-    "prim::BroadcastMKLDNNTensors",
-    "prim::TensorExprGroup",
-    "prim::MKLDNNGroup",
-    "prim::ConstantMKLDNNTensor",
-    "prim::StaticSubgraph",
-    "prim::Constant",
-    "prim::AutogradZero",
-    "prim::AutogradAdd",
-    "prim::FusedConcat",
-    "prim::MMTreeReduce",
-    "prim::MMBatchSide",
-    "prim::BroadcastSizes",
-    "prim::ChunkSizes",
-    "prim::Closure",
-    "prim::CreateObject",
-    "prim::tolist",
-    "prim::Uninitialized",
-    "prim::TupleConstruct",
-    "prim::DictConstruct",
-    "prim::ListConstruct",
-    "prim::TupleUnpack",
-    "prim::TupleIndex",
-    "prim::TupleSlice",
-    "prim::ListUnpack",
-    "prim::PythonOp",
-    "prim::GetAttr",
-    "prim::unchecked_cast",
-    "prim::ConstantChunk",
-    "prim::BroadcastingChunk",
-    "prim::SetAttr",
-    "prim::profile_ivalue",
-    "prim::profile",
-    "prim::TypeCheck",
-    "prim::RequiresGradCheck",
-    "prim::BailOut",
-    "prim::Guard",
-    "prim::CallFunction",
-    "prim::CallMethod",
-    "prim::Enter",
-    "prim::Exit",
-    "prim::Print",
-    "prim::isinstance",
-];
 
 /// Whether `value` is certainly `None` (PyTorch's `Value::mustBeNone`).
 fn must_be_none(graph: &Graph, value: ValueId) -> bool {
