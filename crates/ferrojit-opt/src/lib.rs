@@ -10,6 +10,7 @@
 //! runs the verifier after the pass in debug builds and in tests, and a verifier error after
 //! a pass is a bug in that pass.
 
+pub mod alias_analysis;
 pub mod canonicalize;
 pub mod cleanup;
 pub mod constant_pooling;
