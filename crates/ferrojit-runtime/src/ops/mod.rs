@@ -55,7 +55,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("tensor_typed", NativeFunction, tensor_ops::declarations()),
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),
-        ("nn", NativeFunction, from_table(nn_ops::TABLE)),
+        ("nn", NativeFunction, nn_ops::declarations()),
         ("rnn", NativeFunction, from_table(rnn_ops::TABLE)),
         (
             "transformer",
@@ -65,14 +65,14 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("indexing", NativeFunction, from_table(indexing_ops::TABLE)),
         ("creation", NativeFunction, from_table(creation_ops::TABLE)),
         ("scalar", Builtin, from_table(scalar_ops::TABLE)),
-        ("math", Builtin, from_table(math_ops::TABLE)),
+        ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, from_table(str_ops::TABLE)),
         ("str_format", Builtin, from_table(str_format_ops::TABLE)),
         ("list", Builtin, from_table(list_ops::TABLE)),
         ("dict", Builtin, from_table(&dict_ops::table())),
         ("misc", Builtin, from_table(misc_ops::TABLE)),
         ("prim_lang", Builtin, from_table(prim_lang_ops::TABLE)),
-        ("composite", Composite, from_table(composite_ops::TABLE)),
+        ("composite", Composite, composite_ops::declarations()),
     ]
 }
 
