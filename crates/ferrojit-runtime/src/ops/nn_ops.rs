@@ -964,3 +964,67 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_aligned_2d(Cubic)),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opdef::OverloadRank;
+    use crate::registry::{OperatorRegistry, Stack};
+
+    fn run(schema: &str, declaration: OperatorDeclaration, mut stack: Stack) -> Result<Stack> {
+        let mut registry = OperatorRegistry::new();
+        registry.register_family(OverloadRank::NativeFunction, vec![declaration])?;
+        let name = schema.split('(').next().unwrap_or(schema);
+        let operator = registry
+            .lookup(name)
+            .ok_or_else(|| RuntimeError::Other(format!("{name} is not registered")))?;
+        (operator.kernel)(&mut stack)?;
+        Ok(stack)
+    }
+
+    #[test]
+    fn a_wide_kernel_binds_every_argument_and_unused_ones_take_any_value() {
+        let schema = "test::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+        let input = Tensor::from_vec(vec![1.0f32, 3.0], &[2, 1]).unwrap();
+        let stack = vec![
+            IValue::from(input),
+            IValue::None,
+            IValue::None,
+            IValue::None,
+            IValue::None,
+            IValue::Bool(true),
+            IValue::Double(0.1),
+            IValue::Double(0.0),
+            IValue::from("not a bool: never read"),
+        ];
+        let stack = run(schema, typed(schema, Wide(batch_norm)), stack).unwrap();
+        assert_eq!(stack.len(), 1);
+        assert_eq!(stack[0].to_tensor().unwrap().to_f64_vec(), vec![-1.0, 1.0]);
+        // A schema with one argument fewer than the kernel takes is refused.
+        let short = "test::short(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> Tensor";
+        assert!(run(short, typed(short, Wide(batch_norm)), Vec::new()).is_err());
+    }
+
+    #[test]
+    fn in_place_dropout_in_eval_mode_leaves_self_and_returns_it() {
+        let schema = "test::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)";
+        let input = IValue::from(Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap());
+        let stack = vec![input.clone(), IValue::Double(0.5), IValue::Bool(false)];
+        let stack = run(
+            schema,
+            typed_in_place(schema, dropout_in_place(dropout)),
+            stack,
+        )
+        .unwrap();
+        assert!(stack[0].is_same_identity(&input));
+        assert_eq!(input.to_tensor().unwrap().to_f64_vec(), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_bad_reduction_is_an_error() {
+        let schema = "test::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor";
+        let x = IValue::from(Tensor::from_vec(vec![1.0f32], &[1]).unwrap());
+        let stack = vec![x.clone(), x, IValue::Int(7)];
+        assert!(run(schema, typed(schema, mse_loss), stack).is_err());
+    }
+}
