@@ -1,17 +1,22 @@
 //! Operators PyTorch defines by composing other ATen operators (CompositeImplicit kernels):
 //! each kernel here is the same composition over the tensor library, so it rounds as PyTorch's
 //! does. `deg2rad`, `xlogy`, `heaviside`, `hardshrink`, `nansum`/`nanmean`, `diff`, `atleast_*`,
-//! the triangle index builders and small tensor predicates.
+//! the triangle index builders and small tensor predicates, as typed kernels; the in-place
+//! forms are made from the functional kernels (compute, then write into `self`), as ATen's are.
 
-use ferrojit_ir::Type;
+use std::ops::Deref;
+use std::sync::Arc;
+
 use ferrojit_tensor::ops::binary::BinaryOp;
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::{optional_dtype, optional_tensor, pop_array, push, scalar, wrapped, KernelTableEntry};
+use super::binding::{in_place_from_functional, typed, DimList, WrappedNumber};
+use super::nn_ops::Unused;
 use crate::error::{Result, RuntimeError};
-use crate::ivalue::IValue;
-use crate::registry::Stack;
+use crate::opdef::OperatorDeclaration;
+
+type Input = Arc<Tensor>;
 
 /// π/180 as ATen writes it (`M_PI_180` in UnaryOps.cpp), applied as a wrapped number.
 const DEGREES_TO_RADIANS: f64 = 0.017_453_292_519_943_295;
@@ -31,47 +36,34 @@ fn scale_angle(tensor: &Tensor, factor: f64, name: &str) -> Result<Tensor> {
         .map_err(|error| RuntimeError::Other(format!("{name}: {error}")))
 }
 
-fn deg2rad(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        scale_angle(&*a.to_tensor()?, DEGREES_TO_RADIANS, "deg2rad")?,
-    )
+fn deg2rad(input: Input) -> Result<Tensor> {
+    scale_angle(&input, DEGREES_TO_RADIANS, "deg2rad")
 }
 
-fn rad2deg(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(
-        stack,
-        scale_angle(&*a.to_tensor()?, RADIANS_TO_DEGREES, "rad2deg")?,
-    )
+fn rad2deg(input: Input) -> Result<Tensor> {
+    scale_angle(&input, RADIANS_TO_DEGREES, "rad2deg")
 }
 
-/// The in-place forms: computed in `self`'s own (floating) dtype and written back.
-fn in_place(stack: &mut Stack, factor: f64, name: &str) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let tensor = a.to_tensor()?;
-    if !tensor.dtype().is_floating_point() {
-        return Err(RuntimeError::Other(format!(
-            "{name}_(): result type Float can't be cast to the desired output type {}",
-            tensor.dtype().name()
-        )));
+/// The functional kernel of an in-place angle conversion: `self` must already be floating
+/// (the functional form would promote an integer tensor, which cannot be written back).
+fn floating_only(
+    functional: fn(Input) -> Result<Tensor>,
+    name: &'static str,
+) -> impl Fn(Input) -> Result<Tensor> + Send + Sync + 'static {
+    move |input: Input| {
+        if !input.dtype().is_floating_point() {
+            return Err(RuntimeError::Other(format!(
+                "{name}_(): result type Float can't be cast to the desired output type {}",
+                input.dtype().name()
+            )));
+        }
+        functional(input)
     }
-    let result = scale_angle(&tensor, factor, name)?;
-    push(stack, result.write_into_out(&tensor)?)
-}
-
-fn deg2rad_(stack: &mut Stack) -> Result<()> {
-    in_place(stack, DEGREES_TO_RADIANS, "deg2rad")
-}
-
-fn rad2deg_(stack: &mut Stack) -> Result<()> {
-    in_place(stack, RADIANS_TO_DEGREES, "rad2deg")
 }
 
 /// `xlogy(x, y)`: `x * log(y)`, 0 where `x == 0`, NaN where `y` is NaN (that test comes first),
-/// in the promoted floating dtype.
-fn xlogy_tensors(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+/// in the promoted floating dtype. Either operand may be a Python number (a wrapped number).
+fn xlogy<X: Deref<Target = Tensor>, Y: Deref<Target = Tensor>>(x: X, y: Y) -> Result<Tensor> {
     let product = x.mul(&y.unary(UnaryOp::Log)?)?;
     let zero = Tensor::wrapped_scalar(Scalar::Float(0.0));
     let product = Tensor::where_(&x.eq(&zero)?, &zero, &product)?;
@@ -79,32 +71,8 @@ fn xlogy_tensors(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(Tensor::where_(&y.unary(UnaryOp::IsNan)?, &nan, &product)?)
 }
 
-fn xlogy(stack: &mut Stack) -> Result<()> {
-    let [x, y] = pop_array::<2>(stack)?;
-    let as_tensor = |value: &IValue| -> Result<Tensor> {
-        match value {
-            IValue::Tensor(_) => Ok(Tensor::clone(&*value.to_tensor()?)),
-            other => wrapped(other),
-        }
-    };
-    push(stack, xlogy_tensors(&as_tensor(&x)?, &as_tensor(&y)?)?)
-}
-
-fn xlogy_(stack: &mut Stack) -> Result<()> {
-    let [x, y] = pop_array::<2>(stack)?;
-    let target = x.to_tensor()?;
-    let other = match &y {
-        IValue::Tensor(_) => Tensor::clone(&*y.to_tensor()?),
-        number => wrapped(number)?,
-    };
-    push(
-        stack,
-        xlogy_tensors(&target, &other)?.write_into_out(&target)?,
-    )
-}
-
 /// `heaviside(x, values)`: `values` where `x == 0`, else `x > 0`; both must share a dtype.
-fn heaviside_tensors(input: &Tensor, values: &Tensor) -> Result<Tensor> {
+fn heaviside(input: Input, values: Input) -> Result<Tensor> {
     if input.dtype() != values.dtype() {
         return Err(RuntimeError::Other(
             "heaviside is not yet implemented for tensors with different dtypes".to_string(),
@@ -112,29 +80,11 @@ fn heaviside_tensors(input: &Tensor, values: &Tensor) -> Result<Tensor> {
     }
     let zero = Tensor::wrapped_scalar(Scalar::Int(0));
     let positive = input.gt(&zero)?.to_dtype(input.dtype());
-    Ok(Tensor::where_(&input.eq(&zero)?, values, &positive)?)
-}
-
-fn heaviside(stack: &mut Stack) -> Result<()> {
-    let [a, values] = pop_array::<2>(stack)?;
-    push(
-        stack,
-        heaviside_tensors(&*a.to_tensor()?, &*values.to_tensor()?)?,
-    )
-}
-
-fn heaviside_(stack: &mut Stack) -> Result<()> {
-    let [a, values] = pop_array::<2>(stack)?;
-    let target = a.to_tensor()?;
-    let result = heaviside_tensors(&target, &*values.to_tensor()?)?;
-    push(stack, result.write_into_out(&target)?)
+    Ok(Tensor::where_(&input.eq(&zero)?, &values, &positive)?)
 }
 
 /// `hardshrink(x, lambd)`: 0 where `-lambd <= x <= lambd`, else `x` (NaN stays NaN).
-fn hardshrink(stack: &mut Stack) -> Result<()> {
-    let [a, lambd] = pop_array::<2>(stack)?;
-    let input = a.to_tensor()?;
-    let lambd = scalar(&lambd)?;
+fn hardshrink(input: Input, lambd: Scalar) -> Result<Tensor> {
     let negated = match lambd {
         Scalar::Bool(b) => Scalar::Int(-i64::from(b)),
         Scalar::Int(i) => Scalar::Int(i.saturating_neg()),
@@ -144,15 +94,7 @@ fn hardshrink(stack: &mut Stack) -> Result<()> {
         &input.le(&Tensor::wrapped_scalar(lambd))?,
         BinaryOp::LogicalAnd,
     )?;
-    push(stack, input.masked_fill(&inside, &Scalar::Int(0))?)
-}
-
-/// The dims of an `int[1]?` argument (None: every dim).
-fn dims_of(value: &IValue) -> Result<Vec<i64>> {
-    match value {
-        IValue::None => Ok(Vec::new()),
-        other => other.to_int_vec(),
-    }
+    Ok(input.masked_fill(&inside, &Scalar::Int(0))?)
 }
 
 /// `x` with NaNs replaced by zero, as ATen's `nansum` skips them.
@@ -163,37 +105,35 @@ fn without_nans(input: &Tensor) -> Result<Tensor> {
     Ok(input.masked_fill(&input.unary(UnaryOp::IsNan)?, &Scalar::Int(0))?)
 }
 
-fn nansum(stack: &mut Stack) -> Result<()> {
-    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
-    let input = without_nans(&*a.to_tensor()?)?;
-    let result = input.sum_dim(&dims_of(&dim)?, keepdim.to_bool()?, optional_dtype(&dtype)?)?;
-    push(stack, result)
+fn nansum(input: Input, dim: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    Ok(without_nans(&input)?.sum_dim(&dim.0, keepdim, dtype)?)
 }
 
 /// `nanmean`: ATen's `nansum(...) / (number of non-NaN elements)`; floating inputs only.
-fn nanmean(stack: &mut Stack) -> Result<()> {
-    let [a, dim, keepdim, dtype] = pop_array::<4>(stack)?;
-    let input = a.to_tensor()?;
+fn nanmean(input: Input, dim: DimList, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     if !input.dtype().is_floating_point() {
         return Err(RuntimeError::Other(format!(
             "nanmean(): expected input to have floating point dtype but got {}",
             input.dtype().name()
         )));
     }
-    let (dims, keepdim) = (dims_of(&dim)?, keepdim.to_bool()?);
-    let total = without_nans(&input)?.sum_dim(&dims, keepdim, optional_dtype(&dtype)?)?;
+    let dims = dim.0;
+    let total = without_nans(&input)?.sum_dim(&dims, keepdim, dtype)?;
     let present = input
         .unary(UnaryOp::IsNan)?
         .unary(UnaryOp::LogicalNot)?
         .sum_dim(&dims, keepdim, None)?;
-    push(stack, total.div(&present, None)?)
+    Ok(total.div(&present, None)?)
 }
 
 /// `diff(n, dim, prepend, append)`: `n` rounds of `x[1:] - x[:-1]` along `dim` (`!=` for bool).
-fn diff(stack: &mut Stack) -> Result<()> {
-    let [a, n, dim, prepend, append] = pop_array::<5>(stack)?;
-    let input = a.to_tensor()?;
-    let n = n.to_int()?;
+fn diff(
+    input: Input,
+    n: i64,
+    dim: i64,
+    prepend: Option<Input>,
+    append: Option<Input>,
+) -> Result<Tensor> {
     if input.dim() == 0 {
         return Err(RuntimeError::Other(
             "diff expects input to be at least one-dimensional".to_string(),
@@ -204,18 +144,15 @@ fn diff(stack: &mut Stack) -> Result<()> {
             "order must be non-negative but got {n}"
         )));
     }
-    let dim = dim.to_int()?;
-    let mut pieces = Vec::new();
-    if let Some(before) = optional_tensor(&prepend)? {
-        pieces.push(Tensor::clone(&before));
-    }
-    pieces.push(Tensor::clone(&input));
-    if let Some(after) = optional_tensor(&append)? {
-        pieces.push(Tensor::clone(&after));
-    }
-    let mut current = if pieces.len() == 1 {
-        pieces.pop().unwrap_or_else(|| Tensor::clone(&input))
+    let mut current = if prepend.is_none() && append.is_none() {
+        Tensor::clone(&input)
     } else {
+        let pieces: Vec<Tensor> = prepend
+            .iter()
+            .chain(std::iter::once(&input))
+            .chain(append.iter())
+            .map(|piece| Tensor::clone(piece))
+            .collect();
         ferrojit_tensor::cat(&pieces, dim)?
     };
     let axis = ferrojit_tensor::wrap_dim(dim, current.dim())?;
@@ -232,7 +169,7 @@ fn diff(stack: &mut Stack) -> Result<()> {
             later.sub(&earlier, &Scalar::Int(1))?
         };
     }
-    push(stack, current)
+    Ok(current)
 }
 
 /// `atleast_{1,2,3}d`: PyTorch's reshapes (a vector becomes `[1, n]`, then `[1, n, 1]`).
@@ -251,107 +188,89 @@ fn at_least(tensor: &Tensor, rank: usize) -> Result<Tensor> {
     Ok(tensor.view(&shape).or_else(|_| tensor.reshape(&shape))?)
 }
 
-fn at_least_kernel(stack: &mut Stack, rank: usize) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    push(stack, at_least(&*a.to_tensor()?, rank)?)
+/// `atleast_{rank}d` of one tensor.
+fn at_least_one(rank: usize) -> impl Fn(Input) -> Result<Tensor> + Send + Sync + 'static {
+    move |input: Input| at_least(&input, rank)
 }
 
-fn at_least_list(stack: &mut Stack, rank: usize) -> Result<()> {
-    let [list] = pop_array::<1>(stack)?;
-    let tensors = list
-        .to_tensor_vec()?
-        .iter()
-        .map(|tensor| at_least(tensor, rank).map(IValue::from))
-        .collect::<Result<Vec<IValue>>>()?;
-    push(stack, IValue::list(Type::Tensor, tensors))
-}
-
-fn atleast_1d(stack: &mut Stack) -> Result<()> {
-    at_least_kernel(stack, 1)
-}
-fn atleast_2d(stack: &mut Stack) -> Result<()> {
-    at_least_kernel(stack, 2)
-}
-fn atleast_3d(stack: &mut Stack) -> Result<()> {
-    at_least_kernel(stack, 3)
-}
-fn atleast_1d_list(stack: &mut Stack) -> Result<()> {
-    at_least_list(stack, 1)
-}
-fn atleast_2d_list(stack: &mut Stack) -> Result<()> {
-    at_least_list(stack, 2)
-}
-fn atleast_3d_list(stack: &mut Stack) -> Result<()> {
-    at_least_list(stack, 3)
+/// `atleast_{rank}d.Sequence`: each tensor of the list.
+fn at_least_each(
+    rank: usize,
+) -> impl Fn(Vec<Tensor>) -> Result<Vec<Tensor>> + Send + Sync + 'static {
+    move |tensors: Vec<Tensor>| {
+        tensors
+            .iter()
+            .map(|tensor| at_least(tensor, rank))
+            .collect()
+    }
 }
 
 /// The `2 x N` coordinates of a `row x col` matrix's lower (or upper) triangle at `offset`,
-/// row by row, as ATen's `tril_indices`/`triu_indices`.
-fn triangle_indices(stack: &mut Stack, lower: bool) -> Result<()> {
-    let [row, col, offset, dtype, _layout, _device, _pin] = pop_array::<7>(stack)?;
-    let (row, col, offset) = (row.to_int()?, col.to_int()?, offset.to_int()?);
-    let name = if lower {
-        "tril_indices"
-    } else {
-        "triu_indices"
-    };
-    if row < 0 || col < 0 {
-        return Err(RuntimeError::Other(format!(
-            "{name}: row must be non-negative, got {row}, and col must be non-negative, got {col}"
-        )));
-    }
-    // Far more coordinates than any model needs would exhaust memory; ATen would try.
-    let cells = row.saturating_mul(col);
-    if cells > 1 << 28 {
-        return Err(RuntimeError::Other(format!(
-            "{name}: {row} x {col} is too large"
-        )));
-    }
-    let (mut rows, mut cols) = (Vec::new(), Vec::new());
-    for r in 0..row {
-        for c in 0..col {
-            let keep = if lower {
-                c - r <= offset
-            } else {
-                c - r >= offset
-            };
-            if keep {
-                rows.push(r);
-                cols.push(c);
+/// row by row, as ATen's `tril_indices`/`triu_indices`; layout, device and pin_memory are not
+/// read.
+fn triangle_indices(
+    lower: bool,
+) -> impl Fn(i64, i64, i64, Option<DType>, Unused, Unused, Unused) -> Result<Tensor>
+       + Send
+       + Sync
+       + 'static {
+    move |row, col, offset, dtype, _layout, _device, _pin_memory| {
+        let name = if lower {
+            "tril_indices"
+        } else {
+            "triu_indices"
+        };
+        if row < 0 || col < 0 {
+            return Err(RuntimeError::Other(format!(
+                "{name}: row must be non-negative, got {row}, and col must be non-negative, got {col}"
+            )));
+        }
+        // Far more coordinates than any model needs would exhaust memory; ATen would try.
+        let cells = row.saturating_mul(col);
+        if cells > 1 << 28 {
+            return Err(RuntimeError::Other(format!(
+                "{name}: {row} x {col} is too large"
+            )));
+        }
+        let (mut rows, mut cols) = (Vec::new(), Vec::new());
+        for r in 0..row {
+            for c in 0..col {
+                let keep = if lower {
+                    c - r <= offset
+                } else {
+                    c - r >= offset
+                };
+                if keep {
+                    rows.push(r);
+                    cols.push(c);
+                }
             }
         }
+        let count = rows.len();
+        rows.extend(cols);
+        let indices = Tensor::from_vec(rows, &[2, count])?;
+        Ok(indices.to_dtype(dtype.unwrap_or(DType::Int64)))
     }
-    let count = rows.len();
-    rows.extend(cols);
-    let indices = Tensor::from_vec(rows, &[2, count])?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(DType::Int64);
-    push(stack, indices.to_dtype(dtype))
-}
-
-fn tril_indices(stack: &mut Stack) -> Result<()> {
-    triangle_indices(stack, true)
-}
-
-fn triu_indices(stack: &mut Stack) -> Result<()> {
-    triangle_indices(stack, false)
 }
 
 /// `scalar_tensor(s, dtype)`: a 0-dim tensor, of the default float dtype unless given.
-fn scalar_tensor(stack: &mut Stack) -> Result<()> {
-    let [value, dtype, _layout, _device, _pin] = pop_array::<5>(stack)?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(DType::default_float());
-    push(stack, Tensor::scalar_tensor(scalar(&value)?, dtype))
+fn scalar_tensor(
+    value: Scalar,
+    dtype: Option<DType>,
+    _layout: Unused,
+    _device: Unused,
+    _pin_memory: Unused,
+) -> Result<Tensor> {
+    Ok(Tensor::scalar_tensor(
+        value,
+        dtype.unwrap_or(DType::default_float()),
+    ))
 }
 
 /// `is_nonzero`: the truth of a one-element tensor.
-fn is_nonzero(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let tensor = a.to_tensor()?;
-    match tensor.numel() {
-        1 => push(
-            stack,
-            tensor.to_f64_vec().first().is_some_and(|&v| v != 0.0),
-        ),
+fn is_nonzero(input: Input) -> Result<bool> {
+    match input.numel() {
+        1 => Ok(input.to_f64_vec().first().is_some_and(|&v| v != 0.0)),
         0 => Err(RuntimeError::Other(
             "Boolean value of Tensor with no values is ambiguous".to_string(),
         )),
@@ -361,30 +280,34 @@ fn is_nonzero(stack: &mut Stack) -> Result<()> {
     }
 }
 
-fn is_signed(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let dtype = a.to_tensor()?.dtype();
-    push(stack, !matches!(dtype, DType::Bool | DType::UInt8))
+fn is_signed(input: Input) -> Result<bool> {
+    Ok(!matches!(input.dtype(), DType::Bool | DType::UInt8))
 }
 
 /// `empty_strided(size, stride)`: zeros (PyTorch leaves them uninitialised) in a storage just
 /// large enough for the strided geometry.
-fn empty_strided(stack: &mut Stack) -> Result<()> {
-    let [size, stride, dtype, _layout, _device, _pin] = pop_array::<6>(stack)?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(DType::default_float());
-    push(
-        stack,
-        strided_zeros(&size.to_int_vec()?, &stride.to_int_vec()?, dtype)?,
-    )
+fn empty_strided(
+    size: Vec<i64>,
+    stride: Vec<i64>,
+    dtype: Option<DType>,
+    _layout: Unused,
+    _device: Unused,
+    _pin_memory: Unused,
+) -> Result<Tensor> {
+    strided_zeros(&size, &stride, dtype.unwrap_or(DType::default_float()))
 }
 
-fn new_empty_strided(stack: &mut Stack) -> Result<()> {
-    let [a, size, stride, dtype, _layout, _device, _pin] = pop_array::<7>(stack)?;
-    let dtype = optional_dtype(&dtype)?.unwrap_or(a.to_tensor()?.dtype());
-    push(
-        stack,
-        strided_zeros(&size.to_int_vec()?, &stride.to_int_vec()?, dtype)?,
-    )
+/// `new_empty_strided`: as `empty_strided`, of `self`'s dtype unless given.
+fn new_empty_strided(
+    input: Input,
+    size: Vec<i64>,
+    stride: Vec<i64>,
+    dtype: Option<DType>,
+    _layout: Unused,
+    _device: Unused,
+    _pin_memory: Unused,
+) -> Result<Tensor> {
+    strided_zeros(&size, &stride, dtype.unwrap_or(input.dtype()))
 }
 
 fn strided_zeros(sizes: &[i64], strides: &[i64], dtype: DType) -> Result<Tensor> {
@@ -417,33 +340,39 @@ fn strided_zeros(sizes: &[i64], strides: &[i64], dtype: DType) -> Result<Tensor>
     Ok(storage.as_strided(sizes, strides, Some(0))?)
 }
 
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::deg2rad(Tensor self) -> Tensor", deg2rad),
-    ("aten::deg2rad_(Tensor(a!) self) -> Tensor(a!)", deg2rad_),
-    ("aten::rad2deg(Tensor self) -> Tensor", rad2deg),
-    ("aten::rad2deg_(Tensor(a!) self) -> Tensor(a!)", rad2deg_),
-    ("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor", xlogy),
-    ("aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", xlogy),
-    ("aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", xlogy),
-    ("aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", xlogy_),
-    ("aten::xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)", xlogy_),
-    ("aten::heaviside(Tensor self, Tensor values) -> Tensor", heaviside),
-    ("aten::heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)", heaviside_),
-    ("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", hardshrink),
-    ("aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nansum),
-    ("aten::nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nanmean),
-    ("aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", diff),
-    ("aten::atleast_1d(Tensor self) -> Tensor", atleast_1d),
-    ("aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]", atleast_1d_list),
-    ("aten::atleast_2d(Tensor self) -> Tensor", atleast_2d),
-    ("aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]", atleast_2d_list),
-    ("aten::atleast_3d(Tensor self) -> Tensor", atleast_3d),
-    ("aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]", atleast_3d_list),
-    ("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", tril_indices),
-    ("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", triu_indices),
-    ("aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", scalar_tensor),
-    ("aten::is_nonzero(Tensor self) -> bool", is_nonzero),
-    ("aten::is_signed(Tensor self) -> bool", is_signed),
-    ("aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", empty_strided),
-    ("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_empty_strided),
-];
+type Number = WrappedNumber;
+
+/// Every operator of this file, each in-place form beside its functional one.
+#[rustfmt::skip]
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::deg2rad(Tensor self) -> Tensor", deg2rad),
+        in_place_from_functional("aten::deg2rad_(Tensor(a!) self) -> Tensor(a!)", floating_only(deg2rad, "deg2rad")),
+        typed("aten::rad2deg(Tensor self) -> Tensor", rad2deg),
+        in_place_from_functional("aten::rad2deg_(Tensor(a!) self) -> Tensor(a!)", floating_only(rad2deg, "rad2deg")),
+        typed("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor", xlogy::<Input, Input>),
+        typed("aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", xlogy::<Number, Input>),
+        typed("aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", xlogy::<Input, Number>),
+        in_place_from_functional("aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", xlogy::<Input, Input>),
+        in_place_from_functional("aten::xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)", xlogy::<Input, Number>),
+        typed("aten::heaviside(Tensor self, Tensor values) -> Tensor", heaviside),
+        in_place_from_functional("aten::heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)", heaviside),
+        typed("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", hardshrink),
+        typed("aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nansum),
+        typed("aten::nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nanmean),
+        typed("aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", diff),
+        typed("aten::atleast_1d(Tensor self) -> Tensor", at_least_one(1)),
+        typed("aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]", at_least_each(1)),
+        typed("aten::atleast_2d(Tensor self) -> Tensor", at_least_one(2)),
+        typed("aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]", at_least_each(2)),
+        typed("aten::atleast_3d(Tensor self) -> Tensor", at_least_one(3)),
+        typed("aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]", at_least_each(3)),
+        typed("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", triangle_indices(true)),
+        typed("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", triangle_indices(false)),
+        typed("aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", scalar_tensor),
+        typed("aten::is_nonzero(Tensor self) -> bool", is_nonzero),
+        typed("aten::is_signed(Tensor self) -> bool", is_signed),
+        typed("aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", empty_strided),
+        typed("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_empty_strided),
+    ]
+}

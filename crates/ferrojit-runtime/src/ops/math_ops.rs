@@ -2,56 +2,36 @@
 //! schemas): `math.sqrt`, `math.log` (with a base), `math.atan2`, `math.gcd`,
 //! `math.isfinite`, `round`, `divmod`, `math.modf`... Tensor overloads of the same names are
 //! registered earlier (core_ops), so the compiler tries them first, as PyTorch does.
+//!
+//! Every kernel is typed: an `int`, `float` or `Scalar` argument of a float function binds as
+//! an `f64` (the binding reads any Python number so), so one kernel serves all its overloads.
 
+use std::sync::Arc;
+
+use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::ops::special::{erf, erfc};
-use ferrojit_tensor::Scalar;
+use ferrojit_tensor::{Scalar, Tensor};
 
-use super::{pop_array, push, KernelTableEntry};
+use super::binding::typed;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::registry::Stack;
+use crate::opdef::OperatorDeclaration;
 
-fn as_f64(value: &IValue) -> Result<f64> {
-    Ok(value.to_scalar()?.to_f64())
+/// The kernel of `f(a) -> float` (every int/float/Scalar overload of one function).
+fn unary(function: fn(f64) -> f64) -> impl Fn(f64) -> Result<f64> + Send + Sync + 'static {
+    move |a| Ok(function(a))
 }
 
-/// Kernels for `f(a) -> float` (every int/float/Scalar overload of one function).
-macro_rules! unary_float_kernels {
-    ($($name:ident => $f:expr;)*) => {
-        $(
-            fn $name(stack: &mut Stack) -> Result<()> {
-                let [a] = pop_array::<1>(stack)?;
-                let f: fn(f64) -> f64 = $f;
-                push(stack, f(as_f64(&a)?))
-            }
-        )*
-    };
+/// The kernel of `f(a, b) -> float`.
+fn binary(
+    function: fn(f64, f64) -> f64,
+) -> impl Fn(f64, f64) -> Result<f64> + Send + Sync + 'static {
+    move |a, b| Ok(function(a, b))
 }
 
-/// Kernels for `f(a, b) -> float`.
-macro_rules! binary_float_kernels {
-    ($($name:ident => $f:expr;)*) => {
-        $(
-            fn $name(stack: &mut Stack) -> Result<()> {
-                let [a, b] = pop_array::<2>(stack)?;
-                let f: fn(f64, f64) -> f64 = $f;
-                push(stack, f(as_f64(&a)?, as_f64(&b)?))
-            }
-        )*
-    };
-}
-
-/// Kernels for `f(float a) -> bool`.
-macro_rules! float_predicate_kernels {
-    ($($name:ident => $f:expr;)*) => {
-        $(
-            fn $name(stack: &mut Stack) -> Result<()> {
-                let [a] = pop_array::<1>(stack)?;
-                let f: fn(f64) -> bool = $f;
-                push(stack, f(as_f64(&a)?))
-            }
-        )*
-    };
+/// The kernel of `f(float a) -> bool`.
+fn predicate(function: fn(f64) -> bool) -> impl Fn(f64) -> Result<bool> + Send + Sync + 'static {
+    move |a| Ok(function(a))
 }
 
 /// Python's `round`: halfway cases go to the even neighbour (PyTorch's `round_to_even`).
@@ -173,82 +153,48 @@ fn tgamma(x: f64) -> f64 {
     ln_gamma_positive(x).exp()
 }
 
-unary_float_kernels! {
-    log => f64::ln;
-    exp => f64::exp;
-    round => round_to_even;
-    log1p => f64::ln_1p;
-    log10 => f64::log10;
-    sqrt => f64::sqrt;
-    acos => f64::acos;
-    asin => f64::asin;
-    atan => f64::atan;
-    cos => f64::cos;
-    sin => f64::sin;
-    tan => f64::tan;
-    asinh => f64::asinh;
-    atanh => f64::atanh;
-    acosh => f64::acosh;
-    sinh => f64::sinh;
-    cosh => f64::cosh;
-    tanh => f64::tanh;
-    angle => |a| 0.0f64.atan2(a);
-    to_degrees => degrees;
-    to_radians => radians;
-    gamma => tgamma;
-    erf_kernel => erf;
-    erfc_kernel => erfc;
-    expm1 => f64::exp_m1;
-    fabs => f64::abs;
-    lgamma_kernel => lgamma;
+/// `math.log(a, base)`.
+fn log_base(a: f64, base: f64) -> f64 {
+    a.ln() / base.ln()
 }
 
-binary_float_kernels! {
-    log_base => |a, b| a.ln() / b.ln();
-    atan2 => f64::atan2;
-    fmod => |a, b| a % b;
-    copysign => f64::copysign;
-    mathremainder => ieee_remainder;
+/// The angle of a real number: 0 for non-negative values, π for negative ones.
+fn angle(a: f64) -> f64 {
+    0.0f64.atan2(a)
 }
 
-float_predicate_kernels! {
-    isnan => f64::is_nan;
-    isfinite => f64::is_finite;
-    isinf => f64::is_infinite;
+/// C's `fmod`: the remainder with the sign of `a`.
+fn fmod(a: f64, b: f64) -> f64 {
+    a % b
 }
 
 /// `math.gcd`: Euclid on the values, made non-negative at the end (as PyTorch).
-fn gcd(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (mut a, mut b) = (a.to_int()?, b.to_int()?);
+fn gcd(mut a: i64, mut b: i64) -> Result<i64> {
     while b != 0 {
         let r = a.wrapping_rem(b);
         a = b;
         b = r;
     }
-    push(stack, a.wrapping_abs())
+    Ok(a.wrapping_abs())
 }
 
 /// `math.factorial` on a 64-bit int (wrapping like PyTorch's; n! is 0 mod 2^64 from n = 66).
-fn factorial(stack: &mut Stack) -> Result<()> {
-    let [n] = pop_array::<1>(stack)?;
+fn factorial(n: i64) -> Result<i64> {
     // PyTorch's kernel takes a C `int`.
-    let n = n.to_int()? as i32;
+    let n = n as i32;
     if n < 0 {
         return Err(RuntimeError::Other(
             "factorial() not defined for negative values".to_string(),
         ));
     }
     if n >= 66 {
-        return push(stack, 0i64);
+        return Ok(0);
     }
-    let product = (2..=i64::from(n)).fold(1i64, |acc, k| acc.wrapping_mul(k));
-    push(stack, product)
+    Ok((2..=i64::from(n)).fold(1i64, |acc, k| acc.wrapping_mul(k)))
 }
 
-fn divmod_int(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (a.to_int()?, b.to_int()?);
+/// `divmod(int, int) -> (int, int)`: Python's floored quotient and remainder.
+fn divmod_int(a: i64, b: i64) -> Result<Vec<IValue>> {
     if b == 0 {
         return Err(RuntimeError::Other(
             "ZeroDivisionError: integer division or modulo by zero".to_string(),
@@ -260,17 +206,15 @@ fn divmod_int(stack: &mut Stack) -> Result<()> {
         quotient = quotient.wrapping_sub(1);
         remainder = remainder.wrapping_add(b);
     }
-    stack.push(IValue::Int(quotient));
-    push(stack, remainder)
+    Ok(vec![IValue::Int(quotient), IValue::Int(remainder)])
 }
 
 fn float_divmod_error() -> RuntimeError {
     RuntimeError::Other("ZeroDivisionError: float divmod()".to_string())
 }
 
-fn divmod_float(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (as_f64(&a)?, as_f64(&b)?);
+/// `divmod(float, float) -> (float, float)`.
+fn divmod_float(a: f64, b: f64) -> Result<Vec<IValue>> {
     if b == 0.0 {
         return Err(float_divmod_error());
     }
@@ -278,43 +222,39 @@ fn divmod_float(stack: &mut Stack) -> Result<()> {
     if remainder != 0.0 && ((a < 0.0) != (b < 0.0)) {
         remainder += b;
     }
-    stack.push(IValue::Double((a - remainder) / b));
-    push(stack, remainder)
+    Ok(vec![
+        IValue::Double((a - remainder) / b),
+        IValue::Double(remainder),
+    ])
 }
 
 /// `divmod` with one int and one float operand.
-fn divmod_mixed(stack: &mut Stack) -> Result<()> {
-    let [a, b] = pop_array::<2>(stack)?;
-    let (a, b) = (as_f64(&a)?, as_f64(&b)?);
+fn divmod_mixed(a: f64, b: f64) -> Result<Vec<IValue>> {
     if b == 0.0 {
         return Err(float_divmod_error());
     }
     let quotient = (a / b).floor();
-    stack.push(IValue::Double(quotient));
-    push(stack, a - quotient * b)
+    Ok(vec![
+        IValue::Double(quotient),
+        IValue::Double(a - quotient * b),
+    ])
 }
 
 /// `math.modf`: (fractional part, integral part), both with the sign of `a`.
-fn modf(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let a = as_f64(&a)?;
+fn modf(a: f64) -> Result<Vec<IValue>> {
     let integral = a.trunc();
     let fractional = if a.is_infinite() {
         0.0f64.copysign(a)
     } else {
         (a - integral).copysign(a)
     };
-    stack.push(IValue::Double(fractional));
-    push(stack, integral)
+    Ok(vec![IValue::Double(fractional), IValue::Double(integral)])
 }
 
 /// `math.frexp`: mantissa in [0.5, 1) and exponent with `a = m * 2**e`.
-fn frexp(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    let a = as_f64(&a)?;
+fn frexp(a: f64) -> Result<Vec<IValue>> {
     if a == 0.0 || !a.is_finite() {
-        stack.push(IValue::Double(a));
-        return push(stack, 0i64);
+        return Ok(vec![IValue::Double(a), IValue::Int(0)]);
     }
     let bits = a.to_bits();
     let raw_exponent = ((bits >> 52) & 0x7ff) as i64;
@@ -328,15 +268,12 @@ fn frexp(stack: &mut Stack) -> Result<()> {
         let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
         (m, raw_exponent - 1022)
     };
-    stack.push(IValue::Double(mantissa));
-    push(stack, exponent)
+    Ok(vec![IValue::Double(mantissa), IValue::Int(exponent)])
 }
 
 /// `math.ldexp(x, i)`: x * 2**i, without overflowing the exponent arithmetic.
-fn ldexp(stack: &mut Stack) -> Result<()> {
-    let [x, i] = pop_array::<2>(stack)?;
-    let x = as_f64(&x)?;
-    let mut exponent = i.to_int()?.clamp(-2200, 2200);
+fn ldexp(x: f64, i: i64) -> Result<f64> {
+    let mut exponent = i.clamp(-2200, 2200);
     let mut value = x;
     while exponent > 0 {
         let step = exponent.min(1000);
@@ -348,195 +285,150 @@ fn ldexp(stack: &mut Stack) -> Result<()> {
         value /= 2f64.powi(step as i32);
         exponent += step;
     }
-    push(stack, value)
+    Ok(value)
 }
 
 /// `prim::abs(Tensor x)`: the builtin `abs` on a tensor.
-fn abs_tensor(stack: &mut Stack) -> Result<()> {
-    let [x] = pop_array::<1>(stack)?;
-    let result = x
-        .to_tensor()?
-        .unary(ferrojit_tensor::ops::pointwise::UnaryOp::Abs)?;
-    push(stack, result)
+fn abs_tensor(x: Arc<Tensor>) -> Result<Tensor> {
+    Ok(x.unary(UnaryOp::Abs)?)
 }
 
 /// `round` of a Scalar keeps PyTorch's float result.
-fn round_scalar(stack: &mut Stack) -> Result<()> {
-    let [a] = pop_array::<1>(stack)?;
-    match a.to_scalar()? {
-        Scalar::Float(f) => push(stack, round_to_even(f)),
-        other => push(stack, other.to_f64()),
-    }
+fn round_scalar(a: Scalar) -> Result<f64> {
+    Ok(match a {
+        Scalar::Float(f) => round_to_even(f),
+        other => other.to_f64(),
+    })
 }
 
-/// The table, in PyTorch's registration order within each name.
-pub const TABLE: &[KernelTableEntry] = &[
-    ("aten::log.int(int a) -> float", log),
-    ("aten::log.float(float a) -> float", log),
-    ("aten::log.Scalar(Scalar a) -> Scalar", log),
-    ("aten::round.int(int a) -> float", round),
-    ("aten::round.float(float a) -> float", round),
-    ("aten::round.Scalar(Scalar a) -> Scalar", round_scalar),
-    ("aten::exp.int(int a) -> float", exp),
-    ("aten::exp.float(float a) -> float", exp),
-    ("aten::exp.Scalar(Scalar a) -> Scalar", exp),
-    ("aten::modf(float a) -> (float, float)", modf),
-    ("aten::frexp(float a) -> (float, int)", frexp),
-    ("aten::ldexp(float x, int i) -> float", ldexp),
-    (
-        "aten::mathremainder.int(int a, int b) -> float",
-        mathremainder,
-    ),
-    (
-        "aten::mathremainder.float(float a, float b) -> float",
-        mathremainder,
-    ),
-    (
-        "aten::mathremainder.int_float(int a, float b) -> float",
-        mathremainder,
-    ),
-    (
-        "aten::mathremainder.float_int(float a, int b) -> float",
-        mathremainder,
-    ),
-    (
-        "aten::mathremainder(Scalar a, Scalar b) -> float",
-        mathremainder,
-    ),
-    ("aten::log.int_int(int a, int b) -> float", log_base),
-    ("aten::log.float_float(float a, float b) -> float", log_base),
-    ("aten::log.int_float(int a, float b) -> float", log_base),
-    ("aten::log.float_int(float a, int b) -> float", log_base),
-    (
-        "aten::log.Scalar_Scalar(Scalar a, Scalar b) -> float",
-        log_base,
-    ),
-    ("aten::log1p.int(int a) -> float", log1p),
-    ("aten::log1p.float(float a) -> float", log1p),
-    ("aten::log1p.Scalar(Scalar a) -> Scalar", log1p),
-    ("aten::log10.int(int a) -> float", log10),
-    ("aten::log10.float(float a) -> float", log10),
-    ("aten::log10.Scalar(Scalar a) -> Scalar", log10),
-    ("aten::sqrt.int(int a) -> float", sqrt),
-    ("aten::sqrt.float(float a) -> float", sqrt),
-    ("aten::sqrt.Scalar(Scalar a) -> Scalar", sqrt),
-    ("aten::acos.int(int a) -> float", acos),
-    ("aten::acos.float(float a) -> float", acos),
-    ("aten::acos.Scalar(Scalar a) -> Scalar", acos),
-    ("aten::asin.int(int a) -> float", asin),
-    ("aten::asin.float(float a) -> float", asin),
-    ("aten::asin.Scalar(Scalar a) -> Scalar", asin),
-    ("aten::atan.int(int a) -> float", atan),
-    ("aten::atan.float(float a) -> float", atan),
-    ("aten::atan.Scalar(Scalar a) -> Scalar", atan),
-    ("aten::atan2.int(int a, int b) -> float", atan2),
-    ("aten::atan2.float(float a, float b) -> float", atan2),
-    ("aten::atan2.int_float(int a, float b) -> float", atan2),
-    ("aten::atan2.float_int(float a, int b) -> float", atan2),
-    (
-        "aten::atan2.Scalar_Scalar(Scalar a, Scalar b) -> float",
-        atan2,
-    ),
-    ("aten::cos.int(int a) -> float", cos),
-    ("aten::cos.float(float a) -> float", cos),
-    ("aten::cos.Scalar(Scalar a) -> Scalar", cos),
-    ("aten::sin.int(int a) -> float", sin),
-    ("aten::sin.float(float a) -> float", sin),
-    ("aten::sin.Scalar(Scalar a) -> Scalar", sin),
-    ("aten::tan.int(int a) -> float", tan),
-    ("aten::tan.float(float a) -> float", tan),
-    ("aten::tan.Scalar(Scalar a) -> Scalar", tan),
-    ("aten::asinh.int(int a) -> float", asinh),
-    ("aten::asinh.float(float a) -> float", asinh),
-    ("aten::asinh.Scalar(Scalar a) -> Scalar", asinh),
-    ("aten::atanh.int(int a) -> float", atanh),
-    ("aten::atanh.float(float a) -> float", atanh),
-    ("aten::atanh.Scalar(Scalar a) -> Scalar", atanh),
-    ("aten::acosh.int(int a) -> float", acosh),
-    ("aten::acosh.float(float a) -> float", acosh),
-    ("aten::acosh.Scalar(Scalar a) -> Scalar", acosh),
-    ("aten::sinh.int(int a) -> float", sinh),
-    ("aten::sinh.float(float a) -> float", sinh),
-    ("aten::sinh.Scalar(Scalar a) -> Scalar", sinh),
-    ("aten::cosh.int(int a) -> float", cosh),
-    ("aten::cosh.float(float a) -> float", cosh),
-    ("aten::cosh.Scalar(Scalar a) -> Scalar", cosh),
-    ("aten::tanh.int(int a) -> float", tanh),
-    ("aten::tanh.float(float a) -> float", tanh),
-    ("aten::tanh.Scalar(Scalar a) -> Scalar", tanh),
-    ("aten::angle.int(int a) -> float", angle),
-    ("aten::angle.float(float a) -> float", angle),
-    ("aten::angle.Scalar(Scalar a) -> Scalar", angle),
-    ("aten::degrees.int(int a) -> float", to_degrees),
-    ("aten::degrees.float(float a) -> float", to_degrees),
-    ("aten::degrees.Scalar(Scalar a) -> Scalar", to_degrees),
-    ("aten::radians.int(int a) -> float", to_radians),
-    ("aten::radians.float(float a) -> float", to_radians),
-    ("aten::radians.Scalar(Scalar a) -> Scalar", to_radians),
-    ("aten::fmod.int(int a, int b) -> float", fmod),
-    ("aten::fmod.float(float a, float b) -> float", fmod),
-    ("aten::fmod.int_float(int a, float b) -> float", fmod),
-    ("aten::fmod.float_int(float a, int b) -> float", fmod),
-    ("aten::fmod(Scalar a, Scalar b) -> float", fmod),
-    ("aten::factorial.int(int a) -> int", factorial),
-    ("aten::isnan.float(float a) -> bool", isnan),
-    ("aten::isfinite.float(float a) -> bool", isfinite),
-    ("aten::isinf.float(float a) -> bool", isinf),
-    ("aten::gamma.int(int a) -> float", gamma),
-    ("aten::gamma.float(float a) -> float", gamma),
-    ("aten::gamma.Scalar(Scalar a) -> Scalar", gamma),
-    ("aten::erf.int(int a) -> float", erf_kernel),
-    ("aten::erf.float(float a) -> float", erf_kernel),
-    ("aten::erf.Scalar(Scalar a) -> Scalar", erf_kernel),
-    ("aten::erfc.int(int a) -> float", erfc_kernel),
-    ("aten::erfc.float(float a) -> float", erfc_kernel),
-    ("aten::erfc.Scalar(Scalar a) -> Scalar", erfc_kernel),
-    ("aten::expm1.int(int a) -> float", expm1),
-    ("aten::expm1.float(float a) -> float", expm1),
-    ("aten::expm1.Scalar(Scalar a) -> Scalar", expm1),
-    ("aten::fabs.int(int a) -> float", fabs),
-    ("aten::fabs.float(float a) -> float", fabs),
-    ("aten::fabs.Scalar(Scalar a) -> Scalar", fabs),
-    ("aten::lgamma.int(int a) -> float", lgamma_kernel),
-    ("aten::lgamma.float(float a) -> float", lgamma_kernel),
-    ("aten::lgamma.Scalar(Scalar a) -> Scalar", lgamma_kernel),
-    ("prim::abs(Tensor x) -> Tensor", abs_tensor),
-    ("aten::gcd.int(int a, int b) -> int", gcd),
-    ("aten::copysign.int(int a, int b) -> float", copysign),
-    ("aten::copysign.float(float a, float b) -> float", copysign),
-    (
-        "aten::copysign.int_float(int a, float b) -> float",
-        copysign,
-    ),
-    (
-        "aten::copysign.float_int(float a, int b) -> float",
-        copysign,
-    ),
-    ("aten::copysign(Scalar a, Scalar b) -> float", copysign),
-    ("aten::divmod.int(int x, int y) -> (int, int)", divmod_int),
-    (
-        "aten::divmod.float(float x, float y) -> (float, float)",
-        divmod_float,
-    ),
-    (
-        "aten::divmod.int_float(int x, float y) -> (float, float)",
-        divmod_mixed,
-    ),
-    (
-        "aten::divmod.float_int(float x, int y) -> (float, float)",
-        divmod_mixed,
-    ),
-];
-
+/// Every operator of this file, in PyTorch's registration order within each name.
+#[rustfmt::skip]
+pub fn declarations() -> Vec<OperatorDeclaration> {
+    vec![
+        typed("aten::log.int(int a) -> float", unary(f64::ln)),
+        typed("aten::log.float(float a) -> float", unary(f64::ln)),
+        typed("aten::log.Scalar(Scalar a) -> Scalar", unary(f64::ln)),
+        typed("aten::round.int(int a) -> float", unary(round_to_even)),
+        typed("aten::round.float(float a) -> float", unary(round_to_even)),
+        typed("aten::round.Scalar(Scalar a) -> Scalar", round_scalar),
+        typed("aten::exp.int(int a) -> float", unary(f64::exp)),
+        typed("aten::exp.float(float a) -> float", unary(f64::exp)),
+        typed("aten::exp.Scalar(Scalar a) -> Scalar", unary(f64::exp)),
+        typed("aten::modf(float a) -> (float, float)", modf),
+        typed("aten::frexp(float a) -> (float, int)", frexp),
+        typed("aten::ldexp(float x, int i) -> float", ldexp),
+        typed("aten::mathremainder.int(int a, int b) -> float", binary(ieee_remainder)),
+        typed("aten::mathremainder.float(float a, float b) -> float", binary(ieee_remainder)),
+        typed("aten::mathremainder.int_float(int a, float b) -> float", binary(ieee_remainder)),
+        typed("aten::mathremainder.float_int(float a, int b) -> float", binary(ieee_remainder)),
+        typed("aten::mathremainder(Scalar a, Scalar b) -> float", binary(ieee_remainder)),
+        typed("aten::log.int_int(int a, int b) -> float", binary(log_base)),
+        typed("aten::log.float_float(float a, float b) -> float", binary(log_base)),
+        typed("aten::log.int_float(int a, float b) -> float", binary(log_base)),
+        typed("aten::log.float_int(float a, int b) -> float", binary(log_base)),
+        typed("aten::log.Scalar_Scalar(Scalar a, Scalar b) -> float", binary(log_base)),
+        typed("aten::log1p.int(int a) -> float", unary(f64::ln_1p)),
+        typed("aten::log1p.float(float a) -> float", unary(f64::ln_1p)),
+        typed("aten::log1p.Scalar(Scalar a) -> Scalar", unary(f64::ln_1p)),
+        typed("aten::log10.int(int a) -> float", unary(f64::log10)),
+        typed("aten::log10.float(float a) -> float", unary(f64::log10)),
+        typed("aten::log10.Scalar(Scalar a) -> Scalar", unary(f64::log10)),
+        typed("aten::sqrt.int(int a) -> float", unary(f64::sqrt)),
+        typed("aten::sqrt.float(float a) -> float", unary(f64::sqrt)),
+        typed("aten::sqrt.Scalar(Scalar a) -> Scalar", unary(f64::sqrt)),
+        typed("aten::acos.int(int a) -> float", unary(f64::acos)),
+        typed("aten::acos.float(float a) -> float", unary(f64::acos)),
+        typed("aten::acos.Scalar(Scalar a) -> Scalar", unary(f64::acos)),
+        typed("aten::asin.int(int a) -> float", unary(f64::asin)),
+        typed("aten::asin.float(float a) -> float", unary(f64::asin)),
+        typed("aten::asin.Scalar(Scalar a) -> Scalar", unary(f64::asin)),
+        typed("aten::atan.int(int a) -> float", unary(f64::atan)),
+        typed("aten::atan.float(float a) -> float", unary(f64::atan)),
+        typed("aten::atan.Scalar(Scalar a) -> Scalar", unary(f64::atan)),
+        typed("aten::atan2.int(int a, int b) -> float", binary(f64::atan2)),
+        typed("aten::atan2.float(float a, float b) -> float", binary(f64::atan2)),
+        typed("aten::atan2.int_float(int a, float b) -> float", binary(f64::atan2)),
+        typed("aten::atan2.float_int(float a, int b) -> float", binary(f64::atan2)),
+        typed("aten::atan2.Scalar_Scalar(Scalar a, Scalar b) -> float", binary(f64::atan2)),
+        typed("aten::cos.int(int a) -> float", unary(f64::cos)),
+        typed("aten::cos.float(float a) -> float", unary(f64::cos)),
+        typed("aten::cos.Scalar(Scalar a) -> Scalar", unary(f64::cos)),
+        typed("aten::sin.int(int a) -> float", unary(f64::sin)),
+        typed("aten::sin.float(float a) -> float", unary(f64::sin)),
+        typed("aten::sin.Scalar(Scalar a) -> Scalar", unary(f64::sin)),
+        typed("aten::tan.int(int a) -> float", unary(f64::tan)),
+        typed("aten::tan.float(float a) -> float", unary(f64::tan)),
+        typed("aten::tan.Scalar(Scalar a) -> Scalar", unary(f64::tan)),
+        typed("aten::asinh.int(int a) -> float", unary(f64::asinh)),
+        typed("aten::asinh.float(float a) -> float", unary(f64::asinh)),
+        typed("aten::asinh.Scalar(Scalar a) -> Scalar", unary(f64::asinh)),
+        typed("aten::atanh.int(int a) -> float", unary(f64::atanh)),
+        typed("aten::atanh.float(float a) -> float", unary(f64::atanh)),
+        typed("aten::atanh.Scalar(Scalar a) -> Scalar", unary(f64::atanh)),
+        typed("aten::acosh.int(int a) -> float", unary(f64::acosh)),
+        typed("aten::acosh.float(float a) -> float", unary(f64::acosh)),
+        typed("aten::acosh.Scalar(Scalar a) -> Scalar", unary(f64::acosh)),
+        typed("aten::sinh.int(int a) -> float", unary(f64::sinh)),
+        typed("aten::sinh.float(float a) -> float", unary(f64::sinh)),
+        typed("aten::sinh.Scalar(Scalar a) -> Scalar", unary(f64::sinh)),
+        typed("aten::cosh.int(int a) -> float", unary(f64::cosh)),
+        typed("aten::cosh.float(float a) -> float", unary(f64::cosh)),
+        typed("aten::cosh.Scalar(Scalar a) -> Scalar", unary(f64::cosh)),
+        typed("aten::tanh.int(int a) -> float", unary(f64::tanh)),
+        typed("aten::tanh.float(float a) -> float", unary(f64::tanh)),
+        typed("aten::tanh.Scalar(Scalar a) -> Scalar", unary(f64::tanh)),
+        typed("aten::angle.int(int a) -> float", unary(angle)),
+        typed("aten::angle.float(float a) -> float", unary(angle)),
+        typed("aten::angle.Scalar(Scalar a) -> Scalar", unary(angle)),
+        typed("aten::degrees.int(int a) -> float", unary(degrees)),
+        typed("aten::degrees.float(float a) -> float", unary(degrees)),
+        typed("aten::degrees.Scalar(Scalar a) -> Scalar", unary(degrees)),
+        typed("aten::radians.int(int a) -> float", unary(radians)),
+        typed("aten::radians.float(float a) -> float", unary(radians)),
+        typed("aten::radians.Scalar(Scalar a) -> Scalar", unary(radians)),
+        typed("aten::fmod.int(int a, int b) -> float", binary(fmod)),
+        typed("aten::fmod.float(float a, float b) -> float", binary(fmod)),
+        typed("aten::fmod.int_float(int a, float b) -> float", binary(fmod)),
+        typed("aten::fmod.float_int(float a, int b) -> float", binary(fmod)),
+        typed("aten::fmod(Scalar a, Scalar b) -> float", binary(fmod)),
+        typed("aten::factorial.int(int a) -> int", factorial),
+        typed("aten::isnan.float(float a) -> bool", predicate(f64::is_nan)),
+        typed("aten::isfinite.float(float a) -> bool", predicate(f64::is_finite)),
+        typed("aten::isinf.float(float a) -> bool", predicate(f64::is_infinite)),
+        typed("aten::gamma.int(int a) -> float", unary(tgamma)),
+        typed("aten::gamma.float(float a) -> float", unary(tgamma)),
+        typed("aten::gamma.Scalar(Scalar a) -> Scalar", unary(tgamma)),
+        typed("aten::erf.int(int a) -> float", unary(erf)),
+        typed("aten::erf.float(float a) -> float", unary(erf)),
+        typed("aten::erf.Scalar(Scalar a) -> Scalar", unary(erf)),
+        typed("aten::erfc.int(int a) -> float", unary(erfc)),
+        typed("aten::erfc.float(float a) -> float", unary(erfc)),
+        typed("aten::erfc.Scalar(Scalar a) -> Scalar", unary(erfc)),
+        typed("aten::expm1.int(int a) -> float", unary(f64::exp_m1)),
+        typed("aten::expm1.float(float a) -> float", unary(f64::exp_m1)),
+        typed("aten::expm1.Scalar(Scalar a) -> Scalar", unary(f64::exp_m1)),
+        typed("aten::fabs.int(int a) -> float", unary(f64::abs)),
+        typed("aten::fabs.float(float a) -> float", unary(f64::abs)),
+        typed("aten::fabs.Scalar(Scalar a) -> Scalar", unary(f64::abs)),
+        typed("aten::lgamma.int(int a) -> float", unary(lgamma)),
+        typed("aten::lgamma.float(float a) -> float", unary(lgamma)),
+        typed("aten::lgamma.Scalar(Scalar a) -> Scalar", unary(lgamma)),
+        typed("prim::abs(Tensor x) -> Tensor", abs_tensor),
+        typed("aten::gcd.int(int a, int b) -> int", gcd),
+        typed("aten::copysign.int(int a, int b) -> float", binary(f64::copysign)),
+        typed("aten::copysign.float(float a, float b) -> float", binary(f64::copysign)),
+        typed("aten::copysign.int_float(int a, float b) -> float", binary(f64::copysign)),
+        typed("aten::copysign.float_int(float a, int b) -> float", binary(f64::copysign)),
+        typed("aten::copysign(Scalar a, Scalar b) -> float", binary(f64::copysign)),
+        typed("aten::divmod.int(int x, int y) -> (int, int)", divmod_int),
+        typed("aten::divmod.float(float x, float y) -> (float, float)", divmod_float),
+        typed("aten::divmod.int_float(int x, float y) -> (float, float)", divmod_mixed),
+        typed("aten::divmod.float_int(float x, int y) -> (float, float)", divmod_mixed),
+    ]
+}
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run(kernel: fn(&mut Stack) -> Result<()>, args: Vec<IValue>) -> Result<Vec<IValue>> {
-        let mut stack = args;
-        kernel(&mut stack)?;
-        Ok(stack)
-    }
 
     fn float(value: &IValue) -> f64 {
         value.to_double().unwrap()
@@ -547,12 +439,9 @@ mod tests {
         assert_eq!(round_to_even(2.5), 2.0);
         assert_eq!(round_to_even(-1.5), -2.0);
         assert_eq!(round_to_even(3.25), 3.0);
-        let out = run(sqrt, vec![IValue::Int(2)]).unwrap();
-        assert_eq!(float(&out[0]), std::f64::consts::SQRT_2);
-        let out = run(to_degrees, vec![IValue::Double(8.0)]).unwrap();
-        assert_eq!(float(&out[0]), 458.3662361046586);
-        let out = run(log_base, vec![IValue::Int(8), IValue::Int(2)]).unwrap();
-        assert_eq!(float(&out[0]), 3.0);
+        assert_eq!(unary(f64::sqrt)(2.0).unwrap(), std::f64::consts::SQRT_2);
+        assert_eq!(degrees(8.0), 458.3662361046586);
+        assert_eq!(binary(log_base)(8.0, 2.0).unwrap(), 3.0);
         assert_eq!(ieee_remainder(5.0, 2.0), 1.0);
         assert_eq!(ieee_remainder(7.0, 2.0), -1.0);
         assert_eq!(ieee_remainder(5.5, 2.0), -0.5);
@@ -563,24 +452,28 @@ mod tests {
 
     #[test]
     fn integer_math() {
-        let out = run(gcd, vec![IValue::Int(12), IValue::Int(-18)]).unwrap();
-        assert!(matches!(out[0], IValue::Int(6)));
-        let out = run(factorial, vec![IValue::Int(6)]).unwrap();
-        assert!(matches!(out[0], IValue::Int(720)));
-        assert!(run(factorial, vec![IValue::Int(-1)]).is_err());
-        let out = run(factorial, vec![IValue::Int(1 << 40)]).unwrap();
-        assert!(matches!(out[0], IValue::Int(1)), "C int truncation: 0! = 1");
-        let out = run(divmod_int, vec![IValue::Int(-7), IValue::Int(2)]).unwrap();
+        assert_eq!(gcd(12, -18).unwrap(), 6);
+        assert_eq!(factorial(6).unwrap(), 720);
+        assert!(factorial(-1).is_err());
+        assert_eq!(factorial(1 << 40).unwrap(), 1, "C int truncation: 0! = 1");
+        let out = divmod_int(-7, 2).unwrap();
         assert!(matches!(out[..], [IValue::Int(-4), IValue::Int(1)]));
-        assert!(run(divmod_int, vec![IValue::Int(1), IValue::Int(0)]).is_err());
-        let out = run(divmod_float, vec![IValue::Double(7.5), IValue::Double(2.0)]).unwrap();
+        assert!(divmod_int(1, 0).is_err());
+        let out = divmod_float(7.5, 2.0).unwrap();
         assert_eq!((float(&out[0]), float(&out[1])), (3.0, 1.5));
-        let out = run(frexp, vec![IValue::Double(8.0)]).unwrap();
+        let out = frexp(8.0).unwrap();
         assert_eq!(float(&out[0]), 0.5);
         assert!(matches!(out[1], IValue::Int(4)));
-        let out = run(modf, vec![IValue::Double(-2.5)]).unwrap();
+        let out = modf(-2.5).unwrap();
         assert_eq!((float(&out[0]), float(&out[1])), (-0.5, -2.0));
-        let out = run(ldexp, vec![IValue::Double(0.5), IValue::Int(i64::MAX)]).unwrap();
-        assert_eq!(float(&out[0]), f64::INFINITY);
+        assert_eq!(ldexp(0.5, i64::MAX).unwrap(), f64::INFINITY);
+    }
+
+    #[test]
+    fn every_declaration_registers() {
+        let mut registry = crate::registry::OperatorRegistry::new();
+        registry
+            .register_family(crate::opdef::OverloadRank::Builtin, declarations())
+            .unwrap();
     }
 }

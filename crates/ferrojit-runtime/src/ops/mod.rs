@@ -54,7 +54,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("tensor", NativeFunction, tensor_ops::declarations()),
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),
-        ("nn", NativeFunction, from_table(nn_ops::TABLE)),
+        ("nn", NativeFunction, nn_ops::declarations()),
         ("rnn", NativeFunction, rnn_ops::declarations()),
         (
             "transformer",
@@ -64,14 +64,14 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("indexing", NativeFunction, indexing_ops::declarations()),
         ("creation", NativeFunction, creation_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
-        ("math", Builtin, from_table(math_ops::TABLE)),
+        ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
         ("str_format", Builtin, str_format_ops::declarations()),
         ("list", Builtin, list_ops::declarations()),
         ("dict", Builtin, dict_ops::declarations()),
         ("misc", Builtin, misc_ops::declarations()),
         ("prim_lang", Builtin, prim_lang_ops::declarations()),
-        ("composite", Composite, from_table(composite_ops::TABLE)),
+        ("composite", Composite, composite_ops::declarations()),
     ]
 }
 
