@@ -337,22 +337,20 @@ fn register_binary(
             ));
         }
     }
-    // The out= forms write the functional result into `out`. The logical operators' bool
-    // results convert to any `out` dtype, as bool casts to every dtype.
     if let Some(to) = out_overloads.0 {
-        r.push(out_from_functional(
+        r.push(typed(
             &format!(
                 "aten::{name}.{to}(Tensor self, Tensor {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary::<Input>(op),
+            binary_out::<Input>(op),
         ));
     }
     if let Some(so) = out_overloads.1 {
-        r.push(out_from_functional(
+        r.push(typed(
             &format!(
                 "aten::{name}.{so}(Tensor self, Scalar {other}, *, Tensor(a!) out) -> Tensor(a!)"
             ),
-            binary::<WrappedNumber>(op),
+            binary_out::<WrappedNumber>(op),
         ));
     }
     if let Some(st) = scalar_tensor {
@@ -370,13 +368,18 @@ fn binary<Other: Deref<Target = Tensor>>(
     move |input: Input, other: Other| Ok(input.binary(&other, op)?)
 }
 
-/// Its in-place form: the tensor library's in-place kernel writes the result into `self`
-/// where it lies, without allocating a functional result to copy (so not
-/// `in_place_from_functional`).
+/// Its in-place form: the result is written into `self`.
 fn binary_in_place<Other: Deref<Target = Tensor>>(
     op: BinaryOp,
 ) -> impl Fn(Input, Other) -> Result<Tensor> + Clone + Send + Sync + 'static {
     move |input: Input, other: Other| Ok(input.binary_(&other, op)?)
+}
+
+/// Its `out=` form (comparison results convert to `out`'s dtype, see `Tensor::binary_out`).
+fn binary_out<Other: Deref<Target = Tensor>>(
+    op: BinaryOp,
+) -> impl Fn(Input, Other, Input) -> Result<Tensor> + Clone + Send + Sync + 'static {
+    move |input: Input, other: Other, out: Input| Ok(input.binary_out(&other, op, &out)?)
 }
 
 fn register_binary_ops(r: &mut Declarations) {

@@ -1,8 +1,6 @@
 //! int/float/bool/str arithmetic, comparison and conversion operators (PyTorch's
 //! register_prim_ops.cpp schemas). One kernel serves every overload of an operation: the
-//! operands' kinds pick int or float arithmetic, as PyTorch's `Scalar` overloads do. Kernels
-//! are typed (`ops::binding`); the inline forms the interpreter runs without a kernel call are
-//! `crate::number_op`'s, which a test here holds to these kernels.
+//! operands' kinds pick int or float arithmetic, as PyTorch's `Scalar` overloads do.
 
 use std::sync::Arc;
 
