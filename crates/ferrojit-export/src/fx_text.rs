@@ -350,6 +350,18 @@ fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
                     getitem(nodes, &list_name, inner, item);
                 }
             }
+            // The deserializer names a `None` result's getitem `as_none`, made unique as FX
+            // makes names (`as_none_1`, ...).
+            Argument::None => {
+                let unique = (0..)
+                    .map(|count| match count {
+                        0 => "as_none".to_string(),
+                        count => format!("as_none_{count}"),
+                    })
+                    .find(|candidate| nodes.iter().all(|node| node.name != *candidate))
+                    .unwrap_or_else(|| "as_none".to_string());
+                getitem(nodes, &name, index, &unique);
+            }
             other => {
                 if let Some(item) = other.name() {
                     getitem(nodes, &name, index, item);
