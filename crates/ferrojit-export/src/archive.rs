@@ -16,8 +16,8 @@ use crate::model::{
     SUPPORTED_SCHEMA_MAJOR,
 };
 use crate::torch_save::load_torch_save_bytes;
-use ferrojit_runtime::IValue;
 use ferrojit_archive::zip_archive::ArchiveReader;
+use ferrojit_runtime::IValue;
 use ferrojit_tensor::{DType, Storage, Tensor};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -125,14 +125,15 @@ impl Pt2Archive {
         match text_record(&reader, "archive_format")? {
             Some(format) if format == "pt2" => {}
             Some(format) => {
-                return Err(ExportError::NotPt2(format!("archive_format is '{format}', not 'pt2'")))
+                return Err(ExportError::NotPt2(format!(
+                    "archive_format is '{format}', not 'pt2'"
+                )))
             }
-            None if reader.has_record(FLAT_PROGRAM_RECORD) => {
-                return Pt2Archive::flat(reader)
-            }
+            None if reader.has_record(FLAT_PROGRAM_RECORD) => return Pt2Archive::flat(reader),
             None if reader.has_record("data.pkl") => {
                 return Err(ExportError::NotPt2(
-                    "this is a TorchScript or torch.save archive (data.pkl), not a .pt2 program".into(),
+                    "this is a TorchScript or torch.save archive (data.pkl), not a .pt2 program"
+                        .into(),
                 ))
             }
             None => return Err(ExportError::NotPt2("no archive_format record".into())),
@@ -167,8 +168,7 @@ impl Pt2Archive {
     fn flat(reader: ArchiveReader) -> Result<Pt2Archive> {
         let Some(version) = text_record(&reader, "version")? else {
             return Err(ExportError::NotPt2(
-                "a flat archive (serialized_exported_program.json) without a version record"
-                    .into(),
+                "a flat archive (serialized_exported_program.json) without a version record".into(),
             ));
         };
         let parts: Vec<&str> = version.split('.').collect();
@@ -365,9 +365,9 @@ impl Pt2Archive {
                 }
                 other => {
                     return Err(ExportError::Unsupported(format!(
-                        "'{name}' in {record} is a {} (a custom object), which ferrojit does not load",
-                        other.tag_name()
-                    )))
+                    "'{name}' in {record} is a {} (a custom object), which ferrojit does not load",
+                    other.tag_name()
+                )))
                 }
             }
         }
@@ -422,7 +422,8 @@ impl Pt2Archive {
                 }
             }
             if payload.use_pickle {
-                let tensor = self.pickled_tensor(&record, payload.tensor_meta.as_ref())
+                let tensor = self
+                    .pickled_tensor(&record, payload.tensor_meta.as_ref())
                     .map_err(|error| match error {
                         ExportError::Archive(inner) => tensor_error(inner.to_string()),
                         other => other,

@@ -30,8 +30,7 @@ fn unsupported(message: impl Into<String>) -> ExportError {
 
 /// The operator an `as_operator` argument names (`torch.ops.mylib.op.default`).
 pub(crate) fn operator_argument(node: &Node, position: usize) -> Result<&'static Operator> {
-    let Some(Argument::Operator(target)) = node.inputs.get(position).map(|input| &input.arg)
-    else {
+    let Some(Argument::Operator(target)) = node.inputs.get(position).map(|input| &input.arg) else {
         return Err(ExportError::MissingReference {
             kind: "operator argument",
             name: format!("{} #{position}", node.target),
@@ -124,7 +123,12 @@ fn mutable_arguments(operator: &Operator) -> Vec<(String, bool)> {
         .schema
         .arguments
         .iter()
-        .filter(|argument| argument.alias_info.as_ref().is_some_and(|alias| alias.is_write))
+        .filter(|argument| {
+            argument
+                .alias_info
+                .as_ref()
+                .is_some_and(|alias| alias.is_write)
+        })
         .map(|argument| {
             let is_list = match &argument.ty {
                 Type::List(_) => true,
@@ -279,8 +283,8 @@ fn regenerate_view(
         return call_named("aten::as_strided", vec![base, size, stride, offset]);
     }
     if let Some(dim) = take_keyword(keywords, &format!("{prefix}_slice_dim")) {
-        let start = take_keyword(keywords, &format!("{prefix}_slice_start"))
-            .unwrap_or(IValue::None);
+        let start =
+            take_keyword(keywords, &format!("{prefix}_slice_start")).unwrap_or(IValue::None);
         let end = take_keyword(keywords, &format!("{prefix}_slice_end")).unwrap_or(IValue::None);
         return call_named(
             "aten::slice.Tensor",

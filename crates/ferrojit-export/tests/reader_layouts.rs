@@ -41,8 +41,8 @@ fn write_packaged(records: &[(String, Vec<u8>)]) -> Vec<u8> {
 /// A zip with no folder, as Python's `zipfile` wrote the older flat layout.
 fn write_flat(records: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     for (name, data) in records {
         zip.start_file(name.as_str(), options).unwrap();
         zip.write_all(data).unwrap();
@@ -94,7 +94,11 @@ fn the_flat_layout_is_read_as_torch_export_load_reads_it() {
     // the tensor constant among the constants, as serialize() split them.
     let state: Vec<&str> = loaded.state_dict.keys().map(String::as_str).collect();
     assert_eq!(state, ["fc.bias", "fc.weight", "scale"]);
-    assert!(loaded.constants.contains_key("offset"), "{:?}", loaded.constants.keys());
+    assert!(
+        loaded.constants.contains_key("offset"),
+        "{:?}",
+        loaded.constants.keys()
+    );
     assert_eq!(loaded.constants.len(), 2, "{:?}", loaded.constants.keys());
     let samples = archive.sample_inputs(DEFAULT_MODEL_NAME).unwrap().unwrap();
     assert_eq!(samples.args.len(), 1);
@@ -129,7 +133,10 @@ fn a_flat_archive_without_its_version_or_artifacts_is_refused() {
             .filter(|(name, _)| name != missing)
             .collect();
         let error = load(write_flat(&records)).unwrap_err();
-        assert!(matches!(error, ExportError::NotPt2(_)), "{missing}: {error}");
+        assert!(
+            matches!(error, ExportError::NotPt2(_)),
+            "{missing}: {error}"
+        );
         assert!(error.to_string().contains(missing), "{error}");
     }
 }
@@ -149,9 +156,16 @@ fn a_flat_state_dict_holding_an_object_is_refused_naming_its_class() {
     let mut records = records("flat_layout.pt2");
     let object = PickleValue::dict(vec![(
         PickleValue::str("fc.weight"),
-        PickleValue::reduce(PickleValue::global("mylib.tensors", "QuantizedWeight"), vec![]),
+        PickleValue::reduce(
+            PickleValue::global("mylib.tensors", "QuantizedWeight"),
+            vec![],
+        ),
     )]);
-    replace(&mut records, "serialized_state_dict.pt", torch_save_of(&object));
+    replace(
+        &mut records,
+        "serialized_state_dict.pt",
+        torch_save_of(&object),
+    );
     let error = load(write_flat(&records)).unwrap_err();
     assert!(
         error.to_string().contains("mylib.tensors.QuantizedWeight"),
@@ -229,7 +243,10 @@ fn a_custom_object_constant_is_refused_clearly() {
         let first = entries.keys().next().unwrap().clone();
         entries[&first]["path_name"] = Value::from("custom_obj_0");
     });
-    records.push(("data/constants/custom_obj_0".to_string(), b"\x80\x02N.".to_vec()));
+    records.push((
+        "data/constants/custom_obj_0".to_string(),
+        b"\x80\x02N.".to_vec(),
+    ));
     let error = load(write_packaged(&records)).unwrap_err();
     let text = error.to_string();
     assert!(
@@ -314,7 +331,10 @@ fn an_unregistered_operator_inside_a_higher_order_operator_is_refused_at_load() 
     let mut records = records("auto_functionalized_v2.pt2");
     let program = "models/model.json";
     edit_json(&mut records, program, |json| {
-        for node in json["graph_module"]["graph"]["nodes"].as_array_mut().unwrap() {
+        for node in json["graph_module"]["graph"]["nodes"]
+            .as_array_mut()
+            .unwrap()
+        {
             if node["target"] == "torch.ops.higher_order.auto_functionalized_v2" {
                 node["inputs"][0]["arg"]["as_operator"] =
                     Value::from("torch.ops.nowhere.missing_.default");
@@ -323,17 +343,17 @@ fn an_unregistered_operator_inside_a_higher_order_operator_is_refused_at_load() 
     });
     register_fixture_operators();
     let error = load(write_packaged(&records)).unwrap_err();
-    assert!(
-        error.to_string().contains("nowhere::missing_"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("nowhere::missing_"), "{error}");
 }
 
 #[test]
 fn an_unknown_higher_order_operator_is_refused_at_load() {
     let mut records = records("invoke_subgraph.pt2");
     edit_json(&mut records, "models/model.json", |json| {
-        for node in json["graph_module"]["graph"]["nodes"].as_array_mut().unwrap() {
+        for node in json["graph_module"]["graph"]["nodes"]
+            .as_array_mut()
+            .unwrap()
+        {
             if node["target"] == "torch.ops.higher_order.invoke_subgraph" {
                 node["target"] = Value::from("torch.ops.higher_order.run_const_graph");
             }
