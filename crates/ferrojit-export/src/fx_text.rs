@@ -261,19 +261,35 @@ fn is_operator_overload(target: &str) -> bool {
     target.starts_with("torch.ops.") && !target.starts_with("torch.ops.higher_order.")
 }
 
+/// `base`, or `base_1`, `base_2`, ... : the first name no node has yet, as FX makes names.
+fn unique_name(nodes: &[FxNode], base: &str) -> String {
+    (0..)
+        .map(|count| match count {
+            0 => base.to_string(),
+            count => format!("{base}_{count}"),
+        })
+        .find(|candidate| nodes.iter().all(|node| node.name != *candidate))
+        .unwrap_or_else(|| base.to_string())
+}
+
 fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
     let higher_order = node.target.starts_with("torch.ops.higher_order.");
     for input in &node.inputs {
+        // A subgraph the graph takes twice (`invoke_subgraph`'s repeated region) gets a second
+        // get_attr node, named uniquely as FX names nodes (`repeated_subgraph0_1`).
+        let mut subgraph_node = None;
         if let Argument::Graph(graph) = &input.arg {
+            let name = unique_name(nodes, &graph.name);
             nodes.push(FxNode {
-                name: graph.name.clone(),
+                name: name.clone(),
                 op: "get_attr",
                 target: graph.name.clone(),
                 args: Vec::new(),
                 kwargs: Vec::new(),
             });
+            subgraph_node = Some(FxValue::Node(name));
         }
         let keyword = if higher_order {
             !input.name.is_empty()
@@ -282,10 +298,11 @@ fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
         } else {
             false
         };
+        let converted = subgraph_node.unwrap_or_else(|| value(&input.arg));
         if keyword {
-            kwargs.push((input.name.clone(), value(&input.arg)));
+            kwargs.push((input.name.clone(), converted));
         } else {
-            args.push(value(&input.arg));
+            args.push(converted);
         }
     }
     let target = pretty_target(&node.target);
@@ -353,13 +370,7 @@ fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
             // The deserializer names a `None` result's getitem `as_none`, made unique as FX
             // makes names (`as_none_1`, ...).
             Argument::None => {
-                let unique = (0..)
-                    .map(|count| match count {
-                        0 => "as_none".to_string(),
-                        count => format!("as_none_{count}"),
-                    })
-                    .find(|candidate| nodes.iter().all(|node| node.name != *candidate))
-                    .unwrap_or_else(|| "as_none".to_string());
+                let unique = unique_name(nodes, "as_none");
                 getitem(nodes, &name, index, &unique);
             }
             other => {
