@@ -23,6 +23,9 @@ struct FxNode {
 enum FxValue {
     Node(String),
     Literal(String),
+    /// An operator argument (`torch.ops.mylib.op.default`): the graph text shows it as
+    /// `str(OpOverload)` does (`mylib.op.default`), the code in full.
+    Operator(String),
     /// A string: bare in the graph text, quoted in the code.
     Text(String),
     /// A device: `cpu` in the graph text, `device(type='cpu')` in the code.
@@ -35,6 +38,7 @@ impl FxValue {
         match self {
             FxValue::Node(name) => format!("%{name}"),
             FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Operator(name) => name.strip_prefix("torch.ops.").unwrap_or(name).to_string(),
             FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
@@ -52,6 +56,7 @@ impl FxValue {
         match self {
             FxValue::Node(name) => name.clone(),
             FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Operator(name) => name.strip_prefix("torch.ops.").unwrap_or(name).to_string(),
             FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
@@ -71,6 +76,7 @@ impl FxValue {
             FxValue::Node(name) => rename.get(name).unwrap_or(name).clone(),
             FxValue::Literal(text) => text.clone(),
             FxValue::Text(text) => python_quote(text),
+            FxValue::Operator(name) => name.clone(),
             FxValue::Device(kind, index) => match index {
                 Some(index) => format!("device(type={}, index={index})", python_quote(kind)),
                 None => format!("device(type={})", python_quote(kind)),
@@ -89,7 +95,8 @@ impl FxValue {
     fn collect_uses<'a>(&'a self, uses: &mut Vec<&'a str>) {
         match self {
             FxValue::Node(name) => uses.push(name),
-            FxValue::Literal(_) | FxValue::Text(_) | FxValue::Device(..) => {}
+            FxValue::Literal(_) | FxValue::Text(_) | FxValue::Operator(_) | FxValue::Device(..) => {
+            }
             FxValue::List(items) => items.iter().for_each(|item| item.collect_uses(uses)),
         }
     }
@@ -218,7 +225,7 @@ fn value(argument: &Argument) -> FxValue {
             OptionalTensorArgument::None => FxValue::Literal("None".into()),
         },
         Argument::CustomObj(object) => FxValue::Node(object.name.clone()),
-        Argument::Operator(name) => FxValue::Literal(name.clone()),
+        Argument::Operator(name) => FxValue::Operator(name.clone()),
         Argument::Complex { real, imag } => FxValue::Literal(format!(
             "({}+{}j)",
             python_float_repr(*real),
