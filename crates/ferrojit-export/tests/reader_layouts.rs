@@ -182,15 +182,8 @@ fn a_pickled_weight_is_read_through_the_torch_save_reader() {
     let weight = &loaded.state_dict["fc1.weight"];
     assert_eq!(weight.sizes(), &[16, 8]);
     assert_eq!(weight.dtype(), DType::Float32);
-    // The same values as the raw-storage fixture of the same seeded MLP.
-    let plain = Pt2Archive::open(fixture_dir().join("mlp.pt2"))
-        .unwrap()
-        .load(DEFAULT_MODEL_NAME)
-        .unwrap();
-    assert_eq!(
-        weight.to_f64_vec(),
-        plain.state_dict["fc1.weight"].to_f64_vec()
-    );
+    // Its values are checked where the program runs: every_fixture_program_matches_pytorch
+    // compares pickled_weight's output with what torch.export.load made of this archive.
 }
 
 fn pickled_weight_records() -> (Vec<(String, Vec<u8>)>, String) {
