@@ -545,6 +545,31 @@ impl ArchiveReader {
         shared: SharedBytes,
         limits: ArchiveLimits,
     ) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_layout(shared, limits, false)
+    }
+
+    /// Memory-maps the file at `path` and opens it with default limits, also accepting a
+    /// flat zip whose records sit at the top level with no folder around them (the layout
+    /// older `torch.export.save` wrote with Python's `zipfile`). A flat archive's
+    /// [`ArchiveReader::root_name`] is empty and its record names are the entry names.
+    pub fn open_allowing_flat(path: impl AsRef<Path>) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_layout(
+            map_or_read(path.as_ref())?,
+            ArchiveLimits::default(),
+            true,
+        )
+    }
+
+    /// [`ArchiveReader::open_allowing_flat`] for an archive held in memory.
+    pub fn from_bytes_allowing_flat(bytes: Vec<u8>) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_layout(Arc::new(bytes), ArchiveLimits::default(), true)
+    }
+
+    fn from_shared_with_layout(
+        shared: SharedBytes,
+        limits: ArchiveLimits,
+        allow_flat: bool,
+    ) -> Result<ArchiveReader, ArchiveError> {
         let shared = ArchiveBytes(shared);
         let bytes = shared.slice();
         let looks_like_zip = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06");
@@ -668,8 +693,17 @@ impl ArchiveReader {
             check_local_header(bytes, central, name)?;
         }
 
-        let root = Self::find_root(&full_names)?;
-        let prefix = format!("{root}/");
+        let flat = allow_flat && full_names.iter().any(|name| !name.contains('/'));
+        let root = if flat {
+            String::new()
+        } else {
+            Self::find_root(&full_names)?
+        };
+        let prefix = if flat {
+            String::new()
+        } else {
+            format!("{root}/")
+        };
         let mut names = Vec::with_capacity(entry_count);
         let mut records = HashMap::with_capacity(entry_count);
         for (full_name, (size, data_range, stored, is_dir, crc)) in full_names.iter().zip(infos) {

@@ -104,3 +104,42 @@ fn inspect_code_prints_pytorchs_code() {
     let expected = std::fs::read_to_string(fixture("split_unbind.code.txt")).unwrap();
     assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
 }
+
+#[test]
+fn run_reads_the_older_flat_layout() {
+    let out = std::env::temp_dir().join(format!("ferrojit-pt2-flat-{}.pt", std::process::id()));
+    let output = ferrojit(&[
+        "run".as_ref(),
+        fixture("flat_layout.pt2").as_os_str(),
+        "--inputs".as_ref(),
+        fixture("flat_layout.call0.inputs.pt").as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{:?}", stderr_lines(&output));
+    let actual = ferrojit_serialize::torch_save::load_file(&out).unwrap();
+    let expected =
+        ferrojit_serialize::torch_save::load_file(&fixture("flat_layout.call0.expected.pt"))
+            .unwrap();
+    let (a, e) = (actual.to_tensor().unwrap(), expected.to_tensor().unwrap());
+    assert_eq!(a.sizes(), e.sizes());
+    for (x, y) in a.to_f64_vec().iter().zip(e.to_f64_vec()) {
+        assert!((x - y).abs() <= 1e-5 + 1e-4 * y.abs(), "{x} vs {y}");
+    }
+    let _ = std::fs::remove_file(out);
+}
+
+#[test]
+fn inspect_summary_mentions_the_sample_inputs() {
+    let output = ferrojit(&[
+        "inspect".as_ref(),
+        fixture("mlp.pt2").as_os_str(),
+        "--summary".as_ref(),
+    ]);
+    assert!(output.status.success(), "{:?}", stderr_lines(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("sample inputs: 1 positional, 0 keyword"),
+        "{text}"
+    );
+}

@@ -1,13 +1,23 @@
 //! The `.pt2` archive `torch.export.save` writes: `archive_format`, `byteorder`, the programs
 //! in `models/NAME.json`, and each program's weights and constants, rebuilt from raw storage
-//! files as views (`as_strided`) described by their `TensorMeta`.
+//! files as views (`as_strided`) described by their `TensorMeta` (or, with `use_pickle`, read
+//! from a `torch.save` file), and its sample inputs in `data/sample_inputs/NAME.pt`.
+//!
+//! Also the older flat layout that `torch.export.load` still falls back to (torch 2.15's
+//! `torch/export/__init__.py`): a zip with no folder around its records, holding `version`
+//! (`MAJOR.MINOR` of the schema), `serialized_exported_program.json`, and the `torch.save`
+//! files `serialized_state_dict.pt`, `serialized_constants.pt` and
+//! `serialized_example_inputs.pt` (each may be empty), for one program named `model`.
 
 use crate::error::{ExportError, Result};
 use crate::json::{parse_json, Node as Json};
 use crate::model::{
     scalar_type_name, scalar_type_to_dtype, ExportedProgram, PayloadMeta, SymInt, TensorMeta,
+    SUPPORTED_SCHEMA_MAJOR,
 };
+use crate::torch_save::load_torch_save_bytes;
 use ferrojit_archive::zip_archive::ArchiveReader;
+use ferrojit_runtime::IValue;
 use ferrojit_tensor::{DType, Storage, Tensor};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -18,11 +28,37 @@ pub const DEFAULT_MODEL_NAME: &str = "model";
 /// The most zeros an empty storage file may stand for.
 pub const MAX_ZERO_STORAGE_BYTES: usize = 256 * 1024 * 1024;
 
+/// The records of the older flat layout, which holds one program (`model`).
+pub const FLAT_PROGRAM_RECORD: &str = "serialized_exported_program.json";
+/// The flat layout's `torch.save`d state dict.
+pub const FLAT_STATE_DICT_RECORD: &str = "serialized_state_dict.pt";
+/// The flat layout's `torch.save`d constants.
+pub const FLAT_CONSTANTS_RECORD: &str = "serialized_constants.pt";
+/// The flat layout's `torch.save`d example inputs.
+pub const FLAT_EXAMPLE_INPUTS_RECORD: &str = "serialized_example_inputs.pt";
+
+/// How the archive lays out its records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pt2Layout {
+    /// `archive_format` "pt2": `models/NAME.json` and `data/...` (torch 2.6 and later).
+    Packaged,
+    /// The older flat zip: `serialized_exported_program.json` and its `.pt` companions.
+    Flat,
+}
+
 /// An opened `.pt2` archive.
 pub struct Pt2Archive {
     reader: ArchiveReader,
     little_endian: bool,
     models: Vec<String>,
+    layout: Pt2Layout,
+}
+
+/// The example inputs saved with a program: positional and keyword arguments.
+#[derive(Debug, Clone)]
+pub struct SampleInputs {
+    pub args: Vec<IValue>,
+    pub kwargs: Vec<(String, IValue)>,
 }
 
 impl std::fmt::Debug for Pt2Archive {
@@ -59,12 +95,15 @@ impl Pt2Archive {
     /// Opens the archive at `path` (memory-mapped).
     pub fn open(path: impl AsRef<Path>) -> Result<Pt2Archive> {
         let path = path.as_ref();
-        Pt2Archive::from_reader(ArchiveReader::open(path)?, &path.display().to_string())
+        Pt2Archive::from_reader(
+            ArchiveReader::open_allowing_flat(path)?,
+            &path.display().to_string(),
+        )
     }
 
     /// Opens an archive held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Pt2Archive> {
-        Pt2Archive::from_reader(ArchiveReader::from_bytes(bytes)?, "<bytes>")
+        Pt2Archive::from_reader(ArchiveReader::from_bytes_allowing_flat(bytes)?, "<bytes>")
     }
 
     fn from_reader(reader: ArchiveReader, label: &str) -> Result<Pt2Archive> {
@@ -86,16 +125,15 @@ impl Pt2Archive {
         match text_record(&reader, "archive_format")? {
             Some(format) if format == "pt2" => {}
             Some(format) => {
-                return Err(ExportError::NotPt2(format!("archive_format is '{format}', not 'pt2'")))
+                return Err(ExportError::NotPt2(format!(
+                    "archive_format is '{format}', not 'pt2'"
+                )))
             }
-            None if reader.has_record("serialized_exported_program.json") => {
-                return Err(ExportError::Unsupported(
-                    "the older flat .pt2 layout (serialized_exported_program.json); re-save with torch.export.save from torch 2.6 or later".into(),
-                ))
-            }
+            None if reader.has_record(FLAT_PROGRAM_RECORD) => return Pt2Archive::flat(reader),
             None if reader.has_record("data.pkl") => {
                 return Err(ExportError::NotPt2(
-                    "this is a TorchScript or torch.save archive (data.pkl), not a .pt2 program".into(),
+                    "this is a TorchScript or torch.save archive (data.pkl), not a .pt2 program"
+                        .into(),
                 ))
             }
             None => return Err(ExportError::NotPt2("no archive_format record".into())),
@@ -121,7 +159,57 @@ impl Pt2Archive {
             reader,
             little_endian,
             models,
+            layout: Pt2Layout::Packaged,
         })
+    }
+
+    /// The older flat layout. As `torch.export.load` does, it needs a `version` record of
+    /// two numbers whose major is the schema's, and all four `serialized_*` records.
+    fn flat(reader: ArchiveReader) -> Result<Pt2Archive> {
+        let Some(version) = text_record(&reader, "version")? else {
+            return Err(ExportError::NotPt2(
+                "a flat archive (serialized_exported_program.json) without a version record".into(),
+            ));
+        };
+        let parts: Vec<&str> = version.split('.').collect();
+        let numbers: Option<Vec<i64>> = parts.iter().map(|part| part.parse().ok()).collect();
+        let (major, minor) = match numbers.as_deref() {
+            Some([major, minor]) => (*major, *minor),
+            _ => {
+                return Err(ExportError::NotPt2(format!(
+                    "the flat archive's version '{version}' is not MAJOR.MINOR"
+                )))
+            }
+        };
+        if major != SUPPORTED_SCHEMA_MAJOR {
+            return Err(ExportError::SchemaVersion {
+                found_major: major,
+                found_minor: minor,
+                supported_major: SUPPORTED_SCHEMA_MAJOR,
+            });
+        }
+        for record in [
+            FLAT_STATE_DICT_RECORD,
+            FLAT_CONSTANTS_RECORD,
+            FLAT_EXAMPLE_INPUTS_RECORD,
+        ] {
+            if !reader.has_record(record) {
+                return Err(ExportError::NotPt2(format!(
+                    "the flat archive has no {record} record"
+                )));
+            }
+        }
+        Ok(Pt2Archive {
+            reader,
+            little_endian: true,
+            models: vec![DEFAULT_MODEL_NAME.to_string()],
+            layout: Pt2Layout::Flat,
+        })
+    }
+
+    /// How the archive lays out its records.
+    pub fn layout(&self) -> Pt2Layout {
+        self.layout
     }
 
     /// The names of the programs in the archive (`model` for a one-program archive).
@@ -145,15 +233,23 @@ impl Pt2Archive {
         parse_json(name, &bytes)
     }
 
+    fn check_model(&self, name: &str) -> Result<()> {
+        if self.models.iter().any(|model| model == name) {
+            return Ok(());
+        }
+        Err(ExportError::MissingModel {
+            name: name.to_string(),
+            available: self.models.join(", "),
+        })
+    }
+
     /// Reads program `name` without its weights.
     pub fn program(&self, name: &str) -> Result<ExportedProgram> {
-        if !self.models.iter().any(|model| model == name) {
-            return Err(ExportError::MissingModel {
-                name: name.to_string(),
-                available: self.models.join(", "),
-            });
-        }
-        let record = format!("models/{name}.json");
+        self.check_model(name)?;
+        let record = match self.layout {
+            Pt2Layout::Packaged => format!("models/{name}.json"),
+            Pt2Layout::Flat => FLAT_PROGRAM_RECORD.to_string(),
+        };
         let json = self.json_record(&record)?;
         ExportedProgram::from_json(&Json::new(&json, record))
     }
@@ -161,20 +257,121 @@ impl Pt2Archive {
     /// Reads program `name` with its weights and constants.
     pub fn load(&self, name: &str) -> Result<LoadedProgram> {
         let program = self.program(name)?;
-        let state_dict = self.payloads(
-            &format!("data/weights/{name}_weights_config.json"),
-            "data/weights/",
-        )?;
-        let constants = self.payloads(
-            &format!("data/constants/{name}_constants_config.json"),
-            "data/constants/",
-        )?;
+        let (state_dict, constants) = match self.layout {
+            Pt2Layout::Packaged => (
+                self.weights_or_legacy(
+                    &format!("data/weights/{name}_weights_config.json"),
+                    &format!("data/weights/{name}.pt"),
+                    "data/weights/",
+                )?,
+                self.weights_or_legacy(
+                    &format!("data/constants/{name}_constants_config.json"),
+                    &format!("data/constants/{name}.pt"),
+                    "data/constants/",
+                )?,
+            ),
+            Pt2Layout::Flat => (
+                self.saved_tensors(FLAT_STATE_DICT_RECORD)?,
+                self.saved_tensors(FLAT_CONSTANTS_RECORD)?,
+            ),
+        };
         Ok(LoadedProgram {
             name: name.to_string(),
             program,
             state_dict,
             constants,
         })
+    }
+
+    /// The example inputs saved with program `name` (`data/sample_inputs/NAME.pt`, or the
+    /// flat layout's `serialized_example_inputs.pt`), if the archive has them. They are read
+    /// on request, not by [`Pt2Archive::load`]: they may hold values ferrojit does not read
+    /// (a custom class), which must not stop the program from loading.
+    pub fn sample_inputs(&self, name: &str) -> Result<Option<SampleInputs>> {
+        self.check_model(name)?;
+        let record = match self.layout {
+            Pt2Layout::Packaged => format!("data/sample_inputs/{name}.pt"),
+            Pt2Layout::Flat => FLAT_EXAMPLE_INPUTS_RECORD.to_string(),
+        };
+        if self.reader.record_size(&record).unwrap_or(0) == 0 {
+            return Ok(None);
+        }
+        let value = load_torch_save_bytes(self.reader.read_record(&record)?, &record)?;
+        let bad = || ExportError::Tensor {
+            name: record.clone(),
+            message: "the sample inputs are not an (args, kwargs) pair".into(),
+        };
+        let IValue::Tuple(pair) = value else {
+            return Err(bad());
+        };
+        let [args, kwargs] = pair.items.as_slice() else {
+            return Err(bad());
+        };
+        let args = match args {
+            IValue::Tuple(tuple) => tuple.items.clone(),
+            IValue::List(list) => list.to_vec(),
+            _ => return Err(bad()),
+        };
+        let kwargs = match kwargs {
+            IValue::Dict(dict) => dict
+                .entries()
+                .into_iter()
+                .map(|(key, value)| Ok((key.to_str().map_err(|_| bad())?.to_string(), value)))
+                .collect::<Result<Vec<_>>>()?,
+            IValue::None => Vec::new(),
+            _ => return Err(bad()),
+        };
+        Ok(Some(SampleInputs { args, kwargs }))
+    }
+
+    /// The tensors of a payload config, or of the `torch.save`d dict an archive written
+    /// before payload configs holds instead (`data/weights/NAME.pt`), as PyTorch still reads.
+    fn weights_or_legacy(
+        &self,
+        config_record: &str,
+        legacy_record: &str,
+        folder: &str,
+    ) -> Result<BTreeMap<String, Tensor>> {
+        if !self.reader.has_record(config_record) && self.reader.has_record(legacy_record) {
+            return self.saved_tensors(legacy_record);
+        }
+        self.payloads(config_record, folder)
+    }
+
+    /// A `torch.save`d dict of tensors (empty when the record is empty).
+    fn saved_tensors(&self, record: &str) -> Result<BTreeMap<String, Tensor>> {
+        let mut tensors = BTreeMap::new();
+        if self.reader.record_size(record).unwrap_or(0) == 0 {
+            return Ok(tensors);
+        }
+        let value = load_torch_save_bytes(self.reader.read_record(record)?, record)?;
+        let IValue::Dict(dict) = value else {
+            return Err(ExportError::Tensor {
+                name: record.to_string(),
+                message: format!("holds a {}, not a dict of tensors", value.tag_name()),
+            });
+        };
+        for (key, value) in dict.entries() {
+            let name = key
+                .to_str()
+                .map_err(|_| ExportError::Tensor {
+                    name: record.to_string(),
+                    message: "a key is not a string".into(),
+                })?
+                .to_string();
+            match value {
+                IValue::Tensor(_) => {
+                    tensors.insert(name, value.into_tensor()?);
+                }
+                other => {
+                    return Err(ExportError::Unsupported(format!(
+                    "'{name}' in {record} is a {} (a custom object), which ferrojit does not load",
+                    other.tag_name()
+                )))
+                }
+            }
+        }
+        Ok(tensors)
     }
 
     /// Reads a payload config and rebuilds its tensors; tensors naming the same file share
@@ -198,22 +395,46 @@ impl Pt2Archive {
                 name: fqn.clone(),
                 message,
             };
-            if payload.use_pickle {
-                return Err(ExportError::Unsupported(format!(
-                    "'{fqn}' is a pickled payload (a tensor subclass or a custom object), which ferrojit does not load"
-                )));
-            }
-            let Some(meta) = payload.tensor_meta.as_ref() else {
-                return Err(tensor_error("no tensor_meta".into()));
-            };
-            let geometry = static_geometry(meta).map_err(tensor_error)?;
-            let record = format!("{folder}{}", payload.path_name);
             if payload.path_name.contains("..") || payload.path_name.starts_with('/') {
                 return Err(tensor_error(format!(
                     "bad path_name '{}'",
                     payload.path_name
                 )));
             }
+            let record = format!("{folder}{}", payload.path_name);
+            // Constants name their kind by their file's prefix, as PyTorch's loader reads them.
+            if folder == "data/constants/" {
+                for (prefix, kind) in [
+                    ("custom_obj_", "a custom object (a TorchScript class)"),
+                    ("opaque_obj_", "an opaque Python object"),
+                ] {
+                    if payload.path_name.starts_with(prefix) {
+                        return Err(ExportError::Unsupported(format!(
+                            "constant '{fqn}' ({record}) is {kind}, which ferrojit does not load"
+                        )));
+                    }
+                }
+                if !payload.path_name.starts_with("tensor_") {
+                    return Err(tensor_error(format!(
+                        "constant file '{}' is of no kind PyTorch writes (tensor_, custom_obj_, opaque_obj_)",
+                        payload.path_name
+                    )));
+                }
+            }
+            if payload.use_pickle {
+                let tensor = self
+                    .pickled_tensor(&record, payload.tensor_meta.as_ref())
+                    .map_err(|error| match error {
+                        ExportError::Archive(inner) => tensor_error(inner.to_string()),
+                        other => other,
+                    })?;
+                tensors.insert(fqn, tensor);
+                continue;
+            }
+            let Some(meta) = payload.tensor_meta.as_ref() else {
+                return Err(tensor_error("no tensor_meta".into()));
+            };
+            let geometry = static_geometry(meta).map_err(tensor_error)?;
             let storage = match storages.get(&payload.path_name) {
                 Some(storage) => {
                     if storage.dtype() != geometry.dtype {
@@ -243,6 +464,44 @@ impl Pt2Archive {
             tensors.insert(fqn, tensor);
         }
         Ok(tensors)
+    }
+
+    /// A `use_pickle` payload: a `torch.save`d tensor, checked against its metadata's dtype and
+    /// sizes.
+    fn pickled_tensor(&self, record: &str, meta: Option<&TensorMeta>) -> Result<Tensor> {
+        if !self.reader.has_record(record) {
+            return Err(ExportError::MissingReference {
+                kind: "storage file",
+                name: record.to_string(),
+            });
+        }
+        let value = load_torch_save_bytes(self.reader.read_record(record)?, record)?;
+        let IValue::Tensor(_) = value else {
+            return Err(ExportError::Unsupported(format!(
+                "{record} is a pickled {}, not a tensor; ferrojit loads only tensors",
+                value.tag_name()
+            )));
+        };
+        let tensor = value.into_tensor()?;
+        if let Some(meta) = meta {
+            let geometry = static_geometry(meta).map_err(|message| ExportError::Tensor {
+                name: record.to_string(),
+                message,
+            })?;
+            if geometry.dtype != tensor.dtype() || geometry.sizes != tensor.sizes() {
+                return Err(ExportError::Tensor {
+                    name: record.to_string(),
+                    message: format!(
+                        "the pickled tensor is {} {:?} but its tensor_meta says {} {:?}",
+                        tensor.dtype().name(),
+                        tensor.sizes(),
+                        geometry.dtype.name(),
+                        geometry.sizes
+                    ),
+                });
+            }
+        }
+        Ok(tensor)
     }
 
     /// The storage in `record`: its bytes as `dtype` elements; a zero-byte file stands for

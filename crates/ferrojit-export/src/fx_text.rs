@@ -23,6 +23,9 @@ struct FxNode {
 enum FxValue {
     Node(String),
     Literal(String),
+    /// An operator argument (`torch.ops.mylib.op.default`): the graph text shows it as
+    /// `str(OpOverload)` does (`mylib.op.default`), the code in full.
+    Operator(String),
     /// A string: bare in the graph text, quoted in the code.
     Text(String),
     /// A device: `cpu` in the graph text, `device(type='cpu')` in the code.
@@ -35,6 +38,7 @@ impl FxValue {
         match self {
             FxValue::Node(name) => format!("%{name}"),
             FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Operator(name) => name.strip_prefix("torch.ops.").unwrap_or(name).to_string(),
             FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
@@ -52,6 +56,7 @@ impl FxValue {
         match self {
             FxValue::Node(name) => name.clone(),
             FxValue::Literal(text) | FxValue::Text(text) => text.clone(),
+            FxValue::Operator(name) => name.strip_prefix("torch.ops.").unwrap_or(name).to_string(),
             FxValue::Device(kind, index) => device_text(kind, *index),
             FxValue::List(items) => format!(
                 "[{}]",
@@ -71,6 +76,7 @@ impl FxValue {
             FxValue::Node(name) => rename.get(name).unwrap_or(name).clone(),
             FxValue::Literal(text) => text.clone(),
             FxValue::Text(text) => python_quote(text),
+            FxValue::Operator(name) => name.clone(),
             FxValue::Device(kind, index) => match index {
                 Some(index) => format!("device(type={}, index={index})", python_quote(kind)),
                 None => format!("device(type={})", python_quote(kind)),
@@ -89,7 +95,8 @@ impl FxValue {
     fn collect_uses<'a>(&'a self, uses: &mut Vec<&'a str>) {
         match self {
             FxValue::Node(name) => uses.push(name),
-            FxValue::Literal(_) | FxValue::Text(_) | FxValue::Device(..) => {}
+            FxValue::Literal(_) | FxValue::Text(_) | FxValue::Operator(_) | FxValue::Device(..) => {
+            }
             FxValue::List(items) => items.iter().for_each(|item| item.collect_uses(uses)),
         }
     }
@@ -218,7 +225,7 @@ fn value(argument: &Argument) -> FxValue {
             OptionalTensorArgument::None => FxValue::Literal("None".into()),
         },
         Argument::CustomObj(object) => FxValue::Node(object.name.clone()),
-        Argument::Operator(name) => FxValue::Literal(name.clone()),
+        Argument::Operator(name) => FxValue::Operator(name.clone()),
         Argument::Complex { real, imag } => FxValue::Literal(format!(
             "({}+{}j)",
             python_float_repr(*real),
@@ -261,19 +268,35 @@ fn is_operator_overload(target: &str) -> bool {
     target.starts_with("torch.ops.") && !target.starts_with("torch.ops.higher_order.")
 }
 
+/// `base`, or `base_1`, `base_2`, ... : the first name no node has yet, as FX makes names.
+fn unique_name(nodes: &[FxNode], base: &str) -> String {
+    (0..)
+        .map(|count| match count {
+            0 => base.to_string(),
+            count => format!("{base}_{count}"),
+        })
+        .find(|candidate| nodes.iter().all(|node| node.name != *candidate))
+        .unwrap_or_else(|| base.to_string())
+}
+
 fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
     let higher_order = node.target.starts_with("torch.ops.higher_order.");
     for input in &node.inputs {
+        // A subgraph the graph takes twice (`invoke_subgraph`'s repeated region) gets a second
+        // get_attr node, named uniquely as FX names nodes (`repeated_subgraph0_1`).
+        let mut subgraph_node = None;
         if let Argument::Graph(graph) = &input.arg {
+            let name = unique_name(nodes, &graph.name);
             nodes.push(FxNode {
-                name: graph.name.clone(),
+                name: name.clone(),
                 op: "get_attr",
                 target: graph.name.clone(),
                 args: Vec::new(),
                 kwargs: Vec::new(),
             });
+            subgraph_node = Some(FxValue::Node(name));
         }
         let keyword = if higher_order {
             !input.name.is_empty()
@@ -282,10 +305,11 @@ fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
         } else {
             false
         };
+        let converted = subgraph_node.unwrap_or_else(|| value(&input.arg));
         if keyword {
-            kwargs.push((input.name.clone(), value(&input.arg)));
+            kwargs.push((input.name.clone(), converted));
         } else {
-            args.push(value(&input.arg));
+            args.push(converted);
         }
     }
     let target = pretty_target(&node.target);
@@ -349,6 +373,12 @@ fn push_call(nodes: &mut Vec<FxNode>, node: &Node) {
                 for (inner, item) in items.iter().enumerate() {
                     getitem(nodes, &list_name, inner, item);
                 }
+            }
+            // The deserializer names a `None` result's getitem `as_none`, made unique as FX
+            // makes names (`as_none_1`, ...).
+            Argument::None => {
+                let unique = unique_name(nodes, "as_none");
+                getitem(nodes, &name, index, &unique);
             }
             other => {
                 if let Some(item) = other.name() {

@@ -12,13 +12,15 @@ pub mod archive;
 pub mod error;
 pub mod fallback;
 pub mod fx_text;
+pub mod higher_order;
 pub mod json;
 pub mod model;
 pub mod run;
 pub mod symbolic;
+pub mod torch_save;
 pub mod treespec;
 
-pub use archive::{LoadedProgram, Pt2Archive, DEFAULT_MODEL_NAME};
+pub use archive::{LoadedProgram, Pt2Archive, Pt2Layout, SampleInputs, DEFAULT_MODEL_NAME};
 pub use error::{ExportError, Result};
 pub use model::ExportedProgram;
 pub use run::ExportedModule;
@@ -29,12 +31,14 @@ pub fn load_module(path: impl AsRef<std::path::Path>, model: &str) -> Result<Exp
     ExportedModule::new(archive.load(model)?)
 }
 
-/// Whether `bytes` (the start of a file is enough) look like a zip whose records include a
-/// `.pt2` archive's `archive_format`; a cheap check for callers choosing a loader.
+/// Whether the file at `path` is a zip whose records include a `.pt2` archive's
+/// `archive_format` (or the older flat layout's program); a cheap check for callers choosing
+/// a loader.
 pub fn looks_like_pt2(path: impl AsRef<std::path::Path>) -> bool {
-    ferrojit_archive::zip_archive::ArchiveReader::open(path)
+    ferrojit_archive::zip_archive::ArchiveReader::open_allowing_flat(path)
         .map(|reader| {
             reader.has_record("archive_format")
+                || reader.has_record(archive::FLAT_PROGRAM_RECORD)
                 || reader
                     .record_names()
                     .iter()

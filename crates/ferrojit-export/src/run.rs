@@ -2,7 +2,9 @@
 //! placeholders' metadata and the range constraints, `call_function` nodes run through the
 //! runtime's operator registry (arguments the serializer left out filled from the schema's
 //! defaults with `ferrojit_ir::binding`), symbolic integer nodes run as scalar operations,
-//! higher-order `cond`/`while_loop`/`map_impl`/`scan` run their subgraphs, outputs unflattened by the
+//! higher-order `cond`/`while_loop`/`map_impl`/`scan` run their subgraphs (and
+//! `invoke_subgraph`, `with_effects` and `auto_functionalized(_v2)` run in
+//! [`crate::higher_order`]), outputs unflattened by the
 //! out-spec, and buffer and input mutations written back.
 
 use crate::archive::LoadedProgram;
@@ -46,7 +48,7 @@ impl std::fmt::Debug for ExportedModule {
 }
 
 /// Values by name while a graph runs.
-type Environment = HashMap<String, IValue>;
+pub(crate) type Environment = HashMap<String, IValue>;
 
 fn missing(kind: &'static str, name: &str) -> ExportError {
     ExportError::MissingReference {
@@ -543,10 +545,22 @@ fn check_graph(graph: &Graph, depth: usize) -> Result<()> {
                 }
             }
             Target::Symbolic(_) => {}
-            Target::HigherOrder(_) => {
-                for input in &node.inputs {
-                    if let Argument::Graph(subgraph) = &input.arg {
-                        check_graph(&subgraph.graph, depth + 1).map_err(context)?;
+            Target::HigherOrder(name) => {
+                if !is_known_higher_order(&name) {
+                    return Err(context(ExportError::Unsupported(format!(
+                        "higher-order operator '{name}'"
+                    ))));
+                }
+                for (position, input) in node.inputs.iter().enumerate() {
+                    match &input.arg {
+                        Argument::Graph(subgraph) => {
+                            check_graph(&subgraph.graph, depth + 1).map_err(context)?;
+                        }
+                        Argument::Operator(_) => {
+                            crate::higher_order::operator_argument(node, position)
+                                .map_err(context)?;
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -609,6 +623,20 @@ fn classify(target: &str) -> Target {
     Target::Unknown
 }
 
+/// The registry name (`mylib::op.overload`) of an operator target (`torch.ops.mylib.op.overload`).
+pub(crate) fn classify_operator(target: &str) -> Option<String> {
+    match classify(target) {
+        Target::Operator(full_name) => Some(full_name),
+        _ => None,
+    }
+}
+
+/// The higher-order operators the runner knows.
+fn is_known_higher_order(name: &str) -> bool {
+    matches!(name, "cond" | "while_loop" | "map_impl" | "scan")
+        || crate::higher_order::CALLING_HIGHER_ORDER_OPERATORS.contains(&name)
+}
+
 /// The serialized inputs bound to the schema's formals: `Some(index)` into `node.inputs`,
 /// or `None` for the schema's default.
 fn bind_node(operator: &Operator, node: &Node) -> Result<Vec<Option<usize>>> {
@@ -642,7 +670,11 @@ pub fn run_graph(graph: &Graph, inputs: Vec<IValue>) -> Result<Vec<IValue>> {
     run_graph_at_depth(graph, inputs, 0)
 }
 
-fn run_graph_at_depth(graph: &Graph, inputs: Vec<IValue>, depth: usize) -> Result<Vec<IValue>> {
+pub(crate) fn run_graph_at_depth(
+    graph: &Graph,
+    inputs: Vec<IValue>,
+    depth: usize,
+) -> Result<Vec<IValue>> {
     if depth > 32 {
         return Err(ExportError::Unsupported(
             "subgraphs nested more than 32 deep".into(),
@@ -746,7 +778,7 @@ fn run_node(node: &Node, environment: &mut Environment, depth: usize) -> Result<
 
 /// A number passed where the schema takes a tensor (`aten.mul.Tensor(x, 2)`, or a symbolic
 /// size) becomes a wrapped-number tensor, as PyTorch's argument parser makes it.
-fn wrap_number_for_tensor(value: IValue, formal: &Type) -> IValue {
+pub(crate) fn wrap_number_for_tensor(value: IValue, formal: &Type) -> IValue {
     let takes_tensor = match formal {
         Type::Tensor => true,
         Type::Optional(inner) => matches!(inner.as_ref(), Type::Tensor),
@@ -840,7 +872,7 @@ fn bind_output(output: &Argument, value: IValue, environment: &mut Environment) 
 
 /// The value of a serialized argument; `formal` is the schema type it fills, when known (an
 /// int literal for a `float` formal becomes a float, as Python would pass it).
-fn argument_value(
+pub(crate) fn argument_value(
     argument: &Argument,
     formal: Option<&Type>,
     environment: &Environment,
@@ -1360,6 +1392,10 @@ fn higher_order(
                 .collect()
         }
         "scan" => scan(&subgraph, &values, depth),
+        "invoke_subgraph" => crate::higher_order::invoke_subgraph(node, environment, depth),
+        "with_effects" => crate::higher_order::with_effects(node, environment),
+        "auto_functionalized" => crate::higher_order::auto_functionalized(node, environment),
+        "auto_functionalized_v2" => crate::higher_order::auto_functionalized_v2(node, environment),
         other => Err(ExportError::Unsupported(format!(
             "higher-order operator '{other}'"
         ))),

@@ -112,5 +112,16 @@ pub fn inspect_program(model: &Path, name: &str, view: Pt2View) -> Result<(), St
             bound(range.max_val)
         );
     }
+    // The example inputs saved with the program (read on request: they may hold values
+    // ferrojit does not load, which must not stop the summary).
+    match archive.sample_inputs(name) {
+        Ok(Some(samples)) => println!(
+            "sample inputs: {} positional, {} keyword",
+            samples.args.len(),
+            samples.kwargs.len()
+        ),
+        Ok(None) => println!("sample inputs: none"),
+        Err(error) => println!("sample inputs: not readable ({error})"),
+    }
     Ok(())
 }
