@@ -6,7 +6,6 @@
 mod allocator;
 mod commands;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,7 +101,12 @@ enum Command {
     },
     /// List the operator schemas this build runs, one per line, sorted (with --torchvision builds,
     /// torchvision's operators too).
-    Ops,
+    Ops {
+        /// Instead: how many of torch's core ATen overloads (torch.Tag.core) a .pt2 program
+        /// can call, as N/TOTAL, and the list of those missing.
+        #[arg(long)]
+        core: bool,
+    },
     /// Show a method's graph (--graph), the model's code (--code) or its module tree (--summary).
     Inspect {
         /// The TorchScript archive.
@@ -116,6 +120,9 @@ enum Command {
         code: bool,
         #[arg(long, group = "view")]
         summary: bool,
+        /// For a .pt2 archive: which of its programs to show.
+        #[arg(long = "model", value_name = "NAME", default_value = "model")]
+        program: String,
     },
 }
 
@@ -210,33 +217,15 @@ fn run(cli: Cli) -> Result<(), String> {
             method: "forward",
         }),
         Command::Ir { file, passes } => commands::ir::print_ir_after_passes(&file, &passes),
-        Command::Ops => {
-            let registry = ferrojit_runtime::OperatorRegistry::global();
-            let mut schemas: Vec<String> = registry
-                .operators()
-                .iter()
-                .chain(registry.added_operators().iter())
-                .map(|operator| operator.schema.to_string())
-                .collect();
-            schemas.sort();
-            let mut stdout = std::io::stdout().lock();
-            for schema in schemas {
-                if let Err(error) = writeln!(stdout, "{schema}") {
-                    // A reader that stops early (`| head`) is not an error.
-                    if error.kind() == std::io::ErrorKind::BrokenPipe {
-                        return Ok(());
-                    }
-                    return Err(format!("writing the operator list: {error}"));
-                }
-            }
-            Ok(())
-        }
+        Command::Ops { core: false } => commands::ops::list_operators(),
+        Command::Ops { core: true } => commands::ops::core_coverage(),
         Command::Inspect {
             model,
             method,
             graph,
             code,
             summary,
+            program,
         } => {
             use commands::inspect::InspectView;
             let view = match (graph, code, summary) {
@@ -252,7 +241,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     InspectView::Code => Pt2View::Code,
                     InspectView::Summary => Pt2View::Summary,
                 };
-                return commands::pt2::inspect_program(&model, "model", view);
+                return commands::pt2::inspect_program(&model, &program, view);
             }
             commands::inspect::inspect_model(&model, &method, view)
         }

@@ -21,6 +21,13 @@ pub fn find_operator(full_name: &str) -> Option<&'static Operator> {
         .or_else(|| fallback_table().get(full_name))
 }
 
+/// Whether the `.pt2` runner can run the operator `full_name` (`aten::add.Tensor`, or
+/// `aten::relu` for a default overload): a registered operator, a stand-in of this table, or
+/// one of the size and assertion operators the runner evaluates itself.
+pub fn runs_operator(full_name: &str) -> bool {
+    find_operator(full_name).is_some() || crate::run::is_builtin_symbolic_operator(full_name)
+}
+
 fn call(full_name: &str, arguments: Vec<IValue>) -> Result<Vec<IValue>> {
     let operator = OperatorRegistry::global()
         .lookup(full_name)
@@ -198,10 +205,154 @@ fn native_batch_norm_functional(stack: &mut Stack) -> Result<()> {
     Ok(())
 }
 
+fn local_scalar_dense(stack: &mut Stack) -> Result<()> {
+    let [tensor] = take::<1>(stack)?;
+    stack.push(call_one("aten::item", vec![tensor])?);
+    Ok(())
+}
+
+fn adaptive_avg_pool2d(stack: &mut Stack) -> Result<()> {
+    let [input, output_size] = take::<2>(stack)?;
+    stack.push(call_one(
+        "aten::adaptive_avg_pool2d",
+        vec![input, output_size],
+    )?);
+    Ok(())
+}
+
+/// `self` with `src` written over the view `view_of(copy of self)`: the `*_scatter` family.
+fn scatter_into_view(
+    input: IValue,
+    source: IValue,
+    view_of: impl FnOnce(IValue) -> Result<IValue>,
+) -> Result<IValue> {
+    let result = call_one("aten::clone", vec![input, IValue::None])?;
+    let view = view_of(result.clone())?;
+    call_one("aten::copy_", vec![view, source, IValue::Bool(false)])?;
+    Ok(result)
+}
+
+fn slice_scatter(stack: &mut Stack) -> Result<()> {
+    let [input, source, dim, start, end, step] = take::<6>(stack)?;
+    let result = scatter_into_view(input, source, |copy| {
+        call_one("aten::slice.Tensor", vec![copy, dim, start, end, step])
+    })?;
+    stack.push(result);
+    Ok(())
+}
+
+/// `copy(self, src)`: a new tensor of `self`'s dtype and shape holding `src` (broadcast).
+fn copy(stack: &mut Stack) -> Result<()> {
+    let [input, source, _non_blocking] = take::<3>(stack)?;
+    let result = scatter_into_view(input, source, Ok)?;
+    stack.push(result);
+    Ok(())
+}
+
+/// `empty_permuted`: the values are unspecified, so zeros of the size and dtype do (the
+/// physical layout only changes strides, which no later operator of the program observes
+/// through values).
+fn empty_permuted(stack: &mut Stack) -> Result<()> {
+    let [size, _physical_layout, dtype, layout, device, pin_memory] = take::<6>(stack)?;
+    stack.push(call_one(
+        "aten::zeros",
+        vec![size, dtype, layout, device, pin_memory],
+    )?);
+    Ok(())
+}
+
+/// `native_dropout` outside training: the input unchanged and an all-true keep mask. In
+/// training its mask is random, which no stand-in can reproduce: an error, not a guess.
+fn native_dropout(stack: &mut Stack) -> Result<()> {
+    let [input, probability, train] = take::<3>(stack)?;
+    let training = match train {
+        IValue::None => true,
+        other => other.to_bool()?,
+    };
+    if training && probability.to_double()? > 0.0 {
+        return Err(RuntimeError::InvalidGraph(
+            "native_dropout in training draws a random mask; only train=False runs here"
+                .to_string(),
+        ));
+    }
+    let output = call_one("aten::clone", vec![input.clone(), IValue::None])?;
+    let bool_dtype = IValue::Int(ferrojit_tensor::DType::Bool.scalar_type_index());
+    let mask = call_one(
+        "aten::ones_like",
+        vec![
+            input,
+            bool_dtype,
+            IValue::None,
+            IValue::None,
+            IValue::None,
+            IValue::None,
+        ],
+    )?;
+    stack.extend([output, mask]);
+    Ok(())
+}
+
+fn native_batch_norm_no_stats(stack: &mut Stack) -> Result<()> {
+    let [input, weight, bias, training, momentum, eps] = take::<6>(stack)?;
+    let output = call_one(
+        "aten::batch_norm",
+        vec![
+            input.clone(),
+            weight,
+            bias,
+            IValue::None,
+            IValue::None,
+            training,
+            momentum,
+            eps.clone(),
+            IValue::Bool(false),
+        ],
+    )?;
+    let rank = input.to_tensor()?.dim() as i64;
+    let dims: Vec<i64> = std::iter::once(0).chain(2..rank).collect();
+    let (save_mean, save_rstd) = mean_and_rstd(&input, &dims, eps)?;
+    let flat = |value: IValue| {
+        call_one(
+            "aten::flatten.using_ints",
+            vec![value, IValue::Int(0), IValue::Int(-1)],
+        )
+    };
+    stack.extend([output, flat(save_mean)?, flat(save_rstd)?]);
+    Ok(())
+}
+
+/// `native_group_norm`: the output of `group_norm`, with each (sample, group)'s mean and
+/// 1/sqrt(variance + eps) as `[N, group]` tensors.
+fn native_group_norm(stack: &mut Stack) -> Result<()> {
+    let [input, weight, bias, samples, _channels, _spatial, groups, eps] = take::<8>(stack)?;
+    let output = call_one(
+        "aten::group_norm",
+        vec![
+            input.clone(),
+            groups.clone(),
+            weight,
+            bias,
+            eps.clone(),
+            IValue::Bool(false),
+        ],
+    )?;
+    let grouped = call_one(
+        "aten::reshape",
+        vec![
+            input,
+            IValue::int_list(&[samples.to_int()?, groups.to_int()?, -1]),
+        ],
+    )?;
+    let (mean, rstd) = mean_and_rstd(&grouped, &[2], eps)?;
+    let squeeze = |value: IValue| call_one("aten::squeeze.dim", vec![value, IValue::Int(2)]);
+    stack.extend([output, squeeze(mean)?, squeeze(rstd)?]);
+    Ok(())
+}
+
 fn fallback_table() -> &'static HashMap<String, Operator> {
     static TABLE: OnceLock<HashMap<String, Operator>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let entries: [(&str, FallbackKernel); 6] = [
+        let entries: [(&str, FallbackKernel); 14] = [
             ("aten::lift_fresh_copy(Tensor self) -> Tensor", lift_fresh_copy),
             (
                 "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
@@ -219,6 +370,35 @@ fn fallback_table() -> &'static HashMap<String, Operator> {
             (
                 "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
                 native_layer_norm,
+            ),
+            ("aten::_local_scalar_dense(Tensor self) -> Scalar", local_scalar_dense),
+            (
+                "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+                adaptive_avg_pool2d,
+            ),
+            (
+                "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+                slice_scatter,
+            ),
+            (
+                "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+                copy,
+            ),
+            (
+                "aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+                empty_permuted,
+            ),
+            (
+                "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+                native_dropout,
+            ),
+            (
+                "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+                native_batch_norm_no_stats,
+            ),
+            (
+                "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+                native_group_norm,
             ),
         ];
         let mut table = HashMap::new();
@@ -244,7 +424,7 @@ mod tests {
         let names: Vec<&String> = super::fallback_table().keys().collect();
         assert_eq!(
             names.len(),
-            6,
+            14,
             "a fallback schema failed to parse: {names:?}"
         );
     }

@@ -1023,7 +1023,7 @@ fn sym_list<T>(
 }
 
 /// ATen's symbolic-shape operators, which work on sizes rather than data: run here.
-fn is_builtin_symbolic_operator(full_name: &str) -> bool {
+pub(crate) fn is_builtin_symbolic_operator(full_name: &str) -> bool {
     matches!(
         full_name,
         "aten::sym_size.int"

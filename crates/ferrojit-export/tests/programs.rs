@@ -67,6 +67,9 @@ fn run_program(entry: &serde_json::Value) -> Result<(), String> {
 
 #[test]
 fn every_fixture_program_matches_pytorch() {
+    // The torchvision_ops program calls torchvision::nms and roi_align: registered the way a
+    // user of the .pt loader registers them, and found by the .pt2 runner in the same registry.
+    ferrojit_torchvision::register().unwrap();
     let programs = fixture_programs();
     let mut failures = Vec::new();
     let mut passed = 0;

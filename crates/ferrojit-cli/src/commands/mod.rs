@@ -6,5 +6,6 @@ pub mod compile;
 pub mod convert;
 pub mod inspect;
 pub mod ir;
+pub mod ops;
 pub mod pt2;
 pub mod run;

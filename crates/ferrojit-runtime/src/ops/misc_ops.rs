@@ -2,7 +2,7 @@
 //! (`format`, whose arguments are varargs, stays a stack kernel).
 
 use super::binding::typed;
-use super::{pop_varargs, push};
+use super::pop_varargs;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
 use crate::opdef::OperatorDeclaration;
@@ -48,7 +48,8 @@ fn format(stack: &mut Stack) -> Result<()> {
         RuntimeError::InvalidGraph("aten::format needs a format string".to_string())
     })?;
     let text = format_template(template.to_str()?, args)?;
-    push(stack, text)
+    stack.push(IValue::from(text));
+    Ok(())
 }
 
 fn warn(message: String, _stacklevel: i64) -> Result<()> {

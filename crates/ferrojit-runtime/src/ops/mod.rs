@@ -24,23 +24,10 @@ pub mod str_ops;
 pub mod tensor_ops;
 pub mod transformer_ops;
 
-use ferrojit_tensor::{DType, Scalar, Tensor};
-
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::opdef::{OperatorDeclaration, OverloadRank};
-use crate::registry::{KernelFn, OperatorRegistry, Stack};
-
-/// One row of a builtin table: a PyTorch schema string and its kernel.
-pub type KernelTableEntry = (&'static str, KernelFn);
-
-/// The rows of a table of plain-function kernels, as declarations.
-fn from_table(table: &[KernelTableEntry]) -> Vec<OperatorDeclaration> {
-    table
-        .iter()
-        .map(|&(schema, kernel)| OperatorDeclaration::stack(schema, kernel))
-        .collect()
-}
+use crate::registry::{OperatorRegistry, Stack};
 
 /// Every builtin family with the overload rank of its operators. Within one name the
 /// registry orders overloads by rank (PyTorch's native functions, then its builtins, then
@@ -149,73 +136,17 @@ fn register_aliases(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
     outcomes
 }
 
-fn underflow() -> RuntimeError {
-    RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
-}
-
-/// Pops the top `N` values, returned in push order (first argument first).
-pub(crate) fn pop_array<const N: usize>(stack: &mut Stack) -> Result<[IValue; N]> {
-    let Some(start) = stack.len().checked_sub(N) else {
-        return Err(underflow());
-    };
-    // No allocation: the values are moved straight from the stack into the array.
-    let mut values = stack.drain(start..);
-    Ok(std::array::from_fn(|_| values.next().unwrap_or_default()))
-}
-
-/// Pops the top `count` values, returned in push order.
-pub(crate) fn pop_vec(stack: &mut Stack, count: usize) -> Result<Vec<IValue>> {
-    if stack.len() < count {
-        return Err(underflow());
-    }
-    Ok(stack.split_off(stack.len() - count))
-}
-
-/// For vararg schemas: pops the input count pushed by the interpreter, then the inputs.
+/// For vararg schemas (`aten::format(str self, ...)`), the only operators that still read the
+/// stack themselves: pops the input count the interpreter pushed, then that many inputs, in
+/// push order.
 pub(crate) fn pop_varargs(stack: &mut Stack) -> Result<Vec<IValue>> {
-    let [count] = pop_array::<1>(stack)?;
+    let underflow =
+        || RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string());
+    let count = stack.pop().ok_or_else(underflow)?;
     let count = usize::try_from(count.to_int()?)
         .map_err(|_| RuntimeError::InvalidGraph("negative vararg count".to_string()))?;
-    pop_vec(stack, count)
-}
-
-pub(crate) fn push(stack: &mut Stack, value: impl Into<IValue>) -> Result<()> {
-    stack.push(value.into());
-    Ok(())
-}
-
-/// `ScalarType?` argument: None or a c10::ScalarType index.
-pub(crate) fn optional_dtype(value: &IValue) -> Result<Option<DType>> {
-    match value {
-        IValue::None => Ok(None),
-        other => Ok(Some(DType::from_scalar_type_index(other.to_int()?)?)),
-    }
-}
-
-/// `Tensor?` argument.
-pub(crate) fn optional_tensor(value: &IValue) -> Result<Option<std::sync::Arc<Tensor>>> {
-    match value {
-        IValue::None => Ok(None),
-        other => other.to_tensor().map(Some),
-    }
-}
-
-/// `str?` argument.
-pub(crate) fn optional_str(value: &IValue) -> Result<Option<&str>> {
-    match value {
-        IValue::None => Ok(None),
-        other => other.to_str().map(Some),
-    }
-}
-
-/// The scalar of a `Scalar` argument.
-pub(crate) fn scalar(value: &IValue) -> Result<Scalar> {
-    value.to_scalar()
-}
-
-/// A Python number used where a tensor is needed, as PyTorch's wrapped numbers.
-pub(crate) fn wrapped(value: &IValue) -> Result<Tensor> {
-    Ok(Tensor::wrapped_scalar(value.to_scalar()?))
+    let start = stack.len().checked_sub(count).ok_or_else(underflow)?;
+    Ok(stack.split_off(start))
 }
 
 /// Normalizes a Python index (negative counts from the end) into `0..len`.

@@ -75,11 +75,6 @@ wide_kernel_for_arity!(9; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6
 wide_kernel_for_arity!(12; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9, K => 10, L => 11);
 wide_kernel_for_arity!(13; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9, K => 10, L => 11, M => 12);
 
-/// The list type used for `Tensor[]` results.
-pub(crate) fn tensor_list(items: Vec<Tensor>) -> IValue {
-    IValue::list(Type::Tensor, items.into_iter().map(IValue::from).collect())
-}
-
 // ----- products ---------------------------------------------------------------------------
 
 fn addbmm(
