@@ -181,16 +181,20 @@ impl<'a> SavedValueReader<'a> {
             .as_tuple()
             .ok_or_else(|| self.error("call arguments are not a tuple"))?;
         match (module, name) {
-            ("torch._utils", "_rebuild_tensor_v2") => Ok(IValue::from(self.rebuild_tensor(args)?)),
+            ("torch._utils", "_rebuild_tensor_v2") => {
+                let (tensor, requires_grad) = self.rebuild_tensor(args)?;
+                Ok(IValue::tensor_with_requires_grad(tensor, requires_grad))
+            }
             ("torch._utils", "_rebuild_parameter") => {
                 let tensor = args
                     .first()
                     .ok_or_else(|| self.error("_rebuild_parameter without a tensor"))?;
-                let mut tensor = self.convert(tensor, depth + 1)?.into_tensor()?;
+                let tensor = self.convert(tensor, depth + 1)?;
+                // The flag lives on the tensor handle (its `TensorCell`), as in PyTorch.
                 if let Some(PickleValue::Bool(requires_grad)) = args.get(1) {
-                    tensor.set_requires_grad(*requires_grad);
+                    tensor.to_tensor_cell()?.set_requires_grad(*requires_grad);
                 }
-                Ok(IValue::from(tensor))
+                Ok(tensor)
             }
             ("torch", "device") => {
                 let text = args
@@ -214,7 +218,8 @@ impl<'a> SavedValueReader<'a> {
         }
     }
 
-    fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<Tensor> {
+    /// The tensor of a `_rebuild_tensor_v2` call, and its `requires_grad` argument.
+    fn rebuild_tensor(&mut self, args: &[PickleValue]) -> Result<(Tensor, bool)> {
         let [storage, offset, sizes, strides, ..] = args else {
             return Err(self.error(format!(
                 "_rebuild_tensor_v2 takes at least 4 arguments, got {}",
@@ -244,12 +249,10 @@ impl<'a> SavedValueReader<'a> {
         let sizes = self.int_tuple(sizes, "size")?;
         let strides = self.int_tuple(strides, "stride")?;
         let storage = self.storage(&key, dtype, numel)?;
-        let mut tensor = Tensor::from_storage(storage, offset, sizes, strides)
+        let tensor = Tensor::from_storage(storage, offset, sizes, strides)
             .map_err(|error| self.error(error.to_string()))?;
-        if let Some(PickleValue::Bool(requires_grad)) = args.get(4) {
-            tensor.set_requires_grad(*requires_grad);
-        }
-        Ok(tensor)
+        let requires_grad = matches!(args.get(4), Some(PickleValue::Bool(true)));
+        Ok((tensor, requires_grad))
     }
 
     /// The storage `data/KEY`, read once and shared by every tensor that names it.

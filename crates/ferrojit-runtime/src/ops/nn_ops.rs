@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use ferrojit_ir::Type;
 use ferrojit_tensor::ops::nn::conv::{convolution, ConvPadding};
 use ferrojit_tensor::ops::nn::loss::{self, Reduction};
 use ferrojit_tensor::ops::nn::misc::{self, PadMode};
