@@ -25,27 +25,36 @@ fn stderr_lines(output: &Output) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn run_writes_pytorchs_result() {
-    let out = std::env::temp_dir().join(format!("ferrojit-pt2-{}.pt", std::process::id()));
+/// `ferrojit run PROGRAM.pt2 --inputs ... --output ...` writes PyTorch's result for the
+/// fixture's first call (float32 tolerance rtol 1e-4, atol 1e-5).
+fn run_matches_the_first_call(program: &str) {
+    let out =
+        std::env::temp_dir().join(format!("ferrojit-pt2-{program}-{}.pt", std::process::id()));
     let output = ferrojit(&[
         "run".as_ref(),
-        fixture("mlp.pt2").as_os_str(),
+        fixture(&format!("{program}.pt2")).as_os_str(),
         "--inputs".as_ref(),
-        fixture("mlp.call0.inputs.pt").as_os_str(),
+        fixture(&format!("{program}.call0.inputs.pt")).as_os_str(),
         "--output".as_ref(),
         out.as_os_str(),
     ]);
     assert!(output.status.success(), "{:?}", stderr_lines(&output));
     let actual = ferrojit_serialize::torch_save::load_file(&out).unwrap();
-    let expected =
-        ferrojit_serialize::torch_save::load_file(&fixture("mlp.call0.expected.pt")).unwrap();
+    let expected = ferrojit_serialize::torch_save::load_file(&fixture(&format!(
+        "{program}.call0.expected.pt"
+    )))
+    .unwrap();
     let (a, e) = (actual.to_tensor().unwrap(), expected.to_tensor().unwrap());
     assert_eq!(a.sizes(), e.sizes());
     for (x, y) in a.to_f64_vec().iter().zip(e.to_f64_vec()) {
         assert!((x - y).abs() <= 1e-5 + 1e-4 * y.abs(), "{x} vs {y}");
     }
     let _ = std::fs::remove_file(out);
+}
+
+#[test]
+fn run_writes_pytorchs_result() {
+    run_matches_the_first_call("mlp");
 }
 
 #[test]
@@ -233,26 +242,7 @@ fn ops_core_counts_the_core_aten_overloads_the_registry_holds() {
 
 #[test]
 fn run_reads_the_older_flat_layout() {
-    let out = std::env::temp_dir().join(format!("ferrojit-pt2-flat-{}.pt", std::process::id()));
-    let output = ferrojit(&[
-        "run".as_ref(),
-        fixture("flat_layout.pt2").as_os_str(),
-        "--inputs".as_ref(),
-        fixture("flat_layout.call0.inputs.pt").as_os_str(),
-        "--output".as_ref(),
-        out.as_os_str(),
-    ]);
-    assert!(output.status.success(), "{:?}", stderr_lines(&output));
-    let actual = ferrojit_serialize::torch_save::load_file(&out).unwrap();
-    let expected =
-        ferrojit_serialize::torch_save::load_file(&fixture("flat_layout.call0.expected.pt"))
-            .unwrap();
-    let (a, e) = (actual.to_tensor().unwrap(), expected.to_tensor().unwrap());
-    assert_eq!(a.sizes(), e.sizes());
-    for (x, y) in a.to_f64_vec().iter().zip(e.to_f64_vec()) {
-        assert!((x - y).abs() <= 1e-5 + 1e-4 * y.abs(), "{x} vs {y}");
-    }
-    let _ = std::fs::remove_file(out);
+    run_matches_the_first_call("flat_layout");
 }
 
 #[test]

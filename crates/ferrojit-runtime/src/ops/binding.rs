@@ -195,6 +195,28 @@ impl FromArgument for Arc<crate::object::Object> {
     }
 }
 
+/// A factory's `Device?` (or `Device`) argument, accepted only when it is None or the CPU,
+/// the only device ferrojit runs on. Checked while the arguments are read, so a kernel that
+/// takes one never starts on another device.
+pub struct CpuDevice;
+
+impl FromArgument for CpuDevice {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        match value {
+            IValue::None => Ok(CpuDevice),
+            IValue::Device(device) if device.device_type == "cpu" => Ok(CpuDevice),
+            IValue::Device(device) => Err(RuntimeError::Other(format!(
+                "device '{device}' is not available: ferrojit runs on the CPU only"
+            ))),
+            other => Err(RuntimeError::type_mismatch(
+                "Device",
+                other.type_of().to_string(),
+                "device argument",
+            )),
+        }
+    }
+}
+
 /// An optional argument: None, or the value converted.
 impl<T: FromArgument> FromArgument for Option<T> {
     fn from_argument(value: &IValue) -> Result<Self> {

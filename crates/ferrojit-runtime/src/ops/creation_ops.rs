@@ -5,7 +5,7 @@
 //!
 //! A factory's trailing options (`ScalarType? dtype, Layout? layout, Device? device,
 //! bool? pin_memory`, sometimes `MemoryFormat? memory_format`) are parameters of their own:
-//! the dtype is read, the device must be the CPU ([`CpuDevice`]), and the layout, pinning and
+//! the dtype is read, the device must be the CPU (`binding::CpuDevice`), and the layout, pinning and
 //! memory format, which change nothing for a strided CPU tensor, are [`Unread`]. A
 //! `Generator? generator` argument is a [`GeneratorChoice`], entered around the kernel's draws.
 
@@ -16,7 +16,7 @@ use ferrojit_tensor::ops::{creation, random};
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
 use super::binding::{
-    in_place_from_functional, out_from_functional, typed, typed_in_place, FromArgument,
+    in_place_from_functional, out_from_functional, typed, typed_in_place, CpuDevice, FromArgument,
 };
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue};
@@ -33,26 +33,6 @@ pub(super) struct Unread;
 impl FromArgument for Unread {
     fn from_argument(_value: &IValue) -> Result<Self> {
         Ok(Unread)
-    }
-}
-
-/// A factory's `Device? device`: None or the CPU, the only device ferrojit runs on.
-pub(super) struct CpuDevice;
-
-impl FromArgument for CpuDevice {
-    fn from_argument(value: &IValue) -> Result<Self> {
-        match value {
-            IValue::None => Ok(CpuDevice),
-            IValue::Device(device) if device.device_type == "cpu" => Ok(CpuDevice),
-            IValue::Device(device) => Err(RuntimeError::Other(format!(
-                "device '{device}' is not available: ferrojit runs on the CPU only"
-            ))),
-            other => Err(RuntimeError::type_mismatch(
-                "Device",
-                other.type_of().to_string(),
-                "device argument",
-            )),
-        }
     }
 }
 

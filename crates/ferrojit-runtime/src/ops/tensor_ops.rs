@@ -9,7 +9,7 @@ use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
 use std::sync::Arc;
 
-use super::binding::{typed, typed_in_place, FromArgument};
+use super::binding::{typed, typed_in_place, CpuDevice, FromArgument};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue, TensorCell};
 use crate::opdef::OperatorDeclaration;
@@ -20,28 +20,6 @@ type Input = Arc<Tensor>;
 /// strided one), `pin_memory` (no pinned memory on the CPU), `non_blocking` (every copy is
 /// synchronous), or a flag whose every value gives the same result here.
 type Unread = IValue;
-
-/// A `Device?` (or `Device`) argument, accepted only when it is None or the CPU. Checked while
-/// the arguments are read, so a kernel that takes one never starts on another device.
-// Local to this file because binding.rs has no device check; it could be hoisted there.
-struct CpuDevice;
-
-impl FromArgument for CpuDevice {
-    fn from_argument(value: &IValue) -> Result<Self> {
-        match value {
-            IValue::None => Ok(CpuDevice),
-            IValue::Device(device) if device.device_type == "cpu" => Ok(CpuDevice),
-            IValue::Device(device) => Err(RuntimeError::Other(format!(
-                "device '{device}' is not available: ferrojit runs on the CPU only"
-            ))),
-            other => Err(RuntimeError::type_mismatch(
-                "Device",
-                other.type_of().to_string(),
-                "device argument",
-            )),
-        }
-    }
-}
 
 /// A `MemoryFormat` or `MemoryFormat?` argument (a c10::MemoryFormat index; None is
 /// `preserve_format`), read as `core_ops::memory_format` reads it.
