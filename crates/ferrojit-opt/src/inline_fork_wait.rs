@@ -70,7 +70,10 @@ fn inline_block(
         let Some(&result) = key.and_then(|key| future_results.get(&key)) else {
             continue;
         };
-        let output = graph.node_output(node, 0);
+        // Text IR may give a wait no output; such a node is left alone.
+        let Some(&output) = graph.node_outputs(node).first() else {
+            continue;
+        };
         graph.replace_all_uses_with(output, result);
         let destroyed = graph.destroy_node(node);
         debug_assert!(destroyed, "a replaced fork or wait has no uses left");

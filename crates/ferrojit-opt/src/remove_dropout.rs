@@ -39,8 +39,12 @@ pub fn remove_dropout(graph: &mut Graph) {
         if !is_removable_dropout(graph, node) {
             continue;
         }
-        let output = graph.node_output(node, 0);
-        let input = graph.node_inputs(node)[0];
+        let (Some(&output), Some(&input)) = (
+            graph.node_outputs(node).first(),
+            graph.node_inputs(node).first(),
+        ) else {
+            continue;
+        };
         graph.replace_all_uses_with(output, input);
         let destroyed = graph.destroy_node(node);
         debug_assert!(

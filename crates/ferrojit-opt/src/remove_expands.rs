@@ -30,8 +30,12 @@ pub fn remove_expands(graph: &mut Graph) {
         if !is_implicit_expand(graph, node) {
             continue;
         }
-        let expanded = graph.node_output(node, 0);
-        let original = graph.node_inputs(node)[0];
+        let (Some(&expanded), Some(&original)) = (
+            graph.node_outputs(node).first(),
+            graph.node_inputs(node).first(),
+        ) else {
+            continue;
+        };
         graph.replace_all_uses_with(expanded, original);
         let destroyed = graph.destroy_node(node);
         debug_assert!(
