@@ -150,3 +150,72 @@ pub fn fuzz_ir_parse(data: &[u8]) {
         );
     }
 }
+
+/// Opens `data` as a `.pt2` archive and, for every program it names, reads the program with
+/// its weights and constants, prepares it to run (pytree specs, operator check), prints its
+/// graph and code as `inspect` does, and reads its sample inputs. Nothing is run.
+pub fn fuzz_pt2_archive(data: &[u8]) {
+    use ferrojit_export::Pt2Archive;
+    let Ok(archive) = Pt2Archive::from_bytes(data.to_vec()) else {
+        return;
+    };
+    for name in archive.model_names().to_vec() {
+        if let Ok(Some(inputs)) = archive.sample_inputs(&name) {
+            let _ = (inputs.args.len(), inputs.kwargs.len());
+        }
+        let Ok(loaded) = archive.load(&name) else {
+            continue;
+        };
+        pt2_print_and_prepare(loaded);
+    }
+}
+
+/// Reads `data` as the JSON of one exported program (`models/NAME.json`), with no weights,
+/// prints it and prepares it to run. The fuzzer mutates the JSON directly here, which it
+/// cannot do well through a zip archive's compression and CRCs.
+pub fn fuzz_pt2_program_json(data: &[u8]) {
+    use ferrojit_export::json::{parse_json, Node};
+    use ferrojit_export::{ExportedProgram, LoadedProgram};
+    let Ok(value) = parse_json("models/model.json", data) else {
+        return;
+    };
+    let Ok(program) = ExportedProgram::from_json(&Node::new(&value, "models/model.json")) else {
+        return;
+    };
+    pt2_print_and_prepare(LoadedProgram {
+        name: "model".to_string(),
+        program,
+        state_dict: Default::default(),
+        constants: Default::default(),
+    });
+}
+
+fn pt2_print_and_prepare(loaded: ferrojit_export::LoadedProgram) {
+    let graph = ferrojit_export::fx_text::print_graph(&loaded.program);
+    let code = ferrojit_export::fx_text::print_code(&loaded.program);
+    assert!(!graph.is_empty() && !code.is_empty());
+    if let Err(error) = ferrojit_export::ExportedModule::new(loaded) {
+        assert!(!error.to_string().is_empty());
+    }
+}
+
+/// Parses `data` (when it is UTF-8) as a sympy expression string, the form `.pt2` files
+/// give symbolic sizes in, and evaluates it with every symbol bound to a few values.
+/// Overflow and division by zero must be errors, never panics.
+pub fn fuzz_sym_expression(data: &[u8]) {
+    use ferrojit_export::symbolic::{parse_expression, SymbolicValue};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(expression) = parse_expression(text) else {
+        return;
+    };
+    let mut symbols = std::collections::HashMap::new();
+    let _ = expression.evaluate(&symbols);
+    for value in [0_i64, 1, 7, -3, i64::MAX] {
+        for name in ["s0", "s1", "s2", "s77", "u0", "u1", "x", "y"] {
+            symbols.insert(name.to_string(), SymbolicValue::Int(value));
+        }
+        let _ = expression.evaluate(&symbols);
+    }
+}

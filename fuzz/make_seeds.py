@@ -6,6 +6,7 @@ fuzz/corpus/ (ignored by git).
 """
 
 import hashlib
+import json
 import pathlib
 import re
 import shutil
@@ -76,6 +77,59 @@ def main() -> None:
     for source in sorted((ROOT / "crates").glob("ferrojit-runtime/src/**/*.rs")):
         for match in schema.finditer(source.read_bytes()):
             put("schema_parse", match.group(1))
+    put_pt2_seeds()
+
+
+MAX_SEED_PT2_BYTES = 64 * 1024
+
+
+def collect_expressions(value, found: set) -> None:
+    """Every sympy string in a program's JSON: `expr_str` fields and range-constraint keys."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "expr_str" and isinstance(item, str):
+                found.add(item)
+            collect_expressions(item, found)
+        constraints = value.get("range_constraints")
+        if isinstance(constraints, dict):
+            found.update(constraints.keys())
+    elif isinstance(value, list):
+        for item in value:
+            collect_expressions(item, found)
+
+
+def put_pt2_seeds() -> None:
+    """Seeds for the `.pt2` targets: small exported programs whole, their program JSON, and
+    the symbolic expressions that JSON holds."""
+    expressions: set = set()
+    for path in sorted((ROOT / "tests" / "fixtures").glob("**/*.pt2")):
+        data = path.read_bytes()
+        if len(data) <= MAX_SEED_PT2_BYTES:
+            put("pt2_archive", data)
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError):
+            continue
+        with archive:
+            for info in archive.infolist():
+                name = info.filename.split("/", 1)[-1]
+                if not (name.startswith("models/") and name.endswith(".json")):
+                    continue
+                try:
+                    content = archive.read(info)
+                except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+                    continue
+                if len(content) <= MAX_SEED_PT2_BYTES:
+                    put("pt2_program_json", content)
+                try:
+                    collect_expressions(json.loads(content), expressions)
+                except ValueError:
+                    continue
+    for text in sorted(expressions):
+        put("sym_expression", text.encode())
+    for text in ["s0 + 2*s1", "Max(1, s0)", "CeilToInt(IntTrueDiv(s0, 2))", "FloorDiv(s0, 0)",
+                 "Mod(u0, 3)", "-s0**2 + 9223372036854775807", "((((s0))))", "Eq(s0, s1)"]:
+        put("sym_expression", text.encode())
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ fn target(name: &str) -> Option<fn(&[u8])> {
         "torchscript_compile" => harness::fuzz_torchscript_compile,
         "schema_parse" => harness::fuzz_schema_parse,
         "ir_parse" => harness::fuzz_ir_parse,
+        "pt2_archive" => harness::fuzz_pt2_archive,
+        "pt2_program_json" => harness::fuzz_pt2_program_json,
+        "sym_expression" => harness::fuzz_sym_expression,
         _ => return None,
     })
 }

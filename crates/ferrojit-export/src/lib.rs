@@ -13,6 +13,7 @@ pub mod error;
 pub mod fallback;
 pub mod fx_text;
 pub mod higher_order;
+pub mod input_check;
 pub mod json;
 pub mod model;
 pub mod run;

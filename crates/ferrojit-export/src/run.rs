@@ -10,11 +10,12 @@
 use crate::archive::LoadedProgram;
 use crate::error::{ExportError, Result};
 use crate::fallback::find_operator;
+use crate::input_check::SizeUnifier;
 use crate::model::{
     scalar_type_name, scalar_type_to_dtype, Argument, ConstantValue, Graph, InputSpec, Node,
     OptionalTensorArgument, OutputSpec, SymArgument, SymInt,
 };
-use crate::symbolic::{parse_expression, SymbolicValue};
+use crate::symbolic::SymbolicValue;
 use crate::treespec::TreeSpec;
 use ferrojit_ir::binding::{bind_arguments, ArgumentSource};
 use ferrojit_ir::Type;
@@ -134,10 +135,7 @@ impl ExportedModule {
                 ),
             });
         }
-        let mut symbols: HashMap<String, SymbolicValue> = HashMap::new();
-        let mut pending_checks: Vec<(String, usize, String, i64)> = Vec::new();
-        // Where each symbol was bound (`x.shape[0]`), for messages.
-        let mut origins: HashMap<String, String> = HashMap::new();
+        let mut sizes = SizeUnifier::new(&program.range_constraints)?;
         let mut user_leaves = leaves.into_iter();
         let mut inputs = Vec::with_capacity(graph.inputs.len());
         let mut user_inputs_by_name: HashMap<String, IValue> = HashMap::new();
@@ -187,15 +185,7 @@ impl ExportedModule {
                     let (path, given) = user_leaves.next().ok_or_else(|| {
                         input_error("*args", "fewer inputs than the program takes")
                     })?;
-                    check_user_input(
-                        graph,
-                        arg,
-                        &path,
-                        &given,
-                        &mut symbols,
-                        &mut origins,
-                        &mut pending_checks,
-                    )?;
+                    check_user_input(graph, arg, &path, &given, &mut sizes)?;
                     if let Some(name) = arg.name() {
                         user_inputs_by_name.insert(name.to_string(), given.clone());
                     }
@@ -207,7 +197,6 @@ impl ExportedModule {
         if user_leaves.next().is_some() {
             return Err(input_error("*args", "more inputs than the program takes"));
         }
-        self.check_symbols(&symbols, &origins, &pending_checks)?;
         let outputs = run_graph(graph, inputs)?;
         if outputs.len() != signature.output_specs.len() {
             return Err(ExportError::Schema {
@@ -310,60 +299,6 @@ impl ExportedModule {
         }
         Ok(leaves)
     }
-
-    /// Checks the symbols bound from the inputs against the range constraints, and the
-    /// derived sizes against their expressions.
-    fn check_symbols(
-        &self,
-        symbols: &HashMap<String, SymbolicValue>,
-        origins: &HashMap<String, String>,
-        pending: &[(String, usize, String, i64)],
-    ) -> Result<()> {
-        for (path, dim, expression, actual) in pending {
-            let parsed = parse_expression(expression)?;
-            if let Some(expected) = parsed.evaluate(symbols)? {
-                let matches = match expected {
-                    SymbolicValue::Int(value) => value == *actual,
-                    SymbolicValue::Float(value) => value == *actual as f64,
-                    SymbolicValue::Bool(_) => false,
-                };
-                if !matches {
-                    return Err(input_error(
-                        &format!("{path}.shape[{dim}]"),
-                        format!("expected {expression} = {expected:?}, but got {actual}"),
-                    ));
-                }
-            }
-        }
-        for (name, range) in &self.loaded.program.range_constraints {
-            let Some(SymbolicValue::Int(value)) = symbols.get(name) else {
-                continue;
-            };
-            if let Some(minimum) = range.min_val {
-                if *value < minimum {
-                    return Err(input_error(
-                        &match origins.get(name) {
-                            Some(origin) => format!("{origin} (symbol {name})"),
-                            None => format!("symbol {name}"),
-                        },
-                        format!("expected to be >= {minimum}, but got {value}"),
-                    ));
-                }
-            }
-            if let Some(maximum) = range.max_val {
-                if *value > maximum {
-                    return Err(input_error(
-                        &match origins.get(name) {
-                            Some(origin) => format!("{origin} (symbol {name})"),
-                            None => format!("symbol {name}"),
-                        },
-                        format!("expected to be <= {maximum}, but got {value}"),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 fn input_error(input: &str, message: impl Into<String>) -> ExportError {
@@ -403,9 +338,7 @@ fn check_user_input(
     arg: &Argument,
     path: &str,
     given: &IValue,
-    symbols: &mut HashMap<String, SymbolicValue>,
-    origins: &mut HashMap<String, String>,
-    pending: &mut Vec<(String, usize, String, i64)>,
+    sizes: &mut SizeUnifier,
 ) -> Result<()> {
     match arg {
         Argument::Tensor(name) => {
@@ -455,13 +388,10 @@ fn check_user_input(
                         }
                     }
                     SymInt::Expr(expression) => {
-                        bind_or_queue(
+                        sizes.check(
                             &expression.expr_str,
+                            actual,
                             &format!("{path}.shape[{dim}]"),
-                            (path, dim, actual),
-                            symbols,
-                            origins,
-                            pending,
                         )?;
                     }
                 }
@@ -476,14 +406,7 @@ fn check_user_input(
                 )
             })?;
             if let Some(SymInt::Expr(expression)) = graph.sym_int_values.get(name) {
-                bind_or_queue(
-                    &expression.expr_str,
-                    path,
-                    (path, 0, value),
-                    symbols,
-                    origins,
-                    pending,
-                )?;
+                sizes.check(&expression.expr_str, value, path)?;
             }
             Ok(())
         }
@@ -499,25 +422,6 @@ fn check_user_input(
         },
         _ => Ok(()),
     }
-}
-
-fn bind_or_queue(
-    expression: &str,
-    origin: &str,
-    (path, dim, actual): (&str, usize, i64),
-    symbols: &mut HashMap<String, SymbolicValue>,
-    origins: &mut HashMap<String, String>,
-    pending: &mut Vec<(String, usize, String, i64)>,
-) -> Result<()> {
-    let parsed = parse_expression(expression)?;
-    match parsed.as_symbol() {
-        Some(symbol) if !symbols.contains_key(symbol) => {
-            symbols.insert(symbol.to_string(), SymbolicValue::Int(actual));
-            origins.insert(symbol.to_string(), origin.to_string());
-        }
-        _ => pending.push((path.to_string(), dim, expression.to_string(), actual)),
-    }
-    Ok(())
 }
 
 /// Checks that every node's target is known and its arguments bind, before any run.

@@ -406,12 +406,75 @@ impl Expression {
         }
     }
 
+    /// The names of the symbols the expression mentions, each once, in first-seen order.
+    pub fn free_symbols(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        collect_symbols(self, &mut found);
+        found
+    }
+
+    /// Solves `self = target` for `symbol` over the integers, the other symbols taking their
+    /// values from `symbols`, when the expression is linear in `symbol` (`2*s0`, `s0 + 1`,
+    /// `3*s0 - 2`), the forms torch.export's derived dimensions take. `Ok(None)`: no integer
+    /// solution, or the expression is not linear in the symbol.
+    pub fn solve_linear(
+        &self,
+        symbol: &str,
+        target: i64,
+        symbols: &HashMap<String, SymbolicValue>,
+    ) -> Result<Option<i64>> {
+        let mut bound = symbols.clone();
+        let mut at = |value: i64| -> Result<Option<i64>> {
+            bound.insert(symbol.to_string(), SymbolicValue::Int(value));
+            Ok(match self.evaluate(&bound)? {
+                Some(SymbolicValue::Int(result)) => Some(result),
+                _ => None,
+            })
+        };
+        let (Some(offset), Some(at_one), Some(at_two)) = (at(0)?, at(1)?, at(2)?) else {
+            return Ok(None);
+        };
+        let slope = at_one.checked_sub(offset).ok_or_else(overflow)?;
+        // Three points on one line: linear, or at least not provably otherwise; the solution
+        // is checked by evaluating at it below.
+        if slope == 0 || at_two.checked_sub(at_one) != Some(slope) {
+            return Ok(None);
+        }
+        let difference = target.checked_sub(offset).ok_or_else(overflow)?;
+        if difference % slope != 0 {
+            return Ok(None);
+        }
+        let solution = difference / slope;
+        Ok((at(solution)? == Some(target)).then_some(solution))
+    }
+
     /// Evaluates with `symbols`; `Ok(None)` when a symbol has no value.
     pub fn evaluate(
         &self,
         symbols: &HashMap<String, SymbolicValue>,
     ) -> Result<Option<SymbolicValue>> {
         evaluate(self, symbols, 0)
+    }
+}
+
+fn collect_symbols(expression: &Expression, found: &mut Vec<String>) {
+    match expression {
+        Expression::Symbol(name) => {
+            if !found.contains(name) {
+                found.push(name.clone());
+            }
+        }
+        Expression::Call(_, arguments) => {
+            for argument in arguments {
+                collect_symbols(argument, found);
+            }
+        }
+        Expression::Binary(_, left, right) => {
+            collect_symbols(left, found);
+            collect_symbols(right, found);
+        }
+        Expression::Negate(inner) | Expression::Not(inner) => collect_symbols(inner, found),
+        Expression::Integer(_) | Expression::Float(_) | Expression::Boolean(_) => {}
     }
 }
 

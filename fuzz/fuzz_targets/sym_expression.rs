@@ -1,0 +1,8 @@
+//! cargo-fuzz target `sym_expression`: see `fuzz/harness.rs` for what it checks.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz_sym_expression(data));
