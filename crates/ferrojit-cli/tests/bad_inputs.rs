@@ -110,3 +110,31 @@ fn unknown_method() {
     ]);
     assert!(line.contains("nope"), "{line}");
 }
+
+/// Files that are not models (tests/fixtures/not_models, written by PyTorch) say what they
+/// are and how to save a model, for `run` and `inspect` alike.
+#[test]
+fn torch_save_files_say_what_they_are_and_how_to_save_a_model() {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/not_models");
+    for (file, what) in [
+        ("state_dict.pt", "a state dict (4 named tensors"),
+        (
+            "pickled_module.pt",
+            "a pickled Python object of class torch.nn.modules.container.Sequential",
+        ),
+        ("tensor_tuple.pt", "a Tuple (values, not a program)"),
+    ] {
+        let path = folder.join(file);
+        for command in ["run", "inspect"] {
+            let mut args = vec![command.as_ref(), path.as_os_str()];
+            if command == "inspect" {
+                args.push("--summary".as_ref());
+            }
+            let line = fails_with(&args);
+            assert!(line.contains("this is a torch.save file holding"), "{line}");
+            assert!(line.contains(what), "{file}: {line}");
+            assert!(line.contains("torch.jit.script(model).save"), "{line}");
+            assert!(line.contains("torch.export.save"), "{line}");
+        }
+    }
+}

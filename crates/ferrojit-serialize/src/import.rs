@@ -224,6 +224,9 @@ pub fn load_module_from_archive(
             "the archive has no data.pkl record (is it a TorchScript archive?)",
         ));
     }
+    if let Some(description) = crate::file_kind::describe_torch_save_file(archive) {
+        return Err(LoadError::format("data.pkl", description));
+    }
 
     let mut unit = CompilationUnit::new(RegistrySchemas::builtins());
     // The version decides which operator semantics the archive's code compiles to.

@@ -4,6 +4,7 @@
 
 pub mod debug_info;
 pub mod export;
+pub mod file_kind;
 pub mod import;
 pub mod legacy;
 pub mod load_error;

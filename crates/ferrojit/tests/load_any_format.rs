@@ -148,3 +148,13 @@ fn models_can_be_shared_between_threads() {
         compare(&handle.join().unwrap(), &expected, "threaded");
     }
 }
+
+#[test]
+fn a_state_dict_is_recognised_and_the_error_says_how_to_save_a_model() {
+    let path = repo().join("tests/fixtures/not_models/state_dict.pt");
+    let error = ferrojit::load(&path).err().unwrap();
+    assert!(matches!(error, Error::TorchScript { .. }), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("a state dict"), "{text}");
+    assert!(text.contains("torch.export.save"), "{text}");
+}
