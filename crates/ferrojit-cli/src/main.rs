@@ -109,7 +109,7 @@ enum Command {
     },
     /// Show a method's graph (--graph), the model's code (--code) or its module tree (--summary).
     Inspect {
-        /// The TorchScript archive.
+        /// The TorchScript archive or .pt2 program. With no view flag, --summary is shown.
         model: PathBuf,
         /// The method whose graph --graph prints.
         #[arg(long, default_value = "forward")]
@@ -231,8 +231,8 @@ fn run(cli: Cli) -> Result<(), String> {
             let view = match (graph, code, summary) {
                 (true, _, _) => InspectView::Graph,
                 (_, true, _) => InspectView::Code,
-                (_, _, true) => InspectView::Summary,
-                _ => return Err("inspect needs one of --graph, --code or --summary".to_string()),
+                // With no view named, the summary: the one view every file has.
+                _ => InspectView::Summary,
             };
             if commands::pt2::is_pt2(&model) {
                 use commands::pt2::Pt2View;

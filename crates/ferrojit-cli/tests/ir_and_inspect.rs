@@ -89,15 +89,25 @@ fn check(directives: &str, text: &str) {
 fn inspect_summary_lists_submodules_parameters_and_buffers_with_shapes() {
     let summary = stdout_of(&["inspect", &scripted_module(), "--summary"]);
     check(
-        "# CHECK: buffer offset: Tensor torch.float32 [3]
-         # CHECK: fc1: __torch__.torch.nn.modules.linear.Linear
+        "# CHECK: <root>: ScriptedModule
+         # CHECK-DAG: attribute training: bool = False
+         # CHECK-DAG: buffer offset: Tensor torch.float32 [3]
+         # CHECK: fc1: torch.nn.modules.linear.Linear
          # CHECK-NEXT: parameter weight: Tensor torch.float32 [8, 4]
          # CHECK-NEXT: parameter bias: Tensor torch.float32 [8]
-         # CHECK: relu: __torch__.torch.nn.modules.activation.ReLU
+         # CHECK: relu: torch.nn.modules.activation.ReLU
          # CHECK: fc2:
          # CHECK-NEXT: parameter weight: Tensor torch.float32 [3, 8]",
         &summary,
     );
+    // Attributes every nn.Module has are shown once, not on every module.
+    assert_eq!(
+        summary.matches("attribute training").count(),
+        1,
+        "{summary}"
+    );
+    assert!(!summary.contains("_is_full_backward_hook"), "{summary}");
+    assert!(!summary.contains("___torch_mangle"), "{summary}");
 }
 
 #[test]
@@ -132,4 +142,15 @@ fn inspect_names_the_methods_when_one_is_missing() {
     assert!(stderr.contains("has no method 'nope'"), "{stderr}");
     assert!(stderr.contains("forward"), "{stderr}");
     assert!(Path::new(&scripted_module()).exists());
+}
+
+#[test]
+fn inspect_with_no_view_shows_the_summary() {
+    let model = scripted_module();
+    let summary = stdout_of(&["inspect", &model, "--summary"]);
+    assert!(!summary.is_empty());
+    assert_eq!(stdout_of(&["inspect", &model]), summary);
+    let program = repo_root().join("examples/mlp.pt2").display().to_string();
+    let summary = stdout_of(&["inspect", &program, "--summary"]);
+    assert_eq!(stdout_of(&["inspect", &program]), summary);
 }

@@ -62,25 +62,42 @@ pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<()
     Ok(())
 }
 
-/// The module tree: one line per module (`name: class`), then its parameters, buffers and
-/// plain attributes with their types, and tensor dtypes and shapes.
+/// The module tree: one line per module (`name: class`, the class name without TorchScript's
+/// `__torch__.` prefix and `___torch_mangle_N` parts), then its parameters, buffers and
+/// plain attributes with their types, and tensor dtypes and shapes. Attributes every
+/// `nn.Module` has are folded: `training` is shown at the root and then only where a module
+/// differs from its parent, and `_is_full_backward_hook` only when it is set.
 pub fn module_summary(root: &Module) -> String {
     let mut out = String::new();
     // Module trees are as deep as the archive made them; walk with an explicit stack.
-    let mut pending: Vec<(usize, String, Module)> = vec![(0, "<root>".to_string(), root.clone())];
-    while let Some((depth, name, module)) = pending.pop() {
+    let mut pending: Vec<(usize, String, Module, Option<bool>)> =
+        vec![(0, "<root>".to_string(), root.clone(), None)];
+    while let Some((depth, name, module, parent_training)) = pending.pop() {
         let indent = "  ".repeat(depth);
         out.push_str(&format!(
             "{indent}{name}: {}\n",
-            module.class().qualified_name()
+            readable_class_name(module.class().qualified_name())
         ));
         let class = module.class().clone();
+        let mut training = parent_training;
         for attribute in class.attributes() {
             let Ok(value) = module.attr(&attribute.name) else {
                 continue;
             };
             if matches!(&value, IValue::Object(object) if object.class().is_module()) {
                 continue;
+            }
+            if attribute.kind == AttributeKind::Regular {
+                match (attribute.name.as_str(), &value) {
+                    ("training", IValue::Bool(flag)) => {
+                        training = Some(*flag);
+                        if parent_training == Some(*flag) {
+                            continue;
+                        }
+                    }
+                    ("_is_full_backward_hook", IValue::None) => continue,
+                    _ => {}
+                }
             }
             let label = match attribute.kind {
                 AttributeKind::Parameter => "parameter",
@@ -94,10 +111,24 @@ pub fn module_summary(root: &Module) -> String {
             ));
         }
         for (child_name, child) in module.named_children().into_iter().rev() {
-            pending.push((depth + 1, child_name, child));
+            pending.push((depth + 1, child_name, child, training));
         }
     }
     out
+}
+
+/// `__torch__.torch.nn.modules.linear.___torch_mangle_3.Linear` as a user wrote it:
+/// `torch.nn.modules.linear.Linear`.
+fn readable_class_name(qualified: &str) -> String {
+    let name = qualified.strip_prefix("__torch__.").unwrap_or(qualified);
+    name.split('.')
+        .filter(|part| {
+            !part
+                .strip_prefix("___torch_mangle_")
+                .is_some_and(|number| number.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn describe_value(declared: &Type, value: &IValue) -> String {
