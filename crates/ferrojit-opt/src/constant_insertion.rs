@@ -61,7 +61,10 @@ pub fn constant_for(value: &IValue, declared: &Type) -> Option<(Option<Attribute
             match list.element_type() {
                 Type::Int => (
                     Some(AttributeValue::Ints(
-                        items.iter().map(|v| v.to_int().ok()).collect::<Option<_>>()?,
+                        items
+                            .iter()
+                            .map(|v| v.to_int().ok())
+                            .collect::<Option<_>>()?,
                     )),
                     Type::List(Box::new(Type::Int)),
                 ),
@@ -109,7 +112,11 @@ pub fn constant_for(value: &IValue, declared: &Type) -> Option<(Option<Attribute
 /// The complete tensor type PyTorch infers from a tensor (`TensorType::create`): dtype,
 /// sizes, strides, `requires_grad=0` and the device.
 pub fn tensor_type(tensor: &Tensor) -> Type {
-    let sizes = tensor.sizes().iter().map(|&size| Some(size as i64)).collect();
+    let sizes = tensor
+        .sizes()
+        .iter()
+        .map(|&size| Some(size as i64))
+        .collect();
     let strides = tensor
         .strides()
         .iter()

@@ -507,9 +507,7 @@ fn remove_dead_loop_outputs(graph: &mut Graph, node: NodeId) -> Result<(), Graph
         return Ok(());
     };
     for index in (0..graph.node_outputs(node).len()).rev() {
-        let output_unused = graph
-            .value_uses(graph.node_output(node, index))
-            .is_empty();
+        let output_unused = graph.value_uses(graph.node_output(node, index)).is_empty();
         let parameter_unused = graph
             .block_parameters(body)
             .get(index + 1)

@@ -147,8 +147,14 @@ pub fn inline_calls(graph: &mut Graph, callees: &dyn Callees) -> Result<(), Stri
 
 /// Which callee a call node calls, and where its arguments start.
 enum Call {
-    Function { name: String, first_argument: usize },
-    Method { class: std::sync::Arc<ClassType>, name: String },
+    Function {
+        name: String,
+        first_argument: usize,
+    },
+    Method {
+        class: std::sync::Arc<ClassType>,
+        name: String,
+    },
 }
 
 impl Call {
@@ -254,7 +260,10 @@ fn call_of(graph: &Graph, node: NodeId) -> Option<Call> {
     if !graph.kind(constant).is_prim(Prim::Constant) {
         return None;
     }
-    let name = match (graph.attribute(constant, "name"), graph.value_type(function)) {
+    let name = match (
+        graph.attribute(constant, "name"),
+        graph.value_type(function),
+    ) {
         (Some(AttributeValue::Str(name)), _) => name.clone(),
         (_, Type::Function(Some(name))) => name.clone(),
         _ => return None,
@@ -273,8 +282,8 @@ fn inline_call_to(
     first_argument: usize,
     key: &str,
 ) -> Result<(), String> {
-    let arguments = graph.node_inputs(node)[first_argument.min(graph.node_inputs(node).len())..]
-        .to_vec();
+    let arguments =
+        graph.node_inputs(node)[first_argument.min(graph.node_inputs(node).len())..].to_vec();
     if arguments.len() != callee.inputs().len()
         || graph.node_outputs(node).len() != callee.outputs().len()
     {

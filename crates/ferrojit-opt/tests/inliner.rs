@@ -56,7 +56,10 @@ fn frontend_calls_name_their_callee() {
     let printed = caller.to_ir_string();
     assert!(!printed.contains("prim::CallFunction"), "{printed}");
     // The call's output passes its name on (uniqued as PyTorch's `setDebugName` does).
-    assert!(printed.contains(" : Tensor = aten::mul(%x, %two)"), "{printed}");
+    assert!(
+        printed.contains(" : Tensor = aten::mul(%x, %two)"),
+        "{printed}"
+    );
     assert!(printed.contains("aten::relu(%y"), "{printed}");
 }
 
