@@ -120,8 +120,9 @@ impl Eliminator<'_> {
     fn safe_to_change_aliasing(&self, graph: &Graph, node: NodeId, existing: NodeId) -> bool {
         let (a, b) = (graph.node_outputs(node), graph.node_outputs(existing));
         let written = a.iter().chain(b).any(|&v| self.alias_db.has_writers(v));
-        !written
-            && !(self.alias_db.escapes_scope(graph, a) && self.alias_db.escapes_scope(graph, b))
+        let both_escape =
+            self.alias_db.escapes_scope(graph, a) && self.alias_db.escapes_scope(graph, b);
+        !(written || both_escape)
     }
 }
 
