@@ -9,14 +9,22 @@
 //!
 //! A kernel that fails (a division by zero, say) leaves the node as it is, as PyTorch does.
 //! Results that an IR constant cannot hold (tuples, here) are left to the node, which stays.
-//! The variant with alias analysis (`constant_propagation`, which also folds tensor and list
-//! operations that nothing writes) needs the AliasDb and is not here yet.
+//!
+//! [`propagate_constants`] is the full pass (`_jit_pass_constant_propagation`): instead of
+//! requiring immutable types it asks the graph's [`AliasDb`] (built the first time a node
+//! with constant inputs is met, as PyTorch builds it) that no node writes the node's inputs
+//! or outputs, so tensor and list operations on constants fold too, into tensor and list
+//! constants (see [`crate::constant_insertion`]). Random operators, side effects and nodes
+//! with blocks never run. Dead code elimination with alias analysis follows.
 
 use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, Type, ValueId};
-use ferrojit_runtime::interpreter::code::{decode_constant, default_value};
+use ferrojit_runtime::interpreter::code::default_value;
 use ferrojit_runtime::{IValue, OperatorRegistry};
 
-use crate::dead_code_elimination::eliminate_dead_code;
+use crate::alias_analysis::{attach_registry_schemas, has_side_effects, AliasDb};
+use crate::common_subexpression_elimination::is_nondeterministic;
+use crate::constant_insertion::{constant_for, constant_value};
+use crate::dead_code_elimination::{eliminate_dead_code, eliminate_dead_code_with_alias_db};
 
 /// Node kinds never folded, as PyTorch's skip list (control flow and placeholders, and
 /// `aten::dequantize`).
@@ -63,13 +71,19 @@ pub fn is_mutable_type(ty: &Type) -> bool {
 struct ConstantPropagator<'r> {
     registry: &'r OperatorRegistry,
     made_change: bool,
+    /// Whether mutable types may fold when alias analysis allows (the full pass).
+    with_alias_db: bool,
+    /// Built on first need, from the graph as it is then (as PyTorch builds it).
+    alias_db: Option<AliasDb>,
 }
 
-/// Runs the pass on `graph`.
+/// Runs the immutable-types pass on `graph`.
 pub fn propagate_constants_of_immutable_types(graph: &mut Graph) {
     let mut propagator = ConstantPropagator {
         registry: OperatorRegistry::global(),
         made_change: false,
+        with_alias_db: false,
+        alias_db: None,
     };
     let top = graph.top_block();
     propagator.block(graph, top);
@@ -79,33 +93,30 @@ pub fn propagate_constants_of_immutable_types(graph: &mut Graph) {
     graph.set_insert_point(InsertPoint::EndOf(top));
 }
 
+/// Runs the full pass on `graph` (`_jit_pass_constant_propagation`). Nodes without schemas
+/// (graphs read from text) get the registry's first, as the interpreter resolves them.
+pub fn propagate_constants(graph: &mut Graph) -> Result<(), String> {
+    let registry = OperatorRegistry::global();
+    attach_registry_schemas(graph, registry);
+    let mut propagator = ConstantPropagator {
+        registry,
+        made_change: false,
+        with_alias_db: true,
+        alias_db: None,
+    };
+    let top = graph.top_block();
+    propagator.block(graph, top);
+    if propagator.made_change {
+        eliminate_dead_code_with_alias_db(graph).map_err(|error| error.to_string())?;
+    }
+    graph.set_insert_point(InsertPoint::EndOf(top));
+    Ok(())
+}
+
 fn is_constant(graph: &Graph, value: ValueId) -> bool {
     graph
         .producer(value)
         .is_some_and(|node| graph.kind(node).is_prim(Prim::Constant))
-}
-
-/// The value of a constant-produced value.
-fn constant_value(graph: &Graph, value: ValueId) -> Option<IValue> {
-    let node = graph.producer(value)?;
-    if !graph.kind(node).is_prim(Prim::Constant) {
-        return None;
-    }
-    decode_constant(graph.value_type(value), graph.attribute(node, "value")).ok()
-}
-
-/// The IR constant holding `value`, if one can: the attribute and the type.
-fn constant_for(value: &IValue, declared: &Type) -> Option<(Option<AttributeValue>, Type)> {
-    Some(match value {
-        IValue::Int(v) => (Some(AttributeValue::Int(*v)), Type::Int),
-        IValue::Double(v) => (Some(AttributeValue::Float(*v)), Type::Float),
-        IValue::Bool(v) => (Some(AttributeValue::Int(i64::from(*v))), Type::Bool),
-        IValue::Str(v) => (Some(AttributeValue::Str(v.to_string())), Type::Str),
-        IValue::Device(device) => (Some(AttributeValue::Str(device.to_string())), Type::Device),
-        // PyTorch gives a folded None the type of the output it replaces.
-        IValue::None => (None, declared.clone()),
-        _ => return None,
-    })
 }
 
 impl ConstantPropagator<'_> {
@@ -152,10 +163,21 @@ impl ConstantPropagator<'_> {
         }
     }
 
-    fn is_supported(&self, graph: &Graph, node: NodeId) -> bool {
+    fn is_supported(&mut self, graph: &Graph, node: NodeId) -> bool {
         let kind = graph.kind(node);
         if SKIPPED_KINDS.contains(&kind.as_str()) || !graph.node_blocks(node).is_empty() {
             return false;
+        }
+        if self.with_alias_db {
+            let alias_db = self.alias_db.get_or_insert_with(|| AliasDb::new(graph));
+            let written = graph
+                .node_inputs(node)
+                .iter()
+                .chain(graph.node_outputs(node))
+                .any(|&value| alias_db.has_writers(value));
+            return !written
+                && !is_nondeterministic(self.registry, graph, node)
+                && !has_side_effects(graph, node);
         }
         if let Some(prim) = kind.prim() {
             if prim.has_side_effects() {
@@ -205,6 +227,26 @@ impl ConstantPropagator<'_> {
     /// side effect or randomness, or the kernel failed).
     fn run(&self, graph: &Graph, node: NodeId) -> Option<Vec<IValue>> {
         let data = graph.node(node);
+        // The container prims PyTorch runs itself rather than through an operator.
+        match data.kind.as_str() {
+            "prim::ListConstruct" => {
+                let Type::List(element) = graph.value_type(*data.outputs.first()?) else {
+                    return None;
+                };
+                let items = data
+                    .inputs
+                    .iter()
+                    .map(|&input| constant_value(graph, input))
+                    .collect::<Option<Vec<_>>>()?;
+                return Some(vec![IValue::list(element.as_ref().clone(), items)]);
+            }
+            "prim::ListUnpack" => {
+                let list = constant_value(graph, *data.inputs.first()?)?;
+                let items = list.to_list().ok()?.to_vec();
+                return (items.len() == data.outputs.len()).then_some(items);
+            }
+            _ => {}
+        }
         let operator = match &data.schema {
             Some(schema) => self.registry.lookup(&schema.full_name())?,
             None => {
@@ -216,8 +258,10 @@ impl ConstantPropagator<'_> {
                 self.registry.find_by_types(data.kind.as_str(), &types)?
             }
         };
+        // The full pass has already asked PyTorch's `isNondeterministic`, which lets
+        // `aten::dropout` with a constant `train=False` run.
         if operator.flags.has_side_effects
-            || operator.flags.nondeterministic_seeded
+            || (operator.flags.nondeterministic_seeded && !self.with_alias_db)
             || operator.schema.is_vararg
         {
             return None;
@@ -230,7 +274,13 @@ impl ConstantPropagator<'_> {
             stack.push(default_value(argument.default.as_ref()?, &argument.ty).ok()?);
         }
         (operator.kernel)(&mut stack).ok()?;
-        Some(stack)
+        // A tensor that requires grad cannot be a constant (PyTorch gives up on the node).
+        let requires_grad = stack.iter().any(|value| {
+            value
+                .to_tensor_cell()
+                .is_ok_and(|cell| cell.requires_grad())
+        });
+        (!requires_grad).then_some(stack)
     }
 
     /// Replaces an If with a constant condition by the branch it takes.

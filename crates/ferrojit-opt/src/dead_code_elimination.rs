@@ -10,10 +10,20 @@
 //!
 //! The graph is edited in place with the IR's edit operations, in an order that keeps every
 //! erase legal: a value is erased only once nothing uses it.
+//!
+//! [`eliminate_dead_code_with_alias_db`] is the pass PyTorch runs as `_jit_pass_dce`: it
+//! follows PyTorch's mark-and-sweep order exactly, and asks the [`AliasDb`] which writes
+//! matter. A node that writes memory a live value may alias is live when the write comes
+//! before a live use (marking walks each block backwards, so a write after the last use of
+//! what it writes is dead), and a node that writes to a wildcard set (a graph input, or
+//! memory that escaped into a container or a call) is a side effect. The variant without
+//! alias analysis ([`eliminate_dead_code`]) is what the frontend's cleanup runs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use ferrojit_ir::{Graph, GraphEditError, NodeId, Prim, ValueDefinition, ValueId};
+use ferrojit_ir::{BlockId, Graph, GraphEditError, NodeId, Prim, ValueDefinition, ValueId};
+
+use crate::alias_analysis::{attach_registry_schemas, AliasDb};
 
 /// Whether a node must be kept even when nothing uses its outputs.
 fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
@@ -32,10 +42,23 @@ fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
             | "aten::wait"
     ) || match graph.node(node).schema.as_ref() {
         Some(schema) => schema.is_mutable(),
-        // Graphs read from text carry no schemas: fall back on ATen's naming convention,
-        // where a trailing underscore (`aten::relu_`, `aten::add_`) marks an in-place op.
-        None => is_in_place_name(kind.as_str()),
+        // Graphs read from text carry no schemas: the registry's overload for the input
+        // types says (`aten::append` writes its list), else ATen's naming convention, where
+        // a trailing underscore (`aten::relu_`, `aten::add_`) marks an in-place op.
+        None => registry_schema_is_mutable(graph, node)
+            .unwrap_or_else(|| is_in_place_name(kind.as_str())),
     }
+}
+
+fn registry_schema_is_mutable(graph: &Graph, node: NodeId) -> Option<bool> {
+    let types: Vec<ferrojit_ir::Type> = graph
+        .node_inputs(node)
+        .iter()
+        .map(|&value| graph.value_type(value).clone())
+        .collect();
+    ferrojit_runtime::OperatorRegistry::global()
+        .find_by_types(graph.kind(node).as_str(), &types)
+        .map(|operator| operator.schema.is_mutable())
 }
 
 fn is_in_place_name(kind: &str) -> bool {
@@ -263,4 +286,238 @@ pub fn eliminate_dead_code(graph: &mut Graph) {
     for entry in &entries {
         erase_dead_definitions(graph, entry);
     }
+}
+
+/// PyTorch's `EliminateDeadCode(graph)` (`_jit_pass_dce`): gives schemas to nodes that have
+/// none (graphs read from text), builds the graph's [`AliasDb`] and runs the alias-aware
+/// eliminator.
+pub fn eliminate_dead_code_with_alias_db(graph: &mut Graph) -> Result<(), GraphEditError> {
+    attach_registry_schemas(graph, ferrojit_runtime::OperatorRegistry::global());
+    let alias_db = AliasDb::new(graph);
+    let mut eliminator = AliasAwareEliminator {
+        alias_db: &alias_db,
+        marked: HashSet::new(),
+        live_values: HashSet::new(),
+        side_effects: HashMap::new(),
+    };
+    let top = graph.top_block();
+    eliminator.mark_return_node(graph, graph.block_return_node(top));
+    eliminator.mark_block(graph, top);
+    eliminator.sweep(graph, top)
+}
+
+/// The mark phase's state, as PyTorch's `DeadCodeEliminator` keeps it: marked nodes and the
+/// values some marked node reads.
+struct AliasAwareEliminator<'a> {
+    alias_db: &'a AliasDb,
+    marked: HashSet<NodeId>,
+    live_values: HashSet<ValueId>,
+    side_effects: HashMap<NodeId, bool>,
+}
+
+impl AliasAwareEliminator<'_> {
+    /// Marks the block's side-effect nodes, its return node, then (walking backwards) every
+    /// node whose outputs are live or that writes memory a live value may alias. Returns
+    /// whether anything new was marked.
+    fn mark_block(&mut self, graph: &Graph, block: BlockId) -> bool {
+        let nodes = graph.block_nodes(block);
+        let mut any_marked = false;
+        for &node in &nodes {
+            if self.has_side_effects(graph, node) {
+                any_marked |= self.mark_node(graph, node);
+            }
+        }
+        any_marked |= self.mark_return_node(graph, graph.block_return_node(block));
+        for &node in nodes.iter().rev() {
+            if graph.kind(node).is_prim(Prim::Loop) {
+                // A loop body runs again: a value read at its start may be written at its
+                // end, so its body is marked until nothing new is.
+                loop {
+                    let marked = graph
+                        .node_blocks(node)
+                        .first()
+                        .is_some_and(|&body| self.mark_block(graph, body));
+                    any_marked |= marked;
+                    if !marked {
+                        break;
+                    }
+                }
+            } else {
+                for &nested in graph.node_blocks(node) {
+                    any_marked |= self.mark_block(graph, nested);
+                }
+            }
+            any_marked |= self.mark_if_live(graph, node);
+        }
+        any_marked
+    }
+
+    /// A nested block's return node makes live only the results its owner's live outputs
+    /// need (and, for a loop, the carried values the body reads and the condition).
+    fn mark_return_node(&mut self, graph: &Graph, return_node: NodeId) -> bool {
+        if self.marked.contains(&return_node) {
+            return false;
+        }
+        let owner = graph
+            .node(return_node)
+            .owning_block
+            .and_then(|block| graph.block_owning_node(block));
+        let Some(owner) = owner else {
+            return self.mark_node(graph, return_node);
+        };
+        let returned = graph.node_inputs(return_node);
+        let outer_outputs = graph.node_outputs(owner);
+        if graph.kind(owner).is_prim(Prim::Loop) {
+            let parameters = graph
+                .node_blocks(owner)
+                .first()
+                .map(|&body| graph.block_parameters(body))
+                .unwrap_or_default();
+            for (index, &outer) in outer_outputs.iter().enumerate() {
+                let read_in_body = parameters
+                    .get(index + 1)
+                    .is_some_and(|&parameter| !graph.value_uses(parameter).is_empty());
+                if self.live_values.contains(&outer) || read_in_body {
+                    if let Some(&inner) = returned.get(index + 1) {
+                        self.live_values.insert(inner);
+                    }
+                }
+            }
+            if let Some(&condition) = returned.first() {
+                self.live_values.insert(condition);
+            }
+        } else {
+            for (&outer, &inner) in outer_outputs.iter().zip(returned) {
+                if self.live_values.contains(&outer) {
+                    self.live_values.insert(inner);
+                }
+            }
+        }
+        self.marked.insert(return_node);
+        true
+    }
+
+    fn mark_if_live(&mut self, graph: &Graph, node: NodeId) -> bool {
+        let outputs_live = graph
+            .node_outputs(node)
+            .iter()
+            .any(|output| self.live_values.contains(output));
+        if outputs_live || self.writes_to_live_memory(graph, node) {
+            return self.mark_node(graph, node);
+        }
+        false
+    }
+
+    fn writes_to_live_memory(&self, graph: &Graph, node: NodeId) -> bool {
+        if self.alias_db.writes_of(graph, node).is_empty() {
+            return false;
+        }
+        let live: Vec<ValueId> = self.live_values.iter().copied().collect();
+        self.alias_db.writes_to_alias(graph, node, &live)
+    }
+
+    /// Marks `node` and every node whose block holds it; its inputs become live.
+    fn mark_node(&mut self, graph: &Graph, node: NodeId) -> bool {
+        if !self.marked.insert(node) {
+            return false;
+        }
+        let owner = graph
+            .node(node)
+            .owning_block
+            .and_then(|block| graph.block_owning_node(block));
+        if let Some(owner) = owner {
+            self.mark_node(graph, owner);
+        }
+        self.live_values
+            .extend(graph.node_inputs(node).iter().copied());
+        true
+    }
+
+    /// PyTorch's rule: a side effect of the node itself or of a node in its blocks, or a
+    /// write to a wildcard set (memory the analysis cannot follow).
+    fn has_side_effects(&mut self, graph: &Graph, node: NodeId) -> bool {
+        if let Some(&known) = self.side_effects.get(&node) {
+            return known;
+        }
+        let mut result = crate::alias_analysis::has_side_effects(graph, node);
+        if !result {
+            'blocks: for &block in graph.node_blocks(node) {
+                for nested in graph.block_nodes(block) {
+                    if self.has_side_effects(graph, nested) {
+                        result = true;
+                        break 'blocks;
+                    }
+                }
+            }
+        }
+        result = result || self.alias_db.writes_to_wildcard(node);
+        self.side_effects.insert(node, result);
+        result
+    }
+
+    /// Walks the block backwards: dead If outputs and loop-carried values go first (which
+    /// may leave code in the blocks unused), then the blocks, then the node if it is
+    /// unmarked and unused.
+    fn sweep(&mut self, graph: &mut Graph, block: BlockId) -> Result<(), GraphEditError> {
+        for node in graph.block_nodes(block).into_iter().rev() {
+            remove_dead_block_outputs(graph, node)?;
+            remove_dead_loop_outputs(graph, node)?;
+            for nested in graph.node_blocks(node).to_vec() {
+                self.sweep(graph, nested)?;
+            }
+            let used = graph
+                .node_outputs(node)
+                .iter()
+                .any(|&output| !graph.value_uses(output).is_empty());
+            if !self.marked.contains(&node) && !used {
+                crate::jit_log::log("dce", crate::jit_log::LogLevel::Update, || {
+                    format!("Node {} will be removed", graph.kind(node).as_str())
+                });
+                graph.destroy_node(node);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes the outputs of a `prim::If` (or `prim::GradOf`) that nothing uses.
+fn remove_dead_block_outputs(graph: &mut Graph, node: NodeId) -> Result<(), GraphEditError> {
+    let kind = graph.kind(node);
+    if !kind.is_prim(Prim::If) && kind.as_str() != "prim::GradOf" {
+        return Ok(());
+    }
+    for index in (0..graph.node_outputs(node).len()).rev() {
+        if graph.value_uses(graph.node_output(node, index)).is_empty() {
+            graph.erase_node_output(node, index)?;
+            for block in graph.node_blocks(node).to_vec() {
+                graph.erase_block_output(block, index)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes the carried values of a `prim::Loop` that neither the code after the loop nor
+/// the body reads.
+fn remove_dead_loop_outputs(graph: &mut Graph, node: NodeId) -> Result<(), GraphEditError> {
+    if !graph.kind(node).is_prim(Prim::Loop) {
+        return Ok(());
+    }
+    let Some(&body) = graph.node_blocks(node).first() else {
+        return Ok(());
+    };
+    for index in (0..graph.node_outputs(node).len()).rev() {
+        let output_unused = graph.value_uses(graph.node_output(node, index)).is_empty();
+        let parameter_unused = graph
+            .block_parameters(body)
+            .get(index + 1)
+            .is_some_and(|&parameter| graph.value_uses(parameter).is_empty());
+        if output_unused && parameter_unused {
+            graph.erase_node_output(node, index)?;
+            graph.erase_node_input(node, index + 2)?;
+            graph.erase_block_parameter(body, index + 1)?;
+            graph.erase_block_output(body, index + 1)?;
+        }
+    }
+    Ok(())
 }

@@ -10,6 +10,9 @@
 //! # EXPECT: tensor([4.0, 5.0])         that run's outputs (a tuple when several)
 //! # CHECK…: …                          FileCheck directives, run on the printed output
 //! graph(…)
+//! # CALLEE: NAME                       (any number) the graph that follows is callee NAME,
+//! graph(…)                             which `inline` may inline: a function by the name
+//!                                      its call gives, a method as `CLASS.METHOD`
 //! ```
 //!
 //! Every graph is verified before and after each pass, and the printed output must parse and
@@ -49,6 +52,8 @@ pub struct TestFile {
     /// Each `# EXPECT:` line's values, in the order of the runs.
     pub expected: Vec<Vec<IValue>>,
     pub graph: Graph,
+    /// The `# CALLEE:` graphs, by name, for the `inline` pass.
+    pub callees: crate::inliner::CalleeTable,
 }
 
 /// Parses a test file's text.
@@ -58,6 +63,7 @@ pub fn parse_test_file(text: &str) -> Result<TestFile, String> {
     let mut runs = Vec::new();
     let mut expected = Vec::new();
     let mut graph_lines = Vec::new();
+    let (text, callee_sections) = crate::inliner::split_callee_sections(text);
     for line in text.lines() {
         if let Some(run) = line.strip_prefix("# RUN:") {
             if kind.is_some() {
@@ -95,12 +101,14 @@ pub fn parse_test_file(text: &str) -> Result<TestFile, String> {
     let graph = parse_graph(&(graph_lines.join("\n") + "\n"))
         .map_err(|e| format!("input does not parse: {e}"))?;
     verify(&graph).map_err(|e| format!("input does not verify: {e}"))?;
+    let callees = crate::inliner::CalleeTable::parse_sections(&callee_sections)?;
     Ok(TestFile {
         kind,
         directives,
         runs,
         expected,
         graph,
+        callees,
     })
 }
 
@@ -136,10 +144,15 @@ fn parse_kind(text: &str) -> Result<TestKind, String> {
     }
 }
 
-/// Runs `passes` in order, verifying the graph after each one whatever the build.
-fn run_passes(passes: &[String], graph: &mut Graph) -> Result<(), String> {
+/// Runs `passes` in order, verifying the graph after each one whatever the build. `inline`
+/// inlines the test's `# CALLEE:` graphs.
+fn run_passes(
+    passes: &[String],
+    graph: &mut Graph,
+    callees: &crate::inliner::CalleeTable,
+) -> Result<(), String> {
     for name in passes {
-        crate::run_pass(name, graph)?;
+        crate::inliner::run_pass_with_callees(name, graph, callees)?;
         verify(graph).map_err(|e| format!("{name} broke an invariant: {e}"))?;
     }
     Ok(())
@@ -175,7 +188,7 @@ pub fn run_test_file(path: &Path, bless: bool) -> Result<(), String> {
                 .iter()
                 .map(|inputs| interpret(&test.graph, inputs))
                 .collect::<Result<_, _>>()?;
-            run_passes(&passes, &mut test.graph)?;
+            run_passes(&passes, &mut test.graph, &test.callees)?;
             check_printed_output(&test.graph, &test.directives)?;
             for (index, (inputs, (outputs, inputs_after))) in
                 test.runs.iter().zip(before).enumerate()
@@ -195,7 +208,7 @@ pub fn run_test_file(path: &Path, bless: bool) -> Result<(), String> {
             Ok(())
         }
         TestKind::Pass(passes) => {
-            run_passes(&passes, &mut test.graph)?;
+            run_passes(&passes, &mut test.graph, &test.callees)?;
             let output = check_printed_output(&test.graph, &test.directives)?;
             let has_expectation = path.with_extension("expected.ir").exists()
                 || path.with_extension("blessed.ir").exists();

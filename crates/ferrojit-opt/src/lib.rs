@@ -13,12 +13,15 @@
 pub mod alias_analysis;
 pub mod canonicalize;
 pub mod cleanup;
+pub mod common_subexpression_elimination;
+pub mod constant_insertion;
 pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod dead_code_elimination;
 pub mod erase_number_types;
 pub mod filetest;
 pub mod inline_fork_wait;
+pub mod inliner;
 pub mod jit_log;
 pub mod literals;
 pub mod remove_dropout;
@@ -110,6 +113,40 @@ pub const PASSES: &[PassInfo] = &[
             remove_expands::remove_expands(graph);
             Ok(())
         },
+    },
+    // passes-a
+    PassInfo {
+        name: "dce_graph",
+        description: "dead code elimination with alias analysis (PyTorch's EliminateDeadCode on \
+                      a graph): a write stays only when it may reach a live value or memory \
+                      outside the graph",
+        run: |graph| {
+            dead_code_elimination::eliminate_dead_code_with_alias_db(graph)
+                .map_err(|error| format!("dce_graph: {error}"))
+        },
+    },
+    PassInfo {
+        name: "cse",
+        description: "replaces each node by an equal earlier one (same kind, inputs and \
+                      attributes) unless it has side effects, is random or touches written memory",
+        run: |graph| {
+            common_subexpression_elimination::eliminate_common_subexpressions(graph);
+            Ok(())
+        },
+    },
+    PassInfo {
+        name: "constant_propagation",
+        description: "runs operators on constant inputs (tensors included) when alias analysis \
+                      shows nothing writes them, and folds constant If conditions and loops that \
+                      never run",
+        run: constant_propagation::propagate_constants,
+    },
+    PassInfo {
+        name: "inline",
+        description: "replaces prim::CallFunction and prim::CallMethod of functions whose graph \
+                      is known by the callee's body, recursively (a bare graph knows none: see \
+                      inliner::inline_calls)",
+        run: inliner::inline_calls_without_callees,
     },
 ];
 

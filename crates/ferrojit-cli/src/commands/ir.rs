@@ -21,12 +21,17 @@ pub fn print_ir_after_passes(file: &Path, passes: &[String]) -> Result<(), Strin
     }
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    // `# CALLEE: NAME` sections after the graph hold the graphs `inline` may inline.
+    let (text, callee_sections) = ferrojit_opt::inliner::split_callee_sections(&text);
+    let callees = ferrojit_opt::inliner::CalleeTable::parse_sections(&callee_sections)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
     let text = ir_text_without_directives(&text);
     let mut graph = parse_graph(&text)
         .map_err(|e| format!("{}:{}:{}: {}", file.display(), e.line, e.column, e.message))?;
     verify(&graph).map_err(|e| format!("{}: {e}", file.display()))?;
     for name in passes {
-        ferrojit_opt::run_pass(name, &mut graph).map_err(|e| format!("{}: {e}", file.display()))?;
+        ferrojit_opt::inliner::run_pass_with_callees(name, &mut graph, &callees)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         // The verifier after every pass, in release builds too: a broken graph is never printed.
         verify(&graph)
             .map_err(|e| format!("{}: pass '{name}' broke an invariant: {e}", file.display()))?;

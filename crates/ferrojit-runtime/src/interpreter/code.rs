@@ -1058,6 +1058,17 @@ pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<
             IValue::Generator(ferrojit_tensor::ops::random::new_generator(*seed as u64))
         }
         (Type::Tensor, AttributeValue::Tensor(t)) => IValue::from(t.clone()),
+        // Constant propagation types a tensor constant with its static facts
+        // (`Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)`), as PyTorch prints it.
+        (Type::RefinedTensor(_), AttributeValue::Tensor(t)) => IValue::from(t.clone()),
+        (Type::List(element), AttributeValue::Tensors(tensors))
+            if matches!(**element, Type::Tensor | Type::RefinedTensor(_)) =>
+        {
+            IValue::list(
+                Type::Tensor,
+                tensors.iter().cloned().map(IValue::from).collect(),
+            )
+        }
         (Type::List(element), AttributeValue::Ints(values)) => match element.as_ref() {
             Type::Int => IValue::int_list(values),
             Type::Bool => IValue::list(
