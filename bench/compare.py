@@ -528,7 +528,11 @@ def write_pt2_report(args, threads, started, load_before, load_after, rows, note
         f"`--threads {threads}`); {args.rounds} rounds of {args.iters} timed forward calls after "
         f"{args.warmup} warm-up calls, the four runners in a different order each round; each "
         "number is the median over rounds of the per-round median. Load average "
-        f"{load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end.",
+        f"{load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end"
+        + (
+            f"; OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}."
+            if "OMP_WAIT_POLICY" in os.environ else "."
+        ),
         "",
         "| model | ferrojit .pt2 ms | ferrojit .pt ms | ep.module() ms | AOTInductor ms "
         f"| .pt2 / .pt (≤ {PT2_TARGETS['vs_torchscript']}) "
@@ -562,6 +566,24 @@ def write_pt2_report(args, threads, started, load_before, load_after, rows, note
             f"| {row['name']} | {ms(row, 'load_ferrojit_pt2', 2)} | {ms(row, 'load_ep_module', 2)} "
             f"| {value} {verdict} | {ms(row, 'load_ferrojit_pt', 2)} | {ms(row, 'load_aoti', 2)} |"
         )
+    lines += [
+        "",
+        "The fastest round of each runner (the least disturbed by other processes on a busy "
+        "machine; ms, and the same ratios):",
+        "",
+        "| model | ferrojit .pt2 | ferrojit .pt | ep.module() | AOTInductor | .pt2 / .pt "
+        "| .pt2 / ep.module() | .pt2 / AOTInductor |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        fastest = {
+            f"run_{side}": min(row[f"runs_{side}"]) for side in PT2_SIDES if f"runs_{side}" in row
+        }
+        cells = [ms(fastest, f"run_{side}", 1) for side in PT2_SIDES]
+        ratios = [
+            ratio(fastest, "run_ferrojit_pt2", f"run_{side}")[0] for side in PT2_SIDES[1:]
+        ]
+        lines.append(f"| {row['name']} | " + " | ".join(cells + ratios) + " |")
     lines += ["", "Per-round medians (ms), for the spread:", ""]
     for row in rows:
         for side in PT2_SIDES:
