@@ -4,6 +4,7 @@
 //! one `error:` line. Nothing here is timed against a bound.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -13,7 +14,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn ferrojit(args: &[&std::ffi::OsStr]) -> Output {
+fn ferrojit(args: &[&OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ferrojit"))
         .args(args)
         .output()
@@ -60,7 +61,7 @@ const FIELDS: [&str; 10] = [
 fn bench(model: &str, program: Option<&str>, inputs: &str, iterations: &str) -> Output {
     let model = fixture(model);
     let inputs = fixture(inputs);
-    let mut args: Vec<&std::ffi::OsStr> = vec![
+    let mut args: Vec<&OsStr> = vec![
         "bench".as_ref(),
         model.as_os_str(),
         "--inputs".as_ref(),
@@ -73,7 +74,8 @@ fn bench(model: &str, program: Option<&str>, inputs: &str, iterations: &str) -> 
         "1".as_ref(),
     ];
     if let Some(program) = program {
-        args.extend(["--model".as_ref(), program.as_ref()]);
+        args.push(OsStr::new("--model"));
+        args.push(OsStr::new(program));
     }
     ferrojit(&args)
 }
