@@ -1,17 +1,22 @@
-//! `ferrojit bench` on torch.export `.pt2` fixtures (`tests/fixtures/export`): it prints the
-//! same `key=value` fields as for a TorchScript archive, each a positive number that parses;
+//! `ferrojit bench` on torch.export `.pt2` fixtures (`tests/fixtures/export`) and a TorchScript
+//! zoo archive: it prints the same `key=value` fields for both, each a positive number that parses;
 //! `--model` picks a program of a multi-program archive; a bad program name or bad inputs give
 //! one `error:` line. Nothing here is timed against a bound.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fixture(name: &str) -> PathBuf {
+fn fixture_in(folder: &str, name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/export")
+        .join("../../tests/fixtures")
+        .join(folder)
         .join(name)
+}
+
+fn fixture(name: &str) -> PathBuf {
+    fixture_in("export", name)
 }
 
 fn ferrojit(args: &[&OsStr]) -> Output {
@@ -59,8 +64,10 @@ const FIELDS: [&str; 10] = [
 ];
 
 fn bench(model: &str, program: Option<&str>, inputs: &str, iterations: &str) -> Output {
-    let model = fixture(model);
-    let inputs = fixture(inputs);
+    bench_files(&fixture(model), program, &fixture(inputs), iterations)
+}
+
+fn bench_files(model: &Path, program: Option<&str>, inputs: &Path, iterations: &str) -> Output {
     let mut args: Vec<&OsStr> = vec![
         "bench".as_ref(),
         model.as_os_str(),
@@ -121,6 +128,18 @@ fn bench_of_a_pt2_program_prints_every_field() {
 #[test]
 fn bench_of_a_conv_net_with_buffers_prints_every_field() {
     let output = bench("convnet.pt2", None, "convnet.call0.inputs.pt", "3");
+    assert_bench_fields(&output, 3.0);
+}
+
+/// The TorchScript path shares the timing and printing: the same fields, in the same order.
+#[test]
+fn bench_of_a_torchscript_archive_prints_the_same_fields() {
+    let output = bench_files(
+        &fixture_in("zoo", "small_cnn_traced.pt"),
+        None,
+        &fixture_in("zoo", "small_cnn_traced.inputs.pt"),
+        "3",
+    );
     assert_bench_fields(&output, 3.0);
 }
 
