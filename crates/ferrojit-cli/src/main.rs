@@ -73,7 +73,7 @@ enum Command {
     },
     /// Time opening MODEL and running its forward: prints load_ms=, the spread, median_ms=.
     Bench {
-        /// The TorchScript archive.
+        /// The TorchScript archive or torch.export `.pt2` archive.
         model: PathBuf,
         /// A torch.save file holding a tuple of positional arguments.
         #[arg(long)]
@@ -87,6 +87,9 @@ enum Command {
         /// Intra-op threads (default: the number of cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// For a .pt2 archive: which of its programs to time.
+        #[arg(long = "model", value_name = "NAME", default_value = "model")]
+        program: String,
     },
     /// Parse IR text in PyTorch's format, verify it and print it back canonically.
     Ir {
@@ -208,6 +211,7 @@ fn run(cli: Cli) -> Result<(), String> {
             iters,
             warmup,
             threads,
+            program,
         } => commands::bench::bench_model(&commands::bench::BenchOptions {
             model: &model,
             inputs: inputs.as_deref(),
@@ -215,6 +219,7 @@ fn run(cli: Cli) -> Result<(), String> {
             warmup,
             threads,
             method: "forward",
+            program: &program,
         }),
         Command::Ir { file, passes } => commands::ir::print_ir_after_passes(&file, &passes),
         Command::Ops { core: false } => commands::ops::list_operators(),

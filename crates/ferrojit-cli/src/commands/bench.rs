@@ -1,14 +1,18 @@
-//! `ferrojit bench`: times opening a model and running its `forward` repeatedly.
+//! `ferrojit bench`: times opening a model and running its `forward` repeatedly, for a
+//! TorchScript archive (`.pt`) and a torch.export program (`.pt2`) alike.
 //!
-//! Output (one `key=value` line each, for scripts to parse): `load_ms=<number>`, then the spread
-//! of run times (`runs=`, `min_ms=`, `p10_ms=`, `p90_ms=`, `max_ms=`, `mean_ms=`), `threads=`,
-//! and last `median_ms=<number>`.
+//! Output (one `key=value` line each, for scripts to parse): `load_ms=<number>`,
+//! `first_run_ms=`, then the spread of run times (`runs=`, `threads=`, `min_ms=`, `p10_ms=`,
+//! `p90_ms=`, `max_ms=`, `mean_ms=`), and last `median_ms=<number>`. The two formats differ
+//! only in how the model is opened and called ([`BenchTarget`]); reading the inputs, warming
+//! up, timing and printing are shared.
 
 use std::path::Path;
 use std::time::Instant;
 
+use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_serialize::import::load_module;
+use ferrojit_serialize::import::{load_module, LoadedModule};
 use ferrojit_serialize::torch_save;
 
 /// What `ferrojit bench` was asked to do.
@@ -19,7 +23,10 @@ pub struct BenchOptions<'a> {
     pub iterations: usize,
     pub warmup: usize,
     pub threads: Option<usize>,
+    /// The TorchScript method to time.
     pub method: &'a str,
+    /// For a `.pt2` archive: which of its programs to time.
+    pub program: &'a str,
 }
 
 /// The statistics printed for a list of run times in milliseconds.
@@ -63,6 +70,70 @@ fn milliseconds(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// A model opened for timing: one call of it on the positional arguments.
+enum BenchTarget {
+    /// A TorchScript module and the method to call (compiled on its first call).
+    TorchScript {
+        loaded: Box<LoadedModule>,
+        method: String,
+    },
+    /// A torch.export program (its buffers persist between calls, as in `ep.module()`).
+    Exported(Box<ExportedModule>),
+}
+
+impl BenchTarget {
+    /// Opens `options.model` in the format its contents say.
+    fn open(options: &BenchOptions<'_>) -> Result<BenchTarget, String> {
+        let model = options.model;
+        let cannot_load =
+            |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
+        if super::pt2::is_pt2(model) {
+            let archive = Pt2Archive::open(model).map_err(|e| cannot_load(&e))?;
+            let loaded = archive.load(options.program).map_err(|e| cannot_load(&e))?;
+            let module = ExportedModule::new(loaded).map_err(|e| cannot_load(&e))?;
+            return Ok(BenchTarget::Exported(Box::new(module)));
+        }
+        let loaded = load_module(model).map_err(|e| cannot_load(&e))?;
+        let method = options.method;
+        let class = loaded.module.object().class();
+        if !class.has_method(method) {
+            return Err(format!(
+                "the model ({}) has no method '{method}'",
+                class.qualified_name()
+            ));
+        }
+        Ok(BenchTarget::TorchScript {
+            loaded: Box::new(loaded),
+            method: method.to_string(),
+        })
+    }
+
+    fn run(&mut self, arguments: Vec<IValue>) -> Result<IValue, String> {
+        match self {
+            BenchTarget::TorchScript { loaded, method } => loaded
+                .module
+                .run_method(method, arguments)
+                .map_err(|e| format!("{method}() failed: {e}")),
+            BenchTarget::Exported(module) => module
+                .run(arguments)
+                .map_err(|e| format!("forward() failed: {e}")),
+        }
+    }
+}
+
+/// The positional arguments in the torch.save file at `inputs` (a tuple, or one value).
+fn read_arguments(inputs: Option<&Path>) -> Result<Vec<IValue>, String> {
+    let Some(path) = inputs else {
+        return Ok(Vec::new());
+    };
+    let value = torch_save::load_file(path)
+        .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
+    Ok(match value {
+        IValue::Tuple(tuple) => tuple.items.to_vec(),
+        other => vec![other],
+    })
+}
+
 pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
     if options.iterations == 0 {
         return Err("--iters must be at least 1".to_string());
@@ -77,47 +148,22 @@ pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
             ));
         }
     }
-    let arguments = match options.inputs {
-        Some(path) => {
-            let value = torch_save::load_file(path)
-                .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
-            match value {
-                IValue::Tuple(tuple) => tuple.items.to_vec(),
-                other => vec![other],
-            }
-        }
-        None => Vec::new(),
-    };
+    let arguments = read_arguments(options.inputs)?;
     let load_start = Instant::now();
-    let loaded = load_module(options.model)
-        .map_err(|e| format!("cannot load model {}: {e}", options.model.display()))?;
+    let mut target = BenchTarget::open(options)?;
     let load_ms = milliseconds(load_start);
     println!("load_ms={load_ms:.3}");
-    let method = options.method;
-    let class = loaded.module.object().class();
-    if !class.has_method(method) {
-        return Err(format!(
-            "the model ({}) has no method '{method}'",
-            class.qualified_name()
-        ));
-    }
-    let run_once = || {
-        loaded
-            .module
-            .run_method(method, arguments.clone())
-            .map_err(|e| format!("{method}() failed: {e}"))
-    };
-    // The first call compiles the method; it counts as warm-up.
+    // The first call compiles a TorchScript method; it counts as warm-up.
     let first_start = Instant::now();
-    run_once()?;
+    target.run(arguments.clone())?;
     println!("first_run_ms={:.3}", milliseconds(first_start));
     for _ in 1..options.warmup {
-        run_once()?;
+        target.run(arguments.clone())?;
     }
     let mut times = Vec::with_capacity(options.iterations);
     for _ in 0..options.iterations {
         let start = Instant::now();
-        let result = run_once()?;
+        let result = target.run(arguments.clone())?;
         times.push(milliseconds(start));
         drop(result);
     }
