@@ -261,6 +261,42 @@ mod tests {
         assert!(by_zero.re.is_infinite() && by_zero.im.is_nan());
     }
 
+    /// The strings are PyTorch 2.15's `repr` of the same tensors.
+    #[test]
+    fn complex_tensors_print_like_pytorch() {
+        use crate::tensor::Tensor;
+        let values = vec![
+            Complex64::new(1.0, 2.0),
+            Complex64::new(-3.5, -0.25),
+            Complex64::new(0.0, 0.1),
+        ];
+        let vector = Tensor::from_vec(values.clone(), &[3]).unwrap();
+        assert_eq!(
+            vector.to_string(),
+            "tensor([ 1.0000+2.0000j, -3.5000-0.2500j,  0.0000+0.1000j])"
+        );
+        assert_eq!(
+            vector.to_dtype(DType::ComplexDouble).to_string(),
+            "tensor([ 1.0000+2.0000j, -3.5000-0.2500j,  0.0000+0.1000j],\n       dtype=torch.complex128)"
+        );
+        let scalar = Tensor::from_vec(vec![Complex64::new(1.0, -2.0)], &[]).unwrap();
+        assert_eq!(scalar.to_string(), "tensor(1.-2.j)");
+        let mixed = Tensor::from_vec(
+            vec![
+                Complex64::new(1e5, 1.0),
+                Complex64::new(2.0, 0.0),
+                Complex64::new(3.0, 0.0),
+                Complex64::new(4.0, 0.0),
+            ],
+            &[2, 2],
+        )
+        .unwrap();
+        assert_eq!(
+            mixed.to_string(),
+            "tensor([[1.0000e+05+1.j, 2.0000e+00+0.j],\n        [3.0000e+00+0.j, 4.0000e+00+0.j]])"
+        );
+    }
+
     #[test]
     fn casts_keep_or_drop_the_imaginary_part_like_static_cast() {
         let z = Complex64::new(2.5, -1.0);

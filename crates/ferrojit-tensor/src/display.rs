@@ -340,11 +340,9 @@ impl fmt::Display for TensorDisplay<'_> {
             });
             if tensor.dim() == 0 {
                 match &imaginary {
-                    Some((imaginary, imaginary_formatter)) => format_complex(
-                        (&formatter, &values),
-                        (imaginary_formatter, imaginary),
-                        0,
-                    ),
+                    Some((imaginary, imaginary_formatter)) => {
+                        format_complex((&formatter, &values), (imaginary_formatter, imaginary), 0)
+                    }
                     None => formatter.format(&values, 0),
                 }
             } else {

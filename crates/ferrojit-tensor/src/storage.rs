@@ -345,7 +345,11 @@ impl Storage {
                 return Elements::Owned(bytemuck::pod_collect_to_vec(bytes));
             }
             // A complex element is two numbers: each part is swapped on its own.
-            let part = if T::DTYPE.is_complex() { item / 2 } else { item };
+            let part = if T::DTYPE.is_complex() {
+                item / 2
+            } else {
+                item
+            };
             let swapped: Vec<T> = bytes
                 .chunks_exact(item)
                 .map(|chunk| {

@@ -56,13 +56,22 @@ fn complex(real: Input, imaginary: Input) -> Result<Tensor> {
 
 pub fn declarations() -> Vec<OperatorDeclaration> {
     vec![
-        typed("aten::view_as_real(Tensor(a) self) -> Tensor(a)", view_as_real),
-        typed("aten::view_as_complex(Tensor(a) self) -> Tensor(a)", view_as_complex),
+        typed(
+            "aten::view_as_real(Tensor(a) self) -> Tensor(a)",
+            view_as_real,
+        ),
+        typed(
+            "aten::view_as_complex(Tensor(a) self) -> Tensor(a)",
+            view_as_complex,
+        ),
         typed("aten::real(Tensor(a) self) -> Tensor(a)", real),
         typed("aten::imag(Tensor(a) self) -> Tensor(a)", imag),
         typed("aten::conj(Tensor(a) self) -> Tensor(a)", conj),
         typed("aten::_conj(Tensor(a) self) -> Tensor(a)", conj),
-        typed("aten::resolve_conj(Tensor(a) self) -> Tensor(a)", resolve_conj),
+        typed(
+            "aten::resolve_conj(Tensor(a) self) -> Tensor(a)",
+            resolve_conj,
+        ),
         typed("aten::is_conj(Tensor self) -> bool", is_conj),
         typed("aten::conj_physical(Tensor self) -> Tensor", conj),
         out_from_functional(

@@ -50,19 +50,39 @@ fn ihfft(input: Input, n: Option<i64>, dim: i64, norm: Option<String>) -> Result
     Ok(input.ihfft(n, dim, norm.as_deref())?)
 }
 
-fn fftn(input: Input, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<String>) -> Result<Tensor> {
+fn fftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
     Ok(input.fftn(s.as_deref(), dim.as_deref(), norm.as_deref(), true)?)
 }
 
-fn ifftn(input: Input, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<String>) -> Result<Tensor> {
+fn ifftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
     Ok(input.fftn(s.as_deref(), dim.as_deref(), norm.as_deref(), false)?)
 }
 
-fn rfftn(input: Input, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<String>) -> Result<Tensor> {
+fn rfftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
     Ok(input.rfftn(s.as_deref(), dim.as_deref(), norm.as_deref())?)
 }
 
-fn irfftn(input: Input, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<String>) -> Result<Tensor> {
+fn irfftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
     Ok(input.irfftn(s.as_deref(), dim.as_deref(), norm.as_deref())?)
 }
 
@@ -78,15 +98,34 @@ fn rfft2(input: Input, s: Option<Vec<i64>>, dim: Vec<i64>, norm: Option<String>)
     rfftn(input, s, Some(dim), norm)
 }
 
-fn irfft2(input: Input, s: Option<Vec<i64>>, dim: Vec<i64>, norm: Option<String>) -> Result<Tensor> {
+fn irfft2(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Vec<i64>,
+    norm: Option<String>,
+) -> Result<Tensor> {
     irfftn(input, s, Some(dim), norm)
 }
 
-fn fftfreq(n: i64, d: f64, dtype: Option<DType>, _layout: Unread, _device: CpuDevice, _pin_memory: Unread) -> Result<Tensor> {
+fn fftfreq(
+    n: i64,
+    d: f64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
     Ok(Tensor::fft_frequencies(n, d, false, dtype)?)
 }
 
-fn rfftfreq(n: i64, d: f64, dtype: Option<DType>, _layout: Unread, _device: CpuDevice, _pin_memory: Unread) -> Result<Tensor> {
+fn rfftfreq(
+    n: i64,
+    d: f64,
+    dtype: Option<DType>,
+    _layout: Unread,
+    _device: CpuDevice,
+    _pin_memory: Unread,
+) -> Result<Tensor> {
     Ok(Tensor::fft_frequencies(n, d, true, dtype)?)
 }
 

@@ -48,12 +48,24 @@ fn real_from_values(values: Vec<f64>, sizes: &[usize], dtype: DType) -> Tensor {
 }
 
 /// Applies a complex function elementwise in the input's own precision.
-fn map_same_precision(input: &Tensor, f32_op: fn(Complex64) -> Complex64, f64_op: fn(Complex128) -> Complex128) -> Tensor {
+fn map_same_precision(
+    input: &Tensor,
+    f32_op: fn(Complex64) -> Complex64,
+    f64_op: fn(Complex128) -> Complex128,
+) -> Tensor {
     if input.dtype() == DType::ComplexFloat {
-        let values: Vec<Complex64> = input.gather::<Complex64>().into_iter().map(f32_op).collect();
+        let values: Vec<Complex64> = input
+            .gather::<Complex64>()
+            .into_iter()
+            .map(f32_op)
+            .collect();
         Tensor::from_values(values, input.sizes())
     } else {
-        let values: Vec<Complex128> = input.gather::<Complex128>().into_iter().map(f64_op).collect();
+        let values: Vec<Complex128> = input
+            .gather::<Complex128>()
+            .into_iter()
+            .map(f64_op)
+            .collect();
         Tensor::from_values(values, input.sizes())
     }
 }
@@ -75,7 +87,9 @@ impl Tensor {
     /// (real, imaginary). A copy here (see the module note).
     pub fn view_as_real(&self) -> Result<Tensor> {
         if !self.dtype().is_complex() {
-            return Err(invalid("view_as_real is only supported for complex tensors"));
+            return Err(invalid(
+                "view_as_real is only supported for complex tensors",
+            ));
         }
         let mut sizes = self.sizes().to_vec();
         sizes.push(2);
@@ -115,7 +129,11 @@ impl Tensor {
             .chunks_exact(2)
             .map(|pair| Complex128::new(pair[0], pair[1]))
             .collect();
-        Ok(complex_from_parts(parts, sizes, complex_of(dtype, "view_as_complex")?))
+        Ok(complex_from_parts(
+            parts,
+            sizes,
+            complex_of(dtype, "view_as_complex")?,
+        ))
     }
 
     /// `torch.real`: the real parts of a complex tensor; a real tensor is returned as it is.
@@ -123,8 +141,16 @@ impl Tensor {
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
-        let values = self.gather::<Complex128>().into_iter().map(|z| z.re).collect();
-        Ok(real_from_values(values, self.sizes(), self.dtype().to_real()))
+        let values = self
+            .gather::<Complex128>()
+            .into_iter()
+            .map(|z| z.re)
+            .collect();
+        Ok(real_from_values(
+            values,
+            self.sizes(),
+            self.dtype().to_real(),
+        ))
     }
 
     /// `torch.imag`: the imaginary parts of a complex tensor.
@@ -134,8 +160,16 @@ impl Tensor {
                 "imag is not implemented for tensors with non-complex dtypes.",
             ));
         }
-        let values = self.gather::<Complex128>().into_iter().map(|z| z.im).collect();
-        Ok(real_from_values(values, self.sizes(), self.dtype().to_real()))
+        let values = self
+            .gather::<Complex128>()
+            .into_iter()
+            .map(|z| z.im)
+            .collect();
+        Ok(real_from_values(
+            values,
+            self.sizes(),
+            self.dtype().to_real(),
+        ))
     }
 
     /// `torch.conj` / `conj_physical`: the complex conjugate; real tensors are their own
@@ -195,7 +229,11 @@ impl Tensor {
         Tensor::combine_parts(real, imaginary, Complex128::new)
     }
 
-    fn combine_parts(first: &Tensor, second: &Tensor, f: fn(f64, f64) -> Complex128) -> Result<Tensor> {
+    fn combine_parts(
+        first: &Tensor,
+        second: &Tensor,
+        f: fn(f64, f64) -> Complex128,
+    ) -> Result<Tensor> {
         let (a, b) = (first.dtype(), second.dtype());
         if !matches!(a, DType::Float32 | DType::Float64 | DType::Float16)
             || !matches!(b, DType::Float32 | DType::Float64 | DType::Float16)
@@ -217,7 +255,11 @@ impl Tensor {
         let shape = crate::shape::broadcast_shapes(first.sizes(), second.sizes())?;
         let first = first.broadcast_to(&shape)?.gather::<f64>();
         let second = second.broadcast_to(&shape)?.gather::<f64>();
-        let parts = first.into_iter().zip(second).map(|(x, y)| f(x, y)).collect();
+        let parts = first
+            .into_iter()
+            .zip(second)
+            .map(|(x, y)| f(x, y))
+            .collect();
         Ok(complex_from_parts(parts, &shape, dtype))
     }
 
@@ -272,7 +314,12 @@ impl Tensor {
     }
 
     /// `mean` of a complex tensor: the sum divided by the number of reduced elements.
-    pub(crate) fn complex_mean_dim(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Result<Tensor> {
+    pub(crate) fn complex_mean_dim(
+        &self,
+        dims: &[i64],
+        keepdim: bool,
+        dtype: DType,
+    ) -> Result<Tensor> {
         let input = self.to_dtype(dtype);
         let sum = input.sum_dim(dims, keepdim, Some(dtype))?;
         let count = if self.numel() == 0 {
@@ -309,7 +356,10 @@ mod tests {
         assert_eq!(parts.sizes(), &[2, 2]);
         assert_eq!(parts.to_vec::<f32>().unwrap(), vec![3.0, 4.0, -1.0, 0.0]);
         let back = parts.view_as_complex().unwrap();
-        assert_eq!(back.to_vec::<Complex64>().unwrap(), z.to_vec::<Complex64>().unwrap());
+        assert_eq!(
+            back.to_vec::<Complex64>().unwrap(),
+            z.to_vec::<Complex64>().unwrap()
+        );
         let odd = Tensor::zeros(&[3], DType::Float32).unwrap();
         assert!(odd.view_as_complex().is_err());
         assert!(odd.view_as_real().is_err());
@@ -319,7 +369,10 @@ mod tests {
     #[test]
     fn abs_angle_conj_give_the_textbook_values() {
         let z = sample();
-        assert_eq!(z.complex_abs().unwrap().to_vec::<f32>().unwrap(), vec![5.0, 1.0]);
+        assert_eq!(
+            z.complex_abs().unwrap().to_vec::<f32>().unwrap(),
+            vec![5.0, 1.0]
+        );
         let angle = z.angle().unwrap().to_vec::<f32>().unwrap();
         assert!((angle[0] - (4.0f32).atan2(3.0)).abs() < 1e-6);
         assert!((angle[1] - std::f32::consts::PI).abs() < 1e-6);

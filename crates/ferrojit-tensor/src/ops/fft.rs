@@ -142,13 +142,18 @@ impl Spectrum {
         let mut values = vec![Complex::new(0.0, 0.0); outer * full * inner];
         for o in 0..outer {
             for k in 0..full {
-                let (from, conjugate) = if k < half { (k, false) } else { (full - k, true) };
+                let (from, conjugate) = if k < half {
+                    (k, false)
+                } else {
+                    (full - k, true)
+                };
                 if from >= half {
                     continue;
                 }
                 for i in 0..inner {
                     let value = self.values[(o * half + from) * inner + i];
-                    values[(o * full + k) * inner + i] = if conjugate { value.conj() } else { value };
+                    values[(o * full + k) * inner + i] =
+                        if conjugate { value.conj() } else { value };
                 }
             }
         }
@@ -341,7 +346,9 @@ fn resize_fft_input(input: &Tensor, dims: &[usize], sizes: &[usize]) -> Result<T
 
 fn check_points(n: i64) -> Result<usize> {
     if n < 1 {
-        return Err(invalid(format!("Invalid number of data points ({n}) specified")));
+        return Err(invalid(format!(
+            "Invalid number of data points ({n}) specified"
+        )));
     }
     Ok(n as usize)
 }
@@ -349,7 +356,11 @@ fn check_points(n: i64) -> Result<usize> {
 /// `canonicalize_fft_shape_and_dim_args`: the transformed dimensions and their signal
 /// sizes from torch.fft's optional `s` and `dim`. Without either every dimension is
 /// transformed; `s` alone names the last `len(s)` dimensions; a size of -1 keeps the input's.
-fn shape_and_dims(input: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>) -> Result<(Vec<usize>, Vec<i64>)> {
+fn shape_and_dims(
+    input: &Tensor,
+    s: Option<&[i64]>,
+    dim: Option<&[i64]>,
+) -> Result<(Vec<usize>, Vec<i64>)> {
     let dims: Vec<usize> = match (dim, s) {
         (Some(dim), _) => fft_dims(input, dim)?,
         (None, Some(s)) => {
@@ -375,7 +386,13 @@ fn shape_and_dims(input: &Tensor, s: Option<&[i64]>, dim: Option<&[i64]>) -> Res
             }
             s.iter()
                 .zip(&dims)
-                .map(|(&size, &d)| if size == -1 { input.sizes()[d] as i64 } else { size })
+                .map(|(&size, &d)| {
+                    if size == -1 {
+                        input.sizes()[d] as i64
+                    } else {
+                        size
+                    }
+                })
                 .collect()
         }
         None => dims.iter().map(|&d| input.sizes()[d] as i64).collect(),
@@ -393,7 +410,13 @@ fn as_i64(dims: &[usize]) -> Vec<i64> {
 impl Tensor {
     /// `torch.fft.fftn` (and `fft`, `fft2`) when `forward`, `ifftn` (and `ifft`, `ifft2`)
     /// otherwise: complex output of any input.
-    pub fn fftn(&self, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>, forward: bool) -> Result<Tensor> {
+    pub fn fftn(
+        &self,
+        s: Option<&[i64]>,
+        dim: Option<&[i64]>,
+        norm: Option<&str>,
+        forward: bool,
+    ) -> Result<Tensor> {
         let input = promote_for_fft(self, true)?;
         let (dims, shape) = shape_and_dims(&input, s, dim)?;
         let sizes: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
@@ -403,13 +426,24 @@ impl Tensor {
     }
 
     /// `torch.fft.fft` / `ifft`: one dimension, optional length `n`.
-    pub fn fft_1d(&self, n: Option<i64>, dim: i64, norm: Option<&str>, forward: bool) -> Result<Tensor> {
+    pub fn fft_1d(
+        &self,
+        n: Option<i64>,
+        dim: i64,
+        norm: Option<&str>,
+        forward: bool,
+    ) -> Result<Tensor> {
         let s = n.map(|n| vec![n]);
         self.fftn(s.as_deref(), Some(&[dim]), norm, forward)
     }
 
     /// `torch.fft.rfftn` (and `rfft`, `rfft2`): real input, one-sided complex output.
-    pub fn rfftn(&self, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
+    pub fn rfftn(
+        &self,
+        s: Option<&[i64]>,
+        dim: Option<&[i64]>,
+        norm: Option<&str>,
+    ) -> Result<Tensor> {
         if self.dtype().is_complex() {
             return Err(invalid(format!(
                 "rfftn expects a real-valued input tensor, but got {}",
@@ -441,7 +475,12 @@ impl Tensor {
 
     /// `torch.fft.irfftn` (and `irfft`, `irfft2`): one-sided complex input, real output whose
     /// last transformed dimension has `s[-1]` entries (default `2 * (m - 1)`).
-    pub fn irfftn(&self, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
+    pub fn irfftn(
+        &self,
+        s: Option<&[i64]>,
+        dim: Option<&[i64]>,
+        norm: Option<&str>,
+    ) -> Result<Tensor> {
         let input = promote_for_fft(self, true)?;
         let (dims, mut shape) = shape_and_dims(&input, s, dim)?;
         let Some(&last) = dims.last() else {
@@ -571,8 +610,14 @@ mod tests {
     fn norms_follow_the_direction() {
         assert_eq!(FftNorm::from_name(None, true).unwrap(), FftNorm::None);
         assert_eq!(FftNorm::from_name(None, false).unwrap(), FftNorm::ByN);
-        assert_eq!(FftNorm::from_name(Some("forward"), true).unwrap(), FftNorm::ByN);
-        assert_eq!(FftNorm::from_name(Some("ortho"), false).unwrap(), FftNorm::ByRootN);
+        assert_eq!(
+            FftNorm::from_name(Some("forward"), true).unwrap(),
+            FftNorm::ByN
+        );
+        assert_eq!(
+            FftNorm::from_name(Some("ortho"), false).unwrap(),
+            FftNorm::ByRootN
+        );
         assert!(FftNorm::from_name(Some("sideways"), true).is_err());
         assert!(FftNorm::from_code(3).is_err());
     }
