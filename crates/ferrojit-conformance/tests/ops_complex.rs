@@ -3,7 +3,6 @@
 //! `torch.save` files, and every complex operator and torch.fft function matches PyTorch's
 //! values (complex64 within rtol 1e-4, atol 1e-5 per component) or its refusal.
 
-use ferrojit_conformance::known_difference as known;
 use ferrojit_conformance::{
     compare, repo_root, run_case_file, CaseFileOptions, KnownMessageDifference,
 };
