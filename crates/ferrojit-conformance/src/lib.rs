@@ -98,8 +98,10 @@ pub fn run_case(case: &OpCase) -> Result<IValue, CallError> {
 pub fn tolerance_for(dtype: ferrojit_tensor::DType) -> (f64, f64) {
     use ferrojit_tensor::DType;
     match dtype {
-        DType::Float64 => (1e-10, 1e-12),
+        DType::Float64 | DType::ComplexDouble => (1e-10, 1e-12),
         DType::Float32 => (1e-5, 1e-6),
+        // Per component; PyTorch's single-precision FFT rounds more than ferrojit's.
+        DType::ComplexFloat => (1e-4, 1e-5),
         // About two units in the last place of each half type (as torch.testing does).
         DType::Float16 => (1e-3, 1e-5),
         DType::BFloat16 => (1.6e-2, 1e-5),
@@ -189,10 +191,26 @@ pub fn compare_with(
             }
             let bounds = match how.tolerance {
                 Tolerance::ByDtype => tolerance_for(e.dtype()),
-                Tolerance::Fixed { rtol, atol } if e.dtype().is_floating_point() => (rtol, atol),
+                Tolerance::Fixed { rtol, atol }
+                    if e.dtype().is_floating_point() || e.dtype().is_complex() =>
+                {
+                    (rtol, atol)
+                }
                 Tolerance::Fixed { .. } => (0.0, 0.0),
             };
-            for (index, (x, y)) in a.to_f64_vec().iter().zip(e.to_f64_vec()).enumerate() {
+            // Complex values compare per component: (re, im) pairs, interleaved.
+            let values = |t: &ferrojit_tensor::Tensor| {
+                if t.dtype().is_complex() {
+                    t.view_as_real().map(|parts| parts.to_f64_vec())
+                } else {
+                    Ok(t.to_f64_vec())
+                }
+            };
+            let (actual_values, expected_values) = match (values(&a), values(&e)) {
+                (Ok(x), Ok(y)) => (x, y),
+                _ => return Err(format!("{path}: cannot read the complex values")),
+            };
+            for (index, (x, y)) in actual_values.iter().zip(expected_values).enumerate() {
                 if !floats_match(*x, y, bounds) {
                     return Err(format!("{path}: element {index} is {x}, PyTorch gives {y}"));
                 }

@@ -852,6 +852,8 @@ pub fn scalar_type_to_dtype(code: i64) -> Option<ferrojit_tensor::DType> {
         6 => DType::Float16,
         7 => DType::Float32,
         8 => DType::Float64,
+        10 => DType::ComplexFloat,
+        11 => DType::ComplexDouble,
         12 => DType::Bool,
         13 => DType::BFloat16,
         _ => return None,

@@ -89,6 +89,8 @@ pub fn tensor_type_name(dtype: DType) -> &'static str {
         DType::BFloat16 => "CPUBFloat16Type",
         DType::Float32 => "CPUFloatType",
         DType::Float64 => "CPUDoubleType",
+        DType::ComplexFloat => "CPUComplexFloatType",
+        DType::ComplexDouble => "CPUComplexDoubleType",
     }
 }
 

@@ -93,14 +93,15 @@ pub fn dtype_from_safetensors(dtype: Dtype) -> Option<DType> {
         Dtype::F16 => DType::Float16,
         Dtype::BF16 => DType::BFloat16,
         Dtype::F32 => DType::Float32,
+        Dtype::C64 => DType::ComplexFloat,
         Dtype::F64 => DType::Float64,
         _ => return None,
     })
 }
 
-/// The safetensors dtype for a ferrojit dtype (every ferrojit dtype has one).
-pub fn dtype_to_safetensors(dtype: DType) -> Dtype {
-    match dtype {
+/// The safetensors dtype for a ferrojit dtype; `None` for complex128, which the format lacks.
+pub fn dtype_to_safetensors(dtype: DType) -> Option<Dtype> {
+    Some(match dtype {
         DType::Bool => Dtype::BOOL,
         DType::UInt8 => Dtype::U8,
         DType::Int8 => Dtype::I8,
@@ -111,7 +112,9 @@ pub fn dtype_to_safetensors(dtype: DType) -> Dtype {
         DType::BFloat16 => Dtype::BF16,
         DType::Float32 => Dtype::F32,
         DType::Float64 => Dtype::F64,
-    }
+        DType::ComplexFloat => Dtype::C64,
+        DType::ComplexDouble => return None,
+    })
 }
 
 /// Reads a safetensors file: tensors in file order (metadata is dropped; see [`read_safetensors`]).
@@ -373,16 +376,22 @@ pub fn save_safetensors_to_bytes(
     let prepared: Vec<(&str, TensorBytes)> = tensors
         .iter()
         .map(|(name, tensor)| {
-            (
+            let dtype = dtype_to_safetensors(tensor.dtype()).ok_or_else(|| {
+                SafetensorsError::UnsupportedDtype {
+                    name: name.clone(),
+                    dtype: tensor.dtype().name().to_string(),
+                }
+            })?;
+            Ok((
                 name.as_str(),
                 TensorBytes {
-                    dtype: dtype_to_safetensors(tensor.dtype()),
+                    dtype,
                     shape: tensor.sizes().to_vec(),
                     data: contiguous_le_bytes(tensor),
                 },
-            )
+            ))
         })
-        .collect();
+        .collect::<Result<_, SafetensorsError>>()?;
     let info: Option<HashMap<String, String>> =
         metadata.map(|map| map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
     safetensors::serialize(prepared.iter().map(|(name, bytes)| (*name, bytes)), info)

@@ -157,10 +157,43 @@ fn kept_indices(n: usize, summarize: bool) -> Vec<usize> {
 
 struct Printer<'a> {
     values: &'a Values,
+    /// The imaginary parts of a complex tensor and their own formatter (torch's
+    /// `formatter2`); the real parts are `values`.
+    imaginary: Option<(&'a Values, Formatter)>,
     sizes: &'a [usize],
     strides: Vec<usize>,
     formatter: Formatter,
     summarize: bool,
+}
+
+/// One complex element as torch's `_val_formatter` writes it: the padded real part, then the
+/// imaginary part with its padding removed, its sign (or `+`) and `j`.
+fn format_complex(
+    real: (&Formatter, &Values),
+    imaginary: (&Formatter, &Values),
+    index: usize,
+) -> String {
+    let real_text = real.0.format(real.1, index);
+    let imaginary_text = imaginary.0.format(imaginary.1, index);
+    let imaginary_text = imaginary_text.trim_start();
+    if imaginary_text.starts_with('-') || imaginary_text.starts_with('+') {
+        format!("{real_text}{imaginary_text}j")
+    } else {
+        format!("{real_text}+{imaginary_text}j")
+    }
+}
+
+impl Printer<'_> {
+    fn format(&self, index: usize) -> String {
+        match &self.imaginary {
+            Some((imaginary, imaginary_formatter)) => format_complex(
+                (&self.formatter, self.values),
+                (imaginary_formatter, imaginary),
+                index,
+            ),
+            None => self.formatter.format(self.values, index),
+        }
+    }
 }
 
 impl Printer<'_> {
@@ -171,14 +204,18 @@ impl Printer<'_> {
         let stride = self.strides[depth];
         let summarized = self.summarize && n > 2 * EDGEITEMS;
         if depth + 1 == ndim {
-            let element_length = self.formatter.max_width + 2;
+            let mut element_length = self.formatter.max_width + 2;
+            if let Some((_, imaginary_formatter)) = &self.imaginary {
+                // The imaginary part's width and its `j`.
+                element_length += imaginary_formatter.max_width + 1;
+            }
             let per_line = (LINEWIDTH.saturating_sub(indent) / element_length).max(1);
             let mut data: Vec<String> = Vec::new();
             for (pos, i) in kept_indices(n, self.summarize).into_iter().enumerate() {
                 if summarized && pos == EDGEITEMS {
                     data.push(" ...".to_string());
                 }
-                data.push(self.formatter.format(self.values, base + i * stride));
+                data.push(self.format(base + i * stride));
             }
             let lines: Vec<String> = data.chunks(per_line).map(|c| c.join(", ")).collect();
             let sep = format!(",\n{}", " ".repeat(indent + 1));
@@ -276,21 +313,42 @@ impl fmt::Display for TensorDisplay<'_> {
             }
             "[]".to_string()
         } else {
-            if !matches!(tensor.dtype(), DType::Float32 | DType::Int64 | DType::Bool) {
+            // complex64 is the default complex dtype, printed without a suffix.
+            if !matches!(
+                tensor.dtype(),
+                DType::Float32 | DType::Int64 | DType::Bool | DType::ComplexFloat
+            ) {
                 suffixes.push(format!("dtype={}", tensor.dtype()));
             }
+            let mut imaginary_values = None;
             let values = match tensor.dtype() {
                 dtype if dtype.is_floating_point() => Values::Float(tensor.gather::<f64>()),
+                dtype if dtype.is_complex() => {
+                    let parts = tensor.gather::<crate::complex::Complex128>();
+                    imaginary_values = Some(Values::Float(parts.iter().map(|z| z.im).collect()));
+                    Values::Float(parts.iter().map(|z| z.re).collect())
+                }
                 DType::Bool => Values::Bool(tensor.gather::<bool>()),
                 _ => Values::Int(tensor.gather::<i64>()),
             };
             let summarize = tensor.numel() > THRESHOLD;
             let formatter = Formatter::new(&summarized_values(&values, tensor.sizes(), summarize));
+            let imaginary = imaginary_values.as_ref().map(|imaginary| {
+                let formatter =
+                    Formatter::new(&summarized_values(imaginary, tensor.sizes(), summarize));
+                (imaginary, formatter)
+            });
             if tensor.dim() == 0 {
-                formatter.format(&values, 0)
+                match &imaginary {
+                    Some((imaginary, imaginary_formatter)) => {
+                        format_complex((&formatter, &values), (imaginary_formatter, imaginary), 0)
+                    }
+                    None => formatter.format(&values, 0),
+                }
             } else {
                 let printer = Printer {
                     values: &values,
+                    imaginary,
                     sizes: tensor.sizes(),
                     strides: crate::shape::contiguous_strides(tensor.sizes()),
                     formatter,

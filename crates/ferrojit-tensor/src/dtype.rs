@@ -3,7 +3,8 @@
 use crate::error::{Result, TensorError};
 use std::fmt;
 
-/// Element type of a tensor (complex types are not supported).
+/// Element type of a tensor. Complex types are PyTorch's `complex64` (`ComplexFloat`, two f32)
+/// and `complex128` (`ComplexDouble`, two f64); `complex32` is not supported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     Bool,
@@ -16,6 +17,8 @@ pub enum DType {
     BFloat16,
     Float32,
     Float64,
+    ComplexFloat,
+    ComplexDouble,
 }
 
 /// Broad kind of a type, used by PyTorch's "higher category wins" promotion rule.
@@ -24,11 +27,12 @@ pub enum TypeCategory {
     Bool,
     Integral,
     Floating,
+    Complex,
 }
 
 impl DType {
     /// All supported dtypes, in c10::ScalarType order of appearance.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::UInt8,
         DType::Int8,
         DType::Int16,
@@ -37,6 +41,8 @@ impl DType {
         DType::Float16,
         DType::Float32,
         DType::Float64,
+        DType::ComplexFloat,
+        DType::ComplexDouble,
         DType::Bool,
         DType::BFloat16,
     ];
@@ -47,7 +53,8 @@ impl DType {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
             DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::Float32 => 4,
-            DType::Int64 | DType::Float64 => 8,
+            DType::Int64 | DType::Float64 | DType::ComplexFloat => 8,
+            DType::ComplexDouble => 16,
         }
     }
 
@@ -63,13 +70,48 @@ impl DType {
         match self {
             DType::Bool => include_bool,
             DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => true,
-            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => false,
+            DType::Float16
+            | DType::BFloat16
+            | DType::Float32
+            | DType::Float64
+            | DType::ComplexFloat
+            | DType::ComplexDouble => false,
+        }
+    }
+
+    /// c10::isComplexType.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::ComplexFloat | DType::ComplexDouble)
+    }
+
+    /// The complex type whose components have this floating type (c10::toComplexType):
+    /// float32 -> complex64, float64 -> complex128; half types widen to complex64 (ferrojit
+    /// has no complex32). A complex type maps to itself; other types have none.
+    pub fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::ComplexFloat => {
+                Some(DType::ComplexFloat)
+            }
+            DType::Float64 | DType::ComplexDouble => Some(DType::ComplexDouble),
+            _ => None,
+        }
+    }
+
+    /// The type of one component of a complex type (c10::toRealValueType): complex64 ->
+    /// float32, complex128 -> float64; every other type is its own value type.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::ComplexFloat => DType::Float32,
+            DType::ComplexDouble => DType::Float64,
+            other => other,
         }
     }
 
     pub fn category(self) -> TypeCategory {
         if self == DType::Bool {
             TypeCategory::Bool
+        } else if self.is_complex() {
+            TypeCategory::Complex
         } else if self.is_floating_point() {
             TypeCategory::Floating
         } else {
@@ -90,6 +132,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::ComplexFloat => "complex64",
+            DType::ComplexDouble => "complex128",
         }
     }
 
@@ -106,6 +150,8 @@ impl DType {
             DType::BFloat16 => "BFloat16",
             DType::Float32 => "Float",
             DType::Float64 => "Double",
+            DType::ComplexFloat => "ComplexFloat",
+            DType::ComplexDouble => "ComplexDouble",
         }
     }
 
@@ -122,6 +168,8 @@ impl DType {
             "CharStorage" => DType::Int8,
             "ByteStorage" => DType::UInt8,
             "BoolStorage" => DType::Bool,
+            "ComplexFloatStorage" => DType::ComplexFloat,
+            "ComplexDoubleStorage" => DType::ComplexDouble,
             other => return Err(TensorError::UnknownStorageType(other.to_string())),
         })
     }
@@ -138,10 +186,13 @@ impl DType {
             DType::BFloat16 => "BFloat16Storage",
             DType::Float32 => "FloatStorage",
             DType::Float64 => "DoubleStorage",
+            DType::ComplexFloat => "ComplexFloatStorage",
+            DType::ComplexDouble => "ComplexDoubleStorage",
         }
     }
 
-    /// Maps c10::ScalarType numbering (Byte=0 ... Double=7, Bool=11, BFloat16=15) to a dtype.
+    /// Maps c10::ScalarType numbering (Byte=0 ... Double=7, ComplexFloat=9, ComplexDouble=10,
+    /// Bool=11, BFloat16=15) to a dtype.
     pub fn from_scalar_type_index(index: i64) -> Result<DType> {
         Ok(match index {
             0 => DType::UInt8,
@@ -152,6 +203,8 @@ impl DType {
             5 => DType::Float16,
             6 => DType::Float32,
             7 => DType::Float64,
+            9 => DType::ComplexFloat,
+            10 => DType::ComplexDouble,
             11 => DType::Bool,
             15 => DType::BFloat16,
             other => return Err(TensorError::UnknownScalarType(other)),
@@ -169,6 +222,8 @@ impl DType {
             DType::Float16 => 5,
             DType::Float32 => 6,
             DType::Float64 => 7,
+            DType::ComplexFloat => 9,
+            DType::ComplexDouble => 10,
             DType::Bool => 11,
             DType::BFloat16 => 15,
         }
@@ -188,11 +243,20 @@ impl fmt::Display for DType {
 }
 
 /// c10::promoteTypes over the supported dtypes. Half and BFloat16 meet at Float32; either
-/// wins over every integral type.
+/// wins over every integral type. A complex type wins over every real type, at the wider of
+/// its own component type and the other (floating) type: complex64 with float64 is complex128.
 pub fn promote_types(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
         return a;
+    }
+    if a.is_complex() || b.is_complex() {
+        let wide = |d: DType| matches!(d, ComplexDouble | Float64);
+        return if wide(a) || wide(b) {
+            ComplexDouble
+        } else {
+            ComplexFloat
+        };
     }
     match (a, b) {
         (Bool, other) | (other, Bool) => other,
@@ -221,13 +285,21 @@ fn integral_rank(d: DType) -> u8 {
         DType::Int16 => 2,
         DType::Int32 => 3,
         DType::Int64 => 4,
-        DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => 5,
+        DType::Float16
+        | DType::BFloat16
+        | DType::Float32
+        | DType::Float64
+        | DType::ComplexFloat
+        | DType::ComplexDouble => 5,
     }
 }
 
 /// c10::canCast: whether a computation result of type `from` may be stored into `to`
-/// (no floating -> integral, no non-bool -> bool).
+/// (no complex -> real, no floating -> integral, no non-bool -> bool).
 pub fn can_cast(from: DType, to: DType) -> bool {
+    if from.is_complex() && !to.is_complex() {
+        return false;
+    }
     if from.is_floating_point() && to.is_integral(false) {
         return false;
     }

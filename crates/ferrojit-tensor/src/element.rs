@@ -4,11 +4,12 @@ use crate::dtype::{DType, Scalar};
 use crate::storage::Buffer;
 use std::fmt::Debug;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// A Rust type that can be stored in a tensor: bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64.
+/// A Rust type that can be stored in a tensor: bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64,
+/// and the complex types of `crate::complex`.
 pub trait Element:
     sealed::Sealed + Copy + PartialEq + PartialOrd + Debug + Send + Sync + 'static
 {
@@ -22,11 +23,26 @@ pub trait Element:
     fn from_bool(v: bool) -> Self;
     fn to_scalar(self) -> Scalar;
 
+    /// The value as (real, imaginary) parts; real types have no imaginary part.
+    fn to_complex_parts(self) -> (f64, f64) {
+        (self.to_f64(), 0.0)
+    }
+
+    /// A value from (real, imaginary) parts; real types keep the real part, as c10's
+    /// `static_cast` from complex does.
+    fn from_complex_parts(re: f64, _im: f64) -> Self {
+        Self::from_f64(re)
+    }
+
     /// Value conversion with C++ `static_cast`-like semantics
-    /// (floats to integers truncate via int64 then wrap, anything to bool is `!= 0`).
+    /// (floats to integers truncate via int64 then wrap, anything to bool is `!= 0`,
+    /// complex to real keeps the real part).
     fn cast<U: Element>(self) -> U {
         if U::DTYPE == DType::Bool {
             U::from_bool(self.is_nonzero())
+        } else if Self::DTYPE.is_complex() || U::DTYPE.is_complex() {
+            let (re, im) = self.to_complex_parts();
+            U::from_complex_parts(re, im)
         } else if Self::DTYPE.is_floating_point() {
             U::from_f64(self.to_f64())
         } else {
@@ -56,7 +72,7 @@ pub trait Element:
 
 /// The `N` bytes of one element. Exact-size input (every storage decode) is a plain load;
 /// short input is padded with zeros, as `Element::read_le` promises.
-fn le_array<const N: usize>(bytes: &[u8]) -> [u8; N] {
+pub(crate) fn le_array<const N: usize>(bytes: &[u8]) -> [u8; N] {
     if let Ok(raw) = <[u8; N]>::try_from(bytes) {
         return raw;
     }

@@ -3,6 +3,7 @@
 
 mod macros;
 
+pub mod complex;
 pub mod display;
 pub mod dtype;
 pub mod element;
@@ -13,6 +14,7 @@ pub mod shape;
 pub mod storage;
 pub mod tensor;
 
+pub use complex::{Complex128, Complex64};
 pub use dtype::{can_cast, promote_types, DType, Scalar, TypeCategory};
 pub use element::Element;
 pub use error::{Result, TensorError};

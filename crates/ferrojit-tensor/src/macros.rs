@@ -44,6 +44,14 @@ macro_rules! dispatch_dtype {
                 type $T = f64;
                 $body
             }
+            $crate::dtype::DType::ComplexFloat => {
+                type $T = $crate::complex::Complex64;
+                $body
+            }
+            $crate::dtype::DType::ComplexDouble => {
+                type $T = $crate::complex::Complex128;
+                $body
+            }
         }
     };
 }

@@ -28,6 +28,10 @@ impl ResultTypeState {
             if current.is_floating_point() {
                 current = DType::default_float();
             }
+            // A Python complex promotes as the default complex dtype (complex64).
+            if current.is_complex() {
+                current = DType::ComplexFloat;
+            }
             self.wrapped_result = promote_optional(self.wrapped_result, current);
         } else if tensor.dim() > 0 {
             self.dim_result = promote_optional(self.dim_result, current);
@@ -53,6 +57,15 @@ fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DTy
     let Some(l) = lower else {
         return Some(h);
     };
+    // c10's combine_categories: complex beats everything; a lower complex type over a
+    // higher floating type keeps the floating type's width (float32 tensor + complex128
+    // 0-dim tensor gives complex64).
+    if h.is_complex() {
+        return Some(h);
+    }
+    if l.is_complex() {
+        return Some(h.to_complex().unwrap_or(l));
+    }
     if h.is_floating_point() {
         return Some(h);
     }

@@ -153,6 +153,8 @@ pub enum Buffer {
     BFloat16(Elements<half::bf16>),
     Float32(Elements<f32>),
     Float64(Elements<f64>),
+    ComplexFloat(Elements<crate::complex::Complex64>),
+    ComplexDouble(Elements<crate::complex::Complex128>),
 }
 
 /// Runs `$body` with `$v` bound to the typed element slice inside a buffer: `&[T]` for a
@@ -201,6 +203,14 @@ macro_rules! with_buffer {
                 let $v = $crate::storage::ElementSlice::element_slice($v);
                 $body
             }
+            $crate::storage::Buffer::ComplexFloat($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
+            $crate::storage::Buffer::ComplexDouble($v) => {
+                let $v = $crate::storage::ElementSlice::element_slice($v);
+                $body
+            }
         }
     };
 }
@@ -219,6 +229,8 @@ impl Buffer {
             Buffer::BFloat16(_) => DType::BFloat16,
             Buffer::Float32(_) => DType::Float32,
             Buffer::Float64(_) => DType::Float64,
+            Buffer::ComplexFloat(_) => DType::ComplexFloat,
+            Buffer::ComplexDouble(_) => DType::ComplexDouble,
         }
     }
 
@@ -243,6 +255,8 @@ impl Buffer {
             DType::BFloat16 => Buffer::BFloat16(vec![half::bf16::ZERO; len].into()),
             DType::Float32 => Buffer::Float32(vec![0.0; len].into()),
             DType::Float64 => Buffer::Float64(vec![0.0; len].into()),
+            DType::ComplexFloat => Buffer::ComplexFloat(vec![Default::default(); len].into()),
+            DType::ComplexDouble => Buffer::ComplexDouble(vec![Default::default(); len].into()),
         }
     }
 }
@@ -260,6 +274,8 @@ fn buffer_is_borrowed(buffer: &Buffer) -> bool {
         Buffer::BFloat16(v) => v.is_borrowed(),
         Buffer::Float32(v) => v.is_borrowed(),
         Buffer::Float64(v) => v.is_borrowed(),
+        Buffer::ComplexFloat(v) => v.is_borrowed(),
+        Buffer::ComplexDouble(v) => v.is_borrowed(),
     }
 }
 
@@ -328,13 +344,21 @@ impl Storage {
                 // Same byte order as this machine: one bulk copy (the source may be unaligned).
                 return Elements::Owned(bytemuck::pod_collect_to_vec(bytes));
             }
+            // A complex element is two numbers: each part is swapped on its own.
+            let part = if T::DTYPE.is_complex() {
+                item / 2
+            } else {
+                item
+            };
             let swapped: Vec<T> = bytes
                 .chunks_exact(item)
                 .map(|chunk| {
-                    let mut swapped = [0u8; 8];
+                    let mut swapped = [0u8; 16];
                     let swapped = &mut swapped[..item];
                     swapped.copy_from_slice(chunk);
-                    swapped.reverse();
+                    for one_part in swapped.chunks_exact_mut(part) {
+                        one_part.reverse();
+                    }
                     T::read_le(swapped)
                 })
                 .collect();
@@ -352,6 +376,8 @@ impl Storage {
             DType::BFloat16 => Buffer::BFloat16(decode(bytes, item, little_endian)),
             DType::Float32 => Buffer::Float32(decode(bytes, item, little_endian)),
             DType::Float64 => Buffer::Float64(decode(bytes, item, little_endian)),
+            DType::ComplexFloat => Buffer::ComplexFloat(decode(bytes, item, little_endian)),
+            DType::ComplexDouble => Buffer::ComplexDouble(decode(bytes, item, little_endian)),
         };
         Ok(Storage::new(buffer))
     }
@@ -395,6 +421,12 @@ impl Storage {
                 }
                 DType::Float32 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Float32),
                 DType::Float64 => Elements::borrow_bytes(bytes.clone(), range).map(Buffer::Float64),
+                DType::ComplexFloat => {
+                    Elements::borrow_bytes(bytes.clone(), range).map(Buffer::ComplexFloat)
+                }
+                DType::ComplexDouble => {
+                    Elements::borrow_bytes(bytes.clone(), range).map(Buffer::ComplexDouble)
+                }
             };
             if let Some(buffer) = borrowed {
                 return Ok(Storage::new(buffer));
@@ -457,6 +489,8 @@ impl Storage {
             Buffer::BFloat16(values) => grow(values, elements),
             Buffer::Float32(values) => grow(values, elements),
             Buffer::Float64(values) => grow(values, elements),
+            Buffer::ComplexFloat(values) => grow(values, elements),
+            Buffer::ComplexDouble(values) => grow(values, elements),
         }
         self.inner.len.store(elements, Ordering::Release);
     }

@@ -138,7 +138,13 @@ fn dtype_metadata() {
         DType::from_torch_storage_name("BFloat16Storage").unwrap(),
         DType::BFloat16
     );
-    assert!(DType::from_torch_storage_name("ComplexFloatStorage").is_err());
+    assert_eq!(
+        DType::from_torch_storage_name("ComplexFloatStorage").unwrap(),
+        DType::ComplexFloat
+    );
+    assert_eq!(DType::ComplexDouble.scalar_type_index(), 10);
+    assert_eq!(DType::ComplexFloat.item_size(), 8);
+    assert!(DType::from_torch_storage_name("ComplexHalfStorage").is_err());
     for d in DType::ALL {
         assert_eq!(
             DType::from_torch_storage_name(d.to_torch_storage_name()).unwrap(),

@@ -281,6 +281,8 @@ fn cpp_type_name(dtype: DType) -> &'static str {
         DType::BFloat16 => "c10::BFloat16",
         DType::Float32 => "float",
         DType::Float64 => "double",
+        DType::ComplexFloat => "c10::complex<float>",
+        DType::ComplexDouble => "c10::complex<double>",
     }
 }
 

@@ -6,10 +6,12 @@ pub mod arithmetic_ops;
 pub mod arrange_ops;
 pub mod binding;
 pub mod comparison_ops;
+pub mod complex_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
 pub mod dict_ops;
+pub mod fft_ops;
 pub mod indexing_ops;
 pub mod list_ops;
 pub mod math_ops;
@@ -50,6 +52,8 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ),
         ("indexing", NativeFunction, indexing_ops::declarations()),
         ("creation", NativeFunction, creation_ops::declarations()),
+        ("complex", NativeFunction, complex_ops::declarations()),
+        ("fft", NativeFunction, fft_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),

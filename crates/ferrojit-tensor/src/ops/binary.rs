@@ -83,7 +83,7 @@ fn check_alpha(dtype: DType, alpha: &Scalar) -> Result<()> {
             "Boolean alpha only supported for Boolean results.".to_string(),
         ));
     }
-    if !dtype.is_floating_point() && !alpha.is_integral(true) {
+    if !dtype.is_floating_point() && !dtype.is_complex() && !alpha.is_integral(true) {
         return Err(TensorError::InvalidArgument(
             "For integral input tensors, argument alpha must not be a floating point number."
                 .to_string(),
@@ -105,6 +105,41 @@ fn check_sub(a: &Tensor, b: &Tensor) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The complex operands' checks: add, sub, mul, true division and pow are defined for
+/// complex numbers; the rest are refused with PyTorch's messages.
+fn complex_binary_dtype(common: DType, kind: BinaryKind) -> Result<DType> {
+    let refused = match kind {
+        BinaryKind::Add(alpha) | BinaryKind::Sub(alpha) => {
+            check_alpha(common, &alpha)?;
+            return Ok(common);
+        }
+        BinaryKind::Mul | BinaryKind::Div(None) | BinaryKind::Pow => return Ok(common),
+        BinaryKind::Div(Some(RoundingMode::Floor)) => "div_floor_cpu",
+        BinaryKind::Div(Some(_)) => "div_trunc_cpu",
+        BinaryKind::Remainder => "remainder_cpu",
+        BinaryKind::Fmod => "fmod_cpu",
+        BinaryKind::Atan2 => "atan2_cpu",
+        BinaryKind::Hypot => "hypot_cpu",
+        BinaryKind::LogAddExp => "logaddexp_cpu",
+        BinaryKind::Maximum | BinaryKind::Minimum | BinaryKind::Fmax | BinaryKind::Fmin => {
+            let name = match kind {
+                BinaryKind::Maximum => "maximum",
+                BinaryKind::Minimum => "minimum",
+                BinaryKind::Fmax => "fmax",
+                _ => "fmin",
+            };
+            return Err(TensorError::InvalidArgument(format!(
+                "{name} not implemented for complex tensors."
+            )));
+        }
+        other => bitwise_name(other),
+    };
+    Err(TensorError::NotImplementedForDType {
+        op: refused,
+        dtype: common,
+    })
 }
 
 /// Applies `f` elementwise over the broadcast of `a` and `b`, both converted to `T`.
@@ -427,6 +462,9 @@ impl Tensor {
     /// Validates operands and returns the dtype the computation runs in (also the result dtype).
     fn binary_compute_dtype(&self, other: &Tensor, kind: BinaryKind) -> Result<DType> {
         let common = result_type(&[self, other]);
+        if common.is_complex() {
+            return complex_binary_dtype(common, kind);
+        }
         match kind {
             BinaryKind::Add(alpha) => check_alpha(common, &alpha)?,
             BinaryKind::Sub(alpha) => {
@@ -535,6 +573,17 @@ impl Tensor {
 
     fn compare_op(&self, other: &Tensor, kind: CompareKind) -> Result<Tensor> {
         let dtype = result_type(&[self, other]);
+        // Complex numbers have no order: only (in)equality and the logical operators apply.
+        let ordering = match kind {
+            CompareKind::Lt => Some("lt_cpu"),
+            CompareKind::Le => Some("le_cpu"),
+            CompareKind::Gt => Some("gt_cpu"),
+            CompareKind::Ge => Some("ge_cpu"),
+            _ => None,
+        };
+        if let (true, Some(op)) = (dtype.is_complex(), ordering) {
+            return Err(TensorError::NotImplementedForDType { op, dtype });
+        }
         let shape = broadcast_shapes(self.sizes(), other.sizes())?;
         dispatch_dtype!(dtype, T => compare_kernel::<T>(self, other, &shape, kind))
     }

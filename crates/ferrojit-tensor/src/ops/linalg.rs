@@ -68,7 +68,18 @@ macro_rules! impl_gemm_naive {
         }
     )*};
 }
-impl_gemm_naive!(bool, u8, i8, i16, i32, i64, half::f16, half::bf16);
+impl_gemm_naive!(
+    bool,
+    u8,
+    i8,
+    i16,
+    i32,
+    i64,
+    half::f16,
+    half::bf16,
+    crate::complex::Complex64,
+    crate::complex::Complex128
+);
 
 /// Float element types with a fast (matrixmultiply) GEMM, split across the global pool.
 pub(crate) trait FloatGemm: Copy + Send + Sync + 'static {
@@ -439,6 +450,8 @@ fn cpp_type_name(d: DType) -> &'static str {
         DType::BFloat16 => "c10::BFloat16",
         DType::Float32 => "float",
         DType::Float64 => "double",
+        DType::ComplexFloat => "c10::complex<float>",
+        DType::ComplexDouble => "c10::complex<double>",
     }
 }
 

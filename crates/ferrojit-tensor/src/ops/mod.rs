@@ -2,8 +2,10 @@
 
 pub mod arrange;
 pub mod binary;
+pub mod complex;
 pub mod creation;
 pub mod cxx_order;
+pub mod fft;
 pub(crate) mod fused;
 pub mod indexing;
 pub mod join;

@@ -456,6 +456,9 @@ fn predicate_kernel<T: Element>(input: &Tensor, op: UnaryOp) -> Tensor {
 impl Tensor {
     /// Applies a pointwise unary operator, returning a new tensor.
     pub fn unary(&self, op: UnaryOp) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_unary(op);
+        }
         let dtype = op.result_dtype(self.dtype())?;
         if op.kind() == UnaryKind::Predicate {
             return Ok(dispatch_dtype!(self.dtype(), T => predicate_kernel::<T>(self, op)));
@@ -467,6 +470,10 @@ impl Tensor {
     /// A contiguous float tensor whose dtype the op keeps is updated where it lies (one pass
     /// over memory instead of gather, compute and scatter).
     pub fn unary_(&self, op: UnaryOp) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            let result = self.complex_unary(op)?;
+            return self.assign_result(&result);
+        }
         let dtype = op.result_dtype(self.dtype())?;
         if op == UnaryOp::Relu && dtype == self.dtype() {
             return self.relu_();

@@ -87,6 +87,13 @@ impl Tensor {
 
     /// Mean over `dims` (empty = all).
     pub fn mean_dim(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        match dtype {
+            Some(d) if d.is_complex() => return self.complex_mean_dim(dims, keepdim, d),
+            None if self.dtype().is_complex() => {
+                return self.complex_mean_dim(dims, keepdim, self.dtype())
+            }
+            _ => {}
+        }
         let out_dtype = match dtype {
             Some(d) if !d.is_floating_point() => {
                 return Err(TensorError::InvalidArgument(format!(
@@ -120,6 +127,12 @@ impl Tensor {
 
     fn extremum(&self, is_max: bool) -> Result<Tensor> {
         let name = if is_max { "max" } else { "min" };
+        if self.dtype().is_complex() {
+            return Err(TensorError::NotImplementedForDType {
+                op: if is_max { "max_all" } else { "min_all" },
+                dtype: self.dtype(),
+            });
+        }
         if self.numel() == 0 {
             return Err(TensorError::InvalidArgument(format!(
                 "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
