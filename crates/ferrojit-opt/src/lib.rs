@@ -23,6 +23,7 @@ pub mod jit_log;
 pub mod literals;
 pub mod remove_dropout;
 pub mod remove_expands;
+pub mod remove_mutation;
 
 use ferrojit_ir::Graph;
 
@@ -110,6 +111,14 @@ pub const PASSES: &[PassInfo] = &[
             remove_expands::remove_expands(graph);
             Ok(())
         },
+    },
+    // passes-b
+    PassInfo {
+        name: "remove_mutation",
+        description: "folds appends, inserts and item sets into the list constructs they follow, \
+                      and turns in-place operators on fresh, unaliased values into their \
+                      functional forms",
+        run: remove_mutation::remove_mutation,
     },
 ];
 
