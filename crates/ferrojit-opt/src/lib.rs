@@ -26,6 +26,7 @@ pub mod jit_log;
 pub mod literals;
 pub mod remove_dropout;
 pub mod remove_expands;
+pub mod remove_mutation;
 
 use ferrojit_ir::Graph;
 
@@ -147,6 +148,14 @@ pub const PASSES: &[PassInfo] = &[
                       is known by the callee's body, recursively (a bare graph knows none: see \
                       inliner::inline_calls)",
         run: inliner::inline_calls_without_callees,
+    },
+    // passes-b
+    PassInfo {
+        name: "remove_mutation",
+        description: "folds appends, inserts and item sets into the list constructs they follow, \
+                      and turns in-place operators on fresh, unaliased values into their \
+                      functional forms",
+        run: remove_mutation::remove_mutation,
     },
 ];
 
