@@ -92,7 +92,7 @@ pub fn convolution_backward(
     let batch = input.sizes()[0];
     let in_channels = input.sizes()[1];
     let (out_channels, in_per_group, out_per_group) = if geometry.transposed {
-        if weight.sizes()[0] != in_channels || in_channels % groups != 0 {
+        if weight.sizes()[0] != in_channels || !in_channels.is_multiple_of(groups) {
             return Err(invalid(format!(
                 "convolution_backward: a transposed weight of size {} does not fit an input of {in_channels} channels in {groups} groups",
                 format_shape(weight.sizes())
@@ -102,7 +102,7 @@ pub fn convolution_backward(
         (per_group * groups, in_channels / groups, per_group)
     } else {
         let out_channels = weight.sizes()[0];
-        if out_channels % groups != 0 || weight.sizes()[1] * groups != in_channels {
+        if !out_channels.is_multiple_of(groups) || weight.sizes()[1] * groups != in_channels {
             return Err(invalid(format!(
                 "convolution_backward: a weight of size {} does not fit an input of {in_channels} channels in {groups} groups",
                 format_shape(weight.sizes())

@@ -81,7 +81,7 @@ pub fn col2im(
         (1, sizes[0], sizes[1])
     };
     let kernel = (kh * kw) as usize;
-    if rows % kernel != 0 {
+    if !rows.is_multiple_of(kernel) {
         return Err(invalid(format!(
             "Expected size of input's dimension {} to be divisible by the product of kernel_size, but got input.size({})={rows} and kernel_size=({kh}, {kw}).",
             usize::from(batched),

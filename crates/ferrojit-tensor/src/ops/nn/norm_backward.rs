@@ -137,7 +137,7 @@ pub fn native_group_norm_backward(
         to_sizes(&[channels], "C")?[0],
         to_sizes(&[inner], "HxW")?[0],
     ];
-    if group <= 0 || channels % group as usize != 0 {
+    if group <= 0 || !channels.is_multiple_of(group as usize) {
         return Err(invalid(format!(
             "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
             format_shape(input.sizes())
