@@ -1,11 +1,16 @@
 //! Core operator conformance: unary, binary/ternary, reduction and view operators against
-//! cases PyTorch computed (tests/fixtures/ops_core, made by generate.py there), and the order
-//! of equal elements in sort/topk/kthvalue (tests/fixtures/tie_order).
+//! cases PyTorch computed (tests/fixtures/ops_core, made by generate.py there), the core ATen
+//! overloads of issue 18 (core_aten.pt: pooling, normalization, embedding and convolution
+//! gradients, distances, col2im, grid sampling, 3-D pooling and padding, batch norm with its
+//! saved and running statistics), and the order of equal elements in sort/topk/kthvalue
+//! (tests/fixtures/tie_order).
 
 use ferrojit_conformance::known_difference as known;
 use ferrojit_conformance::{
-    repo_root, run_case_file, CaseFileOptions, KnownMessageDifference, KnownMissingOperator,
+    call_operator, compare, fresh_copy, repo_root, run_case_file, CaseFileOptions,
+    KnownMessageDifference, KnownMissingOperator,
 };
+use ferrojit_runtime::ivalue::IValue;
 
 /// PyTorch's AT_DISPATCH error names the CPU kernel function (`elu_cpu`, `floor_vml_cpu`);
 /// ferrojit's dtype check names the operator.
@@ -241,4 +246,57 @@ fn views_match_pytorch() {
 #[test]
 fn tie_order_matches_pytorch() {
     check_in("tests/fixtures/tie_order", "ops.pt", 339, &[], &[]);
+}
+
+/// Error cases of core_aten.pt whose message is not PyTorch's yet.
+fn core_aten_differences() -> Vec<KnownMessageDifference> {
+    vec![]
+}
+
+/// The core ATen overloads that issue 18 added, against PyTorch's values and refusals.
+#[test]
+fn core_aten_overloads_match_pytorch() {
+    check_in(
+        "tests/fixtures/ops_core",
+        "core_aten.pt",
+        236,
+        &core_aten_differences(),
+        &[],
+    );
+}
+
+/// `_native_batch_norm_legit` in training updates `running_mean` and `running_var` in place
+/// (momentum-weighted, the variance unbiased) and leaves them alone in evaluation: each case
+/// that recorded its arguments after PyTorch's call ("mutated") is run on fresh copies, and
+/// the copies must then hold PyTorch's values.
+#[test]
+fn batch_norm_updates_running_statistics_as_pytorch_does() {
+    let path = repo_root().join("tests/fixtures/ops_core/core_aten.pt");
+    let cases = ferrojit_serialize::torch_save::load_file(&path).unwrap();
+    let mut checked = 0;
+    for case in cases.to_list().unwrap().to_vec() {
+        let dict = case.to_dict().unwrap();
+        let Some(IValue::Dict(mutated)) = dict.get(&IValue::string("mutated")) else {
+            continue;
+        };
+        let name = dict.get(&IValue::string("name")).unwrap();
+        let op = dict.get(&IValue::string("op")).unwrap();
+        let args: Vec<IValue> = dict
+            .get(&IValue::string("args"))
+            .unwrap()
+            .to_list()
+            .unwrap()
+            .to_vec()
+            .iter()
+            .map(fresh_copy)
+            .collect();
+        call_operator(op.to_str().unwrap(), args.clone(), &[]).unwrap();
+        for (index, expected) in mutated.entries() {
+            let index = usize::try_from(index.to_int().unwrap()).unwrap();
+            let label = format!("{} argument {index}", name.python_repr());
+            compare(&args[index], &expected, &label).unwrap();
+            checked += 1;
+        }
+    }
+    assert!(checked >= 26, "only {checked} mutated arguments checked");
 }

@@ -11,11 +11,13 @@ pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
 pub mod dict_ops;
+pub mod distance_ops;
 pub mod fft_ops;
 pub mod indexing_ops;
 pub mod list_ops;
 pub mod math_ops;
 pub mod misc_ops;
+pub mod nn_backward_ops;
 pub mod nn_ops;
 pub mod prim_lang_ops;
 pub mod rnn_ops;
@@ -44,6 +46,12 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("core", NativeFunction, core_ops::declarations()),
         ("arrange", NativeFunction, arrange_ops::declarations()),
         ("nn", NativeFunction, nn_ops::declarations()),
+        (
+            "nn_backward",
+            NativeFunction,
+            nn_backward_ops::declarations(),
+        ),
+        ("distance", NativeFunction, distance_ops::declarations()),
         ("rnn", NativeFunction, rnn_ops::declarations()),
         (
             "transformer",

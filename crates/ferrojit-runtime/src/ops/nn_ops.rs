@@ -15,7 +15,7 @@ use ferrojit_tensor::ops::nn::resample::{
 use ferrojit_tensor::ops::nn::{norm, pool};
 use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
-use super::binding::{typed, typed_in_place, FromArgument, TypedKernel};
+use super::binding::{out_from_functional, typed, typed_in_place, FromArgument, TypedKernel};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
 use crate::opdef::OperatorDeclaration;
@@ -71,6 +71,8 @@ macro_rules! wide_kernel_for_arity {
 }
 
 wide_kernel_for_arity!(9; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8);
+wide_kernel_for_arity!(10; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9);
+wide_kernel_for_arity!(11; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9, K => 10);
 wide_kernel_for_arity!(12; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9, K => 10, L => 11);
 wide_kernel_for_arity!(13; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8, J => 9, K => 10, L => 11, M => 12);
 
@@ -389,6 +391,58 @@ fn batch_norm(
     )?)
 }
 
+/// `_native_batch_norm_legit`: the output, the saved batch mean and inverse standard
+/// deviation (empty in evaluation mode); training updates the running statistics in place.
+#[allow(clippy::too_many_arguments)]
+fn native_batch_norm_legit(
+    input: Input,
+    weight: Option<Input>,
+    bias: Option<Input>,
+    running_mean: Input,
+    running_var: Input,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    Ok(norm::native_batch_norm(
+        &input,
+        weight.as_deref(),
+        bias.as_deref(),
+        Some(&running_mean),
+        Some(&running_var),
+        training,
+        momentum,
+        eps,
+    )?)
+}
+
+/// `_native_batch_norm_legit.no_stats`: batch statistics only, so evaluation mode has none.
+fn native_batch_norm_legit_no_stats(
+    input: Input,
+    weight: Option<Input>,
+    bias: Option<Input>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    if !training {
+        return Err(TensorError::InvalidArgument(
+            "running_mean must be defined in evaluation mode".to_string(),
+        )
+        .into());
+    }
+    Ok(norm::native_batch_norm(
+        &input,
+        weight.as_deref(),
+        bias.as_deref(),
+        None,
+        None,
+        training,
+        momentum,
+        eps,
+    )?)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn instance_norm(
     input: Input,
@@ -538,6 +592,74 @@ fn embedding_bag_padding_idx(
         per_sample_weights.as_deref(),
         include_last_offset,
         padding_idx,
+    )?)
+}
+
+/// `_embedding_bag` and `_embedding_bag_forward_only`: `padding_idx` is already normalized
+/// to `[0, num_weights)`, and -1 (any negative value) means none.
+#[allow(clippy::too_many_arguments)]
+fn underscore_embedding_bag(
+    weight: Input,
+    indices: Input,
+    offsets: Input,
+    _scale_grad_by_freq: Unused,
+    mode: i64,
+    _sparse: Unused,
+    per_sample_weights: Option<Input>,
+    include_last_offset: bool,
+    padding_idx: i64,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    let (output, offset2bag, bag_size, last) = misc::embedding_bag(
+        &weight,
+        &indices,
+        &offsets,
+        mode,
+        per_sample_weights.as_deref(),
+        include_last_offset,
+        (padding_idx >= 0).then_some(padding_idx),
+    )?;
+    // Unlike `embedding_bag`, sum mode here counts one bag size per bag, not per offset.
+    if mode == 0 && include_last_offset {
+        let bags = output.sizes()[0] as i64;
+        let per_bag = |t: Tensor| t.slice(0, Some(0), Some(bags), 1);
+        return Ok((output, offset2bag, per_bag(bag_size)?, per_bag(last)?));
+    }
+    Ok((output, offset2bag, bag_size, last))
+}
+
+/// `grid_sampler` and `grid_sampler_2d` (the 2-D case is the only one ferrojit samples;
+/// `grid_sampler` of a 5-D input is refused by the 2-D shape check).
+fn grid_sampler_2d(
+    input: Input,
+    grid: Input,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    Ok(ferrojit_tensor::ops::nn::grid_sample::grid_sampler_2d(
+        &input,
+        &grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    )?)
+}
+
+fn col2im(
+    input: Input,
+    output_size: Vec<i64>,
+    kernel_size: Vec<i64>,
+    dilation: Vec<i64>,
+    padding: Vec<i64>,
+    stride: Vec<i64>,
+) -> Result<Tensor> {
+    Ok(ferrojit_tensor::ops::nn::fold::col2im(
+        &input,
+        &output_size,
+        &kernel_size,
+        &dilation,
+        &padding,
+        &stride,
     )?)
 }
 
@@ -885,15 +1007,21 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor", max_pool::<3>),
         typed("aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)", max_pool_with_indices::<1>),
         typed("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", max_pool_with_indices::<2>),
+        typed("aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", max_pool_with_indices::<3>),
         typed("aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", avg_pool1d),
         typed("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", avg_pool::<2>),
         typed("aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", avg_pool::<3>),
         typed("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor", adaptive_avg_pool::<1>),
         typed("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_avg_pool::<2>),
         typed("aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_avg_pool::<3>),
+        out_from_functional("aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)", adaptive_avg_pool::<3>),
+        typed("aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_avg_pool::<3>),
+        out_from_functional("aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)", adaptive_avg_pool::<3>),
         typed("aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)", adaptive_max_pool::<1>),
         typed("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", adaptive_max_pool::<2>),
         typed("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", Wide(batch_norm)),
+        typed("aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", native_batch_norm_legit),
+        typed("aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", native_batch_norm_legit_no_stats),
         typed("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor", Wide(instance_norm)),
         typed("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", layer_norm),
         typed("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor", group_norm),
@@ -907,12 +1035,23 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", embedding),
         typed("aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)", embedding_bag),
         typed("aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)", Wide(embedding_bag_padding_idx)),
+        typed("aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", Wide(underscore_embedding_bag)),
+        typed("aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", Wide(underscore_embedding_bag)),
+        typed("aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler_2d),
+        typed("aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler_2d),
+        out_from_functional("aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)", grid_sampler_2d),
+        typed("aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", col2im),
+        out_from_functional("aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)", col2im),
         typed("aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor", pad),
         typed("aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", constant_pad_nd),
         typed("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor", pad_with(PadMode::Reflect)),
         typed("aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor", pad_with(PadMode::Reflect)),
         typed("aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor", pad_with(PadMode::Replicate)),
         typed("aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor", pad_with(PadMode::Replicate)),
+        typed("aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor", pad_with(PadMode::Reflect)),
+        out_from_functional("aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)", pad_with(PadMode::Reflect)),
+        typed("aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", pad_with(PadMode::Replicate)),
+        out_from_functional("aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)", pad_with(PadMode::Replicate)),
         typed("aten::_pad_circular(Tensor self, SymInt[] pad) -> Tensor", pad_with(PadMode::Circular)),
         typed("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", pixel_shuffle),
         typed("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", pixel_unshuffle),

@@ -9,7 +9,7 @@ use ferrojit_tensor::{DType, Scalar, Tensor, TensorError};
 
 use std::sync::Arc;
 
-use super::binding::{typed, typed_in_place, CpuDevice, FromArgument};
+use super::binding::{out_from_functional, typed, typed_in_place, CpuDevice, FromArgument};
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::{Device, IValue, TensorCell};
 use crate::opdef::OperatorDeclaration;
@@ -754,6 +754,43 @@ fn fill_tensor_(target: Input, value: Input) -> Result<Tensor> {
     Ok(target.fill_(&value.item()?)?)
 }
 
+/// `fill.Scalar`: a copy of `self` (its dtype and shape) holding `value` everywhere.
+fn fill_scalar(input: Input, value: Scalar) -> Result<Tensor> {
+    let copy = input.clone_tensor();
+    copy.fill_(&value)?;
+    Ok(copy)
+}
+
+/// `fill.Tensor`: as `fill.Scalar`, from a 0-dimensional tensor.
+fn fill_tensor(input: Input, value: Input) -> Result<Tensor> {
+    let copy = Arc::new(input.clone_tensor());
+    fill_tensor_(copy.clone(), value)?;
+    Ok(Arc::unwrap_or_clone(copy))
+}
+
+/// `select_scatter`: a copy of `self` whose `index`-th slice along `dim` is `src`, which must
+/// have the slice's shape exactly.
+fn select_scatter(input: Input, src: Input, dim: i64, index: i64) -> Result<Tensor> {
+    let copy = input.clone_tensor();
+    let slice = copy.select(dim, index)?;
+    if slice.sizes() != src.sizes() {
+        let text = |sizes: &[usize]| {
+            sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(RuntimeError::Other(format!(
+            "expected src to have a size equal to the slice of self. src size = [{}], slice size = [{}]",
+            text(src.sizes()),
+            text(slice.sizes())
+        )));
+    }
+    slice.copy_(&src)?;
+    Ok(copy)
+}
+
 fn zero_(target: Input) -> Result<Tensor> {
     Ok(target.zero_()?)
 }
@@ -833,6 +870,12 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed_in_place("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", copy_),
         typed_in_place("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_scalar_),
         typed_in_place("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", fill_tensor_),
+        typed("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor", fill_scalar),
+        out_from_functional("aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", fill_scalar),
+        typed("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor", fill_tensor),
+        out_from_functional("aten::fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", fill_tensor),
+        typed("aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", select_scatter),
+        out_from_functional("aten::select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)", select_scatter),
         typed_in_place("aten::zero_(Tensor(a!) self) -> Tensor(a!)", zero_),
         typed("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear),
         typed("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm),

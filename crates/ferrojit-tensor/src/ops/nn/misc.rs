@@ -27,7 +27,7 @@ pub fn embedding(weight: &Tensor, indices: &Tensor) -> Result<Tensor> {
     rows.reshape_usize(&out)
 }
 
-fn legacy_name(d: DType) -> String {
+pub(super) fn legacy_name(d: DType) -> String {
     format!(
         "torch.{}Tensor",
         d.to_torch_storage_name().trim_end_matches("Storage")
@@ -165,14 +165,25 @@ pub fn embedding_bag(
         bag_size
     };
     let bag_len = bag_size.len();
+    // The index outputs take the indices' type when indices and offsets are both int32
+    // (PyTorch promotes the two to a common index type).
+    let index_type = if indices.dtype() == DType::Int32
+        && (offsets.dtype() == DType::Int32 || indices.dim() == 2)
+    {
+        DType::Int32
+    } else {
+        DType::Int64
+    };
+    let index_tensor =
+        |values: Vec<i64>, sizes: &[usize]| Tensor::from_values(values, sizes).to_dtype(index_type);
     Ok((
         from_f64(out, &[nb, dim], dtype),
-        Tensor::from_values(offset2bag.clone(), &[offset2bag.len()]),
-        Tensor::from_values(bag_size.clone(), &[bag_len]),
+        index_tensor(offset2bag.clone(), &[offset2bag.len()]),
+        index_tensor(bag_size.clone(), &[bag_len]),
         if mode == 2 {
-            Tensor::from_values(max_idx, &[nb, dim])
+            index_tensor(max_idx, &[nb, dim])
         } else {
-            Tensor::from_values(bag_size, &[bag_len])
+            index_tensor(bag_size, &[bag_len])
         },
     ))
 }

@@ -3,10 +3,16 @@
 //! small helpers they share.
 
 pub mod activation;
+pub mod backward;
 pub mod conv;
+pub mod conv_backward;
+pub mod distance;
+pub mod fold;
+pub mod grid_sample;
 pub mod loss;
 pub mod misc;
 pub mod norm;
+pub mod norm_backward;
 pub mod pool;
 pub mod resample;
 pub mod rnn;

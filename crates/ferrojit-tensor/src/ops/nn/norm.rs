@@ -56,6 +56,72 @@ pub fn batch_norm(
     momentum: f64,
     eps: f64,
 ) -> Result<Tensor> {
+    batch_norm_with_stats(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+    .map(|(out, _)| out)
+}
+
+/// `_native_batch_norm_legit` (and its `no_stats` form): the output, then the batch mean and
+/// inverse standard deviation `1 / sqrt(var + eps)` that training saves for the backward
+/// pass (empty `[0]` tensors in evaluation mode); running statistics, when given and
+/// training, are updated in place as `batch_norm` updates them.
+#[allow(clippy::too_many_arguments)]
+pub fn native_batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (out, stats) = batch_norm_with_stats(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )?;
+    let dtype = input.dtype();
+    if !training {
+        let empty = || from_f64(Vec::new(), &[0], dtype);
+        return Ok((out, empty(), empty()));
+    }
+    let channels = stats.len();
+    let means = stats.iter().map(|s| s.0).collect();
+    let invstd = stats.iter().map(|s| 1.0 / (s.1 + eps).sqrt()).collect();
+    Ok((
+        out,
+        from_f64(means, &[channels], dtype),
+        from_f64(invstd, &[channels], dtype),
+    ))
+}
+
+/// `batch_norm`'s output with each channel's (mean, biased variance): the batch's when
+/// training, the running statistics otherwise.
+#[allow(clippy::too_many_arguments)]
+fn batch_norm_with_stats(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Vec<(f64, f64)>)> {
     let dtype = require_float(input, "batch_norm")?;
     if input.dim() < 2 {
         return Err(invalid(format!(
@@ -132,7 +198,7 @@ pub fn batch_norm(
     };
     if !training && dtype == DType::Float32 {
         if let Some(out) = terms.apply_f32_from_storage(input, inner) {
-            return Ok(out);
+            return Ok((out, stats));
         }
     }
     let x = elements.unwrap_or_else(|| input.to_f64_vec());
@@ -141,7 +207,7 @@ pub fn batch_norm(
     } else {
         terms.apply::<f32>(&x, batch, inner)
     };
-    Ok(from_f64(out, input.sizes(), dtype))
+    Ok((from_f64(out, input.sizes(), dtype), stats))
 }
 
 /// Per-channel statistics and affine parameters of a batch_norm call.

@@ -11,7 +11,7 @@ use crate::error::{format_shape, Result};
 use crate::tensor::Tensor;
 
 /// Splits an input into (planes, spatial sizes) after validating its rank.
-fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>)> {
+pub(super) fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>)> {
     if input.dim() != spatial + 1 && input.dim() != spatial + 2 {
         return Err(invalid(format!(
             "{op}: Expected {}D or {}D input tensor, but got {}",
@@ -36,7 +36,7 @@ fn planes(input: &Tensor, spatial: usize, op: &str) -> Result<(usize, Vec<usize>
     Ok((input.sizes()[..lead].iter().product(), sizes))
 }
 
-fn pooled_size(
+pub(super) fn pooled_size(
     input: usize,
     kernel: usize,
     pad: usize,
@@ -62,14 +62,14 @@ fn pooled_size(
     Ok(out as usize)
 }
 
-struct PoolParams {
-    kernel: Vec<usize>,
-    stride: Vec<usize>,
-    padding: Vec<usize>,
-    dilation: Vec<usize>,
+pub(super) struct PoolParams {
+    pub(super) kernel: Vec<usize>,
+    pub(super) stride: Vec<usize>,
+    pub(super) padding: Vec<usize>,
+    pub(super) dilation: Vec<usize>,
 }
 
-fn pool_params(
+pub(super) fn pool_params(
     spatial: usize,
     kernel: &[i64],
     stride: &[i64],
@@ -100,7 +100,7 @@ fn pool_params(
     })
 }
 
-fn lift(values: &[usize], fill: usize) -> [usize; 3] {
+pub(super) fn lift(values: &[usize], fill: usize) -> [usize; 3] {
     let mut out = [fill; 3];
     out[3 - values.len()..].copy_from_slice(values);
     out
@@ -537,7 +537,7 @@ pub fn avg_pool(
 }
 
 /// Adaptive pooling windows: `[floor(o*in/out), ceil((o+1)*in/out))`.
-fn adaptive_window(o: usize, input: usize, output: usize) -> (usize, usize) {
+pub(super) fn adaptive_window(o: usize, input: usize, output: usize) -> (usize, usize) {
     let start = (o * input) / output;
     let end = ((o + 1) * input).div_ceil(output);
     (start, end)
