@@ -33,7 +33,7 @@ pub fn describe_torch_save_file(archive: &ArchiveReader) -> Option<String> {
     }
     let what = match crate::torch_save::load_archive(archive) {
         Ok(IValue::Dict(dict))
-            if dict.len() > 0
+            if !dict.is_empty()
                 && dict.entries().iter().all(|(key, value)| {
                     key.to_str().is_ok() && matches!(value, IValue::Tensor(_))
                 }) =>
