@@ -416,6 +416,22 @@ pub struct CaseFileReport {
     pub failures: Vec<String>,
 }
 
+impl CaseFileReport {
+    /// Prints the counts for `file` and panics, listing every failure, unless all passed.
+    pub fn assert_all_passed(&self, file: &str) {
+        println!(
+            "{file}: {} cases, {} expected errors, {} with PyTorch's exact message",
+            self.cases, self.error_cases, self.exact_error_messages
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{} failing case(s) in {file}:\n{}",
+            self.failures.len(),
+            self.failures.join("\n")
+        );
+    }
+}
+
 /// A deep copy of an argument (tensors cloned into storages of their own).
 pub fn fresh_copy(value: &IValue) -> IValue {
     match value {

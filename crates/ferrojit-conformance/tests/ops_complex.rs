@@ -19,18 +19,7 @@ fn check(file: &str, minimum_cases: usize, differences: &[KnownMessageDifference
             known_missing_operators: &[],
         },
     );
-    println!(
-        "{file}: {} cases, {} expected errors, {} with PyTorch's exact message",
-        report.cases, report.error_cases, report.exact_error_messages
-    );
-    for failure in &report.failures {
-        println!("{failure}");
-    }
-    assert!(
-        report.failures.is_empty(),
-        "{} failing cases in {file}",
-        report.failures.len()
-    );
+    report.assert_all_passed(file);
 }
 
 #[test]

@@ -167,16 +167,7 @@ fn check_file(name: &str, minimum_cases: usize) {
             known_missing_operators: &[],
         },
     );
-    println!(
-        "{name}: {} cases, {} expected errors, {} with PyTorch's exact message",
-        report.cases, report.error_cases, report.exact_error_messages
-    );
-    assert!(
-        report.failures.is_empty(),
-        "{} failure(s) in {name}:\n{}",
-        report.failures.len(),
-        report.failures.join("\n")
-    );
+    report.assert_all_passed(name);
 }
 
 #[test]

@@ -44,6 +44,25 @@ fn update_running(target: &Tensor, values: Vec<f64>) -> Result<()> {
     Ok(())
 }
 
+/// That `input`'s trailing dimensions are `shape` (layer norm's `normalized_shape`), with
+/// PyTorch's message after `prefix` (empty, or the backward operator's name and `: `).
+pub(super) fn check_normalized_shape(input: &Tensor, shape: &[usize], prefix: &str) -> Result<()> {
+    let k = shape.len();
+    if k == 0 || input.dim() < k || input.sizes()[input.dim() - k..] != shape[..] {
+        return Err(invalid(format!(
+            "{prefix}Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            format_shape(shape),
+            shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            format_shape(input.sizes())
+        )));
+    }
+    Ok(())
+}
+
 /// `torch.batch_norm`.
 #[allow(clippy::too_many_arguments)]
 pub fn batch_norm(
@@ -301,19 +320,7 @@ pub fn layer_norm(
 ) -> Result<Tensor> {
     require_float(input, "LayerNormKernelImpl")?;
     let shape = to_sizes(normalized_shape, "normalized_shape")?;
-    let k = shape.len();
-    if k == 0 || input.dim() < k || input.sizes()[input.dim() - k..] != shape[..] {
-        return Err(invalid(format!(
-            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
-            format_shape(&shape),
-            shape
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            format_shape(input.sizes())
-        )));
-    }
+    check_normalized_shape(input, &shape, "")?;
     for (p, name) in [(weight, "weight"), (bias, "bias")] {
         if let Some(t) = p {
             if t.sizes() != &shape[..] {

@@ -38,19 +38,7 @@ pub fn native_layer_norm_backward(
     let op = "native_layer_norm_backward";
     let dtype = require_float(input, "LayerNormBackwardKernelImpl")?;
     let shape = to_sizes(normalized_shape, "normalized_shape")?;
-    let k = shape.len();
-    if k == 0 || input.dim() < k || input.sizes()[input.dim() - k..] != shape[..] {
-        return Err(invalid(format!(
-            "{op}: Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
-            format_shape(&shape),
-            shape
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            format_shape(input.sizes())
-        )));
-    }
+    super::norm::check_normalized_shape(input, &shape, &format!("{op}: "))?;
     if grad_out.sizes() != input.sizes() {
         return Err(invalid(format!(
             "{op}: expected grad_out of size {}, but got grad_out of size {}",
