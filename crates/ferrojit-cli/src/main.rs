@@ -51,6 +51,10 @@ enum Command {
         /// For a .pt2 archive: which of its programs to run.
         #[arg(long = "model", value_name = "NAME", default_value = "model")]
         program: String,
+        /// Run each TorchScript graph as written, without the optimizing executor (which
+        /// specializes a plan per input shape and runs PyTorch's passes on it).
+        #[arg(long)]
+        no_optimize: bool,
     },
     /// Re-save a TorchScript archive through ferrojit's own printer and pickler.
     Convert {
@@ -90,6 +94,9 @@ enum Command {
         /// For a .pt2 archive: which of its programs to time.
         #[arg(long = "model", value_name = "NAME", default_value = "model")]
         program: String,
+        /// Time the TorchScript graph as written, without the optimizing executor.
+        #[arg(long)]
+        no_optimize: bool,
     },
     /// Parse IR text in PyTorch's format, verify it and print it back canonically.
     Ir {
@@ -126,6 +133,13 @@ enum Command {
         /// For a .pt2 archive: which of its programs to show.
         #[arg(long = "model", value_name = "NAME", default_value = "model")]
         program: String,
+        /// With --graph: print the graph the optimizing executor runs for the inputs given
+        /// by --inputs (PyTorch's `graph_for`), not the graph as written.
+        #[arg(long, requires = "inputs")]
+        optimized: bool,
+        /// With --optimized: a torch.save file holding the tuple of positional arguments.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
     },
 }
 
@@ -190,15 +204,17 @@ fn run(cli: Cli) -> Result<(), String> {
             method,
             max_steps,
             max_pickle_memory,
+            no_optimize,
             ..
-        } => commands::run::run_model(
-            &model,
-            inputs.as_deref(),
-            output.as_deref(),
-            &method,
+        } => commands::run::run_model(&commands::run::RunModelOptions {
+            model: &model,
+            inputs: inputs.as_deref(),
+            output: output.as_deref(),
+            method: &method,
             max_steps,
             max_pickle_memory,
-        ),
+            optimize: !no_optimize,
+        }),
         Command::Convert { input, output } => commands::convert::convert(&input, &output),
         Command::Compile {
             source,
@@ -212,7 +228,9 @@ fn run(cli: Cli) -> Result<(), String> {
             warmup,
             threads,
             program,
+            no_optimize,
         } => commands::bench::bench_model(&commands::bench::BenchOptions {
+            optimize: !no_optimize,
             model: &model,
             inputs: inputs.as_deref(),
             iterations: iters,
@@ -231,6 +249,8 @@ fn run(cli: Cli) -> Result<(), String> {
             code,
             summary,
             program,
+            optimized,
+            inputs,
         } => {
             use commands::inspect::InspectView;
             let view = match (graph, code, summary) {
@@ -246,7 +266,24 @@ fn run(cli: Cli) -> Result<(), String> {
                     InspectView::Code => Pt2View::Code,
                     InspectView::Summary => Pt2View::Summary,
                 };
+                if optimized {
+                    return Err(
+                        "--optimized applies to TorchScript archives; a .pt2 program \
+                                runs as exported"
+                            .to_string(),
+                    );
+                }
                 return commands::pt2::inspect_program(&model, &program, view);
+            }
+            if optimized {
+                if view != InspectView::Graph {
+                    return Err("--optimized needs --graph".to_string());
+                }
+                return commands::inspect::print_optimized_graph(
+                    &model,
+                    &method,
+                    inputs.as_deref(),
+                );
             }
             commands::inspect::inspect_model(&model, &method, view)
         }

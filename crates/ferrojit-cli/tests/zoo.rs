@@ -3,12 +3,17 @@
 //! 1e-4, atol 1e-5; integers exactly). The committed subset always runs; the large zoo
 //! (tests/fixtures/zoo_large/, rebuilt by `generate.py --large`) runs in an ignored test that
 //! skips with a message when the files are absent.
+//!
+//! Every model also runs through the optimizing executor (issue 19, item 6), from a second
+//! load of its archive, and must give exactly the result of the graph as written.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ferrojit_conformance::{compare_with, repo_root, require_at_least, Comparison};
 
+use ferrojit_opt::graph_executor::SpecializingOptimizer;
+use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::registry::{pop_arguments, Stack};
 use ferrojit_runtime::{register_operator, IValue, RuntimeError};
 use ferrojit_serialize::import::load_module;
@@ -69,10 +74,45 @@ fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
         .map_err(|e| format!("{name}: expected: {e}"))?;
     let actual = loaded
         .module
-        .forward(arguments)
+        .run_method_with_options("forward", arguments.clone(), &RunOptions::default())
         .map_err(|e| format!("{name}: forward: {e}"))?;
     compare_with(&actual, &expected, name, Comparison::models(RTOL, ATOL))
-        .map_err(|problem| format!("{name}: mismatch: {problem}"))
+        .map_err(|problem| format!("{name}: mismatch: {problem}"))?;
+    // The optimized run, on a fresh load (a model may update its buffers), twice: a new
+    // plan, then the cached one.
+    let reloaded = load_module(&file(".pt")).map_err(|e| format!("{name}: reload: {e}"))?;
+    let optimized_options = RunOptions {
+        optimizer: Some(SpecializingOptimizer::shared()),
+        ..RunOptions::default()
+    };
+    let optimized = reloaded
+        .module
+        .run_method_with_options("forward", arguments.clone(), &optimized_options)
+        .map_err(|e| format!("{name}: optimized forward: {e}"))?;
+    compare_with(&optimized, &actual, name, Comparison::models(0.0, 0.0))
+        .map_err(|problem| format!("{name}: optimized run differs: {problem}"))?;
+    let cached = reloaded
+        .module
+        .run_method_with_options("forward", arguments, &optimized_options)
+        .map_err(|e| format!("{name}: optimized forward, second run: {e}"))?;
+    let fresh_plain = load_module(&file(".pt")).map_err(|e| format!("{name}: reload: {e}"))?;
+    let arguments_again = match torch_save::load_file(&file(".inputs.pt"))
+        .map_err(|e| format!("{name}: inputs: {e}"))?
+    {
+        IValue::Tuple(tuple) => tuple.items.to_vec(),
+        other => vec![other],
+    };
+    // The plain side's second run, for models whose buffers change between runs.
+    fresh_plain
+        .module
+        .forward(arguments_again.clone())
+        .map_err(|e| format!("{name}: forward: {e}"))?;
+    let plain_second = fresh_plain
+        .module
+        .forward(arguments_again)
+        .map_err(|e| format!("{name}: forward, second run: {e}"))?;
+    compare_with(&cached, &plain_second, name, Comparison::models(0.0, 0.0))
+        .map_err(|problem| format!("{name}: optimized second run differs: {problem}"))
 }
 
 fn check(name: &str) {

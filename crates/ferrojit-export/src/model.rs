@@ -639,6 +639,46 @@ impl Argument {
         })
     }
 
+    /// Calls `visit` with every value name this argument reads: single names, the names in
+    /// lists (tensors, symbols, optional tensors, nested lists) and in string-keyed maps.
+    /// A subgraph reads only its own inputs, so it names nothing here.
+    pub fn for_each_referenced_name<'a>(&'a self, visit: &mut impl FnMut(&'a str)) {
+        fn symbols<'a, T>(items: &'a [SymArgument<T>], visit: &mut impl FnMut(&'a str)) {
+            for item in items {
+                if let SymArgument::Name(name) = item {
+                    visit(name);
+                }
+            }
+        }
+        match self {
+            Argument::Tensors(names) => names.iter().for_each(|name| visit(name)),
+            Argument::NestedTensors(lists) => {
+                lists.iter().flatten().for_each(|name| visit(name.as_str()))
+            }
+            Argument::SymInts(items) => symbols(items, visit),
+            Argument::SymBools(items) => symbols(items, visit),
+            Argument::SymFloats(items) => symbols(items, visit),
+            Argument::OptionalTensors(items) => {
+                for item in items {
+                    if let OptionalTensorArgument::Tensor(name) = item {
+                        visit(name);
+                    }
+                }
+            }
+            Argument::OptionalTensor(OptionalTensorArgument::Tensor(name)) => visit(name),
+            Argument::StringToArgument(map) => {
+                for inner in map.values() {
+                    inner.for_each_referenced_name(visit);
+                }
+            }
+            other => {
+                if let Some(name) = other.name() {
+                    visit(name);
+                }
+            }
+        }
+    }
+
     /// The value name this argument refers to, for the single-name variants.
     pub fn name(&self) -> Option<&str> {
         match self {

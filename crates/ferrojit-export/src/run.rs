@@ -600,7 +600,8 @@ pub(crate) fn run_graph_at_depth(
             environment.insert(name.to_string(), value);
         }
     }
-    for node in &graph.nodes {
+    let dead_after = values_dead_after_each_node(graph);
+    for (node, dead) in graph.nodes.iter().zip(&dead_after) {
         run_node(node, &mut environment, depth).map_err(|error| match error {
             ExportError::Node { .. } => error,
             other => ExportError::Node {
@@ -609,12 +610,50 @@ pub(crate) fn run_graph_at_depth(
                 source: Box::new(other),
             },
         })?;
+        // Drop each value after its last reader, so a tensor's memory goes back as soon as
+        // nothing needs it (a deep network then holds a few activations, not all of them).
+        for name in dead {
+            environment.remove(*name);
+        }
     }
     graph
         .outputs
         .iter()
         .map(|output| argument_value(output, None, &environment))
         .collect()
+}
+
+/// For each node, the names of the values that no later node and no graph output reads, so
+/// the runner can drop them once that node has run. A value nothing reads is dropped right
+/// after the node that makes it. Graph inputs are included: the caller's own handles keep
+/// the inputs it still needs.
+fn values_dead_after_each_node(graph: &Graph) -> Vec<Vec<&str>> {
+    let mut last_reader: HashMap<&str, usize> = HashMap::new();
+    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for output in &graph.outputs {
+        output.for_each_referenced_name(&mut |name| {
+            kept.insert(name);
+        });
+    }
+    let mut dead_after = vec![Vec::new(); graph.nodes.len()];
+    for (index, node) in graph.nodes.iter().enumerate() {
+        for input in &node.inputs {
+            input.arg.for_each_referenced_name(&mut |name| {
+                last_reader.insert(name, index);
+            });
+        }
+        for output in &node.outputs {
+            output.for_each_referenced_name(&mut |name| {
+                last_reader.entry(name).or_insert(index);
+            });
+        }
+    }
+    for (name, index) in last_reader {
+        if !kept.contains(name) {
+            dead_after[index].push(name);
+        }
+    }
+    dead_after
 }
 
 fn run_node(node: &Node, environment: &mut Environment, depth: usize) -> Result<()> {

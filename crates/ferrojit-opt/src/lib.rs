@@ -20,6 +20,7 @@ pub mod constant_propagation;
 pub mod dead_code_elimination;
 pub mod erase_number_types;
 pub mod filetest;
+pub mod graph_executor;
 pub mod inline_fork_wait;
 pub mod inliner;
 pub mod jit_log;

@@ -8,7 +8,7 @@ use ferrojit_ir::{AttributeKind, ClassType, Graph, Type};
 use ferrojit_tensor::Tensor;
 
 use crate::error::{Result, RuntimeError};
-use crate::interpreter::RunOptions;
+use crate::interpreter::{GraphExecutor, GraphOptimizer, RunOptions};
 /// Kept importable from here, where it used to live; it is a question about a value, so it
 /// is defined beside `IValue`.
 pub use crate::ivalue::value_matches_type;
@@ -43,6 +43,33 @@ impl Module {
         args: Vec<IValue>,
         options: &RunOptions,
     ) -> Result<IValue> {
+        let (executor, inputs) = self.prepare_call(name, args)?;
+        let methods = self.0.methods().clone();
+        let outputs = executor.run(inputs, methods.as_ref(), options)?;
+        Ok(single_result(outputs))
+    }
+
+    /// The graph the optimizing executor runs for method `name` on `args` (PyTorch's
+    /// `graph_for`): the specialized plan's graph, built if needed, or `Err` with the reason
+    /// the general graph runs instead.
+    pub fn graph_for(
+        &self,
+        name: &str,
+        args: Vec<IValue>,
+        optimizer: &dyn GraphOptimizer,
+    ) -> Result<std::result::Result<Arc<Graph>, String>> {
+        let (executor, inputs) = self.prepare_call(name, args)?;
+        let methods = self.0.methods().clone();
+        executor.graph_for(&inputs, optimizer, methods.as_ref())
+    }
+
+    /// The executor of method `name` and its inputs: `self`, then `args`, then the defaults
+    /// of the arguments left out, checked against the method's signature.
+    fn prepare_call(
+        &self,
+        name: &str,
+        args: Vec<IValue>,
+    ) -> Result<(Arc<GraphExecutor>, Vec<IValue>)> {
         let executor = self.0.methods().method_executor(self.class(), name)?;
         let graph = executor.graph();
         let mut inputs = Vec::with_capacity(args.len() + 1);
@@ -63,9 +90,7 @@ impl Module {
         }
         coerce_call_arguments(graph, &mut inputs);
         check_call_arguments(name, graph, &inputs)?;
-        let methods = self.0.methods().clone();
-        let outputs = executor.run(inputs, methods.as_ref(), options)?;
-        Ok(single_result(outputs))
+        Ok((executor, inputs))
     }
 
     pub fn forward(&self, args: Vec<IValue>) -> Result<IValue> {

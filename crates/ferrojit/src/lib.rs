@@ -147,6 +147,11 @@ pub struct LoadOptions {
     /// Which program of a `.pt2` archive to load (archives may hold several); the default
     /// is [`DEFAULT_MODEL_NAME`], `model`, as `torch.export.load` reads.
     pub program: String,
+    /// Run TorchScript through the optimizing graph executor (the default): each method
+    /// gets a plan per input shape, with PyTorch's passes run on it. `false` runs every
+    /// graph as written (`ferrojit run --no-optimize`). A `.pt2` program always runs as
+    /// exported.
+    pub optimize: bool,
 }
 
 impl Default for LoadOptions {
@@ -155,6 +160,7 @@ impl Default for LoadOptions {
             max_steps: None,
             max_pickle_memory: None,
             program: DEFAULT_MODEL_NAME.to_string(),
+            optimize: true,
         }
     }
 }
@@ -249,6 +255,13 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
             path: path.clone(),
             source: Box::new(source),
         })?;
+    // Loading runs each `__setstate__` once, unoptimized; the model's calls are optimized.
+    let run_options = RunOptions {
+        optimizer: options
+            .optimize
+            .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+        ..run_options
+    };
     Ok(Model {
         path,
         inner: Inner::TorchScript {

@@ -5,12 +5,14 @@
 //! `first_run_ms=`, then the spread of run times (`runs=`, `threads=`, `min_ms=`, `p10_ms=`,
 //! `p90_ms=`, `max_ms=`, `mean_ms=`), and last `median_ms=<number>`. The two formats differ
 //! only in how the model is opened and called ([`BenchTarget`]); reading the inputs, warming
-//! up, timing and printing are shared.
+//! up, timing and printing are shared. TorchScript runs through the optimizing executor
+//! unless `--no-optimize`; its first run builds the plan for the inputs' shapes.
 
 use std::path::Path;
 use std::time::Instant;
 
 use ferrojit_export::{ExportedModule, Pt2Archive};
+use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::{load_module, LoadedModule};
 use ferrojit_serialize::torch_save;
@@ -27,6 +29,8 @@ pub struct BenchOptions<'a> {
     pub method: &'a str,
     /// For a `.pt2` archive: which of its programs to time.
     pub program: &'a str,
+    /// Run TorchScript through the optimizing executor (the default).
+    pub optimize: bool,
 }
 
 /// The statistics printed for a list of run times in milliseconds.
@@ -76,6 +80,7 @@ enum BenchTarget {
     TorchScript {
         loaded: Box<LoadedModule>,
         method: String,
+        options: RunOptions,
     },
     /// A torch.export program (its buffers persist between calls, as in `ep.module()`).
     Exported(Box<ExportedModule>),
@@ -105,14 +110,24 @@ impl BenchTarget {
         Ok(BenchTarget::TorchScript {
             loaded: Box::new(loaded),
             method: method.to_string(),
+            options: RunOptions {
+                optimizer: options
+                    .optimize
+                    .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+                ..RunOptions::default()
+            },
         })
     }
 
     fn run(&mut self, arguments: Vec<IValue>) -> Result<IValue, String> {
         match self {
-            BenchTarget::TorchScript { loaded, method } => loaded
+            BenchTarget::TorchScript {
+                loaded,
+                method,
+                options,
+            } => loaded
                 .module
-                .run_method(method, arguments)
+                .run_method_with_options(method, arguments, options)
                 .map_err(|e| format!("{method}() failed: {e}")),
             BenchTarget::Exported(module) => module
                 .run(arguments)
@@ -122,7 +137,7 @@ impl BenchTarget {
 }
 
 /// The positional arguments in the torch.save file at `inputs` (a tuple, or one value).
-fn read_arguments(inputs: Option<&Path>) -> Result<Vec<IValue>, String> {
+pub(crate) fn read_arguments(inputs: Option<&Path>) -> Result<Vec<IValue>, String> {
     let Some(path) = inputs else {
         return Ok(Vec::new());
     };

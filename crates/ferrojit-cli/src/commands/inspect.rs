@@ -18,6 +18,33 @@ pub enum InspectView {
     Summary,
 }
 
+/// `inspect --graph --optimized --inputs ARGS.pt`: the graph the optimizing executor runs
+/// for those inputs (PyTorch's `graph_for`), or an error saying why the general graph runs.
+pub fn print_optimized_graph(
+    model: &Path,
+    method: &str,
+    inputs: Option<&Path>,
+) -> Result<(), String> {
+    let loaded =
+        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let class = loaded.module.class().clone();
+    if !class.has_method(method) {
+        return Err(format!(
+            "the model ({}) has no method '{method}'",
+            class.qualified_name()
+        ));
+    }
+    let arguments = super::bench::read_arguments(inputs)?;
+    let optimizer = ferrojit_opt::graph_executor::SpecializingOptimizer;
+    let graph = loaded
+        .module
+        .graph_for(method, arguments, &optimizer)
+        .map_err(|e| format!("{method}() cannot take these inputs: {e}"))?
+        .map_err(|reason| format!("no optimized graph for these inputs: {reason}"))?;
+    print!("{}", graph.to_ir_string());
+    Ok(())
+}
+
 pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<(), String> {
     let loaded =
         load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;

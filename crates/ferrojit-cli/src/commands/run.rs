@@ -9,21 +9,41 @@ use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::load_module_from_archive;
 use ferrojit_serialize::torch_save;
 
-/// `max_steps` bounds every interpreted call (the method and each `__setstate__` run while
-/// loading): past it the run fails with "step budget of N exceeded". `max_pickle_memory`
-/// replaces the default cap on the memory a pickle's values may take
-/// ([`ArchiveReader::pickle_value_budget`]), for both the model and the inputs.
-pub fn run_model(
-    model: &Path,
-    inputs: Option<&Path>,
-    output: Option<&Path>,
-    method: &str,
-    max_steps: Option<u64>,
-    max_pickle_memory: Option<u64>,
-) -> Result<(), String> {
-    let options = RunOptions {
+/// What `ferrojit run` was asked to do for a TorchScript archive.
+#[derive(Debug, Clone)]
+pub struct RunModelOptions<'a> {
+    pub model: &'a Path,
+    pub inputs: Option<&'a Path>,
+    pub output: Option<&'a Path>,
+    pub method: &'a str,
+    /// Bounds every interpreted call (the method and each `__setstate__` run while loading):
+    /// past it the run fails with "step budget of N exceeded".
+    pub max_steps: Option<u64>,
+    /// Replaces the default cap on the memory a pickle's values may take
+    /// ([`ArchiveReader::pickle_value_budget`]), for both the model and the inputs.
+    pub max_pickle_memory: Option<u64>,
+    /// Run through the optimizing executor (the default; `--no-optimize` turns it off).
+    pub optimize: bool,
+}
+
+pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
+    let RunModelOptions {
+        model,
+        inputs,
+        output,
+        method,
+        max_steps,
+        max_pickle_memory,
+        optimize,
+    } = *request;
+    // Loading runs `__setstate__` methods once each: not worth specializing.
+    let load_options = RunOptions {
         max_steps,
         ..RunOptions::default()
+    };
+    let options = RunOptions {
+        optimizer: optimize.then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+        ..load_options.clone()
     };
     let limits = ArchiveLimits {
         max_pickle_value_bytes: max_pickle_memory,
@@ -46,7 +66,7 @@ pub fn run_model(
     let cannot_load =
         |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
     let archive = ArchiveReader::open_with_limits(model, limits).map_err(|e| cannot_load(&e))?;
-    let loaded = load_module_from_archive(&archive, &options).map_err(|e| cannot_load(&e))?;
+    let loaded = load_module_from_archive(&archive, &load_options).map_err(|e| cannot_load(&e))?;
     let class = loaded.module.object().class();
     if !class.has_method(method) {
         let mut methods = class.method_names();

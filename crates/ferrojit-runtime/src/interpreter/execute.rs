@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
-use super::executor::GraphExecutor;
+use super::executor::{GraphExecutor, GraphOptimizer};
 use super::future::{expect_future, spawn, ForkTask, FutureValue, TaskBody};
 use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub print: Option<PrintHandler>,
     /// Sees every operator call of the run, forked tasks included (see `observer`).
     pub observer: Option<Arc<dyn OperatorObserver>>,
+    /// Builds the specialized plans a function's `GraphExecutor` runs (PyTorch's optimizing
+    /// graph executor). `None` runs each graph as written: the `--no-optimize` behaviour,
+    /// and the default here, since the optimizer lives above the runtime.
+    pub optimizer: Option<Arc<dyn GraphOptimizer>>,
 }
 
 impl Default for RunOptions {
@@ -39,6 +43,7 @@ impl Default for RunOptions {
             max_call_depth: 1000,
             print: None,
             observer: None,
+            optimizer: None,
         }
     }
 }
@@ -50,6 +55,7 @@ impl fmt::Debug for RunOptions {
             .field("max_call_depth", &self.max_call_depth)
             .field("print", &self.print.is_some())
             .field("observer", &self.observer.is_some())
+            .field("optimizer", &self.optimizer.is_some())
             .finish()
     }
 }
