@@ -157,7 +157,7 @@ pub(super) fn conv_output_size(
 ) -> Shape {
     let sizes = input.as_ref()?;
     let mut out = vec![dim_at(input, 0), dim_at(weight, 0)];
-    for d in 2..sizes.len() {
+    for (d, &input_d) in sizes.iter().enumerate().skip(2) {
         let dilation_d = match &dilation {
             Some(list) if list.is_empty() => SymInt::Static(1),
             other => list_at(other, d - 2),
@@ -166,7 +166,7 @@ pub(super) fn conv_output_size(
             mul(dilation_d, sub(dim_at(weight, d as i64), SymInt::Static(1))),
             SymInt::Static(1),
         );
-        let padded = add(sizes[d], mul(SymInt::Static(2), list_at(&padding, d - 2)));
+        let padded = add(input_d, mul(SymInt::Static(2), list_at(&padding, d - 2)));
         out.push(add(
             floor_div(sub(padded, kernel), list_at(&stride, d - 2)),
             SymInt::Static(1),
@@ -194,7 +194,7 @@ pub(super) fn conv_forwards(
     } else {
         out.push(dim_at(weight, 0));
     }
-    for d in 2..sizes.len() {
+    for (d, &input_d) in sizes.iter().enumerate().skip(2) {
         let dilation_d = match &dilation {
             Some(list) if list.is_empty() => SymInt::Static(1),
             other => list_at(other, d - 2),
@@ -206,7 +206,7 @@ pub(super) fn conv_forwards(
         let weight_d = dim_at(weight, d as i64);
         if transposed {
             out.push(transposed_size(
-                sizes[d],
+                input_d,
                 list_at(&stride, d - 2),
                 list_at(&padding, d - 2),
                 mul(dilation_d, sub(weight_d, SymInt::Static(1))),
@@ -217,7 +217,7 @@ pub(super) fn conv_forwards(
                 mul(dilation_d, sub(weight_d, SymInt::Static(1))),
                 SymInt::Static(1),
             );
-            let padded = add(sizes[d], mul(SymInt::Static(2), list_at(&padding, d - 2)));
+            let padded = add(input_d, mul(SymInt::Static(2), list_at(&padding, d - 2)));
             out.push(add(
                 floor_div(sub(padded, kernel), list_at(&stride, d - 2)),
                 SymInt::Static(1),
@@ -269,13 +269,13 @@ pub(super) fn conv_transpose2d(
     let output_padding = list_or(output_padding, 0);
     let dilation = list_or(dilation, 1);
     let mut out = vec![dim_at(input, 0), mul(dim_at(weight, 1), groups)];
-    for d in 2..sizes.len() {
+    for (d, &input_d) in sizes.iter().enumerate().skip(2) {
         let dilation_d = match &dilation {
             Some(list) if list.is_empty() => SymInt::Static(1),
             other => list_at(other, d - 2),
         };
         out.push(transposed_size(
-            sizes[d],
+            input_d,
             list_at(&stride, d - 2),
             list_at(&padding, d - 2),
             mul(dilation_d, sub(dim_at(weight, d as i64), SymInt::Static(1))),
