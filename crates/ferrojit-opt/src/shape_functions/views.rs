@@ -358,18 +358,18 @@ pub(super) fn view(input: &Shape, sizes: Option<Vec<SymInt>>) -> Shape {
     Some(out)
 }
 
-/// One output size of `expand`, as partial evaluation decides it: a constant target is the
-/// output whatever the input size (integer refinement makes both branches that constant),
-/// and -1 keeps the input size.
+/// One output size of `expand`, as partial evaluation decides it: -1 and a constant input
+/// size other than 1 keep the input size; otherwise a constant target is the output, whatever
+/// the input size (integer refinement makes both branches that constant).
 pub(super) fn expand_size(size: SymInt, target: SymInt) -> SymInt {
     if target.is_minus_one() == Some(true) {
         return size;
     }
     match (size, target) {
-        (_, SymInt::Static(_)) => target,
-        // `size != target` leads to a branch that raises unless the size is 1, so the
-        // value that survives is the size itself.
+        // `size != target` leads to a branch that raises unless the size is 1, so the value
+        // that survives is the size itself (even when the branch is certain to raise).
         (SymInt::Static(value), _) if value != 1 => size,
+        (_, SymInt::Static(_)) => target,
         _ if size == target && size != SymInt::Unknown => size,
         _ => SymInt::Unknown,
     }
