@@ -1101,6 +1101,16 @@ impl<'a> Parser<'a> {
                     self.position += 1;
                     sizes.push(None);
                     saw_sizes_section = true;
+                } else if rest.starts_with("SS(") {
+                    // A symbolic size (`SS(-2)`, PyTorch's symbolic type verbosity): unknown,
+                    // so it reads as `*`; which symbols are equal is not kept.
+                    self.position += 3;
+                    match self.parse_number()? {
+                        Number::Int(symbol) if symbol < 0 => sizes.push(None),
+                        _ => return Err(self.error("a symbolic size is a negative integer")),
+                    }
+                    self.expect(")")?;
+                    saw_sizes_section = true;
                 } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
                     match self.parse_number()? {
                         Number::Int(size) => sizes.push(Some(size)),

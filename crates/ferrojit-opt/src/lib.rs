@@ -18,6 +18,7 @@ pub mod constant_insertion;
 pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod dead_code_elimination;
+pub mod dtype_analysis;
 pub mod erase_number_types;
 pub mod filetest;
 pub mod graph_executor;
@@ -28,6 +29,8 @@ pub mod literals;
 pub mod remove_dropout;
 pub mod remove_expands;
 pub mod remove_mutation;
+pub mod shape_functions;
+pub mod symbolic_shape_analysis;
 
 use ferrojit_ir::Graph;
 
@@ -158,7 +161,29 @@ pub const PASSES: &[PassInfo] = &[
                       functional forms",
         run: remove_mutation::remove_mutation,
     },
+    // shapes
+    PassInfo {
+        name: "propagate_shapes_on_graph",
+        description: "symbolic shape analysis: sets each operator output's sizes from its \
+                      inputs' sizes with the operator's shape function",
+        run: symbolic_shape_analysis::propagate_shapes_on_graph,
+    },
+    PassInfo {
+        name: "propagate_dtype",
+        description: "sets the dtype of operator outputs by PyTorch's type promotion, from \
+                      inputs whose dtype and rank are known",
+        run: dtype_analysis::propagate_dtype,
+    },
 ];
+
+/// Shape then dtype propagation, for the graph executor once it has refined the graph's
+/// input types to complete tensor types. Unlike the `propagate_dtype` pass, nodes PyTorch's
+/// dtype pass refuses (loops, calls, `If` outputs) are skipped rather than failing.
+pub fn propagate_shapes_and_dtypes(graph: &mut Graph) -> Result<(), String> {
+    symbolic_shape_analysis::propagate_shapes_on_graph(graph)?;
+    dtype_analysis::propagate_dtypes_where_possible(graph);
+    Ok(())
+}
 
 /// The pass called `name`, if there is one.
 pub fn find_pass(name: &str) -> Option<&'static PassInfo> {
