@@ -101,7 +101,11 @@ fn constant_dim(graph: &Graph, concat: NodeId) -> Option<i64> {
     }
 }
 
-fn combinable_pair(graph: &mut Graph, alias_db: &AliasDb, concat: NodeId) -> Option<CombinablePair> {
+fn combinable_pair(
+    graph: &mut Graph,
+    alias_db: &AliasDb,
+    concat: NodeId,
+) -> Option<CombinablePair> {
     let dim = constant_dim(graph, concat)?;
     let list = *graph.node_inputs(concat).first()?;
     let list_node = graph.producer(list)?;

@@ -22,8 +22,8 @@
 //! files.
 
 use ferrojit_ir::{
-    AttributeValue, Graph, InsertPoint, NodeId, Prim, TensorRefinement, Type, ValueId,
-    types::SCALAR_TYPE_NAMES,
+    types::SCALAR_TYPE_NAMES, AttributeValue, Graph, InsertPoint, NodeId, Prim, TensorRefinement,
+    Type, ValueId,
 };
 use ferrojit_runtime::registry::OperatorRegistry;
 use ferrojit_runtime::IValue;
@@ -162,7 +162,10 @@ fn optimize_tensor_node(graph: &mut Graph, node: NodeId, shape_peepholes: bool) 
             }
             false
         }
-        "aten::Float" | "aten::Int" | "aten::FloatImplicit" | "aten::IntImplicit"
+        "aten::Float"
+        | "aten::Int"
+        | "aten::FloatImplicit"
+        | "aten::IntImplicit"
         | "aten::ScalarImplicit"
             if inputs.len() == 1 =>
         {
@@ -283,7 +286,13 @@ fn optimize_tensor_node(graph: &mut Graph, node: NodeId, shape_peepholes: bool) 
                 return false;
             };
             if kind == "prim::device" {
-                replace_with_constant(graph, node, output, AttributeValue::Str(device), Type::Device)
+                replace_with_constant(
+                    graph,
+                    node,
+                    output,
+                    AttributeValue::Str(device),
+                    Type::Device,
+                )
             } else {
                 let is_cuda = device == "cuda" || device.starts_with("cuda:");
                 replace_with_constant(
@@ -311,7 +320,13 @@ fn optimize_tensor_node(graph: &mut Graph, node: NodeId, shape_peepholes: bool) 
                 _ => 0,
             };
             let device = format!("{device_type}:{index}");
-            replace_with_constant(graph, node, output, AttributeValue::Str(device), Type::Device)
+            replace_with_constant(
+                graph,
+                node,
+                output,
+                AttributeValue::Str(device),
+                Type::Device,
+            )
         }
         "aten::dim" if shape_peepholes && inputs.len() == 1 && input_is_tensor(0) => {
             let Some(rank) = tensor_rank(graph.value_type(inputs[0])) else {

@@ -157,8 +157,7 @@ impl AliasSensitiveOptimizer {
 
     /// PyTorch's `tryToReplaceOutputWithInput`.
     fn try_replace_output(&mut self, graph: &mut Graph, input: ValueId, output: ValueId) -> bool {
-        let written =
-            self.alias_db.has_writers(input) || self.alias_db.has_writers(output);
+        let written = self.alias_db.has_writers(input) || self.alias_db.has_writers(output);
         let both_escape = self.alias_db.escapes_scope(graph, &[input])
             && self.alias_db.escapes_scope(graph, &[output]);
         if written || both_escape {

@@ -129,8 +129,7 @@ impl ListIdiomOptimizer {
 
     /// The `prim::ListConstruct` behind an unwritten list value.
     fn unwritten_construct(&self, graph: &Graph, list: ValueId) -> Option<NodeId> {
-        if !matches!(graph.value_type(list), Type::List(_)) || self.mutated_lists.contains(&list)
-        {
+        if !matches!(graph.value_type(list), Type::List(_)) || self.mutated_lists.contains(&list) {
             return None;
         }
         let producer = graph.producer(list)?;

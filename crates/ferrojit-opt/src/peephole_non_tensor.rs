@@ -131,7 +131,8 @@ fn optimize_node(graph: &mut Graph, node: NodeId) -> bool {
             let Some(output) = single_output(graph, node) else {
                 return false;
             };
-            let immutable = |ty: &Type| matches!(ty, Type::Bool | Type::Int | Type::Float | Type::NoneType);
+            let immutable =
+                |ty: &Type| matches!(ty, Type::Bool | Type::Int | Type::Float | Type::NoneType);
             let cannot_throw = match graph.value_type(inputs[0]) {
                 Type::List(element) => immutable(element),
                 Type::Dict(key, value) => immutable(key) && immutable(value),
@@ -187,8 +188,8 @@ fn optimize_if(graph: &mut Graph, node: NodeId) -> bool {
     for (index, &output) in outputs.iter().enumerate() {
         let then_type = graph.value_type(then_outputs[index]).clone();
         let else_type = graph.value_type(else_outputs[index]).clone();
-        let branches_not_optional = !matches!(then_type, Type::Optional(_))
-            && !matches!(else_type, Type::Optional(_));
+        let branches_not_optional =
+            !matches!(then_type, Type::Optional(_)) && !matches!(else_type, Type::Optional(_));
         if branches_not_optional && matches!(graph.value_type(output), Type::Optional(_)) {
             if let Some(unified) = unify_types(&then_type, &else_type) {
                 graph.set_value_type(output, unified);
