@@ -24,6 +24,7 @@ pub mod filetest;
 pub mod inline_fork_wait;
 pub mod inliner;
 pub mod jit_log;
+pub mod list_length_refinement;
 pub mod literals;
 pub mod peephole;
 pub mod peephole_alias_sensitive;
@@ -176,6 +177,12 @@ pub const PASSES: &[PassInfo] = &[
         description: "answers len, constant-index getitem, unpack, add and slice of unwritten \
                       list constructs from their elements (refine_list_len=False)",
         run: peephole_list_idioms::peephole_list_idioms,
+    },
+    PassInfo {
+        name: "peephole_list_idioms_refine_len",
+        description: "peephole_list_idioms with refine_list_len=True: also takes len(l) == k \
+                      conditions as facts in the branches they guard",
+        run: peephole_list_idioms::peephole_list_idioms_refine_len,
     },
 ];
 

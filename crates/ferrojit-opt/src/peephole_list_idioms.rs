@@ -9,9 +9,8 @@
 //! * `l[a:b:c]` with constant (or None) bounds and step is a construct of those elements.
 //!
 //! A list counts as written when alias analysis finds any writer to it (an `append`, a
-//! `_set_item`, anything it escapes to). With `refine_list_len`, PyTorch also refines
-//! `len(l)` inside `if len(l) == k` branches; that refinement is not implemented here, and
-//! asking for it is an error.
+//! `_set_item`, anything it escapes to). With `refine_list_len`, `len(l)` inside branches
+//! guarded by `len(l) == k` also becomes `k` ([`crate::list_length_refinement`]).
 
 use std::collections::HashSet;
 
@@ -21,6 +20,7 @@ use ferrojit_runtime::IValue;
 
 use crate::alias_analysis::{attach_registry_schemas, AliasDb};
 use crate::constant_insertion::constant_value;
+use crate::list_length_refinement::refine_list_lengths;
 use crate::peephole::insert_constant_before;
 
 /// The pass as `_jit_pass_peephole_list_idioms(graph, refine_list_len=False)` runs it.
@@ -30,19 +30,26 @@ pub fn peephole_list_idioms(graph: &mut Graph) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the list idioms on `graph` (whose nodes should carry their schemas); whether any
-/// applied. `refine_list_len` is refused (see the module comment).
+/// The pass as `_jit_pass_peephole_list_idioms(graph, refine_list_len=True)` runs it.
+pub fn peephole_list_idioms_refine_len(graph: &mut Graph) -> Result<(), String> {
+    attach_registry_schemas(graph, OperatorRegistry::global());
+    optimize_list_idioms(graph, true)?;
+    Ok(())
+}
+
+/// Runs the list idioms on `graph` (whose nodes should carry their schemas), then, with
+/// `refine_list_len`, the length refinement; whether anything changed.
 pub fn optimize_list_idioms(graph: &mut Graph, refine_list_len: bool) -> Result<bool, String> {
-    if refine_list_len {
-        return Err("peephole_list_idioms: refine_list_len=True is not supported".to_string());
-    }
     let alias_db = AliasDb::new(graph);
     let mut optimizer = ListIdiomOptimizer {
         mutated_lists: HashSet::new(),
     };
     let top = graph.top_block();
     optimizer.collect_mutated_lists(graph, &alias_db, top);
-    let changed = optimizer.run_block(graph, top)?;
+    let mut changed = optimizer.run_block(graph, top)?;
+    if refine_list_len {
+        changed |= refine_list_lengths(graph, &optimizer.mutated_lists);
+    }
     graph.set_insert_point(InsertPoint::EndOf(top));
     Ok(changed)
 }
