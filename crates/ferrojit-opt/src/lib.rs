@@ -14,6 +14,7 @@ pub mod alias_analysis;
 pub mod canonicalize;
 pub mod cleanup;
 pub mod common_subexpression_elimination;
+pub mod concat_combining;
 pub mod constant_insertion;
 pub mod constant_pooling;
 pub mod constant_propagation;
@@ -25,7 +26,13 @@ pub mod graph_executor;
 pub mod inline_fork_wait;
 pub mod inliner;
 pub mod jit_log;
+pub mod list_length_refinement;
 pub mod literals;
+pub mod peephole;
+pub mod peephole_alias_sensitive;
+pub mod peephole_dict_idioms;
+pub mod peephole_list_idioms;
+pub mod peephole_non_tensor;
 pub mod remove_dropout;
 pub mod remove_expands;
 pub mod remove_mutation;
@@ -173,6 +180,26 @@ pub const PASSES: &[PassInfo] = &[
         description: "sets the dtype of operator outputs by PyTorch's type promotion, from \
                       inputs whose dtype and rank are known",
         run: dtype_analysis::propagate_dtype,
+    },
+    // peephole
+    PassInfo {
+        name: "peephole",
+        description: "PyTorch's peephole optimizer (disable_shape_peepholes=False): tensor, \
+                      list, dict, alias-sensitive and non-tensor rewrites, concat combining, \
+                      then dead code elimination when anything changed",
+        run: |graph| peephole::peephole(graph, false),
+    },
+    PassInfo {
+        name: "peephole_list_idioms",
+        description: "answers len, constant-index getitem, unpack, add and slice of unwritten \
+                      list constructs from their elements (refine_list_len=False)",
+        run: peephole_list_idioms::peephole_list_idioms,
+    },
+    PassInfo {
+        name: "peephole_list_idioms_refine_len",
+        description: "peephole_list_idioms with refine_list_len=True: also takes len(l) == k \
+                      conditions as facts in the branches they guard",
+        run: peephole_list_idioms::peephole_list_idioms_refine_len,
     },
 ];
 
