@@ -11,6 +11,7 @@
 //! a pass is a bug in that pass.
 
 pub mod alias_analysis;
+pub mod block_dead_code_elimination;
 pub mod canonicalize;
 pub mod cleanup;
 pub mod common_subexpression_elimination;
@@ -24,6 +25,8 @@ pub mod inline_fork_wait;
 pub mod inliner;
 pub mod jit_log;
 pub mod literals;
+pub mod loop_unrolling;
+pub mod lower_all_tuples;
 pub mod remove_dropout;
 pub mod remove_expands;
 pub mod remove_mutation;
@@ -156,6 +159,19 @@ pub const PASSES: &[PassInfo] = &[
                       and turns in-place operators on fresh, unaliased values into their \
                       functional forms",
         run: remove_mutation::remove_mutation,
+    },
+    // loops
+    PassInfo {
+        name: "loop_unrolling",
+        description: "unrolls small for-loops: fully when the trip count is a constant below \
+                      64, else by 8 with an epilogue loop for the remaining iterations",
+        run: loop_unrolling::unroll_loops,
+    },
+    PassInfo {
+        name: "lower_all_tuples",
+        description: "replaces tuples built and taken apart in the graph (inputs, loop-carried \
+                      values, If outputs, returns) by their elements",
+        run: lower_all_tuples::lower_all_tuples,
     },
 ];
 

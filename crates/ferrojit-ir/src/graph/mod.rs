@@ -481,9 +481,9 @@ impl Graph {
         }
         self.names.insert(name.to_string(), value);
         self.values[value.index()].debug_name = Some(name.to_string());
-        let (suffix, base) = split_numeric_suffix(name);
-        let known = self.name_base_suffix.entry(base).or_insert(0);
-        *known = (*known).max(suffix);
+        // No suffix is recorded: PyTorch's parser names values with `setDebugName`, which
+        // records one only when it renames a value, so a later copy of `%i` renames the
+        // original `%i.1`, not `%i.2`.
         true
     }
 
