@@ -340,7 +340,7 @@ pub(crate) fn clone_node(
         graph.set_attribute(copy, name, value.clone());
     }
     graph.set_node_schema(copy, data.schema.clone());
-    graph.set_source_location(copy, data.source_location.clone());
+    graph.copy_node_metadata(node, copy);
     for &input in &data.inputs {
         graph.add_node_input(copy, mapped(value_map, input));
     }

@@ -201,6 +201,7 @@ fn remove_tuple_node(graph: &mut Graph, node: NodeId) -> Result<(), String> {
                 )
             })?;
         let sliced = create_tuple(graph, &slice);
+        graph.copy_node_metadata(node, sliced);
         link_before(graph, sliced, node);
         let output = graph.node_output(node, 0);
         graph.replace_all_uses_with(output, graph.node_output(sliced, 0));
@@ -282,6 +283,7 @@ fn flatten_tuple_in_loop_parameters(
         &[],
         &[graph.value_type(old_parameter).clone()],
     );
+    graph.copy_node_metadata(loop_node, construct);
     match graph.block_nodes(body).first() {
         Some(&first) => link_before(graph, construct, first),
         None => {
@@ -341,6 +343,7 @@ fn flatten_tuple_in_block_return(
         &[],
         &[graph.value_type(tuple_output).clone()],
     );
+    graph.copy_node_metadata(owner, construct);
     graph.move_after(construct, owner);
     for (offset, element) in elements.iter().enumerate() {
         graph.add_node_output(owner, element.clone());
@@ -428,6 +431,9 @@ fn flatten_outputs(
         }
         let parts = outputs.values(graph)[index + 1..index + 1 + elements.len()].to_vec();
         let construct = create_tuple(graph, &parts);
+        if let OutputsOf::Node(node) = outputs {
+            graph.copy_node_metadata(node, construct);
+        }
         link_before(graph, construct, insert_point);
         insert_point = construct;
         graph.replace_all_uses_with(output, graph.node_output(construct, 0));
