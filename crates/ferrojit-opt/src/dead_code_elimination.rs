@@ -26,7 +26,7 @@ use ferrojit_ir::{BlockId, Graph, GraphEditError, NodeId, Prim, ValueDefinition,
 use crate::alias_analysis::{attach_registry_schemas, AliasDb};
 
 /// Whether a node must be kept even when nothing uses its outputs.
-fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
+pub(crate) fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
     let kind = graph.kind(node);
     if let Some(prim) = kind.prim() {
         return prim.has_side_effects();

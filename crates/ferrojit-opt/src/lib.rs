@@ -11,6 +11,7 @@
 //! a pass is a bug in that pass.
 
 pub mod alias_analysis;
+pub mod block_dead_code_elimination;
 pub mod canonicalize;
 pub mod cleanup;
 pub mod common_subexpression_elimination;
@@ -28,6 +29,8 @@ pub mod inliner;
 pub mod jit_log;
 pub mod list_length_refinement;
 pub mod literals;
+pub mod loop_unrolling;
+pub mod lower_all_tuples;
 pub mod peephole;
 pub mod peephole_alias_sensitive;
 pub mod peephole_dict_idioms;
@@ -200,6 +203,19 @@ pub const PASSES: &[PassInfo] = &[
         description: "peephole_list_idioms with refine_list_len=True: also takes len(l) == k \
                       conditions as facts in the branches they guard",
         run: peephole_list_idioms::peephole_list_idioms_refine_len,
+    },
+    // loops
+    PassInfo {
+        name: "loop_unrolling",
+        description: "unrolls small for-loops: fully when the trip count is a constant below \
+                      64, else by 8 with an epilogue loop for the remaining iterations",
+        run: loop_unrolling::unroll_loops,
+    },
+    PassInfo {
+        name: "lower_all_tuples",
+        description: "replaces tuples built and taken apart in the graph (inputs, loop-carried \
+                      values, If outputs, returns) by their elements",
+        run: lower_all_tuples::lower_all_tuples,
     },
 ];
 

@@ -186,6 +186,73 @@ impl Graph {
         Ok(())
     }
 
+    /// Removes block `index` of `node` with everything in it (PyTorch's `Node::eraseBlock`).
+    /// Every value the block defines, at any depth, must be unused outside it; those values
+    /// lose their debug names, as PyTorch frees them, so later values may take the names.
+    pub fn erase_node_block(&mut self, node: NodeId, index: usize) -> Result<(), GraphEditError> {
+        let blocks = &self.nodes[node.index()].blocks;
+        check_index("block", index, blocks.len())?;
+        let block = blocks[index];
+        let defined = self.values_defined_in_block(block);
+        let inside: std::collections::HashSet<NodeId> = self.nodes_in_block(block);
+        for (position, &value) in defined.iter().enumerate() {
+            let outside = self.values[value.index()]
+                .uses
+                .iter()
+                .filter(|use_site| !inside.contains(&use_site.node))
+                .count();
+            if outside > 0 {
+                return Err(GraphEditError::StillUsed {
+                    what: "value defined in the erased block",
+                    index: position,
+                    value,
+                    uses: outside,
+                });
+            }
+        }
+        for value in defined {
+            self.clear_debug_name(value);
+        }
+        let return_node = self.blocks[block.index()].return_node;
+        self.drop_inputs(return_node);
+        for inner in self.block_nodes(block).into_iter().rev() {
+            let destroyed = self.destroy_node(inner);
+            debug_assert!(destroyed, "users inside the block were destroyed first");
+        }
+        self.nodes[return_node.index()].destroyed = true;
+        self.nodes[node.index()].blocks.remove(index);
+        self.blocks[block.index()].owning_node = None;
+        Ok(())
+    }
+
+    /// The parameters of `block` and the outputs of every node in it, nested blocks included.
+    fn values_defined_in_block(&self, block: BlockId) -> Vec<ValueId> {
+        let mut values = Vec::new();
+        let mut pending = vec![block];
+        while let Some(current) = pending.pop() {
+            values.extend_from_slice(&self.blocks[current.index()].parameters);
+            for inner in self.block_nodes(current) {
+                values.extend_from_slice(&self.nodes[inner.index()].outputs);
+                pending.extend_from_slice(&self.nodes[inner.index()].blocks);
+            }
+        }
+        values
+    }
+
+    /// The nodes of `block` at any depth, return nodes included.
+    fn nodes_in_block(&self, block: BlockId) -> std::collections::HashSet<NodeId> {
+        let mut nodes = std::collections::HashSet::new();
+        let mut pending = vec![block];
+        while let Some(current) = pending.pop() {
+            nodes.insert(self.blocks[current.index()].return_node);
+            for inner in self.block_nodes(current) {
+                nodes.insert(inner);
+                pending.extend_from_slice(&self.nodes[inner.index()].blocks);
+            }
+        }
+        nodes
+    }
+
     fn renumber_parameter_definitions(&mut self, block: BlockId) {
         let parameters = self.blocks[block.index()].parameters.clone();
         for (index, parameter) in parameters.into_iter().enumerate() {
@@ -271,6 +338,54 @@ mod tests {
         verified(&graph);
         assert!(!graph.to_ir_string().contains("%q"));
         assert!(!graph.to_ir_string().contains("%s"));
+    }
+
+    #[test]
+    fn erasing_a_block_frees_its_values_and_names() {
+        let mut graph = parse_graph(
+            "graph(%n : int, %x : int):\n  %t : bool = prim::Constant[value=1]()\n  %r : int = prim::Loop(%n, %t, %x)\n    block0(%i : int, %p : int):\n      %q : int = aten::add(%p, %i)\n      -> (%t, %q)\n  return (%r)\n",
+        )
+        .unwrap();
+        let loop_node = graph.block_nodes(graph.top_block())[1];
+        let old_body = graph.node_blocks(loop_node)[0];
+        let new_body = graph.add_node_block(loop_node);
+        let counter = graph.add_block_parameter(new_body, Type::Int);
+        let carried = graph.add_block_parameter(new_body, Type::Int);
+        graph.set_debug_name(counter, "i");
+        assert_eq!(graph.value_by_name("i"), Some(counter));
+        let t = graph.value_by_name("t").unwrap();
+        graph.add_block_output(new_body, t);
+        graph.add_block_output(new_body, carried);
+        assert!(graph.erase_node_block(loop_node, 2).is_err());
+        graph.erase_node_block(loop_node, 0).unwrap();
+        assert_eq!(graph.node_blocks(loop_node), &[new_body]);
+        assert_eq!(
+            graph.value_by_name("q"),
+            None,
+            "freed values lose their names"
+        );
+        assert!(graph.value_uses(graph.inputs()[1]).len() == 1);
+        verified(&graph);
+        let _ = old_body;
+    }
+
+    #[test]
+    fn a_block_whose_values_are_used_outside_is_not_erased() {
+        let mut graph = parse_graph(
+            "graph(%c : bool, %x : int):\n  %r : int = prim::If(%c)\n    block0():\n      -> (%x)\n    block1():\n      -> (%x)\n  return (%r)\n",
+        )
+        .unwrap();
+        let if_node = graph.block_nodes(graph.top_block())[0];
+        let first = graph.node_blocks(if_node)[0];
+        graph.set_insert_point(InsertPoint::EndOf(first));
+        let inner = graph.insert("aten::neg", &[graph.inputs()[1]], &[Type::Int]);
+        let inner_value = graph.node_output(inner, 0);
+        graph.register_output(inner_value);
+        assert!(matches!(
+            graph.erase_node_block(if_node, 0),
+            Err(GraphEditError::StillUsed { .. })
+        ));
+        assert_eq!(graph.node_blocks(if_node).len(), 2);
     }
 
     #[test]

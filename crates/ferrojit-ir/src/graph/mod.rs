@@ -319,6 +319,22 @@ impl Graph {
         self.nodes[node.index()].schema = schema;
     }
 
+    /// Copies where `from` came from (source location, scope and inlining call stack) to
+    /// `to`, as PyTorch's `Node::copyMetadata` does for nodes a pass creates in another's
+    /// place.
+    pub fn copy_node_metadata(&mut self, from: NodeId, to: NodeId) {
+        let source = &self.nodes[from.index()];
+        let (location, scope, call_stack) = (
+            source.source_location.clone(),
+            source.scope.clone(),
+            source.call_stack.clone(),
+        );
+        let target = &mut self.nodes[to.index()];
+        target.source_location = location;
+        target.scope = scope;
+        target.call_stack = call_stack;
+    }
+
     /// Sets where in the source a node came from (or clears it).
     pub fn set_source_location(&mut self, node: NodeId, location: Option<SourceLocation>) {
         self.nodes[node.index()].source_location = location;
@@ -481,9 +497,9 @@ impl Graph {
         }
         self.names.insert(name.to_string(), value);
         self.values[value.index()].debug_name = Some(name.to_string());
-        let (suffix, base) = split_numeric_suffix(name);
-        let known = self.name_base_suffix.entry(base).or_insert(0);
-        *known = (*known).max(suffix);
+        // No suffix is recorded: PyTorch's parser names values with `setDebugName`, which
+        // records one only when it renames a value, so a later copy of `%i` renames the
+        // original `%i.1`, not `%i.2`.
         true
     }
 

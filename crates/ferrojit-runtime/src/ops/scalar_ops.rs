@@ -85,6 +85,16 @@ fn floordiv(a: Scalar, b: Scalar) -> Result<IValue> {
     )
 }
 
+/// `aten::__round_to_zero_floordiv`, which loop unrolling inserts for the unrolled trip
+/// count: C++ integer division, rounding toward zero (PyTorch crashes on a zero divisor;
+/// here it is a zero-division error).
+fn round_to_zero_floordiv(a: i64, b: i64) -> Result<IValue> {
+    if b == 0 {
+        return Err(RuntimeError::ZeroDivision("division by 0".to_string()));
+    }
+    Ok(IValue::Int(a.wrapping_div(b)))
+}
+
 fn remainder(a: Scalar, b: Scalar) -> Result<IValue> {
     binary(
         a,
@@ -532,6 +542,10 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::div.float_int(float a, int b) -> float", div),
         typed("aten::div(Scalar a, Scalar b) -> float", div),
         typed("aten::floordiv.int(int a, int b) -> int", floordiv),
+        typed(
+            "aten::__round_to_zero_floordiv.int(int a, int b) -> int",
+            round_to_zero_floordiv,
+        ),
         typed("aten::floordiv.float(float a, float b) -> float", floordiv),
         typed("aten::floordiv.int_float(int a, float b) -> float", floordiv),
         typed("aten::floordiv.float_int(float a, int b) -> float", floordiv),
@@ -836,6 +850,23 @@ mod tests {
         .is_err());
         let error = python_floordiv(1, 0).unwrap_err();
         assert!(error.to_string().contains("division by 0"));
+    }
+
+    #[test]
+    fn round_to_zero_floordiv_truncates() {
+        let schema = "aten::__round_to_zero_floordiv.int(int a, int b) -> int";
+        // PyTorch's answers: -7 / 2 = -3, 7 / -2 = -3, 7 / 2 = 3, -8 / 8 = -1.
+        for (a, b, expected) in [(-7, 2, -3), (7, -2, -3), (7, 2, 3), (-8, 8, -1)] {
+            let result = run(schema, vec![IValue::Int(a), IValue::Int(b)]).unwrap();
+            assert_eq!(result.to_int().unwrap(), expected, "{a} / {b}");
+        }
+        assert!(run(schema, vec![IValue::Int(1), IValue::Int(0)]).is_err());
+        let smallest = run(schema, vec![IValue::Int(i64::MIN), IValue::Int(-1)]).unwrap();
+        assert_eq!(
+            smallest.to_int().unwrap(),
+            i64::MIN,
+            "wraps as the other int kernels do"
+        );
     }
 
     #[test]
