@@ -135,7 +135,7 @@ enum Command {
         program: String,
         /// With --graph: print the graph the optimizing executor runs for the inputs given
         /// by --inputs (PyTorch's `graph_for`), not the graph as written.
-        #[arg(long, requires = "inputs")]
+        #[arg(long)]
         optimized: bool,
         /// With --optimized: a torch.save file holding the tuple of positional arguments.
         #[arg(long)]
@@ -278,6 +278,11 @@ fn run(cli: Cli) -> Result<(), String> {
             if optimized {
                 if view != InspectView::Graph {
                     return Err("--optimized needs --graph".to_string());
+                }
+                if inputs.is_none() {
+                    return Err("--optimized needs --inputs ARGS.pt: the executor specializes \
+                                its plan on the inputs' dtypes and shapes"
+                        .to_string());
                 }
                 return commands::inspect::print_optimized_graph(
                     &model,

@@ -154,3 +154,50 @@ fn inspect_with_no_view_shows_the_summary() {
     let summary = stdout_of(&["inspect", &program, "--summary"]);
     assert_eq!(stdout_of(&["inspect", &program]), summary);
 }
+
+/// `inspect --graph --optimized --inputs` prints the plan the optimizing executor runs for
+/// those inputs (PyTorch's `graph_for`): calls inlined, the input's complete type from the
+/// inputs (SmallCNN's input in tests/fixtures/zoo/generate.py is `randn(2, 3, 16, 16)`), and
+/// the batch-norm rank checks folded away by shape propagation and the peephole.
+#[test]
+fn inspect_optimized_graph_shows_the_specialized_plan() {
+    let zoo = repo_root().join("tests/fixtures/zoo");
+    let model = zoo.join("small_cnn_scripted.pt");
+    let inputs = zoo.join("small_cnn_scripted.inputs.pt");
+    let (model, inputs) = (model.to_str().unwrap(), inputs.to_str().unwrap());
+    let written = stdout_of(&["inspect", model, "--graph"]);
+    assert!(written.contains("prim::CallMethod"), "{written}");
+    let optimized = stdout_of(&[
+        "inspect",
+        model,
+        "--graph",
+        "--optimized",
+        "--inputs",
+        inputs,
+    ]);
+    check(
+        "# CHECK: %x : Float(2, 3, 16, 16, strides=[768, 256, 16, 1], requires_grad=0, device=cpu)
+# CHECK-NOT: prim::CallMethod
+# CHECK: aten::conv2d
+# CHECK-NOT: aten::dim",
+        &optimized,
+    );
+    let output = ferrojit(&["inspect", model, "--graph", "--optimized"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--inputs"), "{stderr}");
+}
+
+/// `run --no-optimize` and the default optimized run print the same result.
+#[test]
+fn run_gives_the_same_result_with_and_without_the_optimizer() {
+    let zoo = repo_root().join("tests/fixtures/zoo");
+    for name in ["small_cnn_scripted", "bert_tiny", "lstm_1layer"] {
+        let model = zoo.join(format!("{name}.pt"));
+        let inputs = zoo.join(format!("{name}.inputs.pt"));
+        let (model, inputs) = (model.to_str().unwrap(), inputs.to_str().unwrap());
+        let optimized = stdout_of(&["run", model, "--inputs", inputs]);
+        let plain = stdout_of(&["run", model, "--inputs", inputs, "--no-optimize"]);
+        assert_eq!(optimized, plain, "{name}");
+    }
+}

@@ -17,13 +17,14 @@ use ferrojit_runtime::MethodSource;
 
 use crate::inliner::{inline_calls, MethodSourceCallees};
 
-/// The passes a plan runs after inlining and input specialization, in order. Passes not
-/// registered in this build are skipped, so the pipeline grows as passes land.
+/// The passes a plan runs after inlining, input specialization and shape and dtype
+/// propagation, in order: PyTorch's executor pipeline as far as ferrojit has its passes
+/// (peephole with its shape-aware rewrites, constant propagation, loop unrolling, peephole
+/// again on what those exposed, common subexpressions, dead code with alias analysis).
 pub const PLAN_PASSES: &[&str] = &[
-    "propagate_shapes_on_graph",
-    "propagate_dtype",
     "peephole",
     "constant_propagation",
+    "loop_unrolling",
     "peephole",
     "cse",
     "dce_graph",
@@ -70,8 +71,9 @@ impl GraphOptimizer for SpecializingOptimizer {
     }
 }
 
-/// The specialized graph for `spec`: a copy of `graph` with its calls inlined, the tensor
-/// inputs nothing writes given the spec's complete types, and [`PLAN_PASSES`] run.
+/// The specialized graph for `spec`: a copy of `graph` with its calls inlined, its tensor
+/// inputs given the spec's complete types, shapes and dtypes propagated, and
+/// [`PLAN_PASSES`] run.
 pub fn build_plan_graph(
     graph: &Graph,
     spec: &ArgumentSpec,
@@ -90,29 +92,49 @@ pub fn build_plan_graph(
         ferrojit_ir::verifier::verify(&plan)
             .map_err(|error| format!("pass 'inline' broke an invariant: {error}"))?;
     }
-    refine_input_types(&mut plan, spec);
-    for name in PLAN_PASSES {
-        if crate::find_pass(name).is_some() {
-            crate::run_pass(name, &mut plan)?;
+    // Shapes and dtypes are facts for the peephole. They are only facts if no tensor's
+    // geometry changes in place; such a graph keeps its types as written. A graph the
+    // analysis cannot take also keeps its types, and the other passes still run.
+    let geometry_is_fixed = !changes_geometry_in_place(&plan);
+    if geometry_is_fixed {
+        refine_input_types(&mut plan, spec);
+    }
+    let mut typed = plan.clone();
+    if geometry_is_fixed && crate::propagate_shapes_and_dtypes(&mut typed).is_ok() {
+        plan = typed;
+        if cfg!(debug_assertions) {
+            ferrojit_ir::verifier::verify(&plan).map_err(|error| {
+                format!("shape and dtype propagation broke an invariant: {error}")
+            })?;
         }
+    }
+    for name in PLAN_PASSES {
+        crate::run_pass(name, &mut plan)?;
     }
     Ok(plan)
 }
 
-/// Gives each plain tensor input the complete type the spec states, unless the graph may
-/// change some tensor's geometry in place (then a type known at entry may not hold later).
-/// In-place arithmetic on an input is fine: it keeps dtype, sizes and strides.
-fn refine_input_types(graph: &mut Graph, spec: &ArgumentSpec) {
+/// Whether some node may change a tensor's sizes or strides in place: an operator of
+/// [`GEOMETRY_WRITERS`], an `out=` overload (which may resize its `out` argument), or a
+/// call the inliner left in place.
+fn changes_geometry_in_place(graph: &Graph) -> bool {
     let registry = ferrojit_runtime::OperatorRegistry::global();
-    let changes_geometry = graph.all_nodes().into_iter().any(|node| {
+    graph.all_nodes().into_iter().any(|node| {
         let kind = graph.kind(node).as_str();
         if GEOMETRY_WRITERS.contains(&kind) {
+            return true;
+        }
+        // A call left after inlining (an interface method, a forked body) runs code this
+        // analysis does not see, which may resize what it is given.
+        if matches!(
+            kind,
+            "prim::CallMethod" | "prim::CallFunction" | "prim::fork" | "aten::wait"
+        ) {
             return true;
         }
         if graph.kind(node).prim().is_some() {
             return false;
         }
-        // An `out=` overload writes (and may resize) its `out` argument.
         let types: Vec<Type> = graph
             .node_inputs(node)
             .iter()
@@ -133,10 +155,13 @@ fn refine_input_types(graph: &mut Graph, spec: &ArgumentSpec) {
                         .is_some_and(|alias| alias.is_write)
             })
         })
-    });
-    if changes_geometry {
-        return;
-    }
+    })
+}
+
+/// Gives each plain tensor input the complete type the spec states. The caller has checked
+/// that no tensor's geometry changes in place; in-place arithmetic on an input is fine, as
+/// it keeps dtype, sizes and strides.
+fn refine_input_types(graph: &mut Graph, spec: &ArgumentSpec) {
     let inputs: Vec<_> = graph.inputs().to_vec();
     for (index, input) in inputs.into_iter().enumerate() {
         let Some(refined) = spec.refined_type(index) else {
