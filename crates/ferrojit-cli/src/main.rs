@@ -280,9 +280,11 @@ fn run(cli: Cli) -> Result<(), String> {
                     return Err("--optimized needs --graph".to_string());
                 }
                 if inputs.is_none() {
-                    return Err("--optimized needs --inputs ARGS.pt: the executor specializes \
+                    return Err(
+                        "--optimized needs --inputs ARGS.pt: the executor specializes \
                                 its plan on the inputs' dtypes and shapes"
-                        .to_string());
+                            .to_string(),
+                    );
                 }
                 return commands::inspect::print_optimized_graph(
                     &model,

@@ -82,7 +82,15 @@ impl_gemm_naive!(
 );
 
 /// Float element types with a fast (matrixmultiply) GEMM, split across the global pool.
-pub(crate) trait FloatGemm: Copy + Send + Sync + 'static {
+pub(crate) trait FloatGemm:
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + 'static
+{
     const ZERO: Self;
     /// The raw single-threaded kernel: `c = a @ b + beta * c` (row stride of c is `n`).
     ///
@@ -213,6 +221,10 @@ fn gemm_on_threads<T: FloatGemm>(
         return Ok(());
     }
     let c = &mut c[..m * n];
+    if m == 1 && k.saturating_mul(n) <= SMALL_ROW_PRODUCT_ELEMENTS {
+        row_times_matrix(k, n, a, a_cs, b, (b_rs, b_cs), beta, c);
+        return Ok(());
+    }
     use rayon::prelude::*;
     if threads > 1 && n > m && n >= 32 {
         // Column blocks, rounded to a multiple of 16 (a whole number of kernel tiles).
@@ -281,6 +293,79 @@ fn gemm_on_threads<T: FloatGemm>(
             run_block(block * rows_per_block, rows, c_block);
         });
     Ok(())
+}
+
+/// The largest `k x n` right operand [`row_times_matrix`] takes. One row times a matrix
+/// reads each element of the matrix once, so a blocked GEMM's packing of it is pure overhead;
+/// past this size (1 MiB of float32) the threaded GEMM wins.
+const SMALL_ROW_PRODUCT_ELEMENTS: usize = 1 << 18;
+
+/// `c = a @ b + beta * c` for one row `a` (`k` elements, stride `a_cs`) and a `k x n` matrix
+/// `b`, without packing: a linear layer or an LSTM step at batch 1. The caller has checked
+/// every index against the slices.
+#[allow(clippy::too_many_arguments)]
+fn row_times_matrix<T: FloatGemm>(
+    k: usize,
+    n: usize,
+    a: &[T],
+    a_cs: usize,
+    b: &[T],
+    (b_rs, b_cs): (usize, usize),
+    beta: T,
+    c: &mut [T],
+) {
+    let mut sums = vec![T::ZERO; n];
+    if b_cs == 1 {
+        // Rows of `b` are contiguous: add each row, scaled, to the sums (vectorizes).
+        for row in 0..k {
+            let coefficient = a[row * a_cs];
+            let start = row * b_rs;
+            for (sum, value) in sums.iter_mut().zip(&b[start..start + n]) {
+                *sum = *sum + coefficient * *value;
+            }
+        }
+    } else if b_rs == 1 && a_cs == 1 {
+        // Contiguous columns of `b` (a transposed weight, as `linear` passes it) and a
+        // contiguous row: one dot product per output, in eight independent lanes so that it
+        // vectorizes, the lanes added at the end.
+        let row = &a[..k];
+        for (column, sum) in sums.iter_mut().enumerate() {
+            let start = column * b_cs;
+            let values = &b[start..start + k];
+            let mut lanes = [T::ZERO; 8];
+            let mut row_chunks = row.chunks_exact(8);
+            let mut value_chunks = values.chunks_exact(8);
+            for (x, y) in (&mut row_chunks).zip(&mut value_chunks) {
+                for lane in 0..8 {
+                    lanes[lane] = lanes[lane] + x[lane] * y[lane];
+                }
+            }
+            let mut total = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
+                + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+            for (x, y) in row_chunks.remainder().iter().zip(value_chunks.remainder()) {
+                total = total + *x * *y;
+            }
+            *sum = total;
+        }
+    } else {
+        // Strided columns: one dot product per output.
+        for (column, sum) in sums.iter_mut().enumerate() {
+            let start = column * b_cs;
+            let mut total = T::ZERO;
+            for row in 0..k {
+                total = total + a[row * a_cs] * b[start + row * b_rs];
+            }
+            *sum = total;
+        }
+    }
+    // With beta 0, `c` is not read (it may hold anything), as in BLAS.
+    for (out, sum) in c.iter_mut().zip(sums) {
+        *out = if beta == T::ZERO {
+            sum
+        } else {
+            sum + beta * *out
+        };
+    }
 }
 
 /// Where each matrix of a stacked GEMM operand starts in its storage, and its (row, column)
@@ -836,6 +921,63 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::{naive_batched_gemm, GemmElement};
+
+    /// The packing-free one-row product against the threaded GEMM (matrixmultiply), for every
+    /// layout of the right operand it handles (contiguous rows, contiguous columns, strided),
+    /// a strided row, lengths around the eight-lane chunks, and beta 0 and 1.
+    #[test]
+    fn one_row_product_matches_the_blocked_gemm() {
+        for &(k, n) in &[
+            (1, 1),
+            (7, 3),
+            (8, 8),
+            (9, 5),
+            (32, 128),
+            (33, 17),
+            (200, 3),
+        ] {
+            let a: Vec<f32> = (0..2 * k)
+                .map(|i| ((i * 37 % 11) as f32 - 5.0) * 0.25)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 13 % 7) as f32 - 3.0) * 0.5)
+                .collect();
+            for (b_strides, a_cs) in [((n, 1), 1), ((1, k), 1), ((1, k), 2), ((n, 1), 2)] {
+                for beta in [0.0f32, 1.0] {
+                    let start: Vec<f32> = (0..n).map(|j| j as f32).collect();
+                    let mut fast = start.clone();
+                    super::row_times_matrix(k, n, &a, a_cs, &b, b_strides, beta, &mut fast);
+                    let mut blocked = start.clone();
+                    // One thread, with rows large enough to skip the one-row path: run the
+                    // blocked kernel directly.
+                    // SAFETY: a (1 x k with column stride a_cs) lies within 2k elements, b
+                    // (k x n with the given strides) within k * n, and `blocked` holds n.
+                    unsafe {
+                        <f32 as super::FloatGemm>::raw_gemm(
+                            1,
+                            k,
+                            n,
+                            a.as_ptr(),
+                            (k * a_cs) as isize,
+                            a_cs as isize,
+                            b.as_ptr(),
+                            b_strides.0 as isize,
+                            b_strides.1 as isize,
+                            beta,
+                            blocked.as_mut_ptr(),
+                            n as isize,
+                        )
+                    };
+                    for (j, (x, y)) in fast.iter().zip(&blocked).enumerate() {
+                        assert!(
+                            (x - y).abs() <= 1e-4 * y.abs().max(1.0),
+                            "k={k} n={n} strides={b_strides:?} a_cs={a_cs} beta={beta} j={j}: {x} vs {y}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// Exercises the unsafe matrixmultiply call on shapes around its block sizes,
     /// degenerate dims and several batches, comparing with the plain loop.
