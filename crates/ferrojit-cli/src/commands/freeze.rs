@@ -39,6 +39,15 @@ pub fn freeze_model(
             loaded.module.class().qualified_name()
         ));
     }
+    // `torch.jit.freeze` reads `module.training` first; a module without the attribute (one
+    // that is frozen already) fails there unless `eval()` has set it on the Python side.
+    if !eval && loaded.module.attr("training").is_err() {
+        return Err(format!(
+            "'RecursiveScriptModule' object has no attribute 'training' ({} has no training \
+             attribute, as a frozen module has none; --eval freezes it again)",
+            input.display()
+        ));
+    }
     if eval {
         for (name, module) in loaded.module.named_modules() {
             if module.class().attribute_index("training").is_some() {

@@ -112,5 +112,8 @@ fn fold_at(graph: &mut Graph, op: NodeId) -> Result<bool, String> {
     let op_output = graph.node_output(op, 0);
     let conv_output = graph.node_output(conv, 0);
     graph.replace_all_uses_with(op_output, conv_output);
+    // As PyTorch, the folded op now reads constants, not the convolution: it is dead, and
+    // the convolution's result is free for the next fold in the same run.
+    graph.replace_node_input(op, 0, new_weight);
     Ok(true)
 }

@@ -33,9 +33,6 @@ use crate::inliner::{inline_calls, MethodSourceCallees};
 pub enum FreezeError {
     /// The module is in training mode (`torch.jit.freeze` requires `eval()`).
     TrainingMode,
-    /// The module has no `training` attribute: it is not a module PyTorch can freeze (a
-    /// module that is frozen already has lost it).
-    NoTrainingAttribute { class: String },
     /// A method to preserve (or `forward`) does not exist or has no graph.
     Method {
         class: String,
@@ -57,11 +54,6 @@ impl std::fmt::Display for FreezeError {
                 f,
                 "Freezing is currently only implemented for modules in eval mode. Please call \
                  .eval() on your module before freezing."
-            ),
-            FreezeError::NoTrainingAttribute { class } => write!(
-                f,
-                "'RecursiveScriptModule' object has no attribute 'training' (the module {class} \
-                 has no training attribute; is it frozen already?)"
             ),
             FreezeError::Method {
                 class,
@@ -112,21 +104,16 @@ pub struct FreezeOptions {
     pub preserved: Vec<String>,
 }
 
-/// Freezes `module` (which must be in eval mode) without the frozen-graph optimizations:
-/// PyTorch's `_freeze_module`. [`super::freeze`] runs both, as `torch.jit.freeze` does.
+/// Freezes `module` (which must be in eval mode, or have no `training` attribute, as a
+/// frozen module has none) without the frozen-graph optimizations: PyTorch's
+/// `_freeze_module`. [`super::freeze`] runs both, as `torch.jit.freeze` does.
 pub fn freeze_module(
     module: &Module,
     options: &FreezeOptions,
 ) -> Result<FrozenModule, FreezeError> {
     let class = module.class().clone();
-    match module.attr("training") {
-        Ok(IValue::Bool(true)) => return Err(FreezeError::TrainingMode),
-        Ok(_) => {}
-        Err(_) => {
-            return Err(FreezeError::NoTrainingAttribute {
-                class: class.qualified_name().to_string(),
-            })
-        }
+    if let Ok(IValue::Bool(true)) = module.attr("training") {
+        return Err(FreezeError::TrainingMode);
     }
     let mut method_names = vec!["forward".to_string()];
     let mut preserved_attributes = HashSet::new();

