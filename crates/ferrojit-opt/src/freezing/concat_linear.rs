@@ -35,7 +35,7 @@ pub fn concat_frozen_linear(graph: &mut Graph) -> Result<bool, String> {
 
 /// A linear whose weight and bias are tensor constants.
 fn constant_linear(graph: &Graph, node: NodeId) -> Option<(ValueId, Tensor, Tensor)> {
-    if !graph.kind(node).is("aten::linear") {
+    if !graph.kind(node).is("aten::linear") || graph.node_outputs(node).len() != 1 {
         return None;
     }
     let [input, weight, bias] = graph.node_inputs(node)[..] else {
@@ -43,6 +43,9 @@ fn constant_linear(graph: &Graph, node: NodeId) -> Option<(ValueId, Tensor, Tens
     };
     let weight = constant_tensor(graph, weight)?;
     let bias = constant_tensor(graph, bias)?;
+    if weight.dim() == 0 || bias.dim() == 0 {
+        return None;
+    }
     Some((input, weight.as_ref().clone(), bias.as_ref().clone()))
 }
 

@@ -15,6 +15,11 @@ use crate::constant_insertion::constant_value;
 /// PyTorch's `supportedConvNode`: `conv1d`, `conv2d`, `conv3d`, and `_convolution` whose
 /// `transposed` is the constant False.
 pub fn is_supported_conv(graph: &Graph, node: NodeId) -> bool {
+    // Text IR allows a node of any shape; a convolution without its weight and bias or
+    // without one result is left alone.
+    if graph.node_inputs(node).len() < 3 || graph.node_outputs(node).len() != 1 {
+        return false;
+    }
     match graph.kind(node).as_str() {
         "aten::conv1d" | "aten::conv2d" | "aten::conv3d" => true,
         "aten::_convolution" => {
@@ -61,7 +66,10 @@ pub fn conv_and_pointwise_op_can_fold(graph: &Graph, conv: NodeId, op: NodeId) -
     let Some(weight) = constant_tensor(graph, graph.node_inputs(conv)[1]) else {
         return false;
     };
-    if !weight.dtype().is_floating_point() {
+    if !weight.dtype().is_floating_point() || weight.dim() == 0 {
+        return false;
+    }
+    if graph.node_outputs(op).len() != 1 {
         return false;
     }
     let Some(&operand) = graph.node_inputs(op).get(1) else {

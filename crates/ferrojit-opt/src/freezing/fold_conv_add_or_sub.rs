@@ -33,7 +33,9 @@ fn is_supported_add_or_sub(graph: &Graph, node: NodeId) -> bool {
         return false;
     }
     let inputs = graph.node_inputs(node);
-    inputs.len() == 3 && is_tensor(graph.value_type(inputs[0]))
+    inputs.len() == 3
+        && graph.node_outputs(node).len() == 1
+        && is_tensor(graph.value_type(inputs[0]))
 }
 
 pub(super) fn is_tensor(ty: &Type) -> bool {

@@ -38,7 +38,10 @@ fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
 }
 
 fn fold_at(graph: &mut Graph, batch_norm: NodeId) -> Result<bool, String> {
-    if !graph.kind(batch_norm).is("aten::batch_norm") {
+    if !graph.kind(batch_norm).is("aten::batch_norm")
+        || graph.node_inputs(batch_norm).len() != 9
+        || graph.node_outputs(batch_norm).len() != 1
+    {
         return Ok(false);
     }
     let Some(conv) = producing_conv(graph, graph.node_inputs(batch_norm)[0]) else {

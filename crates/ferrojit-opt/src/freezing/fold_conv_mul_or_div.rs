@@ -32,7 +32,9 @@ fn is_supported_mul_or_div(graph: &Graph, node: NodeId) -> bool {
         return false;
     }
     let inputs = graph.node_inputs(node);
-    inputs.len() == 2 && is_tensor(graph.value_type(inputs[0]))
+    inputs.len() == 2
+        && graph.node_outputs(node).len() == 1
+        && is_tensor(graph.value_type(inputs[0]))
 }
 
 fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {

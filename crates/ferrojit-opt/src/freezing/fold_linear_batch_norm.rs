@@ -36,13 +36,19 @@ fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
 }
 
 fn fold_at(graph: &mut Graph, batch_norm: NodeId) -> Result<bool, String> {
-    if !graph.kind(batch_norm).is("aten::batch_norm") {
+    if !graph.kind(batch_norm).is("aten::batch_norm")
+        || graph.node_inputs(batch_norm).len() != 9
+        || graph.node_outputs(batch_norm).len() != 1
+    {
         return Ok(false);
     }
     let Some(linear) = graph.producer(graph.node_inputs(batch_norm)[0]) else {
         return Ok(false);
     };
-    if !graph.kind(linear).is("aten::linear") || graph.node_inputs(linear).len() != 3 {
+    if !graph.kind(linear).is("aten::linear")
+        || graph.node_inputs(linear).len() != 3
+        || graph.node_outputs(linear).len() != 1
+    {
         return Ok(false);
     }
     if has_non_constant_parameters(graph, linear) || has_non_constant_parameters(graph, batch_norm)

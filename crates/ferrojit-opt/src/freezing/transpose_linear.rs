@@ -31,7 +31,10 @@ fn transpose_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String>
 }
 
 fn transpose_at(graph: &mut Graph, linear: NodeId) -> Result<bool, String> {
-    if !graph.kind(linear).is("aten::linear") || graph.node_inputs(linear).len() != 3 {
+    if !graph.kind(linear).is("aten::linear")
+        || graph.node_inputs(linear).len() != 3
+        || graph.node_outputs(linear).len() != 1
+    {
         return Ok(false);
     }
     let [input, weight_value, bias] = graph.node_inputs(linear)[..] else {
