@@ -16,7 +16,6 @@ use crate::alias_analysis::{attach_registry_schemas, AliasDb};
 
 /// Merges every group of compatible linears; `Ok(true)` when one group was merged.
 pub fn concat_frozen_linear(graph: &mut Graph) -> Result<bool, String> {
-    attach_registry_schemas(graph, ferrojit_runtime::OperatorRegistry::global());
     let mut blocks = vec![graph.top_block()];
     for node in graph.all_nodes() {
         blocks.extend(graph.node_blocks(node).iter().copied());
@@ -71,7 +70,11 @@ fn merge_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
         if group.len() < 2 {
             continue;
         }
-        let alias_db = AliasDb::new(graph);
+        // Alias analysis runs on a copy with the registry's schemas attached (a parsed graph
+        // has none); attaching them to the graph itself would change what it verifies as.
+        let mut analysed = graph.clone();
+        attach_registry_schemas(&mut analysed, ferrojit_runtime::OperatorRegistry::global());
+        let alias_db = AliasDb::new(&analysed);
         let block_order = graph.block_nodes(block);
         let mut checked: HashSet<NodeId> = HashSet::new();
         let mut merges = Vec::new();
@@ -98,7 +101,7 @@ fn merge_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
                 {
                     continue;
                 }
-                if written_between(graph, &alias_db, &block_order, base, candidate, input) {
+                if written_between(&analysed, &alias_db, &block_order, base, candidate, input) {
                     continue;
                 }
                 compatible.push(candidate);
