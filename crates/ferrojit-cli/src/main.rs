@@ -65,6 +65,21 @@ enum Command {
         output: PathBuf,
     },
     /// Compile a TorchScript source file and save it as a module calling the entry function.
+    /// Freeze a TorchScript module as `torch.jit.freeze` does: attributes that are never
+    /// mutated become constants, training-only code folds away, and batch norms, adds,
+    /// muls and dropouts fold into the layers before them. Saves an archive PyTorch loads.
+    Freeze {
+        model: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// A method (besides forward) or attribute to keep; repeat for several.
+        #[arg(long = "preserve", value_name = "NAME")]
+        preserve: Vec<String>,
+        /// Put the module in eval mode first (`module.eval()`); PyTorch refuses to freeze a
+        /// module in training mode.
+        #[arg(long)]
+        eval: bool,
+    },
     Compile {
         /// The source file (top-level functions and script classes).
         source: PathBuf,
@@ -216,6 +231,12 @@ fn run(cli: Cli) -> Result<(), String> {
             optimize: !no_optimize,
         }),
         Command::Convert { input, output } => commands::convert::convert(&input, &output),
+        Command::Freeze {
+            model,
+            output,
+            preserve,
+            eval,
+        } => commands::freeze::freeze_model(&model, &output, &preserve, eval),
         Command::Compile {
             source,
             output,

@@ -23,6 +23,7 @@ pub mod dead_code_elimination;
 pub mod dtype_analysis;
 pub mod erase_number_types;
 pub mod filetest;
+pub mod freezing;
 pub mod graph_executor;
 pub mod inline_fork_wait;
 pub mod inliner;
@@ -216,6 +217,51 @@ pub const PASSES: &[PassInfo] = &[
         description: "replaces tuples built and taken apart in the graph (inputs, loop-carried \
                       values, If outputs, returns) by their elements",
         run: lower_all_tuples::lower_all_tuples,
+    },
+    // freeze
+    PassInfo {
+        name: "fold_frozen_conv_bn",
+        description: "folds an eval-mode batch norm into the convolution before it when both \
+                      have constant parameters (frozen graphs)",
+        run: |graph| freezing::fold_conv_batch_norm::fold_frozen_conv_batch_norm(graph).map(drop),
+    },
+    PassInfo {
+        name: "fold_frozen_conv_add_or_sub",
+        description: "folds an add or sub of a constant per-channel tensor or number into the \
+                      bias of the convolution before it (frozen graphs)",
+        run: |graph| freezing::fold_conv_add_or_sub::fold_frozen_conv_add_or_sub(graph).map(drop),
+    },
+    PassInfo {
+        name: "fold_frozen_conv_mul_or_div",
+        description: "folds a mul or div by a constant per-channel tensor or number into the \
+                      weight and bias of the convolution before it (frozen graphs)",
+        run: |graph| freezing::fold_conv_mul_or_div::fold_frozen_conv_mul_or_div(graph).map(drop),
+    },
+    PassInfo {
+        name: "fold_frozen_linear_bn",
+        description: "folds an eval-mode batch norm into the linear before it when both have \
+                      constant parameters (frozen graphs)",
+        run: |graph| {
+            freezing::fold_linear_batch_norm::fold_frozen_linear_batch_norm(graph).map(drop)
+        },
+    },
+    PassInfo {
+        name: "transpose_frozen_linear",
+        description: "replaces a linear with a constant weight by a matmul with the weight \
+                      transposed ahead of time, plus an add of the bias",
+        run: |graph| freezing::transpose_linear::transpose_frozen_linear(graph).map(drop),
+    },
+    PassInfo {
+        name: "concat_frozen_linear",
+        description: "merges linears that read the same input and have constant weights and \
+                      biases into one linear whose result is sliced (frozen graphs)",
+        run: |graph| freezing::concat_linear::concat_frozen_linear(graph).map(drop),
+    },
+    PassInfo {
+        name: "optimize_frozen_graph",
+        description: "PyTorch's OptimizeFrozenGraph: dropout removal, linear concatenation, \
+                      then the conv and linear folds until nothing changes",
+        run: |graph| freezing::optimize_frozen_graph(graph, true),
     },
 ];
 

@@ -26,11 +26,14 @@ use ferrojit_runtime::object::Object;
 
 use crate::import::{CompiledMethods, LoadedModule, RegistrySchemas};
 use crate::load_error::LoadError;
-use crate::python_printer::{code_record_name, print_program};
+use crate::python_printer::{
+    code_record_name, print_program_with_graph_classes, GraphClass, GraphMethod,
+};
 use crate::values::ValueWriter;
 use ferrojit_archive::pickle_value::PickleValue;
 use ferrojit_archive::pickler::pickle;
 use ferrojit_archive::zip_archive::ArchiveWriter;
+use ferrojit_ir::{ClassType, Graph, Type};
 
 /// Saves a loaded module to `path` (root folder: the file's stem, as PyTorch).
 pub fn save_module(loaded: &LoadedModule, path: &Path) -> Result<(), LoadError> {
@@ -52,11 +55,87 @@ pub fn save_module_to_bytes(
     unit: &CompilationUnit,
     root_name: &str,
 ) -> Result<Vec<u8>, LoadError> {
+    save_module_with_graph_classes_to_bytes(module, unit, &[], root_name)
+}
+
+/// Saves an object of a class whose methods are given as graphs (a frozen module: `class`
+/// holds the attributes kept, `methods` the frozen graphs, each with `self` first) to
+/// `path`. Each method's signature is that of the method of the same name of
+/// `original_class` (in `loaded`'s unit), with `self` typed as `class`; every other class
+/// the object reaches comes from `loaded`'s unit.
+pub fn save_object_with_graph_methods(
+    loaded: &LoadedModule,
+    object: &Arc<Object>,
+    original_class: &ClassType,
+    methods: &[(String, Graph)],
+    path: &Path,
+) -> Result<(), LoadError> {
+    let root_name = path
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or("archive");
+    let bytes = save_object_with_graph_methods_to_bytes(
+        loaded,
+        object,
+        original_class,
+        methods,
+        root_name,
+    )?;
+    ferrojit_archive::zip_archive::replace_file(path, &bytes).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// [`save_object_with_graph_methods`] into bytes.
+pub fn save_object_with_graph_methods_to_bytes(
+    loaded: &LoadedModule,
+    object: &Arc<Object>,
+    original_class: &ClassType,
+    methods: &[(String, Graph)],
+    root_name: &str,
+) -> Result<Vec<u8>, LoadError> {
+    let class = object.class().clone();
+    let mut graph_methods = Vec::new();
+    for (name, graph) in methods {
+        let mut schema = loaded.unit.method(original_class, name)?.schema().clone();
+        if let Some(receiver) = schema.arguments.first_mut() {
+            receiver.ty = Type::Class(class.clone());
+        }
+        graph_methods.push(GraphMethod {
+            name: name.clone(),
+            schema,
+            graph: Arc::new(graph.clone()),
+        });
+    }
+    let graph_class = GraphClass {
+        class,
+        methods: graph_methods,
+    };
+    save_module_with_graph_classes_to_bytes(
+        &Module::new(object.clone()),
+        &loaded.unit,
+        &[graph_class],
+        root_name,
+    )
+}
+
+/// Serializes `module` as a TorchScript archive, where the classes in `graph_classes`
+/// (a frozen module's class, say) print their methods from the graphs given there, and
+/// every other class comes from `unit`.
+pub fn save_module_with_graph_classes_to_bytes(
+    module: &Module,
+    unit: &CompilationUnit,
+    graph_classes: &[GraphClass],
+    root_name: &str,
+) -> Result<Vec<u8>, LoadError> {
     let mut data_writer = ValueWriter::for_torchscript();
     let data_value = data_writer.convert(&IValue::Object(module.object().clone()), "data.pkl")?;
     let data = pickle_record(&data_value, "data.pkl")?;
 
-    let program = print_program(unit, data_writer.classes(), &[])?;
+    let program =
+        print_program_with_graph_classes(unit, data_writer.classes(), &[], graph_classes)?;
 
     let mut constants_writer = ValueWriter::for_torchscript();
     let constants_value = IValue::Tuple(TupleValue::new(program.constants.clone()));

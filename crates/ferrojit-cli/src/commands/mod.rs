@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod compile;
 pub mod convert;
+pub mod freeze;
 pub mod inspect;
 pub mod ir;
 pub mod ops;

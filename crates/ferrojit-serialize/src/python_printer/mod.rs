@@ -17,7 +17,8 @@ use ferrojit_frontend::compilation_unit::{CompilationUnit, ConstantValue};
 use ferrojit_frontend::Function;
 use ferrojit_ir::attributes::quote_string;
 use ferrojit_ir::{
-    AttributeKind, AttributeValue, ClassType, DefaultValue, Graph, NamedTupleType, Type,
+    AttributeKind, AttributeValue, ClassType, DefaultValue, FunctionSchema, Graph, NamedTupleType,
+    Type,
 };
 use ferrojit_tensor::{Storage, Tensor};
 
@@ -38,6 +39,26 @@ pub(crate) struct PrintContext {
     min_version: u64,
     /// Per called function, each parameter's name when it is keyword-only (after `*`).
     callee_keywords: HashMap<String, Vec<Option<String>>>,
+    /// Classes whose methods come as graphs (see [`GraphClass`]), by qualified name.
+    graph_classes: HashMap<String, GraphClass>,
+}
+
+/// A class whose methods are given as graphs instead of being compiled from source in the
+/// unit: what freezing makes (a new class that holds only the attributes the frozen graphs
+/// still read, with those graphs as its methods). The class need not be known to the unit.
+#[derive(Debug, Clone)]
+pub struct GraphClass {
+    pub class: Arc<ClassType>,
+    pub methods: Vec<GraphMethod>,
+}
+
+/// One method of a [`GraphClass`]: its name, its declared signature (with `self`, whose
+/// type is the class) and its graph (whose first input is `self`).
+#[derive(Debug, Clone)]
+pub struct GraphMethod {
+    pub name: String,
+    pub schema: FunctionSchema,
+    pub graph: Arc<Graph>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -179,8 +200,23 @@ pub fn print_program(
     classes: &[String],
     functions: &[String],
 ) -> Result<PrintedProgram, LoadError> {
+    print_program_with_graph_classes(unit, classes, functions, &[])
+}
+
+/// [`print_program`], where the classes named in `graph_classes` print from the graphs given
+/// there rather than from the unit.
+pub fn print_program_with_graph_classes(
+    unit: &CompilationUnit,
+    classes: &[String],
+    functions: &[String],
+    graph_classes: &[GraphClass],
+) -> Result<PrintedProgram, LoadError> {
     let mut context = PrintContext {
         min_version: BASE_FILE_VERSION,
+        graph_classes: graph_classes
+            .iter()
+            .map(|class| (class.class.qualified_name().to_string(), class.clone()))
+            .collect(),
         ..PrintContext::default()
     };
     for class in classes {
@@ -234,46 +270,19 @@ fn print_class(
     qualified_name: &str,
     context: &mut PrintContext,
 ) -> Result<String, LoadError> {
-    let class: Arc<ClassType> = unit.resolve_class(qualified_name)?;
+    let graph_class = context.graph_classes.get(qualified_name).cloned();
+    let class: Arc<ClassType> = match &graph_class {
+        Some(graph_class) => graph_class.class.clone(),
+        None => unit.resolve_class(qualified_name)?,
+    };
+    if let Some(graph_class) = graph_class {
+        return print_graph_class(unit, &graph_class, context);
+    }
     if let Some(base) = unit.interface_base(qualified_name) {
         return print_interface(unit, &class, base, context);
     }
-    let mut out = String::new();
-    let short = class.short_name();
-    if class.is_module() {
-        out.push_str(&format!("class {short}(Module):\n"));
-    } else {
-        out.push_str(&format!("class {short}:\n"));
-    }
-    let attributes = class.attributes();
-    let mut members = 0;
-    if class.is_module() {
-        for (label, kind) in [
-            ("__parameters__", AttributeKind::Parameter),
-            ("__buffers__", AttributeKind::Buffer),
-        ] {
-            let names: Vec<String> = attributes
-                .iter()
-                .filter(|a| a.kind == kind)
-                .map(|a| format!("{}, ", quote_string(&a.name)))
-                .collect();
-            out.push_str(&format!("  {label} = [{}]\n", names.concat()));
-            members += 1;
-        }
-    }
-    for attribute in &attributes {
-        context.note_type(&attribute.ty);
-        let ty = attribute.ty.annotation_str();
-        if is_plain_identifier(&attribute.name) {
-            out.push_str(&format!("  {} : {ty}\n", attribute.name));
-        } else {
-            out.push_str(&format!(
-                "  __annotations__[{}] = {ty}\n",
-                quote_string(&attribute.name)
-            ));
-        }
-        members += 1;
-    }
+    let mut out = print_class_header_and_attributes(&class, context);
+    let mut members = class.attributes().len() + if class.is_module() { 2 } else { 0 };
     for (name, constant) in unit.class_constants(qualified_name) {
         let literal = constant_literal(&constant).ok_or_else(|| {
             LoadError::format(
@@ -296,6 +305,73 @@ fn print_class(
         out.push_str("  pass\n");
     }
     Ok(out)
+}
+
+/// A [`GraphClass`]: its attributes, then each method printed from its graph.
+fn print_graph_class(
+    unit: &CompilationUnit,
+    graph_class: &GraphClass,
+    context: &mut PrintContext,
+) -> Result<String, LoadError> {
+    let class = &graph_class.class;
+    let mut out = print_class_header_and_attributes(class, context);
+    let mut members = class.attributes().len() + if class.is_module() { 2 } else { 0 };
+    for method in &graph_class.methods {
+        let qualified = format!("{}.{}", class.qualified_name(), method.name);
+        out.push_str(&print_graph_function(
+            unit,
+            &qualified,
+            &method.name,
+            &method.schema,
+            &method.graph,
+            1,
+            context,
+        )?);
+        members += 1;
+    }
+    if members == 0 {
+        out.push_str("  pass\n");
+    }
+    Ok(out)
+}
+
+/// `class N(Module):` and the attribute declarations (`__parameters__`, `__buffers__`,
+/// `name : T`).
+fn print_class_header_and_attributes(class: &ClassType, context: &mut PrintContext) -> String {
+    let mut out = String::new();
+    let short = class.short_name();
+    if class.is_module() {
+        out.push_str(&format!("class {short}(Module):\n"));
+    } else {
+        out.push_str(&format!("class {short}:\n"));
+    }
+    let attributes = class.attributes();
+    if class.is_module() {
+        for (label, kind) in [
+            ("__parameters__", AttributeKind::Parameter),
+            ("__buffers__", AttributeKind::Buffer),
+        ] {
+            let names: Vec<String> = attributes
+                .iter()
+                .filter(|a| a.kind == kind)
+                .map(|a| format!("{}, ", quote_string(&a.name)))
+                .collect();
+            out.push_str(&format!("  {label} = [{}]\n", names.concat()));
+        }
+    }
+    for attribute in &attributes {
+        context.note_type(&attribute.ty);
+        let ty = attribute.ty.annotation_str();
+        if is_plain_identifier(&attribute.name) {
+            out.push_str(&format!("  {} : {ty}\n", attribute.name));
+        } else {
+            out.push_str(&format!(
+                "  __annotations__[{}] = {ty}\n",
+                quote_string(&attribute.name)
+            ));
+        }
+    }
+    out
 }
 
 /// An interface as PyTorch prints it: `class N(ModuleInterface):` (or `(Interface):`), then
@@ -489,8 +565,28 @@ fn print_function(
     context: &mut PrintContext,
 ) -> Result<String, LoadError> {
     let graph = function.graph(unit)?;
-    context.min_version = context.min_version.max(graph_min_version(&graph));
-    let schema = function.schema();
+    print_graph_function(
+        unit,
+        function.qualified_name(),
+        function.name(),
+        function.schema(),
+        &graph,
+        level,
+        context,
+    )
+}
+
+/// Prints a function named `name` with signature `schema` from `graph`.
+fn print_graph_function(
+    unit: &CompilationUnit,
+    qualified_name: &str,
+    name: &str,
+    schema: &FunctionSchema,
+    graph: &Graph,
+    level: usize,
+    context: &mut PrintContext,
+) -> Result<String, LoadError> {
+    context.min_version = context.min_version.max(graph_min_version(graph));
     let indent = "  ".repeat(level);
     let mut parameters = Vec::new();
     for argument in &schema.arguments {
@@ -514,8 +610,7 @@ fn print_function(
         .unwrap_or(Type::NoneType);
     context.note_type(&return_type);
     let mut out = format!(
-        "{indent}def {}({}) -> {}:\n",
-        function.name(),
+        "{indent}def {name}({}) -> {}:\n",
         parameters.join(",\n    "),
         return_type.annotation_str()
     );
@@ -523,15 +618,14 @@ fn print_function(
         return Err(LoadError::format(
             "code",
             format!(
-                "{}: the graph has {} inputs but the signature {} parameters",
-                function.qualified_name(),
+                "{qualified_name}: the graph has {} inputs but the signature {} parameters",
                 graph.inputs().len(),
                 schema.arguments.len()
             ),
         ));
     }
-    note_callee_keywords(unit, &graph, context);
-    let mut printer = FunctionPrinter::new(&graph, context);
+    note_callee_keywords(unit, graph, context);
+    let mut printer = FunctionPrinter::new(graph, context);
     for (&input, argument) in graph.inputs().iter().zip(&schema.arguments) {
         printer.name_input(input, &argument.name);
     }

@@ -1,0 +1,75 @@
+//! `transpose_frozen_linear`, PyTorch's `FrozenLinearTranspose`
+//! (frozen_linear_transpose.cpp, part of `optimize_for_inference`): an `aten::linear` whose
+//! weight is a constant becomes `aten::matmul` with the weight transposed once, ahead of
+//! time, into a contiguous constant, followed by `aten::add(…, bias, 1)` when it has a bias.
+
+use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Type};
+use ferrojit_runtime::IValue;
+
+use super::operator_calls::{
+    call_tensor_operator, constant_tensor, insert_tensor_constant_before, is_none, tensor_argument,
+};
+
+/// Replaces every linear with a constant weight; `Ok(true)` when one was replaced.
+pub fn transpose_frozen_linear(graph: &mut Graph) -> Result<bool, String> {
+    let top = graph.top_block();
+    let changed = transpose_in_block(graph, top)?;
+    let top = graph.top_block();
+    graph.set_insert_point(InsertPoint::EndOf(top));
+    Ok(changed)
+}
+
+fn transpose_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
+    let mut changed = false;
+    for node in graph.block_nodes(block) {
+        for nested in graph.node_blocks(node).to_vec() {
+            changed |= transpose_in_block(graph, nested)?;
+        }
+        changed |= transpose_at(graph, node)?;
+    }
+    Ok(changed)
+}
+
+fn transpose_at(graph: &mut Graph, linear: NodeId) -> Result<bool, String> {
+    if !graph.kind(linear).is("aten::linear")
+        || graph.node_inputs(linear).len() != 3
+        || graph.node_outputs(linear).len() != 1
+    {
+        return Ok(false);
+    }
+    let [input, weight_value, bias] = graph.node_inputs(linear)[..] else {
+        return Ok(false);
+    };
+    let Some(weight) = constant_tensor(graph, weight_value) else {
+        return Ok(false);
+    };
+    if weight.dim() != 2 {
+        return Ok(false);
+    }
+    let transposed = call_tensor_operator(
+        "aten::transpose.int",
+        vec![tensor_argument(&weight), IValue::Int(1), IValue::Int(0)],
+    )?;
+    let transposed = call_tensor_operator("aten::contiguous", vec![tensor_argument(&transposed)])?;
+    // `contiguous` may hand back the same view when it already is; a constant of its own
+    // keeps the printed archive from sharing storage with the original weight's view.
+    let transposed = transposed.contiguous();
+    let weight_t = insert_tensor_constant_before(graph, linear, transposed, None);
+    graph.set_insert_point(InsertPoint::Before(linear));
+    let matmul = graph.insert("aten::matmul", &[input, weight_t], &[Type::Tensor]);
+    let mut result = graph.node_output(matmul, 0);
+    if !is_none(graph, bias) {
+        let one = graph.insert_constant(Some(AttributeValue::Int(1)), Type::Int);
+        let add = graph.insert("aten::add", &[result, bias, one], &[Type::Tensor]);
+        result = graph.node_output(add, 0);
+    }
+    let top = graph.top_block();
+    graph.set_insert_point(InsertPoint::EndOf(top));
+    let output = graph.node_output(linear, 0);
+    if let Some(name) = graph.debug_name(output).map(str::to_string) {
+        graph.set_debug_name(result, &name);
+    }
+    graph.replace_all_uses_with(output, result);
+    graph.destroy_node(linear);
+    Ok(true)
+}
