@@ -41,6 +41,7 @@ MODELS = ["scalar_loop", "lstm_cell_loop", "resnet18", "bert_encoder"]
 FROZEN = ["resnet18"]
 # Issue 19's targets: ferrojit (optimized) / libtorch, lower is better.
 TARGETS = {"lstm_cell_loop": 0.6, "resnet18 (frozen)": 1.0}
+SETTLE_SECONDS = 1.0
 
 
 def ferrojit_bench(path, inputs, args, threads, extra=()):
@@ -151,6 +152,9 @@ def main():
         for round_index in range(args.rounds):
             for side in order[round_index % len(order):] + order[: round_index % len(order)]:
                 times[side].append(sides[side](args.threads))
+                # Let libtorch's worker threads, which spin a while after their last task,
+                # go idle before the next side starts: they would steal a core from it.
+                time.sleep(SETTLE_SECONDS)
         row = {"name": name, **{side: statistics.median(v) for side, v in times.items()}}
         row["spread"] = times
         rows.append(row)
@@ -168,7 +172,8 @@ def write_report(args, started, load_before, load_after, rows, notes):
         f"Measured {started} with torch {torch.__version__} on {platform.machine()}, "
         f"{os.cpu_count()} cores, {args.threads} threads; {args.rounds} rounds of {args.iters} "
         f"timed forward calls after {args.warmup} warm-up calls, the sides in a different order "
-        "each round; each number is the median over rounds of the per-round median. Load "
+        f"each round, with a pause of {SETTLE_SECONDS:.0f} s between sides; each number is the median "
+        "over rounds of the per-round median. Load "
         f"average {load_before:.1f} at the start and {load_after:.1f} at the end.",
         "",
         "| model | ferrojit optimized ms | ferrojit --no-optimize ms | libtorch ms "
