@@ -5,24 +5,21 @@
 //! of the weight's dtype), the missing bias is zeros, the add or sub runs on the bias with
 //! the runtime's kernel and the result is cast back to the bias's dtype.
 
-use ferrojit_ir::{BlockId, Graph, NodeId, Type};
+use ferrojit_ir::{Graph, NodeId, Type};
 use ferrojit_tensor::Tensor;
 
 use super::conv_folding_common::{
     conv_and_pointwise_op_can_fold, producing_conv, resize_constant_scalar_or_tensor_to_shape,
 };
 use super::operator_calls::{
-    call_tensor_operator, constant_tensor, debug_name, insert_tensor_constant_before, is_none,
-    tensor_argument, to_dtype,
+    call_tensor_operator, constant_tensor, debug_name, fold_at_every_node,
+    insert_tensor_constant_before, is_none, tensor_argument, to_dtype,
 };
 use crate::constant_insertion::constant_value;
 
 /// Folds every foldable conv → add/sub pair; `Ok(true)` when one was folded.
 pub fn fold_frozen_conv_add_or_sub(graph: &mut Graph) -> Result<bool, String> {
-    let top = graph.top_block();
-    let changed = fold_in_block(graph, top)?;
-    crate::dead_code_elimination::eliminate_dead_code(graph);
-    Ok(changed)
+    fold_at_every_node(graph, fold_at)
 }
 
 /// `aten::add` or `aten::sub` of a tensor and a tensor or number, with `alpha`: PyTorch's
@@ -40,17 +37,6 @@ fn is_supported_add_or_sub(graph: &Graph, node: NodeId) -> bool {
 
 pub(super) fn is_tensor(ty: &Type) -> bool {
     matches!(ty, Type::Tensor | Type::RefinedTensor(_))
-}
-
-fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
-    let mut changed = false;
-    for node in graph.block_nodes(block) {
-        for nested in graph.node_blocks(node).to_vec() {
-            changed |= fold_in_block(graph, nested)?;
-        }
-        changed |= fold_at(graph, node)?;
-    }
-    Ok(changed)
 }
 
 fn fold_at(graph: &mut Graph, op: NodeId) -> Result<bool, String> {

@@ -8,33 +8,20 @@
 //! elimination removes the batch norm.
 
 use ferrojit_ir::Type;
-use ferrojit_ir::{BlockId, Graph, NodeId};
+use ferrojit_ir::{Graph, NodeId};
 use ferrojit_runtime::IValue;
 
 use super::batch_norm_parameters::{add, mul, sub, BatchNormParameters};
 use super::conv_folding_common::producing_conv;
 use super::operator_calls::{
-    call_tensor_operator, constant_tensor, debug_name, has_non_constant_parameters,
-    insert_tensor_constant_before, is_none, tensor_argument, to_dtype, value_reading_uses,
+    call_tensor_operator, constant_tensor, debug_name, fold_at_every_node,
+    has_non_constant_parameters, insert_tensor_constant_before, is_none, tensor_argument, to_dtype,
+    value_reading_uses,
 };
 
 /// Folds every foldable conv → batch norm pair; `Ok(true)` when one was folded.
 pub fn fold_frozen_conv_batch_norm(graph: &mut Graph) -> Result<bool, String> {
-    let top = graph.top_block();
-    let changed = fold_in_block(graph, top)?;
-    crate::dead_code_elimination::eliminate_dead_code(graph);
-    Ok(changed)
-}
-
-fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
-    let mut changed = false;
-    for node in graph.block_nodes(block) {
-        for nested in graph.node_blocks(node).to_vec() {
-            changed |= fold_in_block(graph, nested)?;
-        }
-        changed |= fold_at(graph, node)?;
-    }
-    Ok(changed)
+    fold_at_every_node(graph, fold_at)
 }
 
 fn fold_at(graph: &mut Graph, batch_norm: NodeId) -> Result<bool, String> {

@@ -5,23 +5,20 @@
 //! bias, each product runs through the runtime's kernel and is cast back to the dtype of
 //! what it replaces.
 
-use ferrojit_ir::{BlockId, Graph, NodeId};
+use ferrojit_ir::{Graph, NodeId};
 
 use super::conv_folding_common::{
     conv_and_pointwise_op_can_fold, producing_conv, resize_constant_scalar_or_tensor_to_shape,
 };
 use super::fold_conv_add_or_sub::is_tensor;
 use super::operator_calls::{
-    call_tensor_operator, constant_tensor, debug_name, insert_tensor_constant_before, is_none,
-    tensor_argument, to_dtype,
+    call_tensor_operator, constant_tensor, debug_name, fold_at_every_node,
+    insert_tensor_constant_before, is_none, tensor_argument, to_dtype,
 };
 
 /// Folds every foldable conv → mul/div pair; `Ok(true)` when one was folded.
 pub fn fold_frozen_conv_mul_or_div(graph: &mut Graph) -> Result<bool, String> {
-    let top = graph.top_block();
-    let changed = fold_in_block(graph, top)?;
-    crate::dead_code_elimination::eliminate_dead_code(graph);
-    Ok(changed)
+    fold_at_every_node(graph, fold_at)
 }
 
 /// `aten::mul` or `aten::div` (without a rounding mode) of a tensor and a tensor or number:
@@ -35,17 +32,6 @@ fn is_supported_mul_or_div(graph: &Graph, node: NodeId) -> bool {
     inputs.len() == 2
         && graph.node_outputs(node).len() == 1
         && is_tensor(graph.value_type(inputs[0]))
-}
-
-fn fold_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, String> {
-    let mut changed = false;
-    for node in graph.block_nodes(block) {
-        for nested in graph.node_blocks(node).to_vec() {
-            changed |= fold_in_block(graph, nested)?;
-        }
-        changed |= fold_at(graph, node)?;
-    }
-    Ok(changed)
 }
 
 fn fold_at(graph: &mut Graph, op: NodeId) -> Result<bool, String> {

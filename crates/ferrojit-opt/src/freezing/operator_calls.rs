@@ -139,3 +139,30 @@ pub fn value_reading_uses(graph: &Graph, value: ValueId) -> usize {
         .filter(|use_| !matches!(graph.kind(use_.node).as_str(), "aten::dim" | "aten::size"))
         .count()
 }
+
+/// Runs a fold on every node of `graph`, nested blocks first at each node, then removes what
+/// the folds left dead (PyTorch's fold passes walk and clean up the same way). `Ok(true)`
+/// when some fold changed the graph.
+pub fn fold_at_every_node(
+    graph: &mut Graph,
+    fold_at: fn(&mut Graph, NodeId) -> Result<bool, String>,
+) -> Result<bool, String> {
+    fn fold_in_block(
+        graph: &mut Graph,
+        block: ferrojit_ir::BlockId,
+        fold_at: fn(&mut Graph, NodeId) -> Result<bool, String>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        for node in graph.block_nodes(block) {
+            for nested in graph.node_blocks(node).to_vec() {
+                changed |= fold_in_block(graph, nested, fold_at)?;
+            }
+            changed |= fold_at(graph, node)?;
+        }
+        Ok(changed)
+    }
+    let top = graph.top_block();
+    let changed = fold_in_block(graph, top, fold_at)?;
+    crate::dead_code_elimination::eliminate_dead_code(graph);
+    Ok(changed)
+}
