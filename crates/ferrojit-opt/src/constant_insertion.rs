@@ -131,3 +131,17 @@ pub fn tensor_type(tensor: &Tensor) -> Type {
         undefined: None,
     }))
 }
+
+/// The integer an `int` constant holds: `Some` only when `value` is the output of a
+/// `prim::Constant` typed `int` (the loop, tuple and mutation passes read trip counts and
+/// indices with it).
+pub(crate) fn constant_int(graph: &Graph, value: ValueId) -> Option<i64> {
+    let producer = graph.producer(value)?;
+    if !graph.kind(producer).is_prim(Prim::Constant) || graph.value_type(value) != &Type::Int {
+        return None;
+    }
+    match graph.attribute(producer, "value") {
+        Some(AttributeValue::Int(number)) => Some(*number),
+        _ => None,
+    }
+}

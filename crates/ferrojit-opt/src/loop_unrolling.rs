@@ -30,6 +30,7 @@ use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, Typ
 use crate::block_dead_code_elimination::{
     destroy_node_freeing_names, eliminate_dead_code_in_block,
 };
+use crate::constant_insertion::constant_int;
 use crate::dead_code_elimination::eliminate_dead_code_with_alias_db;
 
 /// How many times a partially unrolled body is repeated.
@@ -68,18 +69,6 @@ fn unroll_loops_in_block(graph: &mut Graph, block: BlockId) -> Result<bool, Stri
         changed = true;
     }
     Ok(changed)
-}
-
-/// The value of an `int` constant.
-fn constant_int(graph: &Graph, value: ValueId) -> Option<i64> {
-    let producer = graph.producer(value)?;
-    if !graph.kind(producer).is_prim(Prim::Constant) || graph.value_type(value) != &Type::Int {
-        return None;
-    }
-    match graph.attribute(producer, "value") {
-        Some(AttributeValue::Int(number)) => Some(*number),
-        _ => None,
-    }
 }
 
 fn is_true_constant(graph: &Graph, value: ValueId) -> bool {

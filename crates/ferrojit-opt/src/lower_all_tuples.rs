@@ -28,6 +28,7 @@
 use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, Type, ValueId};
 
 use crate::block_dead_code_elimination::eliminate_dead_code_in_block;
+use crate::constant_insertion::constant_int;
 
 /// The operators whose tuple inputs and outputs are flattened (PyTorch's `supported_ops`).
 const FORWARDS_TUPLES: &[&str] = &[
@@ -207,17 +208,6 @@ fn remove_tuple_node(graph: &mut Graph, node: NodeId) -> Result<(), String> {
         graph.replace_all_uses_with(output, graph.node_output(sliced, 0));
     }
     Ok(())
-}
-
-fn constant_int(graph: &Graph, value: ValueId) -> Option<i64> {
-    let producer = graph.producer(value)?;
-    if !graph.kind(producer).is_prim(Prim::Constant) || graph.value_type(value) != &Type::Int {
-        return None;
-    }
-    match graph.attribute(producer, "value") {
-        Some(AttributeValue::Int(number)) => Some(*number),
-        _ => None,
-    }
 }
 
 /// `op(a, tup, b)` becomes `op(a, t0, t1, b)`; a loop's carried tuple and a block's returned

@@ -18,12 +18,11 @@
 //! PyTorch updates its alias database in place after each rewrite; here the database is
 //! rebuilt instead, which gives the same answers for the rewritten graph.
 
-use ferrojit_ir::{
-    AttributeValue, Graph, InsertPoint, NodeId, Prim, Type, ValueDefinition, ValueId,
-};
+use ferrojit_ir::{Graph, InsertPoint, NodeId, Prim, Type, ValueDefinition, ValueId};
 use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::alias_analysis::{attach_registry_schemas, has_side_effects, AliasDb};
+use crate::constant_insertion::constant_int;
 
 /// Runs list then tensor mutation removal on every block of `graph`.
 pub fn remove_mutation(graph: &mut Graph) -> Result<(), String> {
@@ -42,18 +41,6 @@ pub fn remove_mutation(graph: &mut Graph) -> Result<(), String> {
 struct MutationRemover {
     registry: &'static OperatorRegistry,
     alias_db: AliasDb,
-}
-
-/// The constant integer `value` holds, if its producer is an int constant.
-fn constant_int(graph: &Graph, value: ValueId) -> Option<i64> {
-    let producer = graph.producer(value)?;
-    if !graph.kind(producer).is_prim(Prim::Constant) || graph.value_type(value) != &Type::Int {
-        return None;
-    }
-    match graph.attribute(producer, "value") {
-        Some(AttributeValue::Int(number)) => Some(*number),
-        _ => None,
-    }
 }
 
 /// The full schema name (`aten::fill_.Scalar`) of the operator attached to `node`.
