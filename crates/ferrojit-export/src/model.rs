@@ -74,6 +74,10 @@ pub struct Graph {
     pub sym_float_values: BTreeMap<String, SymFloat>,
     pub custom_obj_values: BTreeMap<String, CustomObjArgument>,
     pub is_single_tensor_return: bool,
+    /// For each node, the values the runner may drop once it has run (nothing later reads
+    /// them): worked out on the first run and kept, so a loop body's graph is not analysed
+    /// again on every iteration.
+    pub(crate) values_dead_after: std::sync::OnceLock<Vec<Vec<String>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -471,6 +475,7 @@ impl Graph {
                 Some(flag) => flag.boolean()?,
                 None => false,
             },
+            values_dead_after: std::sync::OnceLock::new(),
         })
     }
 }

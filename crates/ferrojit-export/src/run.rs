@@ -600,8 +600,10 @@ pub(crate) fn run_graph_at_depth(
             environment.insert(name.to_string(), value);
         }
     }
-    let dead_after = values_dead_after_each_node(graph);
-    for (node, dead) in graph.nodes.iter().zip(&dead_after) {
+    let dead_after = graph
+        .values_dead_after
+        .get_or_init(|| values_dead_after_each_node(graph));
+    for (node, dead) in graph.nodes.iter().zip(dead_after) {
         run_node(node, &mut environment, depth).map_err(|error| match error {
             ExportError::Node { .. } => error,
             other => ExportError::Node {
@@ -613,7 +615,7 @@ pub(crate) fn run_graph_at_depth(
         // Drop each value after its last reader, so a tensor's memory goes back as soon as
         // nothing needs it (a deep network then holds a few activations, not all of them).
         for name in dead {
-            environment.remove(*name);
+            environment.remove(name);
         }
     }
     graph
@@ -627,7 +629,7 @@ pub(crate) fn run_graph_at_depth(
 /// the runner can drop them once that node has run. A value nothing reads is dropped right
 /// after the node that makes it. Graph inputs are included: the caller's own handles keep
 /// the inputs it still needs.
-fn values_dead_after_each_node(graph: &Graph) -> Vec<Vec<&str>> {
+fn values_dead_after_each_node(graph: &Graph) -> Vec<Vec<String>> {
     let mut last_reader: HashMap<&str, usize> = HashMap::new();
     let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for output in &graph.outputs {
@@ -650,7 +652,7 @@ fn values_dead_after_each_node(graph: &Graph) -> Vec<Vec<&str>> {
     }
     for (name, index) in last_reader {
         if !kept.contains(name) {
-            dead_after[index].push(name);
+            dead_after[index].push(name.to_string());
         }
     }
     dead_after
