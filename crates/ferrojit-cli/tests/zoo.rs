@@ -64,12 +64,18 @@ fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
     register_test_operators();
     let file = |suffix: &str| dir.join(format!("{name}{suffix}"));
     let loaded = load_module(&file(".pt")).map_err(|e| format!("{name}: load: {e}"))?;
-    let arguments = match torch_save::load_file(&file(".inputs.pt"))
-        .map_err(|e| format!("{name}: inputs: {e}"))?
-    {
-        IValue::Tuple(tuple) => tuple.items.to_vec(),
-        other => vec![other],
+    // Read fresh for each load: a model may write into its inputs.
+    let read_arguments = || -> Result<Vec<IValue>, String> {
+        Ok(
+            match torch_save::load_file(&file(".inputs.pt"))
+                .map_err(|e| format!("{name}: inputs: {e}"))?
+            {
+                IValue::Tuple(tuple) => tuple.items.to_vec(),
+                other => vec![other],
+            },
+        )
     };
+    let arguments = read_arguments()?;
     let expected = torch_save::load_file(&file(".expected.pt"))
         .map_err(|e| format!("{name}: expected: {e}"))?;
     let actual = loaded
@@ -96,12 +102,7 @@ fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
         .run_method_with_options("forward", arguments, &optimized_options)
         .map_err(|e| format!("{name}: optimized forward, second run: {e}"))?;
     let fresh_plain = load_module(&file(".pt")).map_err(|e| format!("{name}: reload: {e}"))?;
-    let arguments_again = match torch_save::load_file(&file(".inputs.pt"))
-        .map_err(|e| format!("{name}: inputs: {e}"))?
-    {
-        IValue::Tuple(tuple) => tuple.items.to_vec(),
-        other => vec![other],
-    };
+    let arguments_again = read_arguments()?;
     // The plain side's second run, for models whose buffers change between runs.
     fresh_plain
         .module
