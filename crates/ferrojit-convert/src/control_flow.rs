@@ -60,6 +60,12 @@ impl Converter<'_> {
         let data_dependent_condition = |converter: &Self, value| {
             converter.data_dependent.get(&value).map(|d| d.operator.clone())
         };
+        if let (None, Some(condition)) = (
+            data_dependent_condition(self, inputs[0]),
+            self.data_dependent.get(&inputs[1]).cloned(),
+        ) {
+            return self.convert_while_loop(node, condition);
+        }
         if let Some(operator) = data_dependent_condition(self, inputs[0])
             .or_else(|| data_dependent_condition(self, inputs[1]))
         {
@@ -124,7 +130,7 @@ impl Converter<'_> {
 
     /// The boolean tensor a data-dependent condition was read from (a `ne(t, 0)` node when
     /// the tensor is not boolean).
-    fn predicate(&mut self, node: NodeId, dependent: &DataDependent) -> Result<String> {
+    pub(crate) fn predicate(&mut self, node: NodeId, dependent: &DataDependent) -> Result<String> {
         let tensor = dependent
             .tensor
             .to_tensor()

@@ -77,13 +77,6 @@ pub(crate) fn cell_key(value: &IValue) -> Option<usize> {
     }
 }
 
-pub(crate) fn requires_grad(value: &IValue) -> bool {
-    match value {
-        IValue::Tensor(cell) => cell.requires_grad(),
-        _ => false,
-    }
-}
-
 /// `file:line` of a node, or of the call it was inlined from.
 pub(crate) fn node_location(graph: &IrGraph, node: NodeId) -> String {
     let data = graph.node(node);
@@ -467,11 +460,5 @@ impl<'g> Converter<'g> {
             self.forward_value(node, result, output)?;
         }
         Ok(())
-    }
-
-    /// The example input values and data-dependence of a node's inputs, for a loop's setup.
-    pub fn input_value(&self, node: NodeId, index: usize) -> Result<IValue> {
-        let value = self.graph.node_inputs(node)[index];
-        self.value(node, value)
     }
 }

@@ -21,6 +21,7 @@ pub mod metadata;
 mod operator_call;
 pub mod program;
 pub mod treespec_text;
+mod while_loop;
 
 pub use error::{ConvertError, Result};
 pub use program::{convert_method, PROGRAM_NAME};

@@ -26,6 +26,10 @@ const METADATA_OPERATORS: &[&str] = &[
     "sym_storage_offset", "is_xla", "is_ipu", "is_hpu", "is_lazy", "is_mtia", "is_maia",
 ];
 
+/// TorchScript's operators that make a tensor from values written in the code; they have
+/// no ATen operator in Export IR, so their tensors become lifted constants.
+const TENSOR_LITERALS: &[&str] = &["aten::tensor", "aten::as_tensor"];
+
 fn mentions_tensor(ty: &Type) -> bool {
     match ty {
         Type::Tensor | Type::RefinedTensor(_) => true,
@@ -60,6 +64,21 @@ fn target_name(schema: &FunctionSchema) -> String {
         &schema.overload_name
     };
     format!("torch.ops.{namespace}.{name}.{overload}")
+}
+
+/// A functional form the runtime lacks but the `.pt2` runner stands in for (`aten::copy`),
+/// whose arguments are `wanted`.
+fn stand_in_variant(base: &str, overload: &str, wanted: &[&str]) -> Option<&'static Operator> {
+    let overloaded = format!("{base}.{overload}");
+    for name in [overloaded.as_str(), base] {
+        if let Some(operator) = ferrojit_export::fallback::find_operator(name) {
+            let names = operator.schema.arguments.iter().map(|a| a.name.as_str());
+            if names.eq(wanted.iter().copied()) {
+                return Some(operator);
+            }
+        }
+    }
+    None
 }
 
 fn base_name(schema: &FunctionSchema) -> &str {
@@ -116,6 +135,7 @@ impl Converter<'_> {
                     .eq(wanted.iter().copied())
             })
             .and_then(|candidate| self.registry.lookup(&candidate.full_name()))
+            .or_else(|| stand_in_variant(&base, &schema.overload_name, &wanted))
             .ok_or_else(|| {
                 self.node_error(
                     node,
@@ -245,6 +265,26 @@ impl Converter<'_> {
                     "mutates a value inside a data-dependent branch",
                 ));
             }
+            // A string made from a tensor (`str(t)`, `"{}".format(t)`) reads its data.
+            let reads_tensor = stack.iter().find(|v| is_tensor_value(v)).cloned();
+            let results = self.run_kernel(node, operator, stack)?;
+            let makes_text = results.iter().any(|v| matches!(v, IValue::Str(_)));
+            self.set_outputs(node, results)?;
+            if let (Some(tensor), true) = (reads_tensor, makes_text) {
+                for &output in self.graph.node_outputs(node) {
+                    self.data_dependent.insert(
+                        output,
+                        DataDependent {
+                            tensor: tensor.clone(),
+                            operator: schema.full_name(),
+                        },
+                    );
+                }
+            }
+            return Ok(());
+        }
+        if TENSOR_LITERALS.contains(&schema.name.as_str()) && !stack.iter().any(is_tensor_value) {
+            // A tensor written out in the code (`torch.tensor([1, 2])`): a lifted constant.
             let results = self.run_kernel(node, operator, stack)?;
             return self.set_outputs(node, results);
         }

@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 use ferrojit_conformance::corpus::{call_arguments, guarded, lang_dir};
 use ferrojit_conformance::json::compare_json;
 use ferrojit_conformance::{compare_with, repo_root, Comparison};
-use ferrojit_convert::{convert_file, read_example_inputs};
-use ferrojit_export::ExportedModule;
+use ferrojit_convert::{convert_file, read_example_inputs, PROGRAM_NAME};
+use ferrojit_export::{save_program_to_bytes, ExportedModule, Pt2Archive};
 use ferrojit_runtime::registry::{pop_arguments, Stack};
 use ferrojit_runtime::{register_operator, IValue, RuntimeError};
 use ferrojit_serialize::torch_save;
@@ -75,7 +75,12 @@ fn convert_and_run(
                 return Ok(());
             }
         };
-        let mut module = ExportedModule::new(program).map_err(|e| format!("prepare: {e}"))?;
+        // Through the writer and the reader: what `ferrojit export` saves is what runs.
+        let bytes = save_program_to_bytes(&program, None).map_err(|e| format!("save: {e}"))?;
+        let reloaded = Pt2Archive::from_bytes(bytes)
+            .and_then(|archive| archive.load(PROGRAM_NAME))
+            .map_err(|e| format!("reload: {e}"))?;
+        let mut module = ExportedModule::new(reloaded).map_err(|e| format!("prepare: {e}"))?;
         let actual = module
             .run(read_args()?)
             .map_err(|e| format!("run: {e}"))?;
