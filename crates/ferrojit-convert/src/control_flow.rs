@@ -58,7 +58,10 @@ impl Converter<'_> {
             return Err(self.node_error(node, "a loop without a trip count and condition"));
         }
         let data_dependent_condition = |converter: &Self, value| {
-            converter.data_dependent.get(&value).map(|d| d.operator.clone())
+            converter
+                .data_dependent
+                .get(&value)
+                .map(|d| d.operator.clone())
         };
         if let (None, Some(condition)) = (
             data_dependent_condition(self, inputs[0]),
@@ -77,7 +80,10 @@ impl Converter<'_> {
                 ),
             ));
         }
-        let max_trips = self.value(node, inputs[0])?.to_int().map_err(|e| self.node_error(node, e.to_string()))?;
+        let max_trips = self
+            .value(node, inputs[0])?
+            .to_int()
+            .map_err(|e| self.node_error(node, e.to_string()))?;
         let mut running = self
             .value(node, inputs[1])?
             .to_bool()
@@ -162,11 +168,7 @@ impl Converter<'_> {
         let not_zero = if tensor.dim() == 0 {
             not_zero
         } else {
-            self.emit_simple(
-                node,
-                "aten::reshape",
-                vec![not_zero, IValue::int_list(&[])],
-            )?
+            self.emit_simple(node, "aten::reshape", vec![not_zero, IValue::int_list(&[])])?
         };
         self.tensor_name(&not_zero)
     }
@@ -195,7 +197,8 @@ impl Converter<'_> {
                 .last()
                 .is_some_and(|scope| scope.captures.iter().any(|(_, n)| *n == name));
             if is_input || !named.insert(name.clone()) {
-                let copy = self.emit_simple(node, "aten::clone", vec![value.clone(), IValue::None])?;
+                let copy =
+                    self.emit_simple(node, "aten::clone", vec![value.clone(), IValue::None])?;
                 name = self.tensor_name(&copy)?;
                 named.insert(name.clone());
             }
@@ -325,7 +328,12 @@ impl Converter<'_> {
 
     /// A branch's subgraph: it takes every operand (the ones it does not read under fresh
     /// names) and returns the branch's outputs.
-    fn subgraph(&mut self, branch: &Branch, operands: &[IValue], outer_names: &[String]) -> ExportGraph {
+    fn subgraph(
+        &mut self,
+        branch: &Branch,
+        operands: &[IValue],
+        outer_names: &[String],
+    ) -> ExportGraph {
         let mut tensor_values = branch.scope.tensor_values.clone();
         let mut inputs = Vec::new();
         for (value, outer) in operands.iter().zip(outer_names) {
@@ -340,7 +348,8 @@ impl Converter<'_> {
                 Some(name) => name,
                 None => {
                     let name = self.fresh_name(outer);
-                    if let Some(meta) = self.scopes.last().and_then(|s| s.tensor_values.get(outer)) {
+                    if let Some(meta) = self.scopes.last().and_then(|s| s.tensor_values.get(outer))
+                    {
                         tensor_values.insert(name.clone(), meta.clone());
                     }
                     name

@@ -162,6 +162,16 @@ impl<'g> Converter<'g> {
         Ok(())
     }
 
+    /// Gives tensor `value` the name `name` in the current scope, keeping the metadata
+    /// recorded for `name` (a written tensor takes the name of its new value).
+    pub fn rename_tensor(&mut self, value: &IValue, name: &str) {
+        if let Some(key) = cell_key(value) {
+            self.current()
+                .names
+                .insert(key, (name.to_string(), value.clone()));
+        }
+    }
+
     /// The Export IR name of a tensor value in the current scope. A tensor no scope knows
     /// (a constant of the code) is lifted into the program as a tensor constant; a tensor of
     /// an enclosing scope becomes an input of the subgraphs in between.
@@ -183,7 +193,9 @@ impl<'g> Converter<'g> {
         if depth == 0 {
             let index = self.constants.len();
             let placeholder = self.fresh_name(&format!("c_lifted_tensor_{index}"));
-            let tensor = value.to_tensor().map_err(|e| ConvertError::Program(e.to_string()))?;
+            let tensor = value
+                .to_tensor()
+                .map_err(|e| ConvertError::Program(e.to_string()))?;
             self.constants.push(LiftedConstant {
                 placeholder: placeholder.clone(),
                 target: format!("lifted_tensor_{index}"),
@@ -256,11 +268,7 @@ impl<'g> Converter<'g> {
         if outputs.len() != results.len() {
             return Err(self.node_error(
                 node,
-                format!(
-                    "{} results for {} outputs",
-                    results.len(),
-                    outputs.len()
-                ),
+                format!("{} results for {} outputs", results.len(), outputs.len()),
             ));
         }
         for (&output, value) in outputs.iter().zip(results) {
@@ -309,7 +317,9 @@ impl<'g> Converter<'g> {
                 let object = inputs
                     .first()
                     .and_then(|v| v.to_object().ok())
-                    .ok_or_else(|| self.node_error(node, "GetAttr on a value that is not an object"))?;
+                    .ok_or_else(|| {
+                        self.node_error(node, "GetAttr on a value that is not an object")
+                    })?;
                 let value = object
                     .get_attr(&name)
                     .map_err(|e| self.node_error(node, e.to_string()))?;
@@ -351,12 +361,18 @@ impl<'g> Converter<'g> {
                 let items = match inputs.first() {
                     Some(IValue::Tuple(tuple)) => tuple.items.clone(),
                     Some(IValue::List(list)) => list.to_vec(),
-                    _ => return Err(self.node_error(node, "unpacks a value that is not a sequence")),
+                    _ => {
+                        return Err(self.node_error(node, "unpacks a value that is not a sequence"))
+                    }
                 };
                 if items.len() != outputs.len() {
                     return Err(self.node_error(
                         node,
-                        format!("expected {} elements but found {}", outputs.len(), items.len()),
+                        format!(
+                            "expected {} elements but found {}",
+                            outputs.len(),
+                            items.len()
+                        ),
                     ));
                 }
                 self.set_outputs(node, items)

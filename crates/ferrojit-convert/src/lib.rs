@@ -52,7 +52,9 @@ pub fn read_example_inputs(path: &Path) -> Result<Vec<IValue>> {
         IValue::List(list) => {
             let calls = list.to_vec();
             match calls.first() {
-                Some(IValue::Tuple(first)) if calls.iter().all(|c| matches!(c, IValue::Tuple(_))) => {
+                Some(IValue::Tuple(first))
+                    if calls.iter().all(|c| matches!(c, IValue::Tuple(_))) =>
+                {
                     first.items.clone()
                 }
                 _ => vec![IValue::List(list)],

@@ -15,7 +15,9 @@ pub fn dtype_code(dtype: DType) -> Option<i64> {
 
 /// The export schema's ScalarType number of a TorchScript (c10) ScalarType index.
 pub fn dtype_code_of_index(index: i64) -> Option<i64> {
-    DType::from_scalar_type_index(index).ok().and_then(dtype_code)
+    DType::from_scalar_type_index(index)
+        .ok()
+        .and_then(dtype_code)
 }
 
 /// The export schema's MemoryFormat number of a c10 MemoryFormat index (Contiguous 0,

@@ -18,12 +18,48 @@ use crate::metadata::{dtype_code_of_index, memory_format_code};
 /// Operators on tensors that read only metadata (sizes, dtype, device), which static
 /// shapes make static values.
 const METADATA_OPERATORS: &[&str] = &[
-    "size", "sym_size", "dim", "numel", "sym_numel", "stride", "sym_stride", "len", "__len__",
-    "dtype", "device", "layout", "is_floating_point", "is_complex", "is_signed",
-    "is_contiguous", "is_cuda", "is_cpu", "is_mkldnn", "is_sparse", "is_quantized", "is_meta",
-    "is_nested", "is_xpu", "is_mps", "is_vulkan", "requires_grad", "get_device",
-    "element_size", "nbytes", "itemsize", "shape", "storage_offset", "is_leaf", "is_same_size",
-    "sym_storage_offset", "is_xla", "is_ipu", "is_hpu", "is_lazy", "is_mtia", "is_maia",
+    "size",
+    "sym_size",
+    "dim",
+    "numel",
+    "sym_numel",
+    "stride",
+    "sym_stride",
+    "len",
+    "__len__",
+    "dtype",
+    "device",
+    "layout",
+    "is_floating_point",
+    "is_complex",
+    "is_signed",
+    "is_contiguous",
+    "is_cuda",
+    "is_cpu",
+    "is_mkldnn",
+    "is_sparse",
+    "is_quantized",
+    "is_meta",
+    "is_nested",
+    "is_xpu",
+    "is_mps",
+    "is_vulkan",
+    "requires_grad",
+    "get_device",
+    "element_size",
+    "nbytes",
+    "itemsize",
+    "shape",
+    "storage_offset",
+    "is_leaf",
+    "is_same_size",
+    "sym_storage_offset",
+    "is_xla",
+    "is_ipu",
+    "is_hpu",
+    "is_lazy",
+    "is_mtia",
+    "is_maia",
 ];
 
 /// TorchScript's operators that make a tensor from values written in the code; they have
@@ -49,7 +85,10 @@ fn written_arguments(schema: &FunctionSchema) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(_, argument)| {
-            argument.alias_info.as_ref().is_some_and(|alias| alias.is_write)
+            argument
+                .alias_info
+                .as_ref()
+                .is_some_and(|alias| alias.is_write)
         })
         .map(|(index, _)| index)
         .collect()
@@ -57,7 +96,10 @@ fn written_arguments(schema: &FunctionSchema) -> Vec<usize> {
 
 /// The export target of an operator: `torch.ops.aten.add.Tensor`, `...relu.default`.
 fn target_name(schema: &FunctionSchema) -> String {
-    let (namespace, name) = schema.name.split_once("::").unwrap_or(("aten", &schema.name));
+    let (namespace, name) = schema
+        .name
+        .split_once("::")
+        .unwrap_or(("aten", &schema.name));
     let overload = if schema.overload_name.is_empty() {
         "default"
     } else {
@@ -82,7 +124,10 @@ fn stand_in_variant(base: &str, overload: &str, wanted: &[&str]) -> Option<&'sta
 }
 
 fn base_name(schema: &FunctionSchema) -> &str {
-    let name = schema.name.split_once("::").map_or(schema.name.as_str(), |(_, n)| n);
+    let name = schema
+        .name
+        .split_once("::")
+        .map_or(schema.name.as_str(), |(_, n)| n);
     name.trim_start_matches('_')
 }
 
@@ -106,7 +151,11 @@ impl Converter<'_> {
     /// The functional variant of an in-place (`add_`) or `out=` operator: the overload of the
     /// name without the trailing underscore whose arguments are the same, less the written
     /// ones.
-    fn functional_variant(&self, node: NodeId, schema: &FunctionSchema) -> Result<&'static Operator> {
+    fn functional_variant(
+        &self,
+        node: NodeId,
+        schema: &FunctionSchema,
+    ) -> Result<&'static Operator> {
         let written = written_arguments(schema);
         let in_place = schema.name.ends_with('_') && !schema.name.ends_with("__");
         let base = if in_place {
@@ -172,12 +221,15 @@ impl Converter<'_> {
             IValue::Tensor(_) => Argument::Tensor(self.tensor_name(value)?),
             IValue::Bool(flag) => Argument::Bool(*flag),
             IValue::Int(number) => match spelling {
-                "ScalarType" => Argument::ScalarType(dtype_code_of_index(*number).ok_or_else(
-                    || self.node_error(node, format!("dtype number {number} has no export code")),
-                )?),
-                "MemoryFormat" => Argument::MemoryFormat(memory_format_code(*number).ok_or_else(
-                    || self.node_error(node, format!("memory format {number}")),
-                )?),
+                "ScalarType" => {
+                    Argument::ScalarType(dtype_code_of_index(*number).ok_or_else(|| {
+                        self.node_error(node, format!("dtype number {number} has no export code"))
+                    })?)
+                }
+                "MemoryFormat" => Argument::MemoryFormat(
+                    memory_format_code(*number)
+                        .ok_or_else(|| self.node_error(node, format!("memory format {number}")))?,
+                ),
                 "Layout" if *number == 0 => Argument::Layout(crate::metadata::LAYOUT_STRIDED),
                 "Layout" => return Err(self.node_error(node, "a layout other than strided")),
                 _ => Argument::Int(*number),
@@ -207,9 +259,16 @@ impl Converter<'_> {
                         names.push(self.tensor_name(item)?);
                     }
                     Argument::Tensors(names)
-                } else if items.iter().all(|i| matches!(i, IValue::Int(_))) && element != "float" && element != "bool" {
+                } else if items.iter().all(|i| matches!(i, IValue::Int(_)))
+                    && element != "float"
+                    && element != "bool"
+                {
                     Argument::Ints(items.iter().filter_map(|i| i.to_int().ok()).collect())
-                } else if items.iter().all(|i| matches!(i, IValue::Double(_) | IValue::Int(_))) && element != "bool" {
+                } else if items
+                    .iter()
+                    .all(|i| matches!(i, IValue::Double(_) | IValue::Int(_)))
+                    && element != "bool"
+                {
                     Argument::Floats(items.iter().filter_map(|i| i.to_double().ok()).collect())
                 } else if items.iter().all(|i| matches!(i, IValue::Bool(_))) {
                     Argument::Bools(items.iter().filter_map(|i| i.to_bool().ok()).collect())
@@ -245,10 +304,9 @@ impl Converter<'_> {
                 return Err(self.node_error(node, "more inputs than the schema takes"));
             }
             for formal in &schema.arguments[stack.len()..] {
-                let default = formal
-                    .default
-                    .as_ref()
-                    .ok_or_else(|| self.node_error(node, format!("no value for '{}'", formal.name)))?;
+                let default = formal.default.as_ref().ok_or_else(|| {
+                    self.node_error(node, format!("no value for '{}'", formal.name))
+                })?;
                 stack.push(
                     default_value(default, &formal.ty)
                         .map_err(|e| self.node_error(node, e.to_string()))?,
@@ -260,10 +318,7 @@ impl Converter<'_> {
         let namespace = schema.name.split_once("::").map_or("", |(ns, _)| ns);
         if !returns_tensor && (!takes_tensor || namespace == "prim") {
             if self.in_subgraph() && !written_arguments(&schema).is_empty() {
-                return Err(self.node_error(
-                    node,
-                    "mutates a value inside a data-dependent branch",
-                ));
+                return Err(self.node_error(node, "mutates a value inside a data-dependent branch"));
             }
             // A string made from a tensor (`str(t)`, `"{}".format(t)`) reads its data.
             let reads_tensor = stack.iter().find(|v| is_tensor_value(v)).cloned();
@@ -292,7 +347,8 @@ impl Converter<'_> {
             let tensor = stack.iter().find(|v| is_tensor_value(v)).cloned();
             let results = self.run_kernel(node, operator, stack)?;
             let unqualified = base_name(&schema);
-            let is_metadata = METADATA_OPERATORS.contains(&schema.name.split_once("::").map_or("", |(_, n)| n))
+            let is_metadata = METADATA_OPERATORS
+                .contains(&schema.name.split_once("::").map_or("", |(_, n)| n))
                 || METADATA_OPERATORS.contains(&unqualified);
             self.set_outputs(node, results)?;
             if !is_metadata {
@@ -314,7 +370,9 @@ impl Converter<'_> {
             // prim operators that make tensors from static values make constants.
             let results = self.run_kernel(node, operator, stack.clone())?;
             if stack.iter().any(is_tensor_value) {
-                return Err(self.node_error(node, "a prim operator on tensors has no Export IR form"));
+                return Err(
+                    self.node_error(node, "a prim operator on tensors has no Export IR form")
+                );
             }
             return self.set_outputs(node, results);
         }
@@ -322,8 +380,20 @@ impl Converter<'_> {
         self.set_outputs(node, results)
     }
 
-    fn run_kernel(&self, node: NodeId, operator: &Operator, mut stack: Vec<IValue>) -> Result<Vec<IValue>> {
-        (operator.kernel)(&mut stack).map_err(|e| self.node_error(node, format!("failed on the example inputs: {e}")))?;
+    fn run_kernel(
+        &self,
+        node: NodeId,
+        operator: &Operator,
+        mut stack: Vec<IValue>,
+    ) -> Result<Vec<IValue>> {
+        // A vararg kernel finds its argument count on top of the stack, as the interpreter
+        // pushes it.
+        if operator.schema.is_vararg {
+            let count = stack.len() as i64;
+            stack.push(IValue::Int(count));
+        }
+        (operator.kernel)(&mut stack)
+            .map_err(|e| self.node_error(node, format!("failed on the example inputs: {e}")))?;
         Ok(stack)
     }
 
@@ -346,10 +416,9 @@ impl Converter<'_> {
             operator
         } else {
             if self.in_subgraph() {
-                return Err(self.node_error(
-                    node,
-                    "writes into a tensor inside a data-dependent branch",
-                ));
+                return Err(
+                    self.node_error(node, "writes into a tensor inside a data-dependent branch")
+                );
             }
             for &index in &written_tensors {
                 if self.has_aliases(&stack[index]) {
@@ -388,25 +457,32 @@ impl Converter<'_> {
             });
         }
         let argument_values = stack.clone();
-        let results = self.run_kernel(node, operator, stack)?;
-        // The values the export node makes: the written tensors for a functionalized call,
-        // the results otherwise.
-        let made: Vec<IValue> = if written.is_empty() {
-            results.clone()
+        // A functionalized call: the functional kernel runs first, on the values before the
+        // write, and gives the new value of each written tensor.
+        let functional_results = if written.is_empty() {
+            None
         } else {
-            written_tensors
-                .iter()
-                .map(|&i| argument_values[i].clone())
-                .collect()
+            let mut functional_stack = Vec::new();
+            for formal in &export_schema.arguments {
+                let index = schema.arguments.iter().position(|a| a.name == formal.name);
+                functional_stack.push(
+                    index
+                        .and_then(|i| stack.get(i).cloned())
+                        .unwrap_or_default(),
+                );
+            }
+            Some(self.run_kernel(node, export_operator, functional_stack)?)
         };
-        if made.len() != export_schema.returns.len() {
+        let results = self.run_kernel(node, operator, stack)?;
+        let made: Vec<IValue> = functional_results.unwrap_or_else(|| results.clone());
+        if !written.is_empty() && made.len() != written_tensors.len() {
             return Err(self.node_error(
                 node,
                 format!(
                     "{} returns {} values for {} written tensors",
                     export_schema.full_name(),
-                    export_schema.returns.len(),
-                    made.len()
+                    made.len(),
+                    written_tensors.len()
                 ),
             ));
         }
@@ -454,6 +530,36 @@ impl Converter<'_> {
             is_hop_single_tensor_return: None,
             name: Some(name),
         });
+        // The written tensors now have the functional results' values (cast to the written
+        // tensor's dtype, as an in-place or out= write casts).
+        for (&index, value) in written_tensors.iter().zip(&made) {
+            let target = &argument_values[index];
+            let (Ok(written), Ok(made_tensor)) = (target.to_tensor(), value.to_tensor()) else {
+                continue;
+            };
+            if written.sizes() != made_tensor.sizes() {
+                return Err(self.node_error(
+                    node,
+                    "writes a result of another shape into its output tensor (a resize)",
+                ));
+            }
+            let mut current = value.clone();
+            if written.dtype() != made_tensor.dtype() {
+                current = self.emit_simple(
+                    node,
+                    "aten::to.dtype",
+                    vec![
+                        current,
+                        IValue::Int(written.dtype().scalar_type_index()),
+                        IValue::Bool(false),
+                        IValue::Bool(false),
+                        IValue::None,
+                    ],
+                )?;
+            }
+            let name = self.tensor_name(&current)?;
+            self.rename_tensor(target, &name);
+        }
         Ok(results)
     }
 
@@ -470,12 +576,16 @@ impl Converter<'_> {
             .lookup(full_name)
             .ok_or_else(|| self.node_error(node, format!("{full_name} is not registered")))?;
         let mut stack = arguments;
-        for formal in &operator.schema.arguments[stack.len().min(operator.schema.arguments.len())..] {
+        for formal in &operator.schema.arguments[stack.len().min(operator.schema.arguments.len())..]
+        {
             let default = formal
                 .default
                 .as_ref()
                 .ok_or_else(|| self.node_error(node, format!("no value for '{}'", formal.name)))?;
-            stack.push(default_value(default, &formal.ty).map_err(|e| self.node_error(node, e.to_string()))?);
+            stack.push(
+                default_value(default, &formal.ty)
+                    .map_err(|e| self.node_error(node, e.to_string()))?,
+            );
         }
         let results = self.call_and_emit(node, operator, stack)?;
         results

@@ -321,7 +321,10 @@ fn flatten_input(
     specs: &mut Vec<InputSpec>,
     tensors: &mut Vec<UserTensor>,
 ) -> Result<SpecNode> {
-    let constant = |constant: ConstantValue, arg: Argument, inputs: &mut Vec<Argument>, specs: &mut Vec<InputSpec>| {
+    let constant = |constant: ConstantValue,
+                    arg: Argument,
+                    inputs: &mut Vec<Argument>,
+                    specs: &mut Vec<InputSpec>| {
         inputs.push(arg);
         specs.push(InputSpec::ConstantInput {
             name: name.to_string(),
@@ -331,7 +334,10 @@ fn flatten_input(
     };
     Ok(match value {
         IValue::Tensor(_) => {
-            if converter.scopes[0].names.contains_key(&cell_key(value).unwrap_or(0)) {
+            if converter.scopes[0]
+                .names
+                .contains_key(&cell_key(value).unwrap_or(0))
+            {
                 return Err(input_error(format!(
                     "input '{name}' is a tensor passed twice (or a module's own tensor)"
                 )));
@@ -349,6 +355,12 @@ fn flatten_input(
             SpecNode::Leaf
         }
         IValue::Int(v) => constant(ConstantValue::Int(*v), Argument::Int(*v), inputs, specs),
+        // The runner checks a constant input by equality, which NaN never passes.
+        IValue::Double(v) if v.is_nan() => {
+            return Err(input_error(format!(
+                "input '{name}' is NaN, which cannot be a program's constant input"
+            )))
+        }
         IValue::Double(v) => constant(ConstantValue::Float(*v), Argument::Float(*v), inputs, specs),
         IValue::Bool(v) => constant(ConstantValue::Bool(*v), Argument::Bool(*v), inputs, specs),
         IValue::Str(v) => constant(

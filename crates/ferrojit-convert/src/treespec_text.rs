@@ -29,9 +29,11 @@ impl SpecNode {
             SpecNode::NoneNode => container("builtins.NoneType", "null".into(), &[]),
             SpecNode::Tuple(children) => container("builtins.tuple", "null".into(), children),
             SpecNode::List(children) => container("builtins.list", "null".into(), children),
-            SpecNode::Dict(keys, children) => {
-                container("builtins.dict", Json::Array(keys.clone()).to_string(), children)
-            }
+            SpecNode::Dict(keys, children) => container(
+                "builtins.dict",
+                Json::Array(keys.clone()).to_string(),
+                children,
+            ),
         }
     }
 
@@ -60,7 +62,10 @@ mod tests {
         let spec = call_spec(vec![
             SpecNode::Leaf,
             SpecNode::List(vec![SpecNode::Leaf, SpecNode::Leaf]),
-            SpecNode::Dict(vec![json!("a"), json!(3)], vec![SpecNode::Leaf, SpecNode::NoneNode]),
+            SpecNode::Dict(
+                vec![json!("a"), json!(3)],
+                vec![SpecNode::Leaf, SpecNode::NoneNode],
+            ),
         ]);
         let read = TreeSpec::parse(&spec.to_text(), &BTreeMap::new()).unwrap();
         assert_eq!(read.leaf_count(), 4);

@@ -19,11 +19,17 @@ use crate::error::Result;
 const UNBOUNDED_TRIPS: i64 = i64::MAX;
 
 impl Converter<'_> {
-    pub(crate) fn convert_while_loop(&mut self, node: NodeId, condition: DataDependent) -> Result<()> {
+    pub(crate) fn convert_while_loop(
+        &mut self,
+        node: NodeId,
+        condition: DataDependent,
+    ) -> Result<()> {
         let inputs = self.graph.node_inputs(node).to_vec();
         let block = self.graph.node_blocks(node)[0];
         let trips = self.value(node, inputs[0])?;
-        if !matches!(trips, IValue::Int(UNBOUNDED_TRIPS)) || self.data_dependent.contains_key(&inputs[0]) {
+        if !matches!(trips, IValue::Int(UNBOUNDED_TRIPS))
+            || self.data_dependent.contains_key(&inputs[0])
+        {
             return Err(self.node_error(
                 node,
                 "a for loop that stops on tensor data (only while loops become while_loop)",
@@ -37,13 +43,19 @@ impl Converter<'_> {
         let mut carried = Vec::new();
         for &input in &inputs[2..] {
             if self.data_dependent.contains_key(&input) {
-                return Err(self.node_error(node, "a data-dependent loop carries a value read from tensor data"));
+                return Err(self.node_error(
+                    node,
+                    "a data-dependent loop carries a value read from tensor data",
+                ));
             }
             let value = self.value(node, input)?;
             if !matches!(value, IValue::Tensor(_)) {
                 return Err(self.node_error(
                     node,
-                    format!("a data-dependent loop carries a {} (while_loop carries tensors)", value.tag_name()),
+                    format!(
+                        "a data-dependent loop carries a {} (while_loop carries tensors)",
+                        value.tag_name()
+                    ),
                 ));
             }
             carried.push(value);
@@ -76,7 +88,10 @@ impl Converter<'_> {
             .chain(&additional_inner)
             .map(|name| Argument::Tensor(name.clone()))
             .collect();
-        body_graph.outputs = body_outputs.iter().map(|n| Argument::Tensor(n.clone())).collect();
+        body_graph.outputs = body_outputs
+            .iter()
+            .map(|n| Argument::Tensor(n.clone()))
+            .collect();
         body_graph.nodes = scope.nodes;
         body_graph.tensor_values = scope.tensor_values.clone();
 
@@ -86,11 +101,16 @@ impl Converter<'_> {
         for name in body_inputs.iter().chain(&additional_inner) {
             let fresh = self.fresh_name(name);
             if let Some(meta) = scope.tensor_values.get(name) {
-                condition_graph.tensor_values.insert(fresh.clone(), meta.clone());
+                condition_graph
+                    .tensor_values
+                    .insert(fresh.clone(), meta.clone());
             }
             condition_inputs.push(fresh);
         }
-        condition_graph.inputs = condition_inputs.iter().map(|n| Argument::Tensor(n.clone())).collect();
+        condition_graph.inputs = condition_inputs
+            .iter()
+            .map(|n| Argument::Tensor(n.clone()))
+            .collect();
         condition_graph.outputs = vec![Argument::Tensor(condition_inputs[0].clone())];
 
         let output_names: Vec<String> = (0..carried_names.len())
@@ -117,7 +137,10 @@ impl Converter<'_> {
                 positional(Argument::Tensors(carried_names.clone())),
                 positional(Argument::Tensors(additional.clone())),
             ],
-            outputs: output_names.iter().map(|n| Argument::Tensor(n.clone())).collect(),
+            outputs: output_names
+                .iter()
+                .map(|n| Argument::Tensor(n.clone()))
+                .collect(),
             metadata: self.node_metadata(node),
             is_hop_single_tensor_return: Some(false),
             name: Some(self.fresh_name("while_loop")),
@@ -127,9 +150,11 @@ impl Converter<'_> {
         let mut probe_inputs = Vec::new();
         for name in carried_names.iter().chain(&additional) {
             probe.inputs.push(Argument::Tensor(name.clone()));
-            probe_inputs.push(self.example_of(name).ok_or_else(|| {
-                self.node_error(node, format!("no example value for '{name}'"))
-            })?);
+            probe_inputs.push(
+                self.example_of(name).ok_or_else(|| {
+                    self.node_error(node, format!("no example value for '{name}'"))
+                })?,
+            );
         }
         probe.nodes = vec![loop_node.clone()];
         probe.outputs = loop_node.outputs.clone();
@@ -167,12 +192,17 @@ impl Converter<'_> {
     ) -> Result<(Vec<String>, Vec<String>)> {
         let mut inputs = vec![self.fresh_name("pred")];
         // The predicate placeholder has the metadata of a boolean scalar.
-        let flag = IValue::from(ferrojit_tensor::Tensor::from_vec(vec![true], &[]).map_err(|e| self.node_error(node, e.to_string()))?);
+        let flag = IValue::from(
+            ferrojit_tensor::Tensor::from_vec(vec![true], &[])
+                .map_err(|e| self.node_error(node, e.to_string()))?,
+        );
         self.bind_tensor(&flag, &inputs[0])?;
         for (&parameter, value) in parameters[1..].iter().zip(carried) {
             // A fresh cell: inside the body the carried value is the body's input.
             let inner = IValue::Tensor(std::sync::Arc::new(ferrojit_runtime::TensorCell::new(
-                value.to_tensor().map_err(|e| self.node_error(node, e.to_string()))?,
+                value
+                    .to_tensor()
+                    .map_err(|e| self.node_error(node, e.to_string()))?,
             )));
             let name = self.fresh_name("carried");
             self.bind_tensor(&inner, &name)?;
@@ -192,11 +222,15 @@ impl Converter<'_> {
         named.insert(outputs[0].clone());
         for &result in &results[1..] {
             if self.data_dependent.contains_key(&result) {
-                return Err(self.node_error(node, "a loop body returns a value read from tensor data"));
+                return Err(
+                    self.node_error(node, "a loop body returns a value read from tensor data")
+                );
             }
             let value = self.value(node, result)?;
             if !matches!(value, IValue::Tensor(_)) {
-                return Err(self.node_error(node, "a loop body returns a value that is not a tensor"));
+                return Err(
+                    self.node_error(node, "a loop body returns a value that is not a tensor")
+                );
             }
             let mut name = self.tensor_name(&value)?;
             if inputs.contains(&name) || !named.insert(name.clone()) {

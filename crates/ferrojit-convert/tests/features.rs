@@ -65,7 +65,9 @@ fn targets(program: &LoadedProgram) -> Vec<String> {
 fn check_all_calls(name: &str, program: &LoadedProgram) {
     let mut module = reloaded(program);
     for (index, (call, expected)) in calls(name).into_iter().zip(expected(name)).enumerate() {
-        let actual = module.run(call).unwrap_or_else(|e| panic!("{name} call {index}: {e}"));
+        let actual = module
+            .run(call)
+            .unwrap_or_else(|e| panic!("{name} call {index}: {e}"));
         compare_with(&actual, &expected, name, Comparison::models(1e-5, 1e-6))
             .unwrap_or_else(|e| panic!("{name} call {index}: {e}"));
     }
@@ -86,8 +88,16 @@ fn buffer_writes_become_buffer_mutations_and_parameters_are_lifted() {
     assert_eq!(mutated, ["count", "total"]);
     let targets = targets(&program);
     // Functional: the in-place add_ and copy_ became add and copy.
-    assert!(targets.iter().all(|t| !t.ends_with("_.Tensor") && !t.contains("copy_")), "{targets:?}");
-    assert!(targets.iter().any(|t| t == "torch.ops.aten.copy.default"), "{targets:?}");
+    assert!(
+        targets
+            .iter()
+            .all(|t| !t.ends_with("_.Tensor") && !t.contains("copy_")),
+        "{targets:?}"
+    );
+    assert!(
+        targets.iter().any(|t| t == "torch.ops.aten.copy.default"),
+        "{targets:?}"
+    );
     assert!(program.state_dict.contains_key("linear.weight"));
     // The state dict keeps the buffers' values before the call.
     let count = program.state_dict["count"].to_vec::<f32>().unwrap();
@@ -96,8 +106,13 @@ fn buffer_writes_become_buffer_mutations_and_parameters_are_lifted() {
     let mut module = reloaded(&program);
     let call = calls("buffer_counter").remove(0);
     let actual = module.run(call).expect("runs");
-    compare_with(&actual, &expected("buffer_counter")[0], "result", Comparison::models(1e-5, 1e-6))
-        .unwrap();
+    compare_with(
+        &actual,
+        &expected("buffer_counter")[0],
+        "result",
+        Comparison::models(1e-5, 1e-6),
+    )
+    .unwrap();
     let state = torch_save::load_file(&fixture("buffer_counter.state.pt")).unwrap();
     for (key, value) in state.to_dict().unwrap().entries() {
         let key = key.to_str().unwrap().to_string();
@@ -109,7 +124,9 @@ fn buffer_writes_become_buffer_mutations_and_parameters_are_lifted() {
 #[test]
 fn a_branch_on_tensor_data_becomes_cond_and_both_branches_run() {
     let program = convert("tensor_cond").expect("converts");
-    assert!(targets(&program).iter().any(|t| t == "torch.ops.higher_order.cond"));
+    assert!(targets(&program)
+        .iter()
+        .any(|t| t == "torch.ops.higher_order.cond"));
     // The example takes the true branch; the second call needs the false one.
     check_all_calls("tensor_cond", &program);
 }
@@ -128,9 +145,16 @@ fn a_while_loop_on_tensor_data_becomes_while_loop() {
 fn static_loops_and_branches_are_specialized() {
     let program = convert("static_loop").expect("converts");
     let targets = targets(&program);
-    assert!(!targets.iter().any(|t| t.contains("higher_order")), "{targets:?}");
+    assert!(
+        !targets.iter().any(|t| t.contains("higher_order")),
+        "{targets:?}"
+    );
     // Three unrolled iterations: three multiplications.
-    assert_eq!(targets.iter().filter(|t| t.contains("aten.mul")).count(), 3, "{targets:?}");
+    assert_eq!(
+        targets.iter().filter(|t| t.contains("aten.mul")).count(),
+        3,
+        "{targets:?}"
+    );
     check_all_calls("static_loop", &program);
 }
 
@@ -167,5 +191,8 @@ fn a_missing_method_or_wrong_argument_count_is_an_input_error() {
     ));
     let mut too_many = example;
     too_many.push(IValue::Int(1));
-    assert!(matches!(convert_file(&path, "forward", too_many), Err(ConvertError::Input(_))));
+    assert!(matches!(
+        convert_file(&path, "forward", too_many),
+        Err(ConvertError::Input(_))
+    ));
 }
