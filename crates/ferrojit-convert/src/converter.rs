@@ -12,7 +12,7 @@ use ferrojit_export::model::{Node, TensorMeta};
 use ferrojit_ir::{BlockId, Graph as IrGraph, NodeId, Prim, Type, ValueId};
 use ferrojit_runtime::interpreter::code::decode_constant;
 use ferrojit_runtime::ivalue::value_matches_type;
-use ferrojit_runtime::{IValue, ListValue, OperatorRegistry, TupleValue};
+use ferrojit_runtime::{IValue, ListValue, MethodSource, Object, OperatorRegistry, TupleValue};
 use ferrojit_tensor::Tensor;
 
 use crate::error::{ConvertError, Result};
@@ -67,6 +67,24 @@ pub(crate) struct Converter<'g> {
     /// Loop iterations unrolled so far.
     pub unrolled: usize,
     pub subgraph_count: usize,
+    /// Where objects of script classes made by the program find their methods.
+    pub methods: Option<Arc<dyn MethodSource>>,
+    /// Objects the program made itself (`prim::CreateObject`): their attributes are plain
+    /// values of the walk and may be assigned.
+    pub created_objects: HashSet<usize>,
+    /// Tensors made by `select`/`slice`, by cell: a write into one becomes a write into its
+    /// base through `select_scatter`/`slice_scatter`.
+    pub views: HashMap<usize, ViewOf>,
+}
+
+/// How a tensor was cut out of its base.
+#[derive(Debug, Clone)]
+pub(crate) struct ViewOf {
+    pub base: IValue,
+    /// `aten::select_scatter` or `aten::slice_scatter`.
+    pub scatter: &'static str,
+    /// The view's arguments after the base (dim, index / dim, start, end, step).
+    pub arguments: Vec<IValue>,
 }
 
 /// The address of a tensor value's cell: its identity.
@@ -100,6 +118,9 @@ impl<'g> Converter<'g> {
             constants: Vec::new(),
             unrolled: 0,
             subgraph_count: 0,
+            methods: None,
+            created_objects: HashSet::new(),
+            views: HashMap::new(),
         }
     }
 
@@ -218,20 +239,40 @@ impl<'g> Converter<'g> {
         Ok(inner)
     }
 
-    /// Whether some other tensor this program knows shares `value`'s storage (a view of it,
-    /// or a tensor it is a view of).
-    pub fn has_aliases(&self, value: &IValue) -> bool {
+    /// The other tensors this program knows that share `value`'s storage (its views, or
+    /// the tensor it is a view of), each once.
+    pub fn aliases(&self, value: &IValue) -> Vec<IValue> {
         let (Some(key), IValue::Tensor(cell)) = (cell_key(value), value) else {
-            return false;
+            return Vec::new();
         };
         let tensor = cell.get();
-        self.scopes.iter().any(|scope| {
-            scope.names.iter().any(|(other_key, (_, other))| {
-                *other_key != key
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        for scope in &self.scopes {
+            for (other_key, (_, other)) in &scope.names {
+                if *other_key != key
                     && matches!(other, IValue::Tensor(other_cell)
                         if other_cell.get().shares_storage(&tensor))
-            })
-        })
+                    && seen.insert(*other_key)
+                {
+                    found.push(other.clone());
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether a write into `value` can be made functional: nothing shares its memory, or
+    /// it is a `select`/`slice` of a base that nothing else shares.
+    pub fn write_is_functional(&self, value: &IValue) -> bool {
+        let aliases = self.aliases(value);
+        if aliases.is_empty() {
+            return true;
+        }
+        let Some(view) = cell_key(value).and_then(|key| self.views.get(&key)) else {
+            return false;
+        };
+        aliases.len() == 1 && cell_key(&aliases[0]) == cell_key(&view.base)
     }
 
     pub fn push_node(&mut self, node: Node) {
@@ -326,6 +367,19 @@ impl<'g> Converter<'g> {
                 self.set_outputs(node, vec![value])
             }
             Some(Prim::SetAttr) => self.run_set_attr(node),
+            Some(Prim::CreateObject) => {
+                let class = match outputs.first().map(|&o| self.graph.value_type(o)) {
+                    Some(Type::Class(class)) => class.clone(),
+                    _ => return Err(self.node_error(node, "creates an object of no class")),
+                };
+                let methods = self
+                    .methods
+                    .clone()
+                    .ok_or_else(|| self.node_error(node, "no methods for script classes"))?;
+                let object = Object::new(class, methods);
+                self.created_objects.insert(Arc::as_ptr(&object) as usize);
+                self.set_outputs(node, vec![IValue::Object(object)])
+            }
             Some(Prim::UncheckedCast) => {
                 let input = self.graph.node_inputs(node)[0];
                 self.forward_value(node, input, outputs[0])
@@ -437,6 +491,14 @@ impl<'g> Converter<'g> {
                 node,
                 format!("assigns attribute '{name}' inside a data-dependent branch or loop"),
             ));
+        }
+        if self
+            .created_objects
+            .contains(&(Arc::as_ptr(object) as usize))
+        {
+            return object
+                .set_attr(&name, value.clone())
+                .map_err(|e| self.node_error(node, e.to_string()));
         }
         let current = object
             .get_attr(&name)

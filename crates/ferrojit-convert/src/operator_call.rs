@@ -11,7 +11,7 @@ use ferrojit_runtime::interpreter::code::default_value;
 use ferrojit_runtime::{IValue, Operator};
 use std::collections::BTreeMap;
 
-use crate::converter::{node_location, Converter, DataDependent};
+use crate::converter::{cell_key, node_location, Converter, DataDependent, ViewOf};
 use crate::error::Result;
 use crate::metadata::{dtype_code_of_index, memory_format_code};
 
@@ -421,7 +421,7 @@ impl Converter<'_> {
                 );
             }
             for &index in &written_tensors {
-                if self.has_aliases(&stack[index]) {
+                if !self.write_is_functional(&stack[index]) {
                     return Err(self.node_error(
                         node,
                         format!(
@@ -559,8 +559,38 @@ impl Converter<'_> {
             }
             let name = self.tensor_name(&current)?;
             self.rename_tensor(target, &name);
+            // A write into a view is a write into its base: scatter the new value back.
+            if let Some(view) = cell_key(target).and_then(|key| self.views.get(&key).cloned()) {
+                let mut arguments = vec![view.base.clone(), current];
+                arguments.extend(view.arguments.iter().cloned());
+                let scattered = self.emit_simple(node, view.scatter, arguments)?;
+                let base_name = self.tensor_name(&scattered)?;
+                self.rename_tensor(&view.base, &base_name);
+            }
+        }
+        if written.is_empty() {
+            self.record_view(&schema, &argument_values, &made);
         }
         Ok(results)
+    }
+
+    /// Remembers how a `select` or `slice` result was cut from its base.
+    fn record_view(&mut self, schema: &FunctionSchema, arguments: &[IValue], made: &[IValue]) {
+        let scatter = match schema.full_name().as_str() {
+            "aten::select.int" => "aten::select_scatter",
+            "aten::slice.Tensor" => "aten::slice_scatter",
+            _ => return,
+        };
+        if let (Some(base), Some(key)) = (arguments.first(), made.first().and_then(cell_key)) {
+            self.views.insert(
+                key,
+                ViewOf {
+                    base: base.clone(),
+                    scatter,
+                    arguments: arguments[1..].to_vec(),
+                },
+            );
+        }
     }
 
     /// Emits a call of the operator `full_name` on `arguments` (the leading ones; the rest
@@ -571,9 +601,7 @@ impl Converter<'_> {
         full_name: &str,
         arguments: Vec<IValue>,
     ) -> Result<IValue> {
-        let operator = self
-            .registry
-            .lookup(full_name)
+        let operator = ferrojit_export::fallback::find_operator(full_name)
             .ok_or_else(|| self.node_error(node, format!("{full_name} is not registered")))?;
         let mut stack = arguments;
         for formal in &operator.schema.arguments[stack.len().min(operator.schema.arguments.len())..]

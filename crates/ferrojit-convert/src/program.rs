@@ -95,6 +95,7 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
         .collect();
 
     let mut converter = Converter::new(&graph);
+    converter.methods = Some(methods.clone());
     let state = lift_state(&mut converter, module)?;
     let mut state_dict = BTreeMap::new();
     for entry in &state {

@@ -166,9 +166,34 @@ fn refusal(name: &str) -> String {
 }
 
 #[test]
-fn a_write_through_a_view_is_refused_naming_the_node_and_line() {
-    let message = refusal("view_write");
-    assert!(message.contains("aten::add_"), "{message}");
+fn a_write_through_a_select_becomes_select_scatter_and_an_input_mutation() {
+    let program = convert("view_write").expect("converts");
+    let targets = targets(&program);
+    assert!(
+        targets
+            .iter()
+            .any(|t| t == "torch.ops.aten.select_scatter.default"),
+        "{targets:?}"
+    );
+    let signature = &program.program.graph_module.signature;
+    assert!(signature
+        .output_specs
+        .iter()
+        .any(|spec| matches!(spec, OutputSpec::UserInputMutation { .. })));
+    // The program writes into its input as PyTorch's module does.
+    let mut module = reloaded(&program);
+    let call = calls("view_write").remove(0);
+    let input = call[0].clone();
+    let actual = module.run(call).expect("runs");
+    let expected = &expected("view_write")[0];
+    compare_with(&actual, expected, "result", Comparison::models(1e-6, 1e-7)).unwrap();
+    compare_with(&input, expected, "input", Comparison::models(1e-6, 1e-7)).unwrap();
+}
+
+#[test]
+fn a_write_through_another_view_is_refused_naming_the_node_and_line() {
+    let message = refusal("transposed_view_write");
+    assert!(message.contains("aten::mul_"), "{message}");
     // The line of the code the archive keeps (code/__torch__.py).
     assert!(message.contains("__torch__.py:"), "{message}");
 }
