@@ -517,10 +517,12 @@ impl Converter<'_> {
                 }
             }
         }
-        let name = outputs
-            .iter()
-            .find_map(|o| o.name().map(str::to_string))
-            .unwrap_or_else(|| self.fresh_name(&base));
+        // A node with one tensor output shares its name; one with several has its own (the
+        // reader names the outputs' getitem nodes after them).
+        let name = match outputs.as_slice() {
+            [Argument::Tensor(single)] => single.clone(),
+            _ => self.fresh_name(&base),
+        };
         let metadata = self.node_metadata(node);
         self.push_node(Node {
             target: target_name(&export_schema),

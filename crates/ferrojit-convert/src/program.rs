@@ -225,8 +225,8 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
     let top = converter.scopes.swap_remove(0);
     let mut export_graph = ExportGraph::default();
     export_graph.inputs = graph_inputs;
-    export_graph.is_single_tensor_return =
-        outputs.len() == 1 && matches!(outputs[0], Argument::Tensor(_));
+    // The top graph returns a tuple of outputs, as torch.export's do.
+    export_graph.is_single_tensor_return = false;
     export_graph.outputs = outputs;
     export_graph.nodes = top.nodes;
     export_graph.tensor_values = top.tensor_values;
@@ -370,7 +370,8 @@ fn flatten_input(
             inputs,
             specs,
         ),
-        IValue::None => SpecNode::NoneNode,
+        // torch's pytree keeps None as a leaf: a constant input.
+        IValue::None => constant(ConstantValue::None, Argument::None, inputs, specs),
         IValue::Tuple(tuple) => {
             let mut children = Vec::new();
             for (index, item) in tuple.items.iter().enumerate() {
@@ -453,8 +454,15 @@ fn flatten_output(
         IValue::Int(v) => leaf(Argument::Int(*v), outputs, specs),
         IValue::Double(v) => leaf(Argument::Float(*v), outputs, specs),
         IValue::Bool(v) => leaf(Argument::Bool(*v), outputs, specs),
-        IValue::Str(v) => leaf(Argument::String(v.to_string()), outputs, specs),
-        IValue::None => SpecNode::NoneNode,
+        // PyTorch's reader takes no string outputs (torch.export cannot return one).
+        IValue::Str(_) => {
+            return Err(ConvertError::Program(
+                "the method returns a str (program outputs are tensors, numbers, bools and None)"
+                    .into(),
+            ))
+        }
+        // torch's pytree keeps None as a leaf.
+        IValue::None => leaf(Argument::None, outputs, specs),
         IValue::Tuple(tuple) => {
             let mut children = Vec::new();
             for item in tuple.items.iter() {

@@ -7,8 +7,8 @@ use serde_json::{json, Value as Json};
 /// One node of a spec being written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SpecNode {
+    /// One value; None is a leaf too (torch's pytree registers no node for it).
     Leaf,
-    NoneNode,
     Tuple(Vec<SpecNode>),
     List(Vec<SpecNode>),
     /// A dict with string or integer keys, in order.
@@ -26,7 +26,6 @@ impl SpecNode {
         };
         match self {
             SpecNode::Leaf => json!({"type": null, "context": null, "children_spec": []}),
-            SpecNode::NoneNode => container("builtins.NoneType", "null".into(), &[]),
             SpecNode::Tuple(children) => container("builtins.tuple", "null".into(), children),
             SpecNode::List(children) => container("builtins.list", "null".into(), children),
             SpecNode::Dict(keys, children) => container(
@@ -64,11 +63,11 @@ mod tests {
             SpecNode::List(vec![SpecNode::Leaf, SpecNode::Leaf]),
             SpecNode::Dict(
                 vec![json!("a"), json!(3)],
-                vec![SpecNode::Leaf, SpecNode::NoneNode],
+                vec![SpecNode::Leaf, SpecNode::Leaf],
             ),
         ]);
         let read = TreeSpec::parse(&spec.to_text(), &BTreeMap::new()).unwrap();
-        assert_eq!(read.leaf_count(), 4);
+        assert_eq!(read.leaf_count(), 5);
         let TreeSpec::Tuple(parts) = read else {
             panic!("expected a tuple")
         };
