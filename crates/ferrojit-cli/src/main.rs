@@ -80,6 +80,25 @@ enum Command {
         #[arg(long)]
         eval: bool,
     },
+    /// Convert a TorchScript module's method into an Export IR program (as torch.export would
+    /// export it) on example inputs, and save it as a .pt2 archive torch.export.load reads.
+    Export {
+        /// The TorchScript archive.
+        model: PathBuf,
+        /// A torch.save file with the example arguments: a tuple of arguments, a list of
+        /// such tuples (the first is used), or a single value (the only argument).
+        #[arg(long)]
+        inputs: PathBuf,
+        /// Where to write the .pt2 archive.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The method to convert.
+        #[arg(long, default_value = "forward")]
+        method: String,
+        /// A dynamic dimension, `NAME:DIM=SYMBOL[MIN,MAX]` (for example `x:0=batch[1,64]`).
+        #[arg(long = "dynamic", value_name = "SPEC")]
+        dynamic: Vec<String>,
+    },
     Compile {
         /// The source file (top-level functions and script classes).
         source: PathBuf,
@@ -237,6 +256,19 @@ fn run(cli: Cli) -> Result<(), String> {
             preserve,
             eval,
         } => commands::freeze::freeze_model(&model, &output, &preserve, eval),
+        Command::Export {
+            model,
+            inputs,
+            output,
+            method,
+            dynamic,
+        } => commands::export::export_model(&commands::export::ExportOptions {
+            model: &model,
+            inputs: &inputs,
+            output: &output,
+            method: &method,
+            dynamic: &dynamic,
+        }),
         Command::Compile {
             source,
             output,

@@ -20,11 +20,13 @@ pub mod run;
 pub mod symbolic;
 pub mod torch_save;
 pub mod treespec;
+pub mod writer;
 
 pub use archive::{LoadedProgram, Pt2Archive, Pt2Layout, SampleInputs, DEFAULT_MODEL_NAME};
 pub use error::{ExportError, Result};
 pub use model::ExportedProgram;
 pub use run::ExportedModule;
+pub use writer::{save_program, save_program_to_bytes, save_programs, save_programs_to_bytes};
 
 /// Opens `path` and prepares program `model` to run.
 pub fn load_module(path: impl AsRef<std::path::Path>, model: &str) -> Result<ExportedModule> {

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod compile;
 pub mod convert;
+pub mod export;
 pub mod freeze;
 pub mod inspect;
 pub mod ir;

@@ -1,0 +1,35 @@
+//! `ferrojit export MODEL.pt --inputs ARGS.pt -o OUT.pt2`: converts a TorchScript module's
+//! method into an Export IR program (ferrojit-convert) on the example inputs, and saves it
+//! as a `.pt2` archive that `torch.export.load` reads, with the inputs as its sample inputs.
+
+use std::path::Path;
+
+use ferrojit_convert::{convert_file, read_example_inputs};
+use ferrojit_export::SampleInputs;
+
+/// What `ferrojit export` was asked to do.
+pub struct ExportOptions<'a> {
+    pub model: &'a Path,
+    pub inputs: &'a Path,
+    pub output: &'a Path,
+    pub method: &'a str,
+    /// `x:0=batch[1,64]` specs; not supported yet (static shapes only).
+    pub dynamic: &'a [String],
+}
+
+pub fn export_model(options: &ExportOptions) -> Result<(), String> {
+    if let Some(spec) = options.dynamic.first() {
+        return Err(format!(
+            "--dynamic {spec}: dynamic dimensions are not supported yet; export with static shapes"
+        ));
+    }
+    let args = read_example_inputs(options.inputs).map_err(|e| e.to_string())?;
+    let program = convert_file(options.model, options.method, args).map_err(|e| e.to_string())?;
+    // Read again: the conversion runs the method, which may write into its inputs.
+    let sample = SampleInputs {
+        args: read_example_inputs(options.inputs).map_err(|e| e.to_string())?,
+        kwargs: Vec::new(),
+    };
+    ferrojit_export::save_program(&program, Some(&sample), options.output)
+        .map_err(|e| format!("cannot save {}: {e}", options.output.display()))
+}

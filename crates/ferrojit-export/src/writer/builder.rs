@@ -1,0 +1,1 @@
+//! A graph builder: makes an `ExportedProgram` with its state from Rust.
