@@ -79,6 +79,9 @@ enum Command {
         /// module in training mode.
         #[arg(long)]
         eval: bool,
+        /// Then apply `torch.jit.optimize_for_inference`'s CPU passes (implies --eval).
+        #[arg(long)]
+        optimize_for_inference: bool,
     },
     Compile {
         /// The source file (top-level functions and script classes).
@@ -236,7 +239,14 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             preserve,
             eval,
-        } => commands::freeze::freeze_model(&model, &output, &preserve, eval),
+            optimize_for_inference,
+        } => commands::freeze::freeze_model(
+            &model,
+            &output,
+            &preserve,
+            eval,
+            optimize_for_inference,
+        ),
         Command::Compile {
             source,
             output,

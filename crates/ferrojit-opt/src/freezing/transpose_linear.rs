@@ -7,7 +7,8 @@ use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Type};
 use ferrojit_runtime::IValue;
 
 use super::operator_calls::{
-    call_tensor_operator, constant_tensor, insert_tensor_constant_before, is_none, tensor_argument,
+    call_tensor_operator, constant_tensor, has_non_constant_parameters, insert_tensor_constant_before,
+    is_none, tensor_argument,
 };
 
 /// Replaces every linear with a constant weight; `Ok(true)` when one was replaced.
@@ -40,6 +41,10 @@ fn transpose_at(graph: &mut Graph, linear: NodeId) -> Result<bool, String> {
     let [input, weight_value, bias] = graph.node_inputs(linear)[..] else {
         return Ok(false);
     };
+    // PyTorch's `nonConstantParameters`: the bias must be a constant (or None) too.
+    if has_non_constant_parameters(graph, linear) {
+        return Ok(false);
+    }
     let Some(weight) = constant_tensor(graph, weight_value) else {
         return Ok(false);
     };
