@@ -240,13 +240,9 @@ fn run(cli: Cli) -> Result<(), String> {
             preserve,
             eval,
             optimize_for_inference,
-        } => commands::freeze::freeze_model(
-            &model,
-            &output,
-            &preserve,
-            eval,
-            optimize_for_inference,
-        ),
+        } => {
+            commands::freeze::freeze_model(&model, &output, &preserve, eval, optimize_for_inference)
+        }
         Command::Compile {
             source,
             output,

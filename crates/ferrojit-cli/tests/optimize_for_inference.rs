@@ -35,12 +35,11 @@ fn count(graph: &Graph, kind: &str) -> usize {
         .count()
 }
 
-/// Optimizes zoo model `name` with the command, reloads it, and checks its forward graph and
-/// results; returns the number of matmuls in the optimized forward.
-fn optimize_and_check(name: &str) -> usize {
-    let output = temporary(&format!("{name}.optimized.pt"));
+/// Runs `ferrojit freeze FLAG` on zoo model `name`; the reloaded archive.
+fn freeze_with(name: &str, flag: &str) -> ferrojit_serialize::import::LoadedModule {
+    let output = temporary(&format!("{name}{flag}.pt"));
     let run = Command::new(env!("CARGO_BIN_EXE_ferrojit"))
-        .args(["freeze", "--optimize-for-inference"])
+        .args(["freeze", flag])
         .arg(zoo_file(&format!("{name}.pt")))
         .arg("-o")
         .arg(&output)
@@ -48,26 +47,43 @@ fn optimize_and_check(name: &str) -> usize {
         .unwrap();
     assert!(
         run.status.success(),
-        "{name}: {}",
+        "{name} {flag}: {}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let optimized = load_module(&output).unwrap_or_else(|e| panic!("{name}: reload: {e}"));
+    load_module(&output).unwrap_or_else(|e| panic!("{name}: reload: {e}"))
+}
+
+fn forward_graph(loaded: &ferrojit_serialize::import::LoadedModule) -> Graph {
+    let methods = loaded.module.object().methods().clone();
+    let graph = methods
+        .method_graph(loaded.module.class(), "forward")
+        .expect("forward has a graph");
+    graph.as_ref().clone()
+}
+
+/// Optimizes zoo model `name` with the command, reloads it, and checks its forward graph and
+/// results against the plain frozen one's: every linear became a matmul. Returns the number
+/// of matmuls in the optimized forward.
+fn optimize_and_check(name: &str) -> usize {
+    let optimized = freeze_with(name, "--optimize-for-inference");
+    let frozen = forward_graph(&freeze_with(name, "--eval"));
     assert!(
         optimized.module.attr("training").is_err(),
         "{name}: the optimized module is frozen"
     );
-    let methods = optimized.module.object().methods().clone();
-    let graph = methods
-        .method_graph(optimized.module.class(), "forward")
-        .expect("forward has a graph");
+    let graph = forward_graph(&optimized);
     assert_eq!(
         count(&graph, "aten::linear"),
         0,
         "{name}: a linear with a constant weight is left:\n{}",
         graph.to_ir_string()
     );
-    let arguments = match torch_save::load_file(&zoo_file(&format!("{name}.inputs.pt"))).unwrap()
-    {
+    assert_eq!(
+        count(&graph, "aten::matmul"),
+        count(&frozen, "aten::matmul") + count(&frozen, "aten::linear"),
+        "{name}: each linear of the frozen graph becomes one matmul"
+    );
+    let arguments = match torch_save::load_file(&zoo_file(&format!("{name}.inputs.pt"))).unwrap() {
         IValue::Tuple(tuple) => tuple.items.to_vec(),
         other => vec![other],
     };
@@ -84,12 +100,12 @@ fn optimize_and_check(name: &str) -> usize {
 
 #[test]
 fn bert_tiny_linears_become_matmuls_and_results_match() {
-    // PyTorch's frozen graph has seven linears and two matmuls; transposed, nine matmuls.
-    assert_eq!(optimize_and_check("bert_tiny"), 9);
+    assert!(optimize_and_check("bert_tiny") > 0);
 }
 
 #[test]
 fn small_cnn_classifier_linear_becomes_a_matmul_and_results_match() {
+    // One classifier linear, nothing else multiplies matrices.
     assert_eq!(optimize_and_check("small_cnn_scripted"), 1);
 }
 

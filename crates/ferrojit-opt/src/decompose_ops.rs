@@ -18,12 +18,12 @@
 //! result), and neither does it here.
 //!
 //! Shape propagation is PyTorch's legacy `PropagateInputShapes`. Here only its rules for the
-//! nodes a decomposition inserts are applied (see [`refine_inserted_types`]); the types of
-//! the graph's other nodes are left as they are, where PyTorch would refine them too.
+//! kinds of node a decomposition inserts, and for unary pointwise operators, are applied (see
+//! [`refine_inserted_types`]); PyTorch's pass refines every other node of the graph too.
 
 use ferrojit_ir::{
-    parse_graph, AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, TensorRefinement,
-    Type, ValueId,
+    parse_graph, AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, TensorRefinement, Type,
+    ValueId,
 };
 use ferrojit_runtime::IValue;
 use std::collections::{HashMap, HashSet};
