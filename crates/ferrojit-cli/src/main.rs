@@ -79,6 +79,9 @@ enum Command {
         /// module in training mode.
         #[arg(long)]
         eval: bool,
+        /// Then apply `torch.jit.optimize_for_inference`'s CPU passes (implies --eval).
+        #[arg(long)]
+        optimize_for_inference: bool,
     },
     /// Convert a TorchScript module's method into an Export IR program (as torch.export would
     /// export it) on example inputs, and save it as a .pt2 archive torch.export.load reads.
@@ -255,7 +258,10 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             preserve,
             eval,
-        } => commands::freeze::freeze_model(&model, &output, &preserve, eval),
+            optimize_for_inference,
+        } => {
+            commands::freeze::freeze_model(&model, &output, &preserve, eval, optimize_for_inference)
+        }
         Command::Export {
             model,
             inputs,

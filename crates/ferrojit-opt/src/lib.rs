@@ -20,6 +20,7 @@ pub mod constant_insertion;
 pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod dead_code_elimination;
+pub mod decompose_ops;
 pub mod dtype_analysis;
 pub mod erase_number_types;
 pub mod filetest;
@@ -262,6 +263,14 @@ pub const PASSES: &[PassInfo] = &[
         description: "PyTorch's OptimizeFrozenGraph: dropout removal, linear concatenation, \
                       then the conv and linear folds until nothing changes",
         run: |graph| freezing::optimize_frozen_graph(graph, true),
+    },
+    // decompose
+    PassInfo {
+        name: "decompose_ops",
+        description: "rewrites addmm with beta and alpha 1 as mm plus add, and batch_norm and \
+                      layer_norm on a known non-CPU device as their arithmetic, then constant \
+                      propagation and dead code elimination",
+        run: decompose_ops::decompose_ops,
     },
 ];
 

@@ -1,11 +1,14 @@
-//! `ferrojit freeze MODEL.pt -o FROZEN.pt [--preserve NAME]... [--eval]`: what
-//! `torch.jit.freeze(module)` does, saved as an archive PyTorch loads. The module must be in
-//! eval mode, as PyTorch requires; `--eval` first sets `training` to False on the module and
-//! every submodule, as `module.eval()` does.
+//! `ferrojit freeze MODEL.pt -o FROZEN.pt [--preserve NAME]... [--eval]
+//! [--optimize-for-inference]`: what `torch.jit.freeze(module)` does, saved as an archive
+//! PyTorch loads. The module must be in eval mode, as PyTorch requires; `--eval` first sets
+//! `training` to False on the module and every submodule, as `module.eval()` does.
+//! `--optimize-for-inference` does what `torch.jit.optimize_for_inference(module,
+//! other_methods=preserved)` does on a CPU without MKLDNN (it implies `--eval`, since PyTorch's
+//! function calls `eval()` itself); see `ferrojit_opt::freezing::optimize_for_inference`.
 
 use std::path::Path;
 
-use ferrojit_opt::freezing::{freeze, FreezeOptions};
+use ferrojit_opt::freezing::{freeze, optimize_for_inference, FreezeOptions};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::export::save_object_with_graph_methods;
 use ferrojit_serialize::import::load_module;
@@ -19,7 +22,9 @@ pub fn freeze_model(
     output: &Path,
     preserved: &[String],
     eval: bool,
+    for_inference: bool,
 ) -> Result<(), String> {
+    let eval = eval || for_inference;
     if super::pt2::is_pt2(input) {
         return Err(format!(
             "{NOT_A_SCRIPT_MODULE} ({} is a torch.export program)",
@@ -63,8 +68,12 @@ pub fn freeze_model(
     let options = FreezeOptions {
         preserved: preserved.to_vec(),
     };
-    let frozen = freeze(&loaded.module, &options)
-        .map_err(|e| format!("cannot freeze {}: {e}", input.display()))?;
+    let frozen = if for_inference {
+        optimize_for_inference(&loaded.module, &options)
+    } else {
+        freeze(&loaded.module, &options)
+    }
+    .map_err(|e| format!("cannot freeze {}: {e}", input.display()))?;
     let methods: Vec<(String, ferrojit_ir::Graph)> = frozen
         .methods
         .into_iter()

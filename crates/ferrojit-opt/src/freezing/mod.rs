@@ -4,7 +4,8 @@
 //! PyTorch's `OptimizeFrozenGraph`: dropout removal, concatenation of linears that share an
 //! input, then conv/linear with batch norm, add/sub and mul/div folded into the weights
 //! until nothing changes. [`transpose_linear`] is PyTorch's `FrozenLinearTranspose`, which
-//! `torch.jit.freeze` does not run (`optimize_for_inference` does); it is a pass of its own.
+//! `torch.jit.freeze` does not run; [`optimize_for_inference`] (PyTorch's
+//! `torch.jit.optimize_for_inference`) runs it after freezing.
 //!
 //! Every fold computes the new weights with the runtime's kernels, one PyTorch operation at
 //! a time, so results match PyTorch's frozen module within float tolerance.
@@ -57,6 +58,48 @@ pub fn freeze(module: &Module, options: &FreezeOptions) -> Result<FrozenModule, 
         optimize_frozen_graph(&mut method.graph, true).map_err(|message| FreezeError::Pass {
             method: method.name.clone(),
             message,
+        })?;
+    }
+    Ok(frozen)
+}
+
+/// The passes of PyTorch's `optimize_for_inference` on one frozen graph that apply on a CPU
+/// without MKLDNN. PyTorch runs three, in this order:
+///
+/// - `FuseFrozenConvAddRelu` rewrites conv (+ add) + relu into cuDNN's fused kernels, and only
+///   for CUDA weights (CUDA builds only): it never applies to a CPU model, so it is not here;
+/// - `ConvertFrozenOpsToMKLDNN` moves convolutions, linears and the pointwise ops around
+///   them to MKLDNN tensors (MKLDNN builds only): ferrojit has no MKLDNN layout, so it is not
+///   applied;
+/// - `FrozenLinearTranspose`: [`transpose_linear::transpose_frozen_linear`], applied.
+pub fn optimize_frozen_graph_for_inference(graph: &mut Graph) -> Result<(), String> {
+    transpose_linear::transpose_frozen_linear(graph)?;
+    if cfg!(debug_assertions) {
+        ferrojit_ir::verifier::verify(graph).map_err(|error| {
+            format!("optimize_frozen_graph_for_inference broke an invariant: {error}")
+        })?;
+    }
+    Ok(())
+}
+
+/// `torch.jit.optimize_for_inference(module, other_methods)`: [`freeze`] (the module must be
+/// in eval mode; PyTorch's `optimize_for_inference` calls `eval()` itself), then
+/// [`optimize_frozen_graph_for_inference`] on `forward` and on every method named in
+/// `options.preserved` (PyTorch's `other_methods`, which it also preserves when freezing).
+pub fn optimize_for_inference(
+    module: &Module,
+    options: &FreezeOptions,
+) -> Result<FrozenModule, FreezeError> {
+    let mut frozen = freeze(module, options)?;
+    for method in &mut frozen.methods {
+        if method.name != "forward" && !options.preserved.contains(&method.name) {
+            continue;
+        }
+        optimize_frozen_graph_for_inference(&mut method.graph).map_err(|message| {
+            FreezeError::Pass {
+                method: method.name.clone(),
+                message,
+            }
         })?;
     }
     Ok(frozen)
