@@ -216,6 +216,11 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         if user_kind.is_prim(Prim::Fork) {
             return false;
         }
+        // A one-element unpack has no expression form: inlined, it would print the container
+        // itself (`f([x])` for `x, = xs; f([x])`), so it stays a statement `x, = xs`.
+        if self.is_unpack(node) {
+            return false;
+        }
         !matches!(
             data.kind.prim(),
             Some(
