@@ -140,9 +140,9 @@ enum Command {
         /// A file holding one graph as `str(graph)` prints it.
         file: PathBuf,
         /// Run this pass on the graph before printing it (repeat for several, run in order).
-        /// Names are PyTorch's without `_jit_pass_`: cleanup, dce, constant_pooling,
-        /// constant_propagation_immutable_types, canonicalize, erase_number_types,
-        /// inline_fork_wait, remove_dropout, remove_expands.
+        /// Names are PyTorch's without `_jit_pass_` (`dce`, `cse`, `peephole`, `inline`,
+        /// `constant_propagation`, `loop_unrolling`, `decompose_ops`, ...); an unknown name
+        /// gets an error that lists them all.
         #[arg(long = "pass", value_name = "NAME")]
         passes: Vec<String>,
     },
