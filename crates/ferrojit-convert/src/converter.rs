@@ -112,15 +112,20 @@ pub(crate) fn cell_key(value: &IValue) -> Option<usize> {
     }
 }
 
-/// `file:line` of a node, or of the call it was inlined from.
+/// `file:line` of a node, or of the call it was inlined from: the original Python source's
+/// when the archive's `.debug_pkl` records it, else the archive's generated `code/` file's.
 pub(crate) fn node_location(graph: &IrGraph, node: NodeId) -> String {
     let data = graph.node(node);
-    match (&data.source_location, data.call_stack.first()) {
-        (Some(location), _) | (None, Some((_, location))) => {
-            format!("{}:{}", location.file, location.line)
-        }
-        (None, None) => "an unknown line".to_string(),
-    }
+    let location = match (&data.source_location, data.call_stack.first()) {
+        (Some(location), _) | (None, Some((_, location))) => location,
+        (None, None) => return "an unknown line".to_string(),
+    };
+    let original = location.range.as_ref().and_then(|range| {
+        let origin = range.file.origin_of(range.start)?;
+        let line = origin.file.first_line_number() + origin.file.line_index(origin.start);
+        Some(format!("{}:{line}", origin.file.name()))
+    });
+    original.unwrap_or_else(|| format!("{}:{}", location.file, location.line))
 }
 
 impl<'g> Converter<'g> {
