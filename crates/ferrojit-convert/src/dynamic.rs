@@ -255,8 +255,8 @@ pub fn symbol_table(dims: &[DynamicDim]) -> Result<Vec<(String, String, RangeCon
     Ok(table)
 }
 
-/// The range constraints of the symbols, as torch.export records them (an unbounded
-/// dimension's range is `[0, inf]` once exported; a bounded one keeps its bounds).
+/// The range constraints of the symbols, as torch.export records them: an unbounded
+/// dimension is `[2, inf]`, a bounded one keeps its bounds.
 pub fn range_constraints(
     table: &[(String, String, RangeConstraint)],
 ) -> BTreeMap<String, RangeConstraint> {
@@ -266,7 +266,7 @@ pub fn range_constraints(
             (
                 name.clone(),
                 RangeConstraint {
-                    min_val: Some(range.min_val.unwrap_or(0)),
+                    min_val: Some(range.min_val.unwrap_or(2)),
                     max_val: range.max_val,
                 },
             )

@@ -5,8 +5,10 @@
 //! dimension, and `_operator.*` nodes for the int arithmetic on them. A result size no rule
 //! can express is an error naming the node and the dimension, never a static size.
 
+use std::collections::BTreeMap;
+
 use ferrojit_export::model::{
-    Argument, ArgumentKind, NamedArgument, Node, SymArgument, TensorMeta,
+    Argument, ArgumentKind, NamedArgument, Node, SymArgument, SymExpr, SymHint, SymInt, TensorMeta,
 };
 use ferrojit_ir::Type;
 use ferrojit_ir::{NodeId, Prim};
@@ -161,19 +163,87 @@ const BATCH_OPERATORS: &[&str] = &[
 /// Factories whose first argument is the result's size list.
 const FACTORIES: &[&str] = &["zeros", "ones", "empty", "full", "rand", "randn"];
 
+/// A stride: `coefficient` times a product of symbols (a tensor with two dynamic
+/// dimensions has strides like `s0*s1`).
+#[derive(Debug, Clone, PartialEq)]
+struct Monomial {
+    coefficient: i64,
+    /// Symbol → (power, example value).
+    symbols: BTreeMap<String, (u32, i64)>,
+}
+
+impl Monomial {
+    fn constant(value: i64) -> Monomial {
+        Monomial {
+            coefficient: value,
+            symbols: BTreeMap::new(),
+        }
+    }
+
+    fn example(&self) -> i64 {
+        self.symbols
+            .values()
+            .fold(self.coefficient, |total, (power, hint)| {
+                total.saturating_mul(hint.saturating_pow(*power))
+            })
+    }
+
+    fn times(&self, dim: &Dim) -> Monomial {
+        let mut result = self.clone();
+        match dim {
+            Dim::Static(value) => result.coefficient *= value,
+            Dim::Symbolic {
+                coefficient,
+                symbol,
+                hint,
+            } => {
+                result.coefficient *= coefficient;
+                result.symbols.entry(symbol.clone()).or_insert((0, *hint)).0 += 1;
+            }
+        }
+        result
+    }
+
+    /// The export schema's SymInt, written as sympy prints it (`4*s0*s1`, `s0**2`).
+    fn sym_int(&self) -> SymInt {
+        if self.symbols.is_empty() || self.coefficient == 0 {
+            return SymInt::Int(self.coefficient);
+        }
+        let mut factors: Vec<String> = Vec::new();
+        if self.coefficient != 1 {
+            factors.push(self.coefficient.to_string());
+        }
+        for (symbol, (power, _)) in &self.symbols {
+            factors.push(match power {
+                1 => symbol.clone(),
+                _ => format!("{symbol}**{power}"),
+            });
+        }
+        SymInt::Expr(SymExpr {
+            expr_str: factors.join("*"),
+            hint: Some(SymHint::Int(self.example())),
+        })
+    }
+}
+
 /// Dense strides of `sizes` laid out in the order of the example's `strides` (innermost is
 /// the smallest stride), checked against the example.
-fn symbolic_strides(sizes: &[Dim], strides: &[usize]) -> std::result::Result<Vec<Dim>, String> {
+fn symbolic_strides(sizes: &[Dim], strides: &[usize]) -> std::result::Result<Vec<SymInt>, String> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     // Innermost first: smallest stride, then the later dimension.
     order.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(b.cmp(&a)));
-    let mut result = vec![Dim::Static(0); sizes.len()];
-    let mut running = Dim::Static(1);
-    for (position, &index) in order.iter().enumerate() {
+    let mut result = vec![SymInt::Int(0); sizes.len()];
+    let mut running = Monomial::constant(1);
+    for &index in &order {
+        // A broadcast (expanded) dimension repeats its memory: its stride is 0 and it takes
+        // no room in the layout.
+        if strides[index] == 0 && sizes[index].example() != 1 {
+            continue;
+        }
         let stride = if running.example() == strides[index] as i64 {
-            running.clone()
-        } else if !running.is_symbolic() || sizes[index].example() == 1 {
-            Dim::Static(strides[index] as i64)
+            running.sym_int()
+        } else if running.symbols.is_empty() || sizes[index].example() == 1 {
+            SymInt::Int(strides[index] as i64)
         } else {
             return Err(format!(
                 "the stride of dimension {index} ({}) is not a dense stride of the dynamic sizes",
@@ -181,12 +251,7 @@ fn symbolic_strides(sizes: &[Dim], strides: &[usize]) -> std::result::Result<Vec
             ));
         };
         result[index] = stride;
-        if position + 1 == order.len() {
-            break;
-        }
-        running = running.times(&sizes[index]).ok_or_else(|| {
-            format!("the strides past dimension {index} multiply two dynamic sizes")
-        })?;
+        running = running.times(&sizes[index]);
     }
     Ok(result)
 }
@@ -200,10 +265,7 @@ pub(crate) fn symbolic_tensor_meta(
     let mut meta = tensor_meta(tensor, requires_grad)
         .ok_or_else(|| format!("dtype {:?} has no Export IR name", tensor.dtype()))?;
     meta.sizes = dims.iter().map(Dim::sym_int).collect();
-    meta.strides = symbolic_strides(dims, tensor.strides())?
-        .iter()
-        .map(Dim::sym_int)
-        .collect();
+    meta.strides = symbolic_strides(dims, tensor.strides())?;
     Ok(meta)
 }
 
@@ -552,12 +614,22 @@ impl Converter<'_> {
             )
         };
         let arg_dims = |index: usize| arguments.get(index).and_then(|v| self.dims_of(v));
+        // Which input dimension is dynamic, for the message.
+        let cause = tensor_dims
+            .iter()
+            .find_map(|(i, dims)| {
+                dims.iter()
+                    .enumerate()
+                    .find(|(_, d)| d.is_symbolic())
+                    .map(|(k, d)| format!("dimension {k} of argument {i} is {}", d.expression()))
+            })
+            .unwrap_or_else(|| "an argument is a size of a dynamic dimension".to_string());
         let refuse = |this: &Self, dimension: String| {
             Err(this.node_error(
                 node,
                 format!(
                     "cannot express {dimension} of the result of aten::{base} symbolically \
-                     (its input has a dynamic dimension)"
+                     ({cause})"
                 ),
             ))
         };
@@ -571,7 +643,10 @@ impl Converter<'_> {
             .filter(|v| matches!(v, IValue::Tensor(_)))
             .filter_map(|v| self.dims_of(v))
             .collect();
-        let dims: Option<Vec<Dim>> = if ELEMENTWISE.contains(&base) {
+        let dims: Option<Vec<Dim>> = if rank == 0 {
+            // A full reduction (`x.sum()`): no sizes to follow.
+            Some(Vec::new())
+        } else if ELEMENTWISE.contains(&base) {
             Some(broadcast(&all_dims, &single))
         } else if BATCH_OPERATORS.contains(&base) {
             let input = if base == "embedding" {
@@ -580,7 +655,9 @@ impl Converter<'_> {
                 arg_dims(0)
             };
             match input {
-                Some(input) if input.iter().skip(1).all(|d| !d.is_symbolic()) => {
+                Some(input)
+                    if base == "embedding" || input.iter().skip(1).all(|d| !d.is_symbolic()) =>
+                {
                     let mut dims: Vec<Dim> =
                         single.iter().map(|&s| Dim::Static(s as i64)).collect();
                     if base == "embedding" {
@@ -766,17 +843,29 @@ impl Converter<'_> {
                     Some(dims)
                 }
                 _ if FACTORIES.contains(&base) => int_list_dims(0),
+                "expand" => {
+                    // -1 keeps the input's size; new leading dimensions come first.
+                    let input = arg_dims(0).unwrap_or_default();
+                    int_list_dims(1).map(|target| {
+                        let leading = target.len().saturating_sub(input.len());
+                        target
+                            .iter()
+                            .enumerate()
+                            .map(|(k, d)| match (d.example(), k.checked_sub(leading)) {
+                                (-1, Some(i)) => input[i].clone(),
+                                (_, Some(i)) if input[i].is_symbolic() && !d.is_symbolic() => {
+                                    input[i].clone()
+                                }
+                                _ => d.clone(),
+                            })
+                            .collect()
+                    })
+                }
                 _ => None,
             }
         };
         let Some(dims) = dims else {
-            let first = tensor_dims
-                .first()
-                .and_then(|(_, d)| d.iter().position(Dim::is_symbolic))
-                .map_or("its sizes".to_string(), |d| {
-                    format!("dimension {d} of its input")
-                });
-            return refuse(self, format!("the sizes that follow from {first}"));
+            return refuse(self, "the sizes".to_string());
         };
         if dims.len() != rank {
             return refuse(self, format!("the rank ({rank})"));
@@ -790,5 +879,58 @@ impl Converter<'_> {
             self.symbolic_sizes.insert(key, dims);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s0(hint: i64) -> Dim {
+        Dim::Symbolic {
+            coefficient: 1,
+            symbol: "s0".into(),
+            hint,
+        }
+    }
+
+    fn texts(strides: Vec<SymInt>) -> Vec<String> {
+        strides
+            .into_iter()
+            .map(|s| match s {
+                SymInt::Int(v) => v.to_string(),
+                SymInt::Expr(e) => e.expr_str,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn strides_follow_the_layout_of_the_example() {
+        let s1 = Dim::Symbolic {
+            coefficient: 1,
+            symbol: "s1".into(),
+            hint: 7,
+        };
+        // Contiguous [s0, 3, 4].
+        let dims = [s0(5), Dim::Static(3), Dim::Static(4)];
+        assert_eq!(
+            texts(symbolic_strides(&dims, &[12, 4, 1]).unwrap()),
+            ["12", "4", "1"]
+        );
+        // Transposed [4, s0] of a contiguous [s0, 4]: strides [1, 4].
+        let strides = symbolic_strides(&[Dim::Static(4), s0(5)], &[1, 4]).unwrap();
+        assert_eq!(texts(strides), ["1", "4"]);
+        // [3, s0]: the outer stride is the symbol.
+        let strides = symbolic_strides(&[Dim::Static(3), s0(5)], &[5, 1]).unwrap();
+        assert_eq!(texts(strides), ["s0", "1"]);
+        // Two symbols: [4, s0, s1] contiguous has strides [s0*s1, s1, 1].
+        let strides = symbolic_strides(&[Dim::Static(4), s0(5), s1.clone()], &[35, 7, 1]).unwrap();
+        assert_eq!(texts(strides), ["s0*s1", "s1", "1"]);
+        // An expanded batch has stride 0.
+        let strides = symbolic_strides(&[s0(5), Dim::Static(4)], &[0, 1]).unwrap();
+        assert_eq!(texts(strides), ["0", "1"]);
+        // A layout that is not dense in the symbol cannot be written symbolically.
+        let error = symbolic_strides(&[Dim::Static(3), s0(5)], &[7, 1]).unwrap_err();
+        assert!(error.contains("dimension 0"), "{error}");
     }
 }

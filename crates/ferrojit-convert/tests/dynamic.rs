@@ -49,7 +49,8 @@ fn convert(name: &str, specs: &[&str]) -> Result<LoadedProgram, ConvertError> {
         &dynamic,
     )?;
     if let Ok(directory) = std::env::var("FERROJIT_CONVERT_SAVE_TO") {
-        let path = PathBuf::from(directory).join(format!("{name}.pt2"));
+        let suffix = if specs.is_empty() { "_static" } else { "" };
+        let path = PathBuf::from(directory).join(format!("{name}{suffix}.pt2"));
         ferrojit_export::save_program(&program, None, &path).expect("the program saves");
     }
     Ok(program)
@@ -219,4 +220,64 @@ fn bad_dynamic_requests_are_input_errors() {
         range.to_string().contains("outside the range [4, 8]"),
         "{range}"
     );
+}
+
+#[test]
+fn two_symbols_follow_embedding_transpose_flatten_sum_expand_and_factories() {
+    let specs = ["tokens:0=batch[2,16]", "tokens:1=length[2,32]", "x:0=batch"];
+    let program = convert("dynamic_shape_ops", &specs).expect("converts");
+    let exported = &program.program;
+    let ranges: Vec<&str> = exported
+        .range_constraints
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ranges, ["s0", "s1"]);
+    let graph = &exported.graph_module.graph;
+    let expressions = |name: &str| -> Vec<String> {
+        graph.tensor_values[name]
+            .sizes
+            .iter()
+            .map(|s| match s {
+                SymInt::Expr(e) => e.expr_str.clone(),
+                SymInt::Int(v) => v.to_string(),
+            })
+            .collect()
+    };
+    assert_eq!(expressions("tokens"), ["s0", "s1"]);
+    assert_eq!(expressions("x"), ["s0"]);
+    let zeros = graph
+        .nodes
+        .iter()
+        .find(|n| n.target == "torch.ops.aten.zeros.default")
+        .expect("the factory is a node, not a constant");
+    let Argument::Tensor(zeros_name) = &zeros.outputs[0] else {
+        panic!("zeros returns a tensor");
+    };
+    assert_eq!(expressions(zeros_name), ["s0", "4"]);
+    let permute = graph
+        .nodes
+        .iter()
+        .find(|n| n.target == "torch.ops.aten.permute.default")
+        .expect("permute");
+    let Argument::Tensor(permute_name) = &permute.outputs[0] else {
+        panic!("permute returns a tensor");
+    };
+    assert_eq!(expressions(permute_name), ["4", "s0", "s1"]);
+
+    let mut module = reloaded(&program);
+    let all_calls = calls("dynamic_shape_ops");
+    let all_expected = expected("dynamic_shape_ops");
+    for (index, (call, expected)) in all_calls.into_iter().zip(all_expected).enumerate() {
+        let actual = module
+            .run(call)
+            .unwrap_or_else(|e| panic!("call {index}: {e}"));
+        compare_with(
+            &actual,
+            &expected,
+            "dynamic_shape_ops",
+            Comparison::models(1e-5, 1e-6),
+        )
+        .unwrap_or_else(|e| panic!("call {index}: {e}"));
+    }
 }
