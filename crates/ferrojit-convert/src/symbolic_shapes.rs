@@ -315,6 +315,15 @@ impl Converter<'_> {
         )
     }
 
+    /// Gives tensor `to` the symbolic sizes of tensor `from` (a value that stands for it:
+    /// a branch's or a loop's result, a loop body's carried input).
+    pub(crate) fn copy_symbolic_sizes(&mut self, from: &IValue, to: &IValue) {
+        let dims = cell_key(from).and_then(|key| self.symbolic_sizes.get(&key).cloned());
+        if let (Some(dims), Some(key)) = (dims, cell_key(to)) {
+            self.symbolic_sizes.insert(key, dims);
+        }
+    }
+
     pub(crate) fn is_symbolic_tensor(&self, value: &IValue) -> bool {
         cell_key(value).is_some_and(|key| self.symbolic_sizes.contains_key(&key))
     }

@@ -281,3 +281,31 @@ fn two_symbols_follow_embedding_transpose_flatten_sum_expand_and_factories() {
         .unwrap_or_else(|e| panic!("call {index}: {e}"));
     }
 }
+
+#[test]
+fn cond_and_while_loop_carry_the_symbol() {
+    for (name, spec) in [
+        ("tensor_cond", "x:0=batch"),
+        ("while_on_data", "x:0=n[2,100]"),
+    ] {
+        let program = convert(name, &[spec]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let graph = &program.program.graph_module.graph;
+        let symbolic_results = graph
+            .outputs
+            .iter()
+            .filter(|a| {
+                matches!(a, Argument::Tensor(t)
+                    if matches!(&graph.tensor_values[t].sizes[0], SymInt::Expr(e) if e.expr_str == "s0"))
+            })
+            .count();
+        assert!(symbolic_results >= 1, "{name}: {:?}", graph.outputs);
+        let mut module = reloaded(&program);
+        for (index, (call, expected)) in calls(name).into_iter().zip(expected(name)).enumerate() {
+            let actual = module
+                .run(call)
+                .unwrap_or_else(|e| panic!("{name} call {index}: {e}"));
+            compare_with(&actual, &expected, name, Comparison::models(1e-5, 1e-6))
+                .unwrap_or_else(|e| panic!("{name} call {index}: {e}"));
+        }
+    }
+}
