@@ -240,18 +240,35 @@ fn symbolic_strides(sizes: &[Dim], strides: &[usize]) -> std::result::Result<Vec
         if strides[index] == 0 && sizes[index].example() != 1 {
             continue;
         }
-        let stride = if running.example() == strides[index] as i64 {
-            running.sym_int()
-        } else if running.symbols.is_empty() || sizes[index].example() == 1 {
-            SymInt::Int(strides[index] as i64)
+        let actual = strides[index] as i64;
+        let example = running.example();
+        // A dimension of size 1 is never stepped over: its stride says nothing of the layout.
+        if sizes[index].example() == 1 {
+            result[index] = if example == actual {
+                running.sym_int()
+            } else {
+                SymInt::Int(actual)
+            };
+            continue;
+        }
+        // Dense: the stride is the running product. A view of a larger tensor (a slice of a
+        // static dimension inside) has a whole multiple of it.
+        let stride = if example == actual {
+            running.clone()
+        } else if example > 0 && actual % example == 0 && !running.symbols.is_empty() {
+            let mut multiple = running.clone();
+            multiple.coefficient *= actual / example;
+            multiple
+        } else if running.symbols.is_empty() {
+            Monomial::constant(actual)
         } else {
             return Err(format!(
-                "the stride of dimension {index} ({}) is not a dense stride of the dynamic sizes",
-                strides[index]
+                "the stride of dimension {index} ({actual}) is not a multiple of the product of \
+                 the sizes inside it"
             ));
         };
-        result[index] = stride;
-        running = running.times(&sizes[index]);
+        result[index] = stride.sym_int();
+        running = stride.times(&sizes[index]);
     }
     Ok(result)
 }
@@ -852,6 +869,31 @@ impl Converter<'_> {
                     Some(dims)
                 }
                 _ if FACTORIES.contains(&base) => int_list_dims(0),
+                // The written base keeps its sizes.
+                "select_scatter" | "slice_scatter" => arg_dims(0),
+                "slice" => {
+                    // A slice of a static dimension is static; of a dynamic one, only the
+                    // whole of it (start 0, step 1, to the end) keeps the symbol.
+                    let input = arg_dims(0).unwrap_or_default();
+                    let at = dim_index(arguments.get(1), input.len());
+                    match at {
+                        Some(at) if input[at].is_symbolic() => {
+                            let start = arguments.get(2).and_then(|v| v.to_int().ok()).unwrap_or(0);
+                            let step = arguments.get(4).and_then(|v| v.to_int().ok()).unwrap_or(1);
+                            if start == 0 && step == 1 && single[at] as i64 == input[at].example() {
+                                Some(input)
+                            } else {
+                                return refuse(self, format!("dimension {at} (sliced)"));
+                            }
+                        }
+                        Some(at) => {
+                            let mut dims = input;
+                            dims[at] = Dim::Static(single[at] as i64);
+                            Some(dims)
+                        }
+                        None => None,
+                    }
+                }
                 "expand" => {
                     // -1 keeps the input's size; new leading dimensions come first.
                     let input = arg_dims(0).unwrap_or_default();
@@ -938,7 +980,13 @@ mod tests {
         // An expanded batch has stride 0.
         let strides = symbolic_strides(&[s0(5), Dim::Static(4)], &[0, 1]).unwrap();
         assert_eq!(texts(strides), ["0", "1"]);
-        // A layout that is not dense in the symbol cannot be written symbolically.
+        // A slice [s0, 2] of a contiguous [s0, 4]: the outer stride stays 4.
+        let strides = symbolic_strides(&[s0(5), Dim::Static(2)], &[4, 1]).unwrap();
+        assert_eq!(texts(strides), ["4", "1"]);
+        // A slice [s0, s1, 2] of a contiguous [s0, s1, 4]: strides [4*s1, 4, 1].
+        let strides = symbolic_strides(&[s0(5), s1.clone(), Dim::Static(2)], &[28, 4, 1]).unwrap();
+        assert_eq!(texts(strides), ["4*s1", "4", "1"]);
+        // A stride that is no multiple of the symbol cannot be written symbolically.
         let error = symbolic_strides(&[Dim::Static(3), s0(5)], &[7, 1]).unwrap_err();
         assert!(error.contains("dimension 0"), "{error}");
     }

@@ -264,6 +264,22 @@ fn two_symbols_follow_embedding_transpose_flatten_sum_expand_and_factories() {
         panic!("permute returns a tensor");
     };
     assert_eq!(expressions(permute_name), ["4", "s0", "s1"]);
+    let slice = graph
+        .nodes
+        .iter()
+        .find(|n| {
+            n.target == "torch.ops.aten.slice.Tensor" && {
+                let Argument::Tensor(name) = &n.outputs[0] else {
+                    return false;
+                };
+                expressions(name).last().map(String::as_str) == Some("2")
+            }
+        })
+        .expect("the slice of the static dimension");
+    let Argument::Tensor(slice_name) = &slice.outputs[0] else {
+        panic!("slice returns a tensor");
+    };
+    assert_eq!(expressions(slice_name), ["s0", "s1", "2"]);
 
     let mut module = reloaded(&program);
     let all_calls = calls("dynamic_shape_ops");
