@@ -288,6 +288,31 @@ impl Converter<'_> {
                 other => other.clone(),
             })
             .collect();
+        // Both branches must give the same (symbolic) sizes; the result takes them.
+        for (index, ((true_value, false_value), result)) in true_branch
+            .outputs
+            .iter()
+            .zip(&false_branch.outputs)
+            .zip(&results)
+            .enumerate()
+        {
+            if matches!(result, IValue::Tensor(_)) {
+                if self.dims_of(true_value) != self.dims_of(false_value) {
+                    return Err(self.node_error(
+                        node,
+                        format!(
+                            "the branches give result {index} different sizes when a dimension \
+                             is dynamic ({:?} and {:?})",
+                            self.dims_of(true_value)
+                                .map(|d| d.iter().map(|d| d.expression()).collect::<Vec<_>>()),
+                            self.dims_of(false_value)
+                                .map(|d| d.iter().map(|d| d.expression()).collect::<Vec<_>>()),
+                        ),
+                    ));
+                }
+                self.copy_symbolic_sizes(true_value, result);
+            }
+        }
         let mut output_names = Vec::new();
         for value in &results {
             let name = self.fresh_name("getitem");

@@ -15,8 +15,10 @@ use ferrojit_runtime::ivalue::value_matches_type;
 use ferrojit_runtime::{IValue, ListValue, MethodSource, Object, OperatorRegistry, TupleValue};
 use ferrojit_tensor::Tensor;
 
+use crate::dynamic::Dim;
 use crate::error::{ConvertError, Result};
 use crate::metadata::tensor_meta;
+use crate::symbolic_shapes::{symbolic_tensor_meta, SymValue};
 
 /// The most loop iterations the converter unrolls in one program.
 pub const MAX_UNROLLED_ITERATIONS: usize = 100_000;
@@ -40,6 +42,8 @@ pub(crate) struct Scope {
     pub names: HashMap<usize, (String, IValue)>,
     /// For a subgraph: the outer tensors it reads, with the names of its inputs for them.
     pub captures: Vec<(IValue, String)>,
+    /// Symbolic ints (`sym_size.int` and the arithmetic on it) by name.
+    pub sym_int_values: BTreeMap<String, ferrojit_export::model::SymInt>,
 }
 
 /// What a module attribute tensor is.
@@ -75,6 +79,19 @@ pub(crate) struct Converter<'g> {
     /// Tensors made by `select`/`slice`, by cell: a write into one becomes a write into its
     /// base through `select_scatter`/`slice_scatter`.
     pub views: HashMap<usize, ViewOf>,
+    /// Tensors with dynamic sizes (`--dynamic`), by cell: their symbolic sizes.
+    pub symbolic_sizes: HashMap<usize, Vec<Dim>>,
+    /// Values of the walk that are (or hold) sizes read from dynamic dimensions.
+    pub sym_values: HashMap<ValueId, SymValue>,
+    /// The symbolic arguments of the operator call being emitted, by schema position.
+    pub pending_sym_arguments: Vec<(usize, SymValue)>,
+    /// The `--dynamic` dimensions: (input name, dimension, symbol `sN`, range).
+    pub dynamic_inputs: Vec<(
+        String,
+        usize,
+        String,
+        ferrojit_export::model::RangeConstraint,
+    )>,
 }
 
 /// How a tensor was cut out of its base.
@@ -95,15 +112,20 @@ pub(crate) fn cell_key(value: &IValue) -> Option<usize> {
     }
 }
 
-/// `file:line` of a node, or of the call it was inlined from.
+/// `file:line` of a node, or of the call it was inlined from: the original Python source's
+/// when the archive's `.debug_pkl` records it, else the archive's generated `code/` file's.
 pub(crate) fn node_location(graph: &IrGraph, node: NodeId) -> String {
     let data = graph.node(node);
-    match (&data.source_location, data.call_stack.first()) {
-        (Some(location), _) | (None, Some((_, location))) => {
-            format!("{}:{}", location.file, location.line)
-        }
-        (None, None) => "an unknown line".to_string(),
-    }
+    let location = match (&data.source_location, data.call_stack.first()) {
+        (Some(location), _) | (None, Some((_, location))) => location,
+        (None, None) => return "an unknown line".to_string(),
+    };
+    let original = location.range.as_ref().and_then(|range| {
+        let origin = range.file.origin_of(range.start)?;
+        let line = origin.file.first_line_number() + origin.file.line_index(origin.start);
+        Some(format!("{}:{line}", origin.file.name()))
+    });
+    original.unwrap_or_else(|| format!("{}:{}", location.file, location.line))
 }
 
 impl<'g> Converter<'g> {
@@ -121,6 +143,10 @@ impl<'g> Converter<'g> {
             methods: None,
             created_objects: HashSet::new(),
             views: HashMap::new(),
+            symbolic_sizes: HashMap::new(),
+            sym_values: HashMap::new(),
+            pending_sym_arguments: Vec::new(),
+            dynamic_inputs: Vec::new(),
         }
     }
 
@@ -171,12 +197,16 @@ impl<'g> Converter<'g> {
                 "'{name}' is not a tensor value"
             )));
         };
-        let meta = tensor_meta(&cell.get(), cell.requires_grad()).ok_or_else(|| {
-            ConvertError::Program(format!(
-                "'{name}' has dtype {:?}, which Export IR cannot name",
-                cell.get().dtype()
-            ))
-        })?;
+        let meta = match self.symbolic_sizes.get(&key) {
+            Some(dims) => symbolic_tensor_meta(&cell.get(), cell.requires_grad(), dims)
+                .map_err(|e| ConvertError::Program(format!("'{name}': {e}")))?,
+            None => tensor_meta(&cell.get(), cell.requires_grad()).ok_or_else(|| {
+                ConvertError::Program(format!(
+                    "'{name}' has dtype {:?}, which Export IR cannot name",
+                    cell.get().dtype()
+                ))
+            })?,
+        };
         let scope = &mut self.scopes[depth];
         scope.tensor_values.insert(name.to_string(), meta);
         scope.names.insert(key, (name.to_string(), value.clone()));
@@ -314,6 +344,7 @@ impl<'g> Converter<'g> {
         }
         for (&output, value) in outputs.iter().zip(results) {
             self.data_dependent.remove(&output);
+            self.sym_values.remove(&output);
             self.values.insert(output, value);
         }
         Ok(())
@@ -325,6 +356,10 @@ impl<'g> Converter<'g> {
         match self.data_dependent.get(&from).cloned() {
             Some(dependent) => self.data_dependent.insert(to, dependent),
             None => self.data_dependent.remove(&to),
+        };
+        match self.sym_values.get(&from).cloned() {
+            Some(symbolic) => self.sym_values.insert(to, symbolic),
+            None => self.sym_values.remove(&to),
         };
         self.values.insert(to, value);
         Ok(())
@@ -340,6 +375,13 @@ impl<'g> Converter<'g> {
     fn run_node(&mut self, node: NodeId) -> Result<()> {
         let kind = self.graph.kind(node).clone();
         let outputs = self.graph.node_outputs(node).to_vec();
+        let symbolic = self.symbolic_inputs(node);
+        if !symbolic.is_empty()
+            && !matches!(kind.prim(), Some(Prim::UncheckedCast))
+            && !self.takes_symbolic_arguments(node)
+        {
+            return self.run_symbolic_node(node, symbolic);
+        }
         match kind.prim() {
             Some(Prim::Constant) => {
                 let ty = outputs

@@ -16,15 +16,18 @@
 
 mod control_flow;
 mod converter;
+pub mod dynamic;
 pub mod error;
 pub mod metadata;
 mod operator_call;
 pub mod program;
+mod symbolic_shapes;
 pub mod treespec_text;
 mod while_loop;
 
+pub use dynamic::DynamicDim;
 pub use error::{ConvertError, Result};
-pub use program::{convert_method, PROGRAM_NAME};
+pub use program::{convert_method, convert_method_dynamic, PROGRAM_NAME};
 
 use ferrojit_runtime::IValue;
 use ferrojit_serialize::torch_save;
@@ -39,6 +42,18 @@ pub fn convert_file(
     let loaded = ferrojit_serialize::import::load_module(path)
         .map_err(|e| ConvertError::Input(format!("{}: {e}", path.display())))?;
     convert_method(&loaded.module, method, args)
+}
+
+/// [`convert_file`] with the dimensions named by `dynamic` made symbolic.
+pub fn convert_file_dynamic(
+    path: &Path,
+    method: &str,
+    args: Vec<IValue>,
+    dynamic: &[DynamicDim],
+) -> Result<ferrojit_export::LoadedProgram> {
+    let loaded = ferrojit_serialize::import::load_module(path)
+        .map_err(|e| ConvertError::Input(format!("{}: {e}", path.display())))?;
+    convert_method_dynamic(&loaded.module, method, args, dynamic)
 }
 
 /// Reads the example arguments of a `torch.save` file as the repo's fixtures write them: a

@@ -5,7 +5,9 @@
 //! that read only a tensor's metadata give static values; operators that read its data give
 //! data-dependent values.
 
-use ferrojit_export::model::{Argument, ArgumentKind, NamedArgument, Node, OptionalTensorArgument};
+use ferrojit_export::model::{
+    Argument, ArgumentKind, NamedArgument, Node, OptionalTensorArgument, SymArgument,
+};
 use ferrojit_ir::{FunctionSchema, NodeId, Type};
 use ferrojit_runtime::interpreter::code::default_value;
 use ferrojit_runtime::{IValue, Operator};
@@ -14,6 +16,7 @@ use std::collections::BTreeMap;
 use crate::converter::{cell_key, node_location, Converter, DataDependent, ViewOf};
 use crate::error::Result;
 use crate::metadata::{dtype_code_of_index, memory_format_code};
+use crate::symbolic_shapes::SymValue;
 
 /// Operators on tensors that read only metadata (sizes, dtype, device), which static
 /// shapes make static values.
@@ -60,6 +63,22 @@ const METADATA_OPERATORS: &[&str] = &[
     "is_lazy",
     "is_mtia",
     "is_maia",
+];
+
+/// Metadata operators whose result follows from a tensor's sizes: static only when the
+/// sizes are.
+const SIZE_READERS: &[&str] = &[
+    "sym_size",
+    "numel",
+    "sym_numel",
+    "stride",
+    "sym_stride",
+    "len",
+    "__len__",
+    "shape",
+    "is_same_size",
+    "is_contiguous",
+    "size",
 ];
 
 /// TorchScript's operators that make a tensor from values written in the code; they have
@@ -132,6 +151,40 @@ fn base_name(schema: &FunctionSchema) -> &str {
 }
 
 impl Converter<'_> {
+    /// Whether `node` is an operator call returning tensors, which takes symbolic ints as
+    /// `SymInt` arguments.
+    pub(crate) fn takes_symbolic_arguments(&self, node: NodeId) -> bool {
+        self.graph.kind(node).prim().is_none()
+            && self.find_operator(node).is_ok_and(|operator| {
+                !operator.schema.name.starts_with("prim::")
+                    && operator
+                        .schema
+                        .returns
+                        .iter()
+                        .any(|a| mentions_tensor(&a.ty))
+            })
+    }
+
+    /// Runs the kernel of an operator node on its example inputs (with defaults).
+    pub(crate) fn run_operator_kernel(&self, node: NodeId) -> Result<Vec<IValue>> {
+        let operator = self.find_operator(node)?;
+        let mut stack = self.static_inputs(node)?;
+        if !operator.schema.is_vararg {
+            for formal in
+                &operator.schema.arguments[stack.len().min(operator.schema.arguments.len())..]
+            {
+                let default = formal.default.as_ref().ok_or_else(|| {
+                    self.node_error(node, format!("no value for '{}'", formal.name))
+                })?;
+                stack.push(
+                    default_value(default, &formal.ty)
+                        .map_err(|e| self.node_error(node, e.to_string()))?,
+                );
+            }
+        }
+        self.run_kernel(node, operator, stack)
+    }
+
     fn find_operator(&self, node: NodeId) -> Result<&'static Operator> {
         let data = self.graph.node(node);
         let found = match &data.schema {
@@ -316,6 +369,38 @@ impl Converter<'_> {
         let takes_tensor = schema.arguments.iter().any(|a| mentions_tensor(&a.ty));
         let returns_tensor = schema.returns.iter().any(|a| mentions_tensor(&a.ty));
         let namespace = schema.name.split_once("::").map_or("", |(ns, _)| ns);
+        let symbolic = self.symbolic_inputs(node);
+        if !symbolic.is_empty() {
+            // Only operators on tensors reach here with symbolic ints (run_node sends the
+            // rest to run_symbolic_node); they take them as SymInt arguments.
+            self.pending_sym_arguments = symbolic;
+            let results = self.call_and_emit(node, operator, stack)?;
+            return self.set_outputs(node, results);
+        }
+        if schema.name == "aten::size" && self.run_symbolic_size(node, &stack)? {
+            return Ok(());
+        }
+        if let Some(tensor) = stack.iter().find(|v| self.is_symbolic_tensor(v)) {
+            let unqualified = base_name(&schema);
+            if SIZE_READERS.contains(&unqualified) {
+                let dims = self.dims_of(tensor).unwrap_or_default();
+                let dynamic: Vec<String> = dims
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.is_symbolic())
+                    .map(|(i, d)| format!("dimension {i} ({})", d.expression()))
+                    .collect();
+                return Err(self.node_error(
+                    node,
+                    format!(
+                        "{} reads the sizes of a tensor whose {} is dynamic; the converter \
+                         cannot express its result symbolically",
+                        schema.full_name(),
+                        dynamic.join(", ")
+                    ),
+                ));
+            }
+        }
         if !returns_tensor && (!takes_tensor || namespace == "prim") {
             if self.in_subgraph() && !written_arguments(&schema).is_empty() {
                 return Err(self.node_error(node, "mutates a value inside a data-dependent branch"));
@@ -406,6 +491,7 @@ impl Converter<'_> {
         stack: Vec<IValue>,
     ) -> Result<Vec<IValue>> {
         let schema = operator.schema.clone();
+        let symbolic = std::mem::take(&mut self.pending_sym_arguments);
         let written = written_arguments(&schema);
         let written_tensors: Vec<usize> = written
             .iter()
@@ -445,7 +531,27 @@ impl Converter<'_> {
                 .get(index)
                 .cloned()
                 .ok_or_else(|| self.node_error(node, format!("no value for '{}'", formal.name)))?;
-            let arg = self.export_argument(node, formal, &value)?;
+            let arg = match symbolic.iter().find(|(i, _)| *i == index) {
+                Some((_, SymValue::Int(scalar))) => {
+                    Argument::SymInt(SymArgument::Name(scalar.name.clone()))
+                }
+                Some((_, SymValue::List(entries))) => {
+                    let values = value
+                        .to_int_vec()
+                        .map_err(|e| self.node_error(node, e.to_string()))?;
+                    Argument::SymInts(
+                        values
+                            .iter()
+                            .zip(entries)
+                            .map(|(v, entry)| match entry {
+                                Some(scalar) => SymArgument::Name(scalar.name.clone()),
+                                None => SymArgument::Literal(*v),
+                            })
+                            .collect(),
+                    )
+                }
+                None => self.export_argument(node, formal, &value)?,
+            };
             inputs.push(NamedArgument {
                 name: formal.name.clone(),
                 arg,
@@ -487,6 +593,7 @@ impl Converter<'_> {
             ));
         }
         let base = base_name(&export_schema).to_string();
+        self.record_result_sizes(node, &base, &argument_values, &symbolic, &made)?;
         let mut outputs = Vec::new();
         for value in &made {
             match value {

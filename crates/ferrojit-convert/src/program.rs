@@ -20,6 +20,7 @@ use ferrojit_runtime::{IValue, Module, Object};
 use serde_json::json;
 
 use crate::converter::{cell_key, Converter, StateKind};
+use crate::dynamic::{range_constraints, symbol_table, Dim, DynamicDim};
 use crate::error::{ConvertError, Result};
 use crate::treespec_text::{call_spec, SpecNode};
 
@@ -48,6 +49,17 @@ fn input_error(message: impl Into<String>) -> ConvertError {
 /// Converts method `method` of `module`, called with `args` (without `self`), into an
 /// Export IR program, as torch.export would have exported it.
 pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Result<LoadedProgram> {
+    convert_method_dynamic(module, method, args, &[])
+}
+
+/// [`convert_method`] with the dimensions named by `dynamic` made symbolic: their sizes
+/// become symbols `s0`, `s1`, ... with the requested ranges in `range_constraints`.
+pub fn convert_method_dynamic(
+    module: &Module,
+    method: &str,
+    args: Vec<IValue>,
+    dynamic: &[DynamicDim],
+) -> Result<LoadedProgram> {
     let class = module.class().clone();
     let methods = module.object().methods().clone();
     let graph = methods
@@ -96,6 +108,16 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
 
     let mut converter = Converter::new(&graph);
     converter.methods = Some(methods.clone());
+    let symbols = symbol_table(dynamic)?;
+    for dim in dynamic {
+        let (_, name, range) = symbols
+            .iter()
+            .find(|(user, _, _)| *user == dim.symbol)
+            .ok_or_else(|| input_error(format!("--dynamic: no symbol '{}'", dim.symbol)))?;
+        converter
+            .dynamic_inputs
+            .push((dim.input.clone(), dim.dim, name.clone(), *range));
+    }
     let state = lift_state(&mut converter, module)?;
     let mut state_dict = BTreeMap::new();
     for entry in &state {
@@ -121,6 +143,14 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
             &mut user_specs,
             &mut user_tensors,
         )?);
+    }
+    for (input, ..) in &converter.dynamic_inputs {
+        if !user_tensors.iter().any(|t| t.placeholder == *input) {
+            return Err(input_error(format!(
+                "--dynamic: '{method}' has no tensor argument named '{input}' (its arguments: {})",
+                argument_names.join(", ")
+            )));
+        }
     }
     for (&input, value) in graph.inputs().iter().zip(&inputs) {
         converter.values.insert(input, value.clone());
@@ -168,6 +198,11 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
     let results = graph.outputs().to_vec();
     let mut result_specs = Vec::new();
     for &result in &results {
+        if converter.sym_values.contains_key(&result) {
+            return Err(ConvertError::Program(
+                "the method returns a size of a dynamic dimension (a symbolic int output)".into(),
+            ));
+        }
         if let Some(dependent) = converter.data_dependent.get(&result) {
             return Err(ConvertError::Program(format!(
                 "the method returns a value read from tensor data by {}",
@@ -230,6 +265,7 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
     export_graph.outputs = outputs;
     export_graph.nodes = top.nodes;
     export_graph.tensor_values = top.tensor_values;
+    export_graph.sym_int_values = top.sym_int_values;
 
     let in_spec = call_spec(argument_specs);
     let program = ExportedProgram {
@@ -253,7 +289,7 @@ pub fn convert_method(module: &Module, method: &str, args: Vec<IValue>) -> Resul
             treespec_namedtuple_fields: BTreeMap::new(),
         },
         opset_version: BTreeMap::from([("aten".to_string(), 10)]),
-        range_constraints: BTreeMap::new(),
+        range_constraints: range_constraints(&symbols),
         schema_version: SchemaVersion {
             major: ferrojit_export::model::SUPPORTED_SCHEMA_MAJOR,
             minor: 20,
@@ -344,6 +380,7 @@ fn flatten_input(
                 )));
             }
             let placeholder = converter.fresh_name(name);
+            mark_dynamic_dims(converter, name, value)?;
             converter.bind_tensor(value, &placeholder)?;
             inputs.push(Argument::Tensor(placeholder.clone()));
             specs.push(InputSpec::UserInput {
@@ -433,6 +470,70 @@ fn flatten_input(
             )))
         }
     })
+}
+
+/// Gives the user input tensor `name` the symbolic sizes its `--dynamic` dimensions ask for,
+/// after checking the example against the ranges (an example size of 0 or 1 would be
+/// specialized by torch.export, so it is refused).
+fn mark_dynamic_dims(converter: &mut Converter, name: &str, value: &IValue) -> Result<()> {
+    let requests: Vec<_> = converter
+        .dynamic_inputs
+        .iter()
+        .filter(|(input, ..)| input == name)
+        .cloned()
+        .collect();
+    if requests.is_empty() {
+        return Ok(());
+    }
+    let tensor = value.to_tensor().map_err(|e| input_error(e.to_string()))?;
+    let mut dims: Vec<Dim> = tensor
+        .sizes()
+        .iter()
+        .map(|&s| Dim::Static(s as i64))
+        .collect();
+    for (_, dim, symbol, range) in requests {
+        let size = *tensor.sizes().get(dim).ok_or_else(|| {
+            input_error(format!(
+                "--dynamic: input '{name}' has {} dimensions, so it has no dimension {dim}",
+                tensor.dim()
+            ))
+        })? as i64;
+        let out_of_range = range.min_val.is_some_and(|low| size < low)
+            || range.max_val.is_some_and(|high| size > high);
+        if out_of_range || size < 2 {
+            return Err(input_error(format!(
+                "--dynamic: dimension {dim} of input '{name}' is {size} in the example, outside \
+                 the range [{}, {}] (and torch.export specializes sizes 0 and 1)",
+                range.min_val.map_or("0".to_string(), |v| v.to_string()),
+                range.max_val.map_or("inf".to_string(), |v| v.to_string()),
+            )));
+        }
+        // A symbol named twice must have one example value.
+        for known in converter.symbolic_sizes.values().flatten().chain(&dims) {
+            if let Dim::Symbolic {
+                symbol: other,
+                hint,
+                ..
+            } = known
+            {
+                if *other == symbol && *hint != size {
+                    return Err(input_error(format!(
+                        "--dynamic: dimension {dim} of input '{name}' is {size}, but the same \
+                         symbol is {hint} elsewhere in the example"
+                    )));
+                }
+            }
+        }
+        dims[dim] = Dim::Symbolic {
+            coefficient: 1,
+            symbol,
+            hint: size,
+        };
+    }
+    if let Some(key) = cell_key(value) {
+        converter.symbolic_sizes.insert(key, dims);
+    }
+    Ok(())
 }
 
 fn flatten_output(

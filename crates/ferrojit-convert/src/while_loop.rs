@@ -112,6 +112,8 @@ impl Converter<'_> {
             .map(|n| Argument::Tensor(n.clone()))
             .collect();
         condition_graph.outputs = vec![Argument::Tensor(condition_inputs[0].clone())];
+        // PyTorch's while_loop wants the condition's predicate itself, not a 1-tuple.
+        condition_graph.is_single_tensor_return = true;
 
         let output_names: Vec<String> = (0..carried_names.len())
             .map(|_| self.fresh_name("getitem"))
@@ -160,7 +162,12 @@ impl Converter<'_> {
         probe.outputs = loop_node.outputs.clone();
         let values = ferrojit_export::run::run_graph(&probe, probe_inputs)
             .map_err(|e| self.node_error(node, format!("the converted loop failed: {e}")))?;
-        for (value, name) in values.iter().zip(&output_names) {
+        for (index, (value, name)) in values.iter().zip(&output_names).enumerate() {
+            // A carried value keeps its sizes through the loop (while_loop requires it), and
+            // so its dynamic ones (the first value is the predicate).
+            if let Some(before) = index.checked_sub(1).and_then(|i| carried.get(i)) {
+                self.copy_symbolic_sizes(before, value);
+            }
             self.bind_tensor(value, name)?;
         }
         self.push_node(loop_node);
@@ -205,6 +212,7 @@ impl Converter<'_> {
                     .map_err(|e| self.node_error(node, e.to_string()))?,
             )));
             let name = self.fresh_name("carried");
+            self.copy_symbolic_sizes(value, &inner);
             self.bind_tensor(&inner, &name)?;
             inputs.push(name);
             self.values.insert(parameter, inner);

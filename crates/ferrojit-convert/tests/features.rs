@@ -17,6 +17,16 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/{name}"))
 }
 
+/// `generate.py:LINE` of the first line of the fixture generator that contains `text`.
+fn generator_line(text: &str) -> String {
+    let generator = std::fs::read_to_string(fixture("generate.py")).expect("generate.py reads");
+    let index = generator
+        .lines()
+        .position(|line| line.contains(text))
+        .expect("the generator has the line");
+    format!("generate.py:{}", index + 1)
+}
+
 /// The argument tuples of every recorded call of `name`, read fresh.
 fn calls(name: &str) -> Vec<Vec<IValue>> {
     match torch_save::load_file(&fixture(&format!("{name}.inputs.pt"))).expect("inputs load") {
@@ -194,16 +204,22 @@ fn a_write_through_a_select_becomes_select_scatter_and_an_input_mutation() {
 fn a_write_through_another_view_is_refused_naming_the_node_and_line() {
     let message = refusal("transposed_view_write");
     assert!(message.contains("aten::mul_"), "{message}");
-    // The line of the code the archive keeps (code/__torch__.py).
-    assert!(message.contains("__torch__.py:"), "{message}");
+    // The line of the original Python source (the archive's .debug_pkl).
+    assert!(
+        message.contains(&generator_line("y.mul_(2.0)")),
+        "{message}"
+    );
 }
 
 #[test]
 fn a_string_made_from_tensor_data_is_refused() {
     let message = refusal("string_result");
     assert!(message.contains("tensor data"), "{message}");
-    // The line of the code the archive keeps (code/__torch__.py).
-    assert!(message.contains("__torch__.py:"), "{message}");
+    // The line of the original Python source (the archive's .debug_pkl).
+    assert!(
+        message.contains(&generator_line("return \"total=\" + str(x.sum().item())")),
+        "{message}"
+    );
 }
 
 #[test]

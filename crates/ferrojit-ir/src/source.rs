@@ -114,6 +114,11 @@ impl SourceFile {
         &self.name
     }
 
+    /// The line number in `name` of the text's first line (1 unless the text is an excerpt).
+    pub fn first_line_number(&self) -> usize {
+        self.first_line_number
+    }
+
     /// The whole source text.
     pub fn text(&self) -> &str {
         &self.text

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use ferrojit_convert::{convert_file, read_example_inputs};
+use ferrojit_convert::{convert_file_dynamic, read_example_inputs, DynamicDim};
 use ferrojit_export::SampleInputs;
 
 /// What `ferrojit export` was asked to do.
@@ -13,18 +13,20 @@ pub struct ExportOptions<'a> {
     pub inputs: &'a Path,
     pub output: &'a Path,
     pub method: &'a str,
-    /// `x:0=batch[1,64]` specs; not supported yet (static shapes only).
+    /// `NAME:DIM=SYMBOL[MIN,MAX]` (or `NAME:DIM=SYMBOL`) specs: dimensions made symbolic.
     pub dynamic: &'a [String],
 }
 
 pub fn export_model(options: &ExportOptions) -> Result<(), String> {
-    if let Some(spec) = options.dynamic.first() {
-        return Err(format!(
-            "--dynamic {spec}: dynamic dimensions are not supported yet; export with static shapes"
-        ));
-    }
+    let dynamic = options
+        .dynamic
+        .iter()
+        .map(|spec| DynamicDim::parse(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     let args = read_example_inputs(options.inputs).map_err(|e| e.to_string())?;
-    let program = convert_file(options.model, options.method, args).map_err(|e| e.to_string())?;
+    let program = convert_file_dynamic(options.model, options.method, args, &dynamic)
+        .map_err(|e| e.to_string())?;
     // Read again: the conversion runs the method, which may write into its inputs.
     let sample = SampleInputs {
         args: read_example_inputs(options.inputs).map_err(|e| e.to_string())?,
