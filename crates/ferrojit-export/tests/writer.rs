@@ -14,10 +14,10 @@ use ferrojit_export::{
 use ferrojit_runtime::IValue;
 use std::collections::BTreeSet;
 
-/// The builder example (`crates/ferrojit/examples/build_pt2.rs`), whose program the tests
+/// The builder example (`examples/build_pt2.rs`), whose program the tests
 /// build again here.
 #[allow(dead_code)]
-#[path = "../../ferrojit/examples/build_pt2.rs"]
+#[path = "../../../examples/build_pt2.rs"]
 mod build_pt2;
 
 fn arguments(name: &str) -> Vec<IValue> {
