@@ -9,5 +9,6 @@
 pub mod error;
 pub mod pickle_value;
 pub mod pickler;
+pub mod serialization_id;
 pub mod unpickler;
 pub mod zip_archive;

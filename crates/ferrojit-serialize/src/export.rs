@@ -32,6 +32,7 @@ use crate::python_printer::{
 use crate::values::ValueWriter;
 use ferrojit_archive::pickle_value::PickleValue;
 use ferrojit_archive::pickler::pickle;
+use ferrojit_archive::serialization_id::ContentHash;
 use ferrojit_archive::zip_archive::ArchiveWriter;
 use ferrojit_ir::{ClassType, Graph, Type};
 
@@ -144,7 +145,7 @@ pub fn save_module_with_graph_classes_to_bytes(
     let debug = minimal_debug_pickle()?;
 
     let mut archive = ArchiveWriter::in_memory(root_name)?;
-    let mut digest = Fnv64::new();
+    let mut digest = ContentHash::new();
     let mut write = |archive: &mut ArchiveWriter<_>, name: &str, bytes: &[u8]| {
         digest.update(name.as_bytes());
         digest.update(bytes);
@@ -179,7 +180,7 @@ pub fn save_module_with_graph_classes_to_bytes(
     };
     write(&mut archive, version_record, version.as_bytes())?;
     write(&mut archive, "byteorder", b"little")?;
-    let id = serialization_id(digest.finish());
+    let id = digest.serialization_id();
     archive.write_record(".data/serialization_id", id.as_bytes())?;
     Ok(archive.finish_into_bytes()?)
 }
@@ -199,32 +200,6 @@ fn minimal_debug_pickle() -> Result<Vec<u8>, LoadError> {
         PickleValue::tuple(vec![]),
     ]);
     pickle_record(&value, "debug_pkl")
-}
-
-/// PyTorch writes 40 decimal digits; ferrojit derives them from the content so the same
-/// module always gives the same file.
-fn serialization_id(hash: u64) -> String {
-    format!("{hash:020}{:020}", hash.rotate_left(32))
-}
-
-/// FNV-1a: a tiny, stable content hash (not for security).
-struct Fnv64(u64);
-
-impl Fnv64 {
-    fn new() -> Fnv64 {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn update(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// The class `ferrojit compile` wraps the entry function in.

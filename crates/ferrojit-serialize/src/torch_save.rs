@@ -12,6 +12,7 @@ use ferrojit_runtime::ivalue::IValue;
 
 use crate::load_error::LoadError;
 use crate::values::{unpickle_record, ValueReader, ValueWriter};
+use ferrojit_archive::serialization_id::ContentHash;
 use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::{ArchiveReader, ArchiveWriter};
 
@@ -54,7 +55,7 @@ pub fn save_to_bytes(value: &IValue, root_name: &str) -> Result<Vec<u8>, LoadErr
     archive.write_record(".format_version", b"1")?;
     archive.write_record(".storage_alignment", b"64")?;
     archive.write_record("byteorder", b"little")?;
-    let mut digest = Fnv64::new();
+    let mut digest = ContentHash::new();
     digest.update(&data);
     for (index, storage) in writer.storages().iter().enumerate() {
         let bytes = storage.to_le_bytes();
@@ -64,7 +65,7 @@ pub fn save_to_bytes(value: &IValue, root_name: &str) -> Result<Vec<u8>, LoadErr
     archive.write_record("version", b"3\n")?;
     archive.write_record(
         ".data/serialization_id",
-        serialization_id(digest.finish()).as_bytes(),
+        digest.serialization_id().as_bytes(),
     )?;
     Ok(archive.finish_into_bytes()?)
 }
@@ -81,32 +82,4 @@ pub fn save_file(value: &IValue, path: &Path) -> Result<(), LoadError> {
         path: path.display().to_string(),
         source,
     })
-}
-
-/// PyTorch writes 40 decimal digits; ferrojit derives them from the content so the same
-/// values always give the same file.
-fn serialization_id(hash: u64) -> String {
-    let mut text = format!("{hash:020}");
-    text.push_str(&format!("{:020}", hash.rotate_left(32)));
-    text
-}
-
-/// FNV-1a: a tiny, stable content hash (not for security).
-struct Fnv64(u64);
-
-impl Fnv64 {
-    fn new() -> Fnv64 {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn update(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }

@@ -15,6 +15,7 @@ pub mod program_json;
 use crate::archive::{LoadedProgram, SampleInputs};
 use crate::error::{ExportError, Result};
 use crate::model::{Argument, Graph, InputSpec};
+use ferrojit_archive::serialization_id::ContentHash;
 use ferrojit_archive::zip_archive::{replace_file, ArchiveWriter};
 use ferrojit_ir::Type;
 use ferrojit_runtime::{DictValue, IValue};
@@ -86,7 +87,7 @@ pub fn save_programs_to_bytes(
     }
     let mut archive = RecordWriter {
         archive: ArchiveWriter::in_memory(root)?,
-        digest: Fnv64::new(),
+        digest: ContentHash::new(),
     };
     let (mut weight_index, mut constant_index) = (0, 0);
     for (program, sample_inputs) in programs {
@@ -128,8 +129,7 @@ pub fn save_programs_to_bytes(
     archive.write("archive_version", b"0")?;
     archive.write(".data/version", b"6\n")?;
     archive.write("byteorder", b"little")?;
-    let hash = archive.digest.finish();
-    let id = format!("{hash:020}{:020}", hash.rotate_left(32));
+    let id = archive.digest.serialization_id();
     archive
         .archive
         .write_record(".data/serialization_id", id.as_bytes())?;
@@ -162,7 +162,7 @@ fn sample_inputs_bytes(inputs: &SampleInputs, record: &str) -> Result<Vec<u8>> {
 /// A zip writer that also hashes every record it writes, for the serialization id.
 struct RecordWriter {
     archive: ArchiveWriter<Cursor<Vec<u8>>>,
-    digest: Fnv64,
+    digest: ContentHash,
 }
 
 impl RecordWriter {
@@ -172,26 +172,6 @@ impl RecordWriter {
         self.digest.update(bytes);
         self.archive.write_record(name, bytes)?;
         Ok(())
-    }
-}
-
-/// FNV-1a: a tiny, stable content hash (not for security).
-struct Fnv64(u64);
-
-impl Fnv64 {
-    fn new() -> Fnv64 {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn update(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
