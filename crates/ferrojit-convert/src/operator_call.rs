@@ -411,15 +411,7 @@ impl Converter<'_> {
             let makes_text = results.iter().any(|v| matches!(v, IValue::Str(_)));
             self.set_outputs(node, results)?;
             if let (Some(tensor), true) = (reads_tensor, makes_text) {
-                for &output in self.graph.node_outputs(node) {
-                    self.data_dependent.insert(
-                        output,
-                        DataDependent {
-                            tensor: tensor.clone(),
-                            operator: schema.full_name(),
-                        },
-                    );
-                }
+                self.mark_outputs_data_dependent(node, &tensor, &schema);
             }
             return Ok(());
         }
@@ -438,15 +430,7 @@ impl Converter<'_> {
             self.set_outputs(node, results)?;
             if !is_metadata {
                 if let Some(tensor) = tensor {
-                    for &output in self.graph.node_outputs(node) {
-                        self.data_dependent.insert(
-                            output,
-                            DataDependent {
-                                tensor: tensor.clone(),
-                                operator: schema.full_name(),
-                            },
-                        );
-                    }
+                    self.mark_outputs_data_dependent(node, &tensor, &schema);
                 }
             }
             return Ok(());
@@ -463,6 +447,24 @@ impl Converter<'_> {
         }
         let results = self.call_and_emit(node, operator, stack)?;
         self.set_outputs(node, results)
+    }
+
+    /// Marks every output of `node` as read out of `tensor`'s data by the operator `schema`.
+    fn mark_outputs_data_dependent(
+        &mut self,
+        node: NodeId,
+        tensor: &IValue,
+        schema: &FunctionSchema,
+    ) {
+        for &output in self.graph.node_outputs(node) {
+            self.data_dependent.insert(
+                output,
+                DataDependent {
+                    tensor: tensor.clone(),
+                    operator: schema.full_name(),
+                },
+            );
+        }
     }
 
     fn run_kernel(
