@@ -487,6 +487,114 @@ fn roi_pool_typed<T: Real>(
     ))
 }
 
+/// `torchvision::ps_roi_pool`: position-sensitive average pooling; output channel `c` of bin
+/// (ph, pw) averages input channel `(c * PH + ph) * PW + pw` over the bin (corners rounded to
+/// the grid, bins clipped to the last row and column). Returns the output
+/// `[K, C / (PH*PW), PH, PW]` and the int32 channel mapping.
+pub fn ps_roi_pool(
+    input: &Tensor,
+    rois: &Tensor,
+    spatial_scale: f64,
+    pooled_height: i64,
+    pooled_width: i64,
+) -> Result<(Tensor, Tensor)> {
+    let dtype = floating_dtype("input", input)?;
+    same_dtype("rois", rois, dtype)?;
+    let shape = check_input_4d(input)?;
+    let num_rois = check_rois(rois)?;
+    let pooled = (
+        positive("pooled_height", pooled_height)?,
+        positive("pooled_width", pooled_width)?,
+    );
+    if shape[1] % (pooled.0 * pooled.1) != 0 {
+        return Err(shape_error(
+            "input channels must be a multiple of pooling height * pooling width",
+        ));
+    }
+    match dtype {
+        DType::Float32 => {
+            ps_roi_pool_typed::<f32>(input, rois, shape, num_rois, spatial_scale, pooled)
+        }
+        _ => ps_roi_pool_typed::<f64>(input, rois, shape, num_rois, spatial_scale, pooled),
+    }
+}
+
+fn ps_roi_pool_typed<T: Real>(
+    input: &Tensor,
+    rois: &Tensor,
+    [batch, channels, height, width]: [usize; 4],
+    num_rois: usize,
+    spatial_scale: f64,
+    (pooled_height, pooled_width): (usize, usize),
+) -> Result<(Tensor, Tensor)> {
+    let data: Vec<T> = input.to_vec()?;
+    let rois: Vec<T> = rois.to_vec()?;
+    let scale = T::from_f64(spatial_scale);
+    let channels_out = channels / (pooled_height * pooled_width);
+    let plane_size = height * width;
+    let total = num_rois * channels_out * pooled_height * pooled_width;
+    let mut output = vec![T::ZERO; total];
+    let mut mapping = vec![0i32; total];
+    // C++ std::round: halves away from zero, which f64::round also does.
+    let round = |v: T| v.to_f64().round() as i64;
+    // Unlike roi_pool, the bins are clipped to the last index (height - 1), not to height.
+    let clip = |v: i64, size: usize| v.max(0).min(size as i64 - 1);
+    for n in 0..num_rois {
+        let (b, start_w, start_h, end_w, end_h) = scaled_roi(&rois, n, batch, scale, T::ZERO)?;
+        let (start_w, start_h, end_w, end_h) =
+            (round(start_w), round(start_h), round(end_w), round(end_h));
+        // Too small rois are forced to 1x1.
+        let roi_width = (end_w - start_w).max(1);
+        let roi_height = (end_h - start_h).max(1);
+        let bin_h = T::from_i64(roi_height) / T::from_i64(pooled_height as i64);
+        let bin_w = T::from_i64(roi_width) / T::from_i64(pooled_width as i64);
+        let mut c_in = 0usize;
+        for c_out in 0..channels_out {
+            for ph in 0..pooled_height {
+                for pw in 0..pooled_width {
+                    let h_start = floor(T::from_i64(ph as i64) * bin_h).to_f64() as i64;
+                    let w_start = floor(T::from_i64(pw as i64) * bin_w).to_f64() as i64;
+                    let h_end = (T::from_i64(ph as i64 + 1) * bin_h).to_f64().ceil() as i64;
+                    let w_end = (T::from_i64(pw as i64 + 1) * bin_w).to_f64().ceil() as i64;
+                    let h_start = clip(h_start + start_h, height);
+                    let h_end = clip(h_end + start_h, height);
+                    let w_start = clip(w_start + start_w, width);
+                    let w_end = clip(w_end + start_w, width);
+                    let index =
+                        ((n * channels_out + c_out) * pooled_height + ph) * pooled_width + pw;
+                    mapping[index] = i32::try_from(c_in).unwrap_or(i32::MAX);
+                    let plane_start = (b * channels + c_in) * plane_size;
+                    c_in += 1;
+                    if h_end <= h_start || w_end <= w_start {
+                        continue;
+                    }
+                    // Both ranges are now inside [0, size - 1], so the casts are lossless.
+                    let (h_start, h_end) = (h_start as usize, h_end as usize);
+                    let (w_start, w_end) = (w_start as usize, w_end as usize);
+                    let plane = data
+                        .get(plane_start..plane_start + plane_size)
+                        .unwrap_or(&[]);
+                    let mut sum = T::ZERO;
+                    for h in h_start..h_end {
+                        for w in w_start..w_end {
+                            if let Some(&value) = plane.get(h * width + w) {
+                                sum += value;
+                            }
+                        }
+                    }
+                    let area = T::from_i64(((h_end - h_start) * (w_end - w_start)) as i64);
+                    output[index] = sum / area;
+                }
+            }
+        }
+    }
+    let sizes = [num_rois, channels_out, pooled_height, pooled_width];
+    Ok((
+        Tensor::from_vec(output, &sizes)?,
+        Tensor::from_vec(mapping, &sizes)?,
+    ))
+}
+
 /// `torchvision::ps_roi_align`: position-sensitive roi_align (always half-pixel aligned);
 /// output channel `c` of bin (ph, pw) reads input channel `(c * PH + ph) * PW + pw`.
 /// Returns the output `[K, C / (PH*PW), PH, PW]` and the int32 channel mapping.

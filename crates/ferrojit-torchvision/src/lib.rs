@@ -1,10 +1,11 @@
 //! torchvision's C++ operators (`torchvision::nms`, `roi_align`, `roi_pool`, `ps_roi_align`,
-//! `deform_conv2d`) for ferrojit, with torchvision's schemas and CPU semantics, registered
+//! `ps_roi_pool`, `deform_conv2d`, `box_iou_rotated`) for ferrojit, with torchvision's schemas and CPU semantics, registered
 //! through ferrojit's public custom-operator API so that scripted detection models (which
 //! call `ops.torchvision.nms(...)`) load and run.
 //!
 //! Call [`register`] once before running a model; later calls do nothing.
 
+pub mod box_iou_rotated;
 pub mod error;
 pub mod kernels;
 mod real;
@@ -18,15 +19,17 @@ use ferrojit_tensor::Tensor;
 pub use error::TorchvisionError;
 
 /// torchvision's schemas, as `torch.ops.torchvision.<op>.default._schema` prints them.
-pub const SCHEMAS: [&str; 5] = [
+pub const SCHEMAS: [&str; 7] = [
     "torchvision::nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
     "torchvision::roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, int sampling_ratio, bool aligned) -> Tensor",
     "torchvision::roi_pool(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width) -> (Tensor, Tensor)",
     "torchvision::ps_roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, int sampling_ratio) -> (Tensor, Tensor)",
+    "torchvision::ps_roi_pool(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width) -> (Tensor, Tensor)",
+    "torchvision::box_iou_rotated(Tensor boxes1, Tensor boxes2) -> Tensor",
     "torchvision::deform_conv2d(Tensor input, Tensor weight, Tensor offset, Tensor mask, Tensor bias, SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, SymInt dilation_h, SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask) -> Tensor",
 ];
 
-/// Registers the five operators in the global registry (idempotent: the first call's result
+/// Registers the seven operators in the global registry (idempotent: the first call's result
 /// is returned by every later call).
 pub fn register() -> Result<(), RuntimeError> {
     static RESULT: OnceLock<Result<(), RuntimeError>> = OnceLock::new();
@@ -35,13 +38,16 @@ pub fn register() -> Result<(), RuntimeError> {
         .clone()
 }
 
-/// Registers the five operators in `registry` (fails if any is already there).
+/// Registers the seven operators in `registry` (fails if any is already there).
 pub fn register_into(registry: &OperatorRegistry) -> Result<(), RuntimeError> {
-    let [nms, roi_align, roi_pool, ps_roi_align, deform_conv2d] = SCHEMAS;
+    let [nms, roi_align, roi_pool, ps_roi_align, ps_roi_pool, box_iou_rotated, deform_conv2d] =
+        SCHEMAS;
     registry.add_operator(nms, std::sync::Arc::new(nms_kernel))?;
     registry.add_operator(roi_align, std::sync::Arc::new(roi_align_kernel))?;
     registry.add_operator(roi_pool, std::sync::Arc::new(roi_pool_kernel))?;
     registry.add_operator(ps_roi_align, std::sync::Arc::new(ps_roi_align_kernel))?;
+    registry.add_operator(ps_roi_pool, std::sync::Arc::new(ps_roi_pool_kernel))?;
+    registry.add_operator(box_iou_rotated, std::sync::Arc::new(box_iou_rotated_kernel))?;
     registry.add_operator(deform_conv2d, std::sync::Arc::new(deform_conv2d_kernel))?;
     Ok(())
 }
@@ -113,6 +119,28 @@ fn ps_roi_align_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
     )
     .map_err(|e| to_runtime("ps_roi_align", e))?;
     push_pair(stack, outputs);
+    Ok(())
+}
+
+fn ps_roi_pool_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
+    let [input, rois, scale, height, width] = pop_arguments::<5>(stack)?;
+    let outputs = kernels::ps_roi_pool(
+        &*input.to_tensor()?,
+        &*rois.to_tensor()?,
+        scale.to_double()?,
+        int_argument(&height)?,
+        int_argument(&width)?,
+    )
+    .map_err(|e| to_runtime("ps_roi_pool", e))?;
+    push_pair(stack, outputs);
+    Ok(())
+}
+
+fn box_iou_rotated_kernel(stack: &mut Stack) -> Result<(), RuntimeError> {
+    let [boxes1, boxes2] = pop_arguments::<2>(stack)?;
+    let ious = box_iou_rotated::box_iou_rotated(&*boxes1.to_tensor()?, &*boxes2.to_tensor()?)
+        .map_err(|e| to_runtime("box_iou_rotated", e))?;
+    stack.push(IValue::from(ious));
     Ok(())
 }
 
