@@ -350,6 +350,25 @@ fn lift_state(converter: &mut Converter, module: &Module) -> Result<Vec<StateEnt
     Ok(entries)
 }
 
+/// Flattens the items of a tuple or list input, each named `NAME_INDEX`.
+fn flatten_items(
+    converter: &mut Converter,
+    name: &str,
+    items: &[IValue],
+    inputs: &mut Vec<Argument>,
+    specs: &mut Vec<InputSpec>,
+    tensors: &mut Vec<UserTensor>,
+) -> Result<Vec<SpecNode>> {
+    let mut children = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let item_name = format!("{name}_{index}");
+        children.push(flatten_input(
+            converter, &item_name, item, inputs, specs, tensors,
+        )?);
+    }
+    Ok(children)
+}
+
 fn flatten_input(
     converter: &mut Converter,
     name: &str,
@@ -409,34 +428,22 @@ fn flatten_input(
         ),
         // torch's pytree keeps None as a leaf: a constant input.
         IValue::None => constant(ConstantValue::None, Argument::None, inputs, specs),
-        IValue::Tuple(tuple) => {
-            let mut children = Vec::new();
-            for (index, item) in tuple.items.iter().enumerate() {
-                children.push(flatten_input(
-                    converter,
-                    &format!("{name}_{index}"),
-                    item,
-                    inputs,
-                    specs,
-                    tensors,
-                )?);
-            }
-            SpecNode::Tuple(children)
-        }
-        IValue::List(list) => {
-            let mut children = Vec::new();
-            for (index, item) in list.to_vec().iter().enumerate() {
-                children.push(flatten_input(
-                    converter,
-                    &format!("{name}_{index}"),
-                    item,
-                    inputs,
-                    specs,
-                    tensors,
-                )?);
-            }
-            SpecNode::List(children)
-        }
+        IValue::Tuple(tuple) => SpecNode::Tuple(flatten_items(
+            converter,
+            name,
+            &tuple.items,
+            inputs,
+            specs,
+            tensors,
+        )?),
+        IValue::List(list) => SpecNode::List(flatten_items(
+            converter,
+            name,
+            &list.to_vec(),
+            inputs,
+            specs,
+            tensors,
+        )?),
         IValue::Dict(dict) => {
             let mut keys = Vec::new();
             let mut children = Vec::new();
