@@ -112,6 +112,21 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
     },
+    /// Trace a function of a TorchScript source file on example inputs (as torch.jit.trace
+    /// does: branches frozen, loops unrolled, sizes recorded) and save the trace as a module.
+    Trace {
+        /// The source file (TorchScript-subset Python).
+        source: PathBuf,
+        /// The function to trace.
+        #[arg(long)]
+        entry: String,
+        /// A torch.save file holding the tuple of example inputs (tensors).
+        #[arg(long)]
+        inputs: PathBuf,
+        /// Where to write the traced archive.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Time opening MODEL and running its forward: prints load_ms=, the spread, median_ms=.
     Bench {
         /// The TorchScript archive or torch.export `.pt2` archive.
@@ -280,6 +295,17 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             entry,
         } => commands::compile::compile(&source, &output, entry.as_deref()),
+        Command::Trace {
+            source,
+            entry,
+            inputs,
+            output,
+        } => commands::trace::trace(&commands::trace::TraceOptions {
+            source: &source,
+            entry: &entry,
+            inputs: &inputs,
+            output: &output,
+        }),
         Command::Bench {
             model,
             inputs,

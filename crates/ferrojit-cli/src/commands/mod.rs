@@ -11,3 +11,4 @@ pub mod ir;
 pub mod ops;
 pub mod pt2;
 pub mod run;
+pub mod trace;

@@ -1,0 +1,42 @@
+//! `ferrojit trace SRC.py --entry NAME --inputs ARGS.pt -o OUT.pt`: runs a function of a
+//! TorchScript-subset source on example inputs, records what it does as
+//! `torch.jit.trace` would, and saves the trace as a module archive. Tracer warnings go to
+//! stderr as `warning: TracerWarning: ...`, as Python shows them.
+
+use std::path::Path;
+
+use ferrojit_archive::zip_archive::ArchiveReader;
+use ferrojit_runtime::IValue;
+use ferrojit_serialize::torch_save;
+
+pub struct TraceOptions<'a> {
+    pub source: &'a Path,
+    pub entry: &'a str,
+    pub inputs: &'a Path,
+    pub output: &'a Path,
+}
+
+pub fn trace(options: &TraceOptions) -> Result<(), String> {
+    let source = std::fs::read_to_string(options.source)
+        .map_err(|e| format!("cannot read {}: {e}", options.source.display()))?;
+    let inputs = read_inputs(options.inputs)?;
+    let name = options.source.display().to_string();
+    let traced = ferrojit_tracer::trace_source(&source, &name, options.entry, inputs)
+        .map_err(|e| e.to_string())?;
+    for warning in &traced.warnings {
+        eprintln!("warning: TracerWarning: {warning}");
+    }
+    traced.save(options.output).map_err(|e| e.to_string())
+}
+
+/// The positional example inputs: a torch.save'd tuple, or one value (the only input).
+pub fn read_inputs(path: &Path) -> Result<Vec<IValue>, String> {
+    let cannot_read =
+        |e: &dyn std::fmt::Display| format!("cannot read inputs {}: {e}", path.display());
+    let archive = ArchiveReader::open(path).map_err(|e| cannot_read(&e))?;
+    let value = torch_save::load_archive(&archive).map_err(|e| cannot_read(&e))?;
+    Ok(match value {
+        IValue::Tuple(tuple) => tuple.items.to_vec(),
+        other => vec![other],
+    })
+}

@@ -1,0 +1,307 @@
+//! Tracing an entry function of a source file into a module, and saving it: the module's
+//! `forward(self, inputs...)` is the trace graph, and `@torch.jit.script` helpers it calls
+//! are saved as functions beside it, as `torch.jit.save` of a PyTorch trace saves them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ferrojit_ir::{Argument, FunctionSchema, Graph, Type, ValueId};
+use ferrojit_runtime::interpreter::code::default_value;
+use ferrojit_runtime::IValue;
+use ferrojit_serialize::export::{module_from_source, save_module_with_graph_classes_to_bytes};
+use ferrojit_serialize::import::{CompiledMethods, LoadedModule};
+use ferrojit_serialize::python_printer::{GraphClass, GraphMethod};
+
+use crate::error::{Result, TraceError};
+use crate::evaluator::Evaluator;
+use crate::scripted_functions::scripted_functions;
+use crate::tracing_state::{Traced, TracingState};
+
+/// A finished trace.
+pub struct TracedFunction {
+    /// The trace: `self` first, then one input per example input.
+    pub graph: Graph,
+    /// The `TracerWarning` texts, in the order they were given.
+    pub warnings: Vec<String>,
+    /// What the function returned on the example inputs (run eagerly).
+    pub example_output: IValue,
+    /// `forward`'s signature: `self`, the traced inputs, the return type.
+    pub schema: FunctionSchema,
+    loaded: LoadedModule,
+}
+
+/// Traces function `entry` of TorchScript-subset `source` on `inputs` (positional).
+pub fn trace_source(
+    source: &str,
+    file_name: &str,
+    entry: &str,
+    inputs: Vec<IValue>,
+) -> Result<TracedFunction> {
+    let compile_error = |message: String| TraceError::Compile {
+        file: file_name.to_string(),
+        message,
+    };
+    let scripted = scripted_functions(source, file_name)?;
+    // The module `ferrojit compile` makes (a class whose forward calls the entry) gives the
+    // traced module its class and compilation unit; its forward is replaced by the trace.
+    let loaded = module_from_source(source, file_name, Some(entry)).map_err(|error| {
+        let message = error.to_string();
+        if message.contains(&format!("__torch__.{entry}")) && message.contains("not") {
+            TraceError::NoEntry {
+                name: entry.to_string(),
+                defined: String::new(),
+            }
+        } else {
+            compile_error(message)
+        }
+    })?;
+    let unit = loaded.unit.clone();
+    let qualified = format!("__torch__.{entry}");
+    let function = unit
+        .function(&qualified)
+        .map_err(|error| compile_error(error.to_string()))?;
+    let entry_graph = function
+        .graph(&unit)
+        .map_err(|error| compile_error(error.to_string()))?;
+    let entry_schema = function.schema().clone();
+    if inputs.len() > entry_schema.arguments.len() {
+        return Err(TraceError::ArgumentCount {
+            entry: entry.to_string(),
+            expected: entry_schema.arguments.len(),
+            given: inputs.len(),
+        });
+    }
+
+    let class = loaded.module.object().class().clone();
+    let mut state = TracingState::new();
+    state
+        .graph
+        .add_input(Type::Class(class.clone()), Some("self"));
+    let mut arguments = Vec::with_capacity(entry_schema.arguments.len());
+    let mut schema_arguments = vec![Argument {
+        name: "self".to_string(),
+        ty: Type::Class(class.clone()),
+        type_spelling: String::new(),
+        list_length: None,
+        default: None,
+        kwarg_only: false,
+        alias_info: None,
+    }];
+    for (index, (input, parameter)) in inputs.iter().zip(&entry_schema.arguments).enumerate() {
+        let ty = traceable_type(input).ok_or_else(|| TraceError::UntraceableInput {
+            index,
+            name: parameter.name.clone(),
+            type_name: input.type_of().annotation_str(),
+        })?;
+        let value = state.graph.add_input(ty.clone(), Some(&parameter.name));
+        bind_input(&mut state, input, value);
+        arguments.push(Traced::constant(input.clone()));
+        let mut argument = parameter.clone();
+        argument.ty = ty;
+        argument.default = None;
+        schema_arguments.push(argument);
+    }
+    for parameter in entry_schema.arguments.iter().skip(inputs.len()) {
+        let default = parameter
+            .default
+            .as_ref()
+            .ok_or_else(|| TraceError::ArgumentCount {
+                entry: entry.to_string(),
+                expected: entry_schema.arguments.len(),
+                given: inputs.len(),
+            })?;
+        let value = default_value(default, &parameter.ty).map_err(|error| TraceError::Runtime {
+            node: format!("the default of '{}'", parameter.name),
+            location: String::new(),
+            message: error.to_string(),
+        })?;
+        arguments.push(Traced::constant(value));
+    }
+
+    let methods = CompiledMethods::new(unit.clone());
+    let mut evaluator = Evaluator::new(&unit, methods, &scripted, state);
+    let outputs = evaluator.run_function(&entry_graph, arguments)?;
+    let mut state = evaluator.state;
+    let output = outputs
+        .into_iter()
+        .next()
+        .ok_or_else(|| TraceError::Unsupported {
+            what: format!("{entry}() returning nothing"),
+            location: String::new(),
+        })?;
+    let output_value = output_graph_value(&mut state, &output)?;
+    let return_type = state.graph.value_type(output_value).clone();
+    state.graph.register_output(output_value);
+    ferrojit_opt::dead_code_elimination::eliminate_dead_code_with_alias_db(&mut state.graph)
+        .map_err(|error| TraceError::Unsupported {
+            what: format!("the trace's dead code: {error}"),
+            location: String::new(),
+        })?;
+    let schema = FunctionSchema {
+        name: "forward".to_string(),
+        overload_name: String::new(),
+        arguments: schema_arguments,
+        returns: vec![Argument {
+            name: String::new(),
+            ty: return_type,
+            type_spelling: String::new(),
+            list_length: None,
+            default: None,
+            kwarg_only: false,
+            alias_info: None,
+        }],
+        is_vararg: false,
+        is_varret: false,
+    };
+    Ok(TracedFunction {
+        graph: state.graph,
+        warnings: state.warnings,
+        example_output: output.value,
+        schema,
+        loaded,
+    })
+}
+
+/// The graph type of a traceable input: a tensor, or tuples and lists of them (PyTorch
+/// refuses numbers and strings as trace inputs).
+fn traceable_type(value: &IValue) -> Option<Type> {
+    match value {
+        IValue::Tensor(_) => Some(Type::Tensor),
+        IValue::Tuple(tuple) => Some(Type::Tuple(
+            tuple
+                .items
+                .iter()
+                .map(traceable_type)
+                .collect::<Option<_>>()?,
+        )),
+        IValue::List(list) => {
+            for item in list.to_vec() {
+                traceable_type(&item)?;
+            }
+            matches!(list.element_type(), Type::Tensor).then(|| Type::list(Type::Tensor))
+        }
+        _ => None,
+    }
+}
+
+/// Makes the tensors of an input the graph input's values (members of a tuple or list
+/// input through `prim::TupleUnpack` / `prim::ListUnpack`).
+fn bind_input(state: &mut TracingState, input: &IValue, value: ValueId) {
+    match input {
+        IValue::Tensor(cell) => state.set_tensor(cell, value),
+        IValue::Tuple(tuple) => {
+            let types: Vec<Type> = tuple
+                .items
+                .iter()
+                .map(|item| traceable_type(item).unwrap_or(Type::Any))
+                .collect();
+            let unpack = state.graph.insert("prim::TupleUnpack", &[value], &types);
+            for (index, item) in tuple.items.iter().enumerate() {
+                let member = state.graph.node_output(unpack, index);
+                bind_input(state, item, member);
+            }
+        }
+        IValue::List(list) => {
+            let items = list.to_vec();
+            let types = vec![Type::Tensor; items.len()];
+            let unpack = state.graph.insert("prim::ListUnpack", &[value], &types);
+            for (index, item) in items.iter().enumerate() {
+                let member = state.graph.node_output(unpack, index);
+                bind_input(state, item, member);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The graph value of the function's result: tensors, and tuples, lists and dicts of them
+/// (as `torch.jit.trace(..., strict=False)` records them).
+fn output_graph_value(state: &mut TracingState, output: &Traced) -> Result<ValueId> {
+    match &output.value {
+        IValue::Tensor(cell) => Ok(state.tensor_value(cell)),
+        IValue::Tuple(tuple) => {
+            let mut values = Vec::new();
+            let mut types = Vec::new();
+            for (index, item) in tuple.items.iter().enumerate() {
+                let value = output_graph_value(state, &output.member(index, item.clone()))?;
+                types.push(state.graph.value_type(value).clone());
+                values.push(value);
+            }
+            let node = state
+                .graph
+                .insert("prim::TupleConstruct", &values, &[Type::Tuple(types)]);
+            Ok(state.graph.node_output(node, 0))
+        }
+        IValue::List(list) => {
+            let items = list.to_vec();
+            let mut values = Vec::new();
+            let mut element = Type::Tensor;
+            for (index, item) in items.iter().enumerate() {
+                let value = output_graph_value(state, &output.member(index, item.clone()))?;
+                element = state.graph.value_type(value).clone();
+                values.push(value);
+            }
+            let node = state
+                .graph
+                .insert("prim::ListConstruct", &values, &[Type::list(element)]);
+            Ok(state.graph.node_output(node, 0))
+        }
+        IValue::Dict(dict) => {
+            let mut values = Vec::new();
+            for (key, value) in dict.entries() {
+                values.push(state.constant(&key, dict.key_type())?);
+                values.push(output_graph_value(state, &Traced::constant(value))?);
+            }
+            let ty = Type::dict(dict.key_type().clone(), Type::Tensor);
+            let node = state.graph.insert("prim::DictConstruct", &values, &[ty]);
+            Ok(state.graph.node_output(node, 0))
+        }
+        other => Err(TraceError::Unsupported {
+            what: format!(
+                "an output of type {}: only tensors, and lists, tuples and dicts of tensors, \
+                 can be output from traced functions",
+                other.type_of().annotation_str()
+            ),
+            location: String::new(),
+        }),
+    }
+}
+
+impl TracedFunction {
+    /// The module archive (`torch.jit.save` format) whose `forward` is the trace.
+    pub fn save_to_bytes(&self, root_name: &str) -> Result<Vec<u8>> {
+        let class = self.loaded.module.object().class().clone();
+        let graph_class = GraphClass {
+            class,
+            methods: vec![GraphMethod {
+                name: "forward".to_string(),
+                schema: self.schema.clone(),
+                graph: Arc::new(self.graph.clone()),
+            }],
+        };
+        save_module_with_graph_classes_to_bytes(
+            &self.loaded.module,
+            &self.loaded.unit,
+            &[graph_class],
+            root_name,
+        )
+        .map_err(|error| TraceError::Save(error.to_string()))
+    }
+
+    /// Saves the module archive to `path` (its root folder is the file's stem, as PyTorch).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let root_name = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .filter(|stem| !stem.is_empty())
+            .unwrap_or("archive");
+        let bytes = self.save_to_bytes(root_name)?;
+        std::fs::write(path, bytes)
+            .map_err(|error| TraceError::Save(format!("{}: {error}", path.display())))
+    }
+
+    /// The trace as PyTorch prints a graph.
+    pub fn graph_text(&self) -> String {
+        self.graph.to_string()
+    }
+}
