@@ -126,6 +126,10 @@ enum Command {
         /// Where to write the traced archive.
         #[arg(short, long)]
         output: PathBuf,
+        /// Check the trace on these inputs too (repeatable), as torch.jit.trace's
+        /// check_inputs: retrace and compare graphs, compare outputs with an eager run.
+        #[arg(long = "check-inputs", value_name = "ARGS.pt")]
+        check_inputs: Vec<PathBuf>,
     },
     /// Time opening MODEL and running its forward: prints load_ms=, the spread, median_ms=.
     Bench {
@@ -300,11 +304,13 @@ fn run(cli: Cli) -> Result<(), String> {
             entry,
             inputs,
             output,
+            check_inputs,
         } => commands::trace::trace(&commands::trace::TraceOptions {
             source: &source,
             entry: &entry,
             inputs: &inputs,
             output: &output,
+            check_inputs: &check_inputs,
         }),
         Command::Bench {
             model,

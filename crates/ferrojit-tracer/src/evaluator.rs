@@ -23,6 +23,23 @@ use crate::number_arithmetic::{has_traced_number, record_number_operator};
 use crate::tracing_state::{Trace, Traced, TracingState};
 use crate::warnings::{len_of_tensor, python_dataflow, tensor_constant, Conversion};
 
+/// Operators whose Python bindings accept a number for a tensor argument (wrapping it),
+/// from PyTorch's `should_allow_numbers_as_tensors`: `x + 1` records `aten::add.Tensor`.
+const NUMBERS_AS_TENSORS: &[&str] = &[
+    "aten::add",
+    "aten::add_",
+    "aten::sub",
+    "aten::sub_",
+    "aten::mul",
+    "aten::mul_",
+    "aten::div",
+    "aten::div_",
+    "aten::true_divide",
+    "aten::true_divide_",
+    "aten::floor_divide",
+    "aten::floor_divide_",
+];
+
 /// Calls nested deeper than this are refused (a recursive source would never end).
 const MAX_CALL_DEPTH: usize = 200;
 
@@ -517,8 +534,13 @@ impl<'a> Evaluator<'a> {
         }
 
         // A traced size passed where the schema takes a Scalar: Python passes the size's
-        // tensor, so the call resolves to the `Tensor` overload (`aten::add.Tensor`).
+        // tensor, so the call resolves to the `Tensor` overload (`aten::add.Tensor`). And
+        // Python's arithmetic operators pass a number as a wrapped-number tensor
+        // (`x * 2.0` records `aten::mul(%x, {2.})`), for the operators PyTorch's argument
+        // parser lets take numbers as tensors.
         let mut recorded = schema.clone();
+        let number_as_tensor =
+            schema.overload_name == "Scalar" && NUMBERS_AS_TENSORS.contains(&schema.name.as_str());
         let scalar_from_size = schema
             .arguments
             .iter()
@@ -526,7 +548,7 @@ impl<'a> Evaluator<'a> {
             .any(|(argument, input)| {
                 matches!(argument.ty, Type::Number) && matches!(input.trace, Trace::Number(_))
             });
-        if scalar_from_size {
+        if scalar_from_size || number_as_tensor {
             if let Some(tensor_overload) = registry.lookup(&format!("{}.Tensor", schema.name)) {
                 if tensor_overload.schema.arguments.len() == schema.arguments.len() {
                     recorded = tensor_overload.schema.clone();

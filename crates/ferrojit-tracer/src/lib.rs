@@ -9,6 +9,7 @@
 //! `forward` is the trace, which `torch.jit.load` reads.
 
 pub mod canonical_form;
+pub mod check_trace;
 pub mod error;
 pub mod evaluator;
 pub mod number_arithmetic;
@@ -17,5 +18,6 @@ pub mod traced_module;
 pub mod tracing_state;
 pub mod warnings;
 
+pub use check_trace::{check_trace, CheckReport};
 pub use error::{Result, TraceError};
 pub use traced_module::{trace_source, TracedFunction};

@@ -9,24 +9,38 @@ use ferrojit_frontend::source::SourceFile;
 
 use crate::error::{Result, TraceError};
 
-/// Qualified names (`__torch__.helper`) of the top-level functions decorated
-/// `@torch.jit.script` (or `@jit.script`, `@script`, with or without a call).
-pub fn scripted_functions(source: &str, file_name: &str) -> Result<HashSet<String>> {
+/// The top-level functions of a source file.
+pub struct SourceFunctions {
+    /// Every top-level function's name, in source order.
+    pub defined: Vec<String>,
+    /// Qualified names (`__torch__.helper`) of those decorated `@torch.jit.script` (or
+    /// `@jit.script`, `@script`, with or without a call).
+    pub scripted: HashSet<String>,
+}
+
+/// Reads which functions `source` defines, and which of them are scripted.
+pub fn scripted_functions(source: &str, file_name: &str) -> Result<SourceFunctions> {
     let module = parse_file(SourceFile::new(file_name, source.to_string())).map_err(|error| {
         TraceError::Compile {
             file: file_name.to_string(),
             message: error.to_string(),
         }
     })?;
-    let mut names = HashSet::new();
+    let mut functions = SourceFunctions {
+        defined: Vec::new(),
+        scripted: HashSet::new(),
+    };
     for statement in &module.body {
         if let StmtKind::Def(def) = &statement.kind {
+            functions.defined.push(def.name.name.clone());
             if def.decorators.iter().any(is_script_decorator) {
-                names.insert(format!("__torch__.{}", def.name.name));
+                functions
+                    .scripted
+                    .insert(format!("__torch__.{}", def.name.name));
             }
         }
     }
-    Ok(names)
+    Ok(functions)
 }
 
 fn is_script_decorator(decorator: &Expr) -> bool {

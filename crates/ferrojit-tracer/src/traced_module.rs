@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ferrojit_ir::{Argument, FunctionSchema, Graph, Type, ValueId};
 use ferrojit_runtime::interpreter::code::default_value;
+use ferrojit_runtime::interpreter::execute::run_graph;
 use ferrojit_runtime::IValue;
 use ferrojit_serialize::export::{module_from_source, save_module_with_graph_classes_to_bytes};
 use ferrojit_serialize::import::{CompiledMethods, LoadedModule};
@@ -28,6 +29,9 @@ pub struct TracedFunction {
     /// `forward`'s signature: `self`, the traced inputs, the return type.
     pub schema: FunctionSchema,
     loaded: LoadedModule,
+    source: String,
+    file_name: String,
+    entry: String,
 }
 
 /// Traces function `entry` of TorchScript-subset `source` on `inputs` (positional).
@@ -41,20 +45,18 @@ pub fn trace_source(
         file: file_name.to_string(),
         message,
     };
-    let scripted = scripted_functions(source, file_name)?;
+    let functions = scripted_functions(source, file_name)?;
+    if !functions.defined.iter().any(|name| name == entry) {
+        return Err(TraceError::NoEntry {
+            name: entry.to_string(),
+            defined: functions.defined.join(", "),
+        });
+    }
+    let scripted = functions.scripted;
     // The module `ferrojit compile` makes (a class whose forward calls the entry) gives the
     // traced module its class and compilation unit; its forward is replaced by the trace.
-    let loaded = module_from_source(source, file_name, Some(entry)).map_err(|error| {
-        let message = error.to_string();
-        if message.contains(&format!("__torch__.{entry}")) && message.contains("not") {
-            TraceError::NoEntry {
-                name: entry.to_string(),
-                defined: String::new(),
-            }
-        } else {
-            compile_error(message)
-        }
-    })?;
+    let loaded = module_from_source(source, file_name, Some(entry))
+        .map_err(|error| compile_error(error.to_string()))?;
     let unit = loaded.unit.clone();
     let qualified = format!("__torch__.{entry}");
     let function = unit
@@ -101,20 +103,8 @@ pub fn trace_source(
         argument.default = None;
         schema_arguments.push(argument);
     }
-    for parameter in entry_schema.arguments.iter().skip(inputs.len()) {
-        let default = parameter
-            .default
-            .as_ref()
-            .ok_or_else(|| TraceError::ArgumentCount {
-                entry: entry.to_string(),
-                expected: entry_schema.arguments.len(),
-                given: inputs.len(),
-            })?;
-        let value = default_value(default, &parameter.ty).map_err(|error| TraceError::Runtime {
-            node: format!("the default of '{}'", parameter.name),
-            location: String::new(),
-            message: error.to_string(),
-        })?;
+    let all_arguments = with_defaults(&entry_schema, entry, inputs.clone())?;
+    for value in all_arguments.into_iter().skip(inputs.len()) {
         arguments.push(Traced::constant(value));
     }
 
@@ -159,7 +149,33 @@ pub fn trace_source(
         example_output: output.value,
         schema,
         loaded,
+        source: source.to_string(),
+        file_name: file_name.to_string(),
+        entry: entry.to_string(),
     })
+}
+
+/// The entry's arguments: `inputs`, then the defaults of the parameters they leave out.
+fn with_defaults(schema: &FunctionSchema, entry: &str, inputs: Vec<IValue>) -> Result<Vec<IValue>> {
+    let given = inputs.len();
+    let mut arguments = inputs;
+    for parameter in schema.arguments.iter().skip(given) {
+        let default = parameter
+            .default
+            .as_ref()
+            .ok_or_else(|| TraceError::ArgumentCount {
+                entry: entry.to_string(),
+                expected: schema.arguments.len(),
+                given,
+            })?;
+        let value = default_value(default, &parameter.ty).map_err(|error| TraceError::Runtime {
+            node: format!("the default of '{}'", parameter.name),
+            location: String::new(),
+            message: error.to_string(),
+        })?;
+        arguments.push(value);
+    }
+    Ok(arguments)
 }
 
 /// The graph type of a traceable input: a tensor, or tuples and lists of them (PyTorch
@@ -298,6 +314,48 @@ impl TracedFunction {
         let bytes = self.save_to_bytes(root_name)?;
         std::fs::write(path, bytes)
             .map_err(|error| TraceError::Save(format!("{}: {error}", path.display())))
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn file_name(&self) -> &str {
+        &self.file_name
+    }
+
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// Runs the trace on `inputs` (positional, without `self`); the error is its message.
+    pub fn run(&self, inputs: Vec<IValue>) -> std::result::Result<IValue, String> {
+        let mut arguments = vec![IValue::Object(self.loaded.module.object().clone())];
+        arguments.extend(inputs);
+        let methods = CompiledMethods::new(self.loaded.unit.clone());
+        let mut outputs = run_graph(&self.graph, arguments, methods.as_ref())
+            .map_err(|error| error.to_string())?;
+        outputs
+            .pop()
+            .ok_or_else(|| "the trace returned nothing".to_string())
+    }
+
+    /// Runs the traced function itself (not the trace) on `inputs`: what Python's eager
+    /// call is to PyTorch's trace check.
+    pub fn run_eagerly(&self, inputs: Vec<IValue>) -> std::result::Result<IValue, String> {
+        let unit = &self.loaded.unit;
+        let function = unit
+            .function(&format!("__torch__.{}", self.entry))
+            .map_err(|error| error.to_string())?;
+        let graph = function.graph(unit).map_err(|error| error.to_string())?;
+        let arguments = with_defaults(function.schema(), &self.entry, inputs)
+            .map_err(|error| error.to_string())?;
+        let methods = CompiledMethods::new(unit.clone());
+        let mut outputs =
+            run_graph(&graph, arguments, methods.as_ref()).map_err(|error| error.to_string())?;
+        outputs
+            .pop()
+            .ok_or_else(|| "the function returned nothing".to_string())
     }
 
     /// The trace as PyTorch prints a graph.

@@ -173,6 +173,11 @@ impl TracingState {
                     _ => self.convert_after_producer("aten::Int.Tensor", number),
                 }
             }
+            (IValue::Int(_) | IValue::Double(_) | IValue::Bool(_), Trace::Constant)
+                if matches!(declared, Type::Tensor | Type::RefinedTensor(_)) =>
+            {
+                self.wrapped_number(&traced.value)
+            }
             (IValue::List(list), trace) => {
                 let element_declared = match declared {
                     Type::List(element) => element.as_ref().clone(),

@@ -14,6 +14,8 @@ pub struct TraceOptions<'a> {
     pub entry: &'a str,
     pub inputs: &'a Path,
     pub output: &'a Path,
+    /// Input sets to check the trace on (`check_inputs`).
+    pub check_inputs: &'a [std::path::PathBuf],
 }
 
 pub fn trace(options: &TraceOptions) -> Result<(), String> {
@@ -25,6 +27,28 @@ pub fn trace(options: &TraceOptions) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     for warning in &traced.warnings {
         eprintln!("warning: TracerWarning: {warning}");
+    }
+    if !options.check_inputs.is_empty() {
+        let check_sets = options
+            .check_inputs
+            .iter()
+            .map(|path| read_inputs(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        let report =
+            ferrojit_tracer::check_trace(&traced, &check_sets).map_err(|e| e.to_string())?;
+        for warning in &report.warnings {
+            eprintln!("warning: TracerWarning: {warning}");
+        }
+        if let Some(message) = report.error {
+            // The whole report first, as Python prints the exception; then the one
+            // `error:` line.
+            eprint!("{message}");
+            return Err(
+                "torch.jit.TracingCheckError: Tracing failed sanity checks! \
+                 (the report is above; no archive was written)"
+                    .to_string(),
+            );
+        }
     }
     traced.save(options.output).map_err(|e| e.to_string())
 }
