@@ -199,7 +199,12 @@ fn not_close(actual: &Tensor, expected: &Tensor, rtol: f64, atol: f64) -> Option
     for (index, (x, y)) in a.iter().zip(&e).enumerate() {
         let both_nan = x.is_nan() && y.is_nan();
         let difference = (x - y).abs();
-        if !both_nan && !(difference <= atol + rtol * y.abs()) {
+        // A NaN difference (one side NaN) is not close: compare with partial_cmp.
+        let close = matches!(
+            difference.partial_cmp(&(atol + rtol * y.abs())),
+            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+        );
+        if !both_nan && !close {
             mismatched += 1;
         }
         if difference > greatest_absolute.0 {
