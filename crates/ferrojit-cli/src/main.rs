@@ -113,13 +113,14 @@ enum Command {
         entry: Option<String>,
     },
     /// Trace a function of a TorchScript source file on example inputs (as torch.jit.trace
-    /// does: branches frozen, loops unrolled, sizes recorded) and save the trace as a module.
+    /// does: branches frozen, loops unrolled, sizes recorded) and save the trace as a module;
+    /// or retrace the forward of a TorchScript archive (MODEL.pt), keeping its parameters.
     Trace {
-        /// The source file (TorchScript-subset Python).
+        /// The source file (TorchScript-subset Python), or a TorchScript archive.
         source: PathBuf,
-        /// The function to trace.
+        /// The function to trace (for a source file).
         #[arg(long)]
-        entry: String,
+        entry: Option<String>,
         /// A torch.save file holding the tuple of example inputs (tensors).
         #[arg(long)]
         inputs: PathBuf,
@@ -307,7 +308,7 @@ fn run(cli: Cli) -> Result<(), String> {
             check_inputs,
         } => commands::trace::trace(&commands::trace::TraceOptions {
             source: &source,
-            entry: &entry,
+            entry: entry.as_deref(),
             inputs: &inputs,
             output: &output,
             check_inputs: &check_inputs,

@@ -124,3 +124,32 @@ fn check_inputs_refuse_a_trace_that_diverges_and_accept_one_that_generalizes() {
     assert!(general.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn retraces_a_scripted_module_archive() {
+    let zoo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zoo");
+    let output = std::env::temp_dir().join(format!("ferrojit-retrace-{}.pt", std::process::id()));
+    let result = Command::new(env!("CARGO_BIN_EXE_ferrojit"))
+        .arg("trace")
+        .arg(zoo.join("small_cnn_scripted.pt"))
+        .arg("--inputs")
+        .arg(zoo.join("small_cnn_scripted.inputs.pt"))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("ferrojit runs");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let loaded = load_module(&output).expect("the trace loads");
+    let inputs = match torch_save::load_file(&zoo.join("small_cnn_scripted.inputs.pt")).unwrap() {
+        IValue::Tuple(tuple) => tuple.items.to_vec(),
+        other => vec![other],
+    };
+    let expected = torch_save::load_file(&zoo.join("small_cnn_scripted.expected.pt")).unwrap();
+    let actual = loaded.module.run_method("forward", inputs).expect("runs");
+    assert!(max_difference(&actual, &expected) < 1e-4);
+    std::fs::remove_file(&output).ok();
+}

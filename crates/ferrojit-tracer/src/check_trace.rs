@@ -14,7 +14,7 @@ use ferrojit_runtime::IValue;
 use ferrojit_tensor::Tensor;
 
 use crate::error::Result;
-use crate::traced_module::{trace_source, TracedFunction};
+use crate::traced_module::TracedFunction;
 
 /// PyTorch's `indent`: a tab before every line.
 fn indent(text: &str) -> String {
@@ -39,12 +39,7 @@ pub struct CheckReport {
 pub fn check_trace(traced: &TracedFunction, check_inputs: &[Vec<IValue>]) -> Result<CheckReport> {
     let mut warnings = Vec::new();
     for inputs in check_inputs {
-        let check = trace_source(
-            traced.source(),
-            traced.file_name(),
-            traced.entry(),
-            clone_inputs(inputs),
-        )?;
+        let check = traced.retrace(clone_inputs(inputs))?;
         warnings.extend(check.warnings.iter().cloned());
         let traced_outputs = match traced.run(clone_inputs(inputs)) {
             Ok(outputs) => outputs,

@@ -226,6 +226,14 @@ impl<'a> Evaluator<'a> {
             }
             "prim::Loop" => self.run_loop(graph, node, &inputs, environment)?,
             "prim::CallFunction" => self.run_call(graph, node, inputs)?,
+            "prim::GetAttr" => vec![self.read_attribute(graph, node, &inputs[0])?],
+            "prim::CallMethod" => self.run_method(graph, node, inputs)?,
+            "prim::SetAttr" => {
+                return Err(TraceError::Unsupported {
+                    what: "prim::SetAttr (a module writing its attributes)".to_string(),
+                    location: location_of(graph, node),
+                })
+            }
             _ => self.run_operator(graph, node, inputs, environment)?,
         };
         if outputs.len() != data.outputs.len() {
@@ -340,6 +348,98 @@ impl<'a> Evaluator<'a> {
             results.push(self.bind_output(value, output));
         }
         Ok(results)
+    }
+
+    /// `self.name`: a tensor or submodule attribute of a traced module is read in the trace
+    /// (`prim::GetAttr`, as PyTorch's trace of an `nn.Module` reads parameters); other
+    /// attributes (`training`, numbers) are constants.
+    fn read_attribute(&mut self, graph: &Graph, node: NodeId, object: &Traced) -> Result<Traced> {
+        let location = location_of(graph, node);
+        let Some(AttributeValue::Str(name)) = graph.attribute(node, "name") else {
+            return Err(TraceError::Unsupported {
+                what: "a prim::GetAttr without a name".to_string(),
+                location,
+            });
+        };
+        let IValue::Object(instance) = &object.value else {
+            return Err(TraceError::Unsupported {
+                what: format!(
+                    "reading attribute '{name}' of a {}",
+                    object.value.tag_name()
+                ),
+                location,
+            });
+        };
+        let value = instance
+            .get_attr(name)
+            .map_err(|error| TraceError::Runtime {
+                node: "prim::GetAttr".to_string(),
+                location: location.clone(),
+                message: error.to_string(),
+            })?;
+        let Trace::Object(owner) = object.trace else {
+            return Ok(Traced::constant(value));
+        };
+        let ty = match &value {
+            IValue::Tensor(_) => Type::Tensor,
+            IValue::Object(attribute) => Type::Class(attribute.class().clone()),
+            // A list of parameters (an LSTM's `_flat_weights`): read, then unpacked.
+            IValue::List(list) if matches!(list.element_type(), Type::Tensor) => {
+                Type::list(Type::Tensor)
+            }
+            _ => return Ok(Traced::constant(value)),
+        };
+        let read = self.state.graph.insert("prim::GetAttr", &[owner], &[ty]);
+        self.state
+            .graph
+            .set_attribute(read, "name", AttributeValue::Str(name.clone()));
+        let output = self.state.graph.node_output(read, 0);
+        Ok(match &value {
+            IValue::Tensor(_) | IValue::List(_) => self.bind_output(value, output),
+            _ => Traced {
+                value,
+                trace: Trace::Object(output),
+            },
+        })
+    }
+
+    /// A method call on a module (a submodule's `forward`): inlined, as Python runs it.
+    fn run_method(
+        &mut self,
+        graph: &Graph,
+        node: NodeId,
+        inputs: Vec<Traced>,
+    ) -> Result<Vec<Traced>> {
+        let location = location_of(graph, node);
+        let Some(AttributeValue::Str(name)) = graph.attribute(node, "name") else {
+            return Err(TraceError::Unsupported {
+                what: "a prim::CallMethod without a method name".to_string(),
+                location,
+            });
+        };
+        let Some(IValue::Object(instance)) = inputs.first().map(|input| &input.value) else {
+            return Err(TraceError::Unsupported {
+                what: format!("calling method '{name}' of a non-object"),
+                location,
+            });
+        };
+        let class = instance.class().clone();
+        let compile_error = |error: ferrojit_frontend::FrontendError| TraceError::Compile {
+            file: format!("{}.{name}", class.qualified_name()),
+            message: error.to_string(),
+        };
+        let method = self.unit.method(&class, name).map_err(compile_error)?;
+        let callee = method.graph(self.unit).map_err(compile_error)?;
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(TraceError::Unsupported {
+                what: format!("calls nested deeper than {MAX_CALL_DEPTH} (in {name})"),
+                location,
+            });
+        }
+        self.depth += 1;
+        let outputs = self.run_function(&callee, inputs);
+        self.depth -= 1;
+        outputs
     }
 
     /// Records that graph value `output` holds `value`: a tensor becomes that value in the

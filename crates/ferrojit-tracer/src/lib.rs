@@ -12,6 +12,7 @@ pub mod canonical_form;
 pub mod check_trace;
 pub mod error;
 pub mod evaluator;
+pub mod module_trace;
 pub mod number_arithmetic;
 pub mod scripted_functions;
 pub mod traced_module;
@@ -20,4 +21,5 @@ pub mod warnings;
 
 pub use check_trace::{check_trace, CheckReport};
 pub use error::{Result, TraceError};
+pub use module_trace::trace_module;
 pub use traced_module::{trace_source, TracedFunction};

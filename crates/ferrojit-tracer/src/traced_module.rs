@@ -28,10 +28,20 @@ pub struct TracedFunction {
     pub example_output: IValue,
     /// `forward`'s signature: `self`, the traced inputs, the return type.
     pub schema: FunctionSchema,
-    loaded: LoadedModule,
-    source: String,
-    file_name: String,
-    entry: String,
+    pub(crate) loaded: LoadedModule,
+    pub(crate) origin: Origin,
+}
+
+/// What was traced, to trace it again (`check_trace`) or run it eagerly.
+pub(crate) enum Origin {
+    /// Function `entry` of a source file.
+    Source {
+        source: String,
+        file_name: String,
+        entry: String,
+    },
+    /// The `forward` of a loaded module (`loaded` is the module).
+    Module,
 }
 
 /// Traces function `entry` of TorchScript-subset `source` on `inputs` (positional).
@@ -149,9 +159,11 @@ pub fn trace_source(
         example_output: output.value,
         schema,
         loaded,
-        source: source.to_string(),
-        file_name: file_name.to_string(),
-        entry: entry.to_string(),
+        origin: Origin::Source {
+            source: source.to_string(),
+            file_name: file_name.to_string(),
+            entry: entry.to_string(),
+        },
     })
 }
 
@@ -180,7 +192,7 @@ fn with_defaults(schema: &FunctionSchema, entry: &str, inputs: Vec<IValue>) -> R
 
 /// The graph type of a traceable input: a tensor, or tuples and lists of them (PyTorch
 /// refuses numbers and strings as trace inputs).
-fn traceable_type(value: &IValue) -> Option<Type> {
+pub(crate) fn traceable_type(value: &IValue) -> Option<Type> {
     match value {
         IValue::Tensor(_) => Some(Type::Tensor),
         IValue::Tuple(tuple) => Some(Type::Tuple(
@@ -202,7 +214,7 @@ fn traceable_type(value: &IValue) -> Option<Type> {
 
 /// Makes the tensors of an input the graph input's values (members of a tuple or list
 /// input through `prim::TupleUnpack` / `prim::ListUnpack`).
-fn bind_input(state: &mut TracingState, input: &IValue, value: ValueId) {
+pub(crate) fn bind_input(state: &mut TracingState, input: &IValue, value: ValueId) {
     match input {
         IValue::Tensor(cell) => state.set_tensor(cell, value),
         IValue::Tuple(tuple) => {
@@ -232,7 +244,7 @@ fn bind_input(state: &mut TracingState, input: &IValue, value: ValueId) {
 
 /// The graph value of the function's result: tensors, and tuples, lists and dicts of them
 /// (as `torch.jit.trace(..., strict=False)` records them).
-fn output_graph_value(state: &mut TracingState, output: &Traced) -> Result<ValueId> {
+pub(crate) fn output_graph_value(state: &mut TracingState, output: &Traced) -> Result<ValueId> {
     match &output.value {
         IValue::Tensor(cell) => Ok(state.tensor_value(cell)),
         IValue::Tuple(tuple) => {
@@ -316,16 +328,22 @@ impl TracedFunction {
             .map_err(|error| TraceError::Save(format!("{}: {error}", path.display())))
     }
 
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
-    pub fn file_name(&self) -> &str {
-        &self.file_name
-    }
-
-    pub fn entry(&self) -> &str {
-        &self.entry
+    /// Traces the same function or module again on other inputs.
+    pub fn retrace(&self, inputs: Vec<IValue>) -> Result<TracedFunction> {
+        match &self.origin {
+            Origin::Source {
+                source,
+                file_name,
+                entry,
+            } => trace_source(source, file_name, entry, inputs),
+            Origin::Module => crate::module_trace::trace_module(
+                LoadedModule {
+                    module: ferrojit_runtime::Module::new(self.loaded.module.object().clone()),
+                    unit: self.loaded.unit.clone(),
+                },
+                inputs,
+            ),
+        }
     }
 
     /// Runs the trace on `inputs` (positional, without `self`); the error is its message.
@@ -343,13 +361,20 @@ impl TracedFunction {
     /// Runs the traced function itself (not the trace) on `inputs`: what Python's eager
     /// call is to PyTorch's trace check.
     pub fn run_eagerly(&self, inputs: Vec<IValue>) -> std::result::Result<IValue, String> {
+        let Origin::Source { entry, .. } = &self.origin else {
+            return self
+                .loaded
+                .module
+                .run_method("forward", inputs)
+                .map_err(|error| error.to_string());
+        };
         let unit = &self.loaded.unit;
         let function = unit
-            .function(&format!("__torch__.{}", self.entry))
+            .function(&format!("__torch__.{entry}"))
             .map_err(|error| error.to_string())?;
         let graph = function.graph(unit).map_err(|error| error.to_string())?;
-        let arguments = with_defaults(function.schema(), &self.entry, inputs)
-            .map_err(|error| error.to_string())?;
+        let arguments =
+            with_defaults(function.schema(), entry, inputs).map_err(|error| error.to_string())?;
         let methods = CompiledMethods::new(unit.clone());
         let mut outputs =
             run_graph(&graph, arguments, methods.as_ref()).map_err(|error| error.to_string())?;

@@ -22,6 +22,9 @@ pub enum Trace {
     /// A number derived from sizes: its graph value is a 0-dim tensor
     /// (`prim::NumToTensor` or arithmetic on one), as PyTorch's tracer keeps sizes.
     Number(ValueId),
+    /// A module (or other object) whose graph value is this (`self`, or a
+    /// `prim::GetAttr` of a submodule), so that its attributes are read in the trace.
+    Object(ValueId),
     /// A tuple's, list's or dict's members (a dict's as key, value, key, value, ...).
     Elements(Vec<Trace>),
 }

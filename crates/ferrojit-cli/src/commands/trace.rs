@@ -11,7 +11,8 @@ use ferrojit_serialize::torch_save;
 
 pub struct TraceOptions<'a> {
     pub source: &'a Path,
-    pub entry: &'a str,
+    /// The function to trace; `None` for an archive (its `forward` is traced).
+    pub entry: Option<&'a str>,
     pub inputs: &'a Path,
     pub output: &'a Path,
     /// Input sets to check the trace on (`check_inputs`).
@@ -19,12 +20,27 @@ pub struct TraceOptions<'a> {
 }
 
 pub fn trace(options: &TraceOptions) -> Result<(), String> {
-    let source = std::fs::read_to_string(options.source)
-        .map_err(|e| format!("cannot read {}: {e}", options.source.display()))?;
     let inputs = read_inputs(options.inputs)?;
-    let name = options.source.display().to_string();
-    let traced = ferrojit_tracer::trace_source(&source, &name, options.entry, inputs)
-        .map_err(|e| e.to_string())?;
+    let traced = if is_archive(options.source) {
+        if options.entry.is_some() {
+            return Err(
+                "--entry names a function of a source file; an archive's forward is \
+                        traced"
+                    .to_string(),
+            );
+        }
+        let loaded = ferrojit_serialize::import::load_module(options.source)
+            .map_err(|e| format!("cannot load model {}: {e}", options.source.display()))?;
+        ferrojit_tracer::trace_module(loaded, inputs).map_err(|e| e.to_string())?
+    } else {
+        let entry = options
+            .entry
+            .ok_or("--entry NAME is needed to trace a source file (which function?)")?;
+        let source = std::fs::read_to_string(options.source)
+            .map_err(|e| format!("cannot read {}: {e}", options.source.display()))?;
+        let name = options.source.display().to_string();
+        ferrojit_tracer::trace_source(&source, &name, entry, inputs).map_err(|e| e.to_string())?
+    };
     for warning in &traced.warnings {
         eprintln!("warning: TracerWarning: {warning}");
     }
@@ -51,6 +67,16 @@ pub fn trace(options: &TraceOptions) -> Result<(), String> {
         }
     }
     traced.save(options.output).map_err(|e| e.to_string())
+}
+
+/// Whether `path` is a zip archive (a TorchScript module) rather than source text.
+fn is_archive(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"PK\x03\x04"
 }
 
 /// The positional example inputs: a torch.save'd tuple, or one value (the only input).
