@@ -40,8 +40,12 @@ const NUMBERS_AS_TENSORS: &[&str] = &[
     "aten::floor_divide_",
 ];
 
+/// A loop unrolled into more iterations than this is refused: the trace would be huge, and
+/// a `while True` whose exit depends on nothing traced would never end.
+const MAX_UNROLLED_ITERATIONS: i64 = 100_000;
+
 /// Calls nested deeper than this are refused (a recursive source would never end).
-const MAX_CALL_DEPTH: usize = 200;
+const MAX_CALL_DEPTH: usize = 64;
 
 type Environment = HashMap<ValueId, Traced>;
 
@@ -134,6 +138,7 @@ impl<'a> Evaluator<'a> {
             .iter()
             .map(|value| lookup(graph, environment, *value))
             .collect::<Result<_>>()?;
+        check_node_shape(graph, node)?;
         let outputs: Vec<Traced> = match data.kind.as_str() {
             "prim::Constant" => {
                 let ty = graph.value_type(data.outputs[0]);
@@ -270,6 +275,15 @@ impl<'a> Evaluator<'a> {
         let parameters = graph.block_parameters(body).to_vec();
         let mut iteration = 0i64;
         while iteration < max_trip_count && condition {
+            if iteration >= MAX_UNROLLED_ITERATIONS {
+                return Err(TraceError::Unsupported {
+                    what: format!(
+                        "a loop running more than {MAX_UNROLLED_ITERATIONS} iterations (each \
+                         would be unrolled into the trace)"
+                    ),
+                    location: location_of(graph, node),
+                });
+            }
             environment.insert(parameters[0], Traced::constant(IValue::Int(iteration)));
             for (parameter, value) in parameters[1..].iter().zip(carried.iter()) {
                 environment.insert(*parameter, value.clone());
@@ -783,6 +797,51 @@ impl<'a> Evaluator<'a> {
         })?;
         Ok(outputs.into_iter().map(Traced::constant).collect())
     }
+}
+
+/// The primitives this evaluator runs itself need at least this many inputs, outputs and
+/// blocks (and a loop body its counter and condition); a graph from a hostile archive that
+/// has fewer is an error here, not a panic later.
+fn check_node_shape(graph: &Graph, node: NodeId) -> Result<()> {
+    let data = graph.node(node);
+    let (inputs, outputs, blocks) = match data.kind.as_str() {
+        "prim::Constant"
+        | "prim::ListConstruct"
+        | "prim::TupleConstruct"
+        | "prim::DictConstruct" => (0, 1, 0),
+        "prim::ListUnpack" | "prim::TupleUnpack" => (1, 0, 0),
+        "prim::TupleIndex" => (2, 1, 0),
+        "prim::unchecked_cast" | "prim::GetAttr" => (1, 1, 0),
+        "prim::If" => (1, 0, 2),
+        "prim::Loop" => (2, 0, 1),
+        _ => (0, 0, 0),
+    };
+    let loop_body_ok = data.kind.as_str() != "prim::Loop"
+        || data.inputs.len() >= 2
+            && data.blocks.first().is_some_and(|body| {
+                let parameters = graph.block_parameters(*body).len();
+                let body_outputs = graph.block_outputs(*body).len();
+                parameters == data.inputs.len() - 1
+                    && body_outputs == data.inputs.len() - 1
+                    && data.outputs.len() == data.inputs.len() - 2
+            });
+    if data.inputs.len() < inputs
+        || data.outputs.len() < outputs
+        || data.blocks.len() < blocks
+        || !loop_body_ok
+    {
+        return Err(TraceError::Unsupported {
+            what: format!(
+                "a malformed {} ({} inputs, {} outputs, {} blocks)",
+                data.kind,
+                data.inputs.len(),
+                data.outputs.len(),
+                data.blocks.len()
+            ),
+            location: location_of(graph, node),
+        });
+    }
+    Ok(())
 }
 
 fn lookup(graph: &Graph, environment: &Environment, value: ValueId) -> Result<Traced> {

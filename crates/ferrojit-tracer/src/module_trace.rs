@@ -50,7 +50,12 @@ pub fn trace_module(loaded: LoadedModule, inputs: Vec<IValue>) -> Result<TracedF
         value: IValue::Object(object.clone()),
         trace: Trace::Object(self_value),
     }];
-    let mut schema_arguments = vec![schema.arguments[0].clone()];
+    let receiver = schema
+        .arguments
+        .first()
+        .cloned()
+        .ok_or_else(|| compile_error("forward has no `self` parameter".to_string()))?;
+    let mut schema_arguments = vec![receiver];
     for (index, (input, parameter)) in inputs.iter().zip(&parameters).enumerate() {
         let ty = traceable_type(input).ok_or_else(|| TraceError::UntraceableInput {
             index,

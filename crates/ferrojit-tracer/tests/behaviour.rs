@@ -192,3 +192,13 @@ fn errors_name_the_problem() {
         .expect("an int output is refused");
     assert!(matches!(output, TraceError::Unsupported { .. }), "{output}");
 }
+
+#[test]
+fn an_endless_loop_is_refused_instead_of_unrolled_forever() {
+    let source =
+        "def f(x: Tensor) -> Tensor:\n    while True:\n        x = x + 1.0\n    return x\n";
+    let error = trace_source(source, "test.py", "f", vec![tensor(&[1.0], &[1])])
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("100000 iterations"), "{error}");
+}
