@@ -669,6 +669,15 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
+        let decomposed = crate::decompositions::recorded_as(registry, &schema, &inputs);
+        let recorded_inputs = match decomposed {
+            Some((decomposition, arguments)) => {
+                recorded = decomposition;
+                arguments
+            }
+            None => inputs,
+        };
+        let inputs = recorded_inputs;
         let mut values = Vec::with_capacity(inputs.len());
         for (index, input) in inputs.iter().enumerate() {
             let declared = match recorded.arguments.get(index) {

@@ -10,6 +10,7 @@
 
 pub mod canonical_form;
 pub mod check_trace;
+pub mod decompositions;
 pub mod error;
 pub mod evaluator;
 pub mod module_trace;
