@@ -23,11 +23,13 @@ fn decompose_dir() -> PathBuf {
 
 /// Programs whose lowered target list differs from PyTorch's, with the reason. A listed
 /// program that matches fails the test, so this list only shrinks.
-const TARGET_LIST_GAPS: &[(&str, &str)] = &[(
-    "rsub_and_arithmetic",
-    "nan_to_num, addcmul, lerp and frac have no decomposition in ferrojit yet; they stay and \
-     are reported",
-)];
+const TARGET_LIST_GAPS: &[(&str, &str)] = &[
+    (
+        "rsub_and_arithmetic",
+        "nan_to_num, addcmul, lerp and frac have no decomposition in ferrojit yet; they stay \
+         and are reported",
+    ),
+];
 
 /// Programs that are not lowered at all yet, with the reason; the same rule applies.
 const NOT_LOWERED: &[(&str, &str)] = &[];
