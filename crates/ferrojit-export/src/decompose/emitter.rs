@@ -379,6 +379,11 @@ impl<'g> Emitter<'g> {
             .and_then(|rest| rest.split('.').next())
             .unwrap_or("node")
             .to_string();
+        // A node with several results is named apart from them: PyTorch's loader makes
+        // one node of that name plus a getitem per result, and two of one name fail.
+        let several = schema.returns.len() != 1
+            || matches!(&schema.returns[0].ty, Type::List(_));
+        let node_name = several.then(|| self.fresh_name(&base));
         let mut outputs = Vec::new();
         let mut result_names = Vec::new();
         for returned in &schema.returns {
@@ -410,7 +415,7 @@ impl<'g> Emitter<'g> {
             outputs,
             metadata: self.metadata.clone(),
             is_hop_single_tensor_return: None,
-            name: result_names.first().cloned(),
+            name: node_name.or_else(|| result_names.first().cloned()),
         };
         let values = self.run_on_examples(&node)?;
         let mut flat = Vec::new();
