@@ -56,8 +56,18 @@ fn silu(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
 
 /// `clamp(clamp(x + 3, min=0), max=6)`.
 fn relu6_of_shifted(emitter: &mut Emitter, input: &str) -> Result<String> {
-    let shifted = binary(emitter, "torch.ops.aten.add.Tensor", input, Argument::Int(3))?;
-    let low = binary(emitter, "torch.ops.aten.clamp.default", &shifted, Argument::Int(0))?;
+    let shifted = binary(
+        emitter,
+        "torch.ops.aten.add.Tensor",
+        input,
+        Argument::Int(3),
+    )?;
+    let low = binary(
+        emitter,
+        "torch.ops.aten.clamp.default",
+        &shifted,
+        Argument::Int(0),
+    )?;
     emitter.call(
         "torch.ops.aten.clamp.default",
         vec![tensor(&low), Argument::None, Argument::Int(6)],
@@ -68,7 +78,12 @@ fn relu6_of_shifted(emitter: &mut Emitter, input: &str) -> Result<String> {
 fn hardswish(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
     let input = original.tensor("self")?;
     let clamped = relu6_of_shifted(emitter, &input)?;
-    let product = binary(emitter, "torch.ops.aten.mul.Tensor", &input, tensor(&clamped))?;
+    let product = binary(
+        emitter,
+        "torch.ops.aten.mul.Tensor",
+        &input,
+        tensor(&clamped),
+    )?;
     Ok(vec![binary(
         emitter,
         "torch.ops.aten.div.Tensor",
@@ -94,7 +109,12 @@ fn is_one(argument: &Argument) -> bool {
 
 /// `where(x * beta > threshold, x, log1p(exp(x * beta)) / beta)`, without the scaling when
 /// beta is 1.
-fn softplus(emitter: &mut Emitter, input: &str, beta: Argument, threshold: Argument) -> Result<String> {
+fn softplus(
+    emitter: &mut Emitter,
+    input: &str,
+    beta: Argument,
+    threshold: Argument,
+) -> Result<String> {
     let scaled = if is_one(&beta) {
         input.to_string()
     } else {
@@ -167,7 +187,12 @@ fn log_sigmoid(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>
             ("pin_memory", Argument::Bool(false)),
         ],
     )?;
-    let minimum = binary(emitter, "torch.ops.aten.minimum.default", &zero, tensor(&input))?;
+    let minimum = binary(
+        emitter,
+        "torch.ops.aten.minimum.default",
+        &zero,
+        tensor(&input),
+    )?;
     let abs = unary(emitter, "torch.ops.aten.abs.default", &input)?;
     let neg = unary(emitter, "torch.ops.aten.neg.default", &abs)?;
     let exp = unary(emitter, "torch.ops.aten.exp.default", &neg)?;
@@ -205,7 +230,9 @@ fn dropout(_emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
     if original.bool_or("train", false)? {
         let p = original.float_or("p", 0.5)?;
         if p != 0.0 {
-            return Err(not_applicable("dropout in training mode (it draws random numbers)"));
+            return Err(not_applicable(
+                "dropout in training mode (it draws random numbers)",
+            ));
         }
     }
     Ok(vec![original.tensor("input")?])

@@ -7,7 +7,10 @@
 //! result goes through `permute(2, 0, 1, 3)`, a contiguous `clone` and `permute(1, 2, 0, 3)`,
 //! as PyTorch's decomposition of that kernel keeps its layout.
 
-use super::emitter::{cpu, not_applicable, Emitter, Original, LAYOUT_STRIDED, MEMORY_FORMAT_CONTIGUOUS, MEMORY_FORMAT_PRESERVE};
+use super::emitter::{
+    cpu, not_applicable, Emitter, Original, LAYOUT_STRIDED, MEMORY_FORMAT_CONTIGUOUS,
+    MEMORY_FORMAT_PRESERVE,
+};
 use super::linear_algebra::matmul;
 use super::Rule;
 use crate::error::Result;
@@ -136,7 +139,10 @@ fn safe_softmax(emitter: &mut Emitter, scores: &str) -> Result<String> {
         vec![tensor(&softmax), Argument::Int(0)],
         vec![
             ("pin_memory", Argument::Bool(false)),
-            ("memory_format", Argument::MemoryFormat(MEMORY_FORMAT_PRESERVE)),
+            (
+                "memory_format",
+                Argument::MemoryFormat(MEMORY_FORMAT_PRESERVE),
+            ),
         ],
     )?;
     emitter.call(
@@ -158,7 +164,9 @@ fn scaled_dot_product_attention(emitter: &mut Emitter, original: &Original) -> R
         Some(_) => Some(original.float_or("scale", 0.0)?),
     };
     if dropout != 0.0 {
-        return Err(not_applicable("attention with dropout (it draws random numbers)"));
+        return Err(not_applicable(
+            "attention with dropout (it draws random numbers)",
+        ));
     }
     if original.bool_or("enable_gqa", false)? {
         return Err(not_applicable("grouped-query attention"));
@@ -170,10 +178,16 @@ fn scaled_dot_product_attention(emitter: &mut Emitter, original: &Original) -> R
     if !matches!(dtype, 6 | 7 | 8 | 13) {
         return Err(not_applicable("attention on a non-float dtype"));
     }
-    let ranks = [emitter.dim(&query)?, emitter.dim(&key)?, emitter.dim(&value)?];
+    let ranks = [
+        emitter.dim(&query)?,
+        emitter.dim(&key)?,
+        emitter.dim(&value)?,
+    ];
     let three_d = ranks == [3, 3, 3];
     if !three_d && ranks != [4, 4, 4] {
-        return Err(not_applicable(format!("attention on inputs of ranks {ranks:?}")));
+        return Err(not_applicable(format!(
+            "attention on inputs of ranks {ranks:?}"
+        )));
     }
     if three_d {
         query = unsqueeze(emitter, &query, 0)?;
@@ -191,7 +205,9 @@ fn scaled_dot_product_attention(emitter: &mut Emitter, original: &Original) -> R
     let key_sizes = emitter.sizes(&key)?;
     let value_sizes = emitter.sizes(&value)?;
     if query_sizes[1] != key_sizes[1] || key_sizes[1] != value_sizes[1] {
-        return Err(not_applicable("attention with different head counts (grouped-query)"));
+        return Err(not_applicable(
+            "attention with different head counts (grouped-query)",
+        ));
     }
     let flash = query_sizes[3] == key_sizes[3]
         && key_sizes[3] == value_sizes[3]
@@ -245,7 +261,10 @@ fn scaled_dot_product_attention(emitter: &mut Emitter, original: &Original) -> R
         let copy = emitter.call(
             "torch.ops.aten.clone.default",
             vec![tensor(&permuted)],
-            vec![("memory_format", Argument::MemoryFormat(MEMORY_FORMAT_CONTIGUOUS))],
+            vec![(
+                "memory_format",
+                Argument::MemoryFormat(MEMORY_FORMAT_CONTIGUOUS),
+            )],
         )?;
         out = emitter.call(
             "torch.ops.aten.permute.default",

@@ -9,9 +9,15 @@ use crate::model::Argument;
 use std::collections::BTreeMap;
 
 pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
-    table.insert("torch.ops.aten.conv1d.default", |e, o| convolution(e, o, 1, false));
-    table.insert("torch.ops.aten.conv2d.default", |e, o| convolution(e, o, 2, false));
-    table.insert("torch.ops.aten.conv3d.default", |e, o| convolution(e, o, 3, false));
+    table.insert("torch.ops.aten.conv1d.default", |e, o| {
+        convolution(e, o, 1, false)
+    });
+    table.insert("torch.ops.aten.conv2d.default", |e, o| {
+        convolution(e, o, 2, false)
+    });
+    table.insert("torch.ops.aten.conv3d.default", |e, o| {
+        convolution(e, o, 3, false)
+    });
     table.insert("torch.ops.aten.conv_transpose1d.default", |e, o| {
         convolution(e, o, 1, true)
     });
@@ -24,7 +30,12 @@ pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
 }
 
 /// An int-list argument as `spatial` values (a single value repeated).
-fn per_dimension(original: &Original, name: &str, default: i64, spatial: usize) -> Result<Vec<i64>> {
+fn per_dimension(
+    original: &Original,
+    name: &str,
+    default: i64,
+    spatial: usize,
+) -> Result<Vec<i64>> {
     let values = original.ints_or(name, &[default])?;
     match values.len() {
         1 => Ok(vec![values[0]; spatial]),

@@ -53,7 +53,9 @@ pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
     table.insert("torch.ops.aten.arange.default", arange);
     table.insert("torch.ops.aten.arange.start", arange);
     table.insert("torch.ops.aten.lift_fresh_copy.default", lift_fresh_copy);
-    table.insert("torch.ops.aten.detach.default", |_, o| Ok(vec![o.tensor("self")?]));
+    table.insert("torch.ops.aten.detach.default", |_, o| {
+        Ok(vec![o.tensor("self")?])
+    });
 }
 
 fn tensor(name: &str) -> Argument {
@@ -189,7 +191,10 @@ fn like(emitter: &mut Emitter, original: &Original, value: Argument) -> Result<V
     keywords.push(("pin_memory", Argument::Bool(false)));
     keywords.push((
         "memory_format",
-        original.arg_or("memory_format", Argument::MemoryFormat(MEMORY_FORMAT_PRESERVE)),
+        original.arg_or(
+            "memory_format",
+            Argument::MemoryFormat(MEMORY_FORMAT_PRESERVE),
+        ),
     ));
     Ok(vec![emitter.call(
         "torch.ops.aten.full_like.default",
@@ -204,7 +209,11 @@ fn empty_like(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
     let strides = emitter.strides(&input)?;
     // The dimensions from outermost to innermost by stride, as empty_like preserves them.
     let mut order: Vec<i64> = (0..sizes.len() as i64).collect();
-    order.sort_by(|&a, &b| strides[b as usize].cmp(&strides[a as usize]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        strides[b as usize]
+            .cmp(&strides[a as usize])
+            .then(a.cmp(&b))
+    });
     let dtype = match original.get("dtype") {
         Some(Argument::ScalarType(dtype)) => *dtype,
         _ => emitter.dtype(&input)?,

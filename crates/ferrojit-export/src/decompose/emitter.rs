@@ -106,9 +106,9 @@ impl<'n> Original<'n> {
                 .iter()
                 .map(|item| match item {
                     crate::model::SymArgument::Literal(value) => Ok(*value),
-                    crate::model::SymArgument::Name(name) => Err(not_applicable(format!(
-                        "a size is the symbol '{name}'"
-                    ))),
+                    crate::model::SymArgument::Name(name) => {
+                        Err(not_applicable(format!("a size is the symbol '{name}'")))
+                    }
                 })
                 .collect(),
             Some(other) => Err(not_applicable(format!(
@@ -173,7 +173,9 @@ fn registry_name(target: &str) -> Result<String> {
 /// A zero-filled tensor with the geometry and dtype of `meta` (offset 0).
 fn example_from_meta(name: &str, meta: &TensorMeta) -> Result<Tensor> {
     let dtype = scalar_type_to_dtype(meta.dtype).ok_or_else(|| {
-        not_applicable(format!("value '{name}' has a dtype ferrojit has no tensors of"))
+        not_applicable(format!(
+            "value '{name}' has a dtype ferrojit has no tensors of"
+        ))
     })?;
     let sizes = static_ints(name, &meta.sizes)?;
     let strides = static_ints(name, &meta.strides)?;
@@ -381,8 +383,7 @@ impl<'g> Emitter<'g> {
             .to_string();
         // A node with several results is named apart from them: PyTorch's loader makes
         // one node of that name plus a getitem per result, and two of one name fail.
-        let several = schema.returns.len() != 1
-            || matches!(&schema.returns[0].ty, Type::List(_));
+        let several = schema.returns.len() != 1 || matches!(&schema.returns[0].ty, Type::List(_));
         let node_name = several.then(|| self.fresh_name(&base));
         let mut outputs = Vec::new();
         let mut result_names = Vec::new();
@@ -397,8 +398,7 @@ impl<'g> Emitter<'g> {
                     let length = list_length.ok_or_else(|| {
                         not_applicable(format!("{full_name} returns a list of unknown length"))
                     })?;
-                    let names: Vec<String> =
-                        (0..length).map(|_| self.fresh_name(&base)).collect();
+                    let names: Vec<String> = (0..length).map(|_| self.fresh_name(&base)).collect();
                     result_names.extend(names.iter().cloned());
                     outputs.push(Argument::Tensors(names));
                 }
@@ -460,7 +460,10 @@ impl<'g> Emitter<'g> {
             values.push(self.example(name)?);
         }
         let graph = Graph {
-            inputs: read.iter().map(|name| Argument::Tensor(name.clone())).collect(),
+            inputs: read
+                .iter()
+                .map(|name| Argument::Tensor(name.clone()))
+                .collect(),
             outputs: node.outputs.clone(),
             nodes: vec![node.clone()],
             ..Graph::default()

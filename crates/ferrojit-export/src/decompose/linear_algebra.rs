@@ -176,7 +176,9 @@ pub(crate) fn matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result
     let tensor = |name: &str| Argument::Tensor(name.to_string());
     match (dim1, dim2) {
         (1, 1) => {
-            return Err(not_applicable("matmul of two vectors (dot) is not decomposed yet"));
+            return Err(not_applicable(
+                "matmul of two vectors (dot) is not decomposed yet",
+            ));
         }
         (2, 1) => return mv(emitter, first, second),
         (1, 2) => {
@@ -244,7 +246,11 @@ pub(crate) fn matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result
     let n = if dim1 > 1 { sizes1[dim1 - 2] } else { 1 };
     let m1 = sizes1[dim1 - 1];
     let batch1 = &sizes1[..dim1.saturating_sub(2)];
-    let m2 = if dim2 > 1 { sizes2[dim2 - 2] } else { sizes2[0] };
+    let m2 = if dim2 > 1 {
+        sizes2[dim2 - 2]
+    } else {
+        sizes2[0]
+    };
     let p = if dim2 > 1 { sizes2[dim2 - 1] } else { 1 };
     let batch2 = &sizes2[..dim2.saturating_sub(2)];
     let output_batch = broadcast(batch1, batch2)?;
@@ -328,8 +334,12 @@ fn baddbmm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
     let batch2 = original.tensor("batch2")?;
     let beta = original.arg_or("beta", Argument::Int(1));
     let alpha = original.arg_or("alpha", Argument::Int(1));
-    let is_one = |a: &Argument| matches!(a, Argument::Int(1)) || matches!(a, Argument::Float(v) if *v == 1.0);
-    let is_zero = |a: &Argument| matches!(a, Argument::Int(0)) || matches!(a, Argument::Float(v) if *v == 0.0);
+    let is_one = |a: &Argument| {
+        matches!(a, Argument::Int(1)) || matches!(a, Argument::Float(v) if *v == 1.0)
+    };
+    let is_zero = |a: &Argument| {
+        matches!(a, Argument::Int(0)) || matches!(a, Argument::Float(v) if *v == 0.0)
+    };
     let mut result = emitter.call(
         "torch.ops.aten.bmm.default",
         vec![Argument::Tensor(batch1), Argument::Tensor(batch2)],

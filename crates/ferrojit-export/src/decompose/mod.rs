@@ -22,8 +22,8 @@
 pub mod activation;
 pub mod attention;
 pub mod convolution;
-pub(crate) mod emitter;
 pub mod elementwise;
+pub(crate) mod emitter;
 pub mod linear_algebra;
 pub mod normalization;
 pub mod pooling;
@@ -134,10 +134,37 @@ fn functional_form(target: &str) -> Option<String> {
 /// such a result (or to its base while the view lives on) is not functionalized here.
 fn is_view_target(target: &str) -> bool {
     const VIEWS: &[&str] = &[
-        "view", "reshape", "transpose", "permute", "t", "expand", "expand_as", "slice", "select",
-        "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "split", "split_with_sizes",
-        "chunk", "unbind", "alias", "as_strided", "diagonal", "detach", "view_as", "unfold",
-        "movedim", "swapaxes", "contiguous", "_reshape_alias", "real", "imag", "tensor_split",
+        "view",
+        "reshape",
+        "transpose",
+        "permute",
+        "t",
+        "expand",
+        "expand_as",
+        "slice",
+        "select",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "unflatten",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "alias",
+        "as_strided",
+        "diagonal",
+        "detach",
+        "view_as",
+        "unfold",
+        "movedim",
+        "swapaxes",
+        "contiguous",
+        "_reshape_alias",
+        "real",
+        "imag",
+        "tensor_split",
     ];
     target
         .strip_prefix("torch.ops.aten.")
@@ -264,8 +291,10 @@ pub fn decompose_program(
                 arg,
                 parameter_name,
             } => {
-                mutable_inputs
-                    .insert(arg.clone(), OutputSpecKind::Parameter(parameter_name.clone()));
+                mutable_inputs.insert(
+                    arg.clone(),
+                    OutputSpecKind::Parameter(parameter_name.clone()),
+                );
             }
             _ => {}
         }
@@ -323,6 +352,7 @@ pub fn decompose_program(
         new_outputs.append(&mut graph.outputs);
         graph.outputs = new_outputs;
     }
+    report.removed_unused += remove_unused(&mut program.graph_module.graph);
     let still_mutating = graph_has_in_place_calls(&program.graph_module.graph);
     if !still_mutating && report.not_lowered.is_empty() {
         program.verifiers = vec!["ATEN".to_string()];
@@ -378,13 +408,7 @@ fn lower_graph(
         for input in &mut node.inputs {
             rename_argument(&mut input.arg, &aliases);
             if let Argument::Graph(subgraph) = &mut input.arg {
-                lower_graph(
-                    &mut subgraph.graph,
-                    mutable_inputs,
-                    options,
-                    report,
-                    false,
-                )?;
+                lower_graph(&mut subgraph.graph, mutable_inputs, options, report, false)?;
             }
         }
         // Functionalize an in-place call.
@@ -397,15 +421,11 @@ fn lower_graph(
                             .entry(node.target.clone())
                             .or_default() += 1;
                         let result = output_tensor_names(&node).into_iter().next();
+                        rename_to_functional_formals(&mut node, &functional);
                         node.target = functional;
                         if let Some(result) = result {
                             // Later readers of the mutated value read the new one.
-                            aliases.insert(mutated.clone(), result.clone());
-                            for (_, value) in aliases.iter_mut() {
-                                if *value == mutated {
-                                    *value = result.clone();
-                                }
-                            }
+                            add_alias(&mut aliases, &mutated, &result);
                             let root = root_placeholder(&mutated, &mutations);
                             if let Some(root) = root {
                                 if mutable_inputs.contains_key(&root) {
@@ -461,9 +481,8 @@ fn lower_graph(
         let outcome = {
             let mut emitter = Emitter::new(&graph.tensor_values, &mut names, &node);
             let original = Original { node: &node };
-            rule(&mut emitter, &original).map(|replacements| {
-                (replacements, emitter.nodes, emitter.new_metas)
-            })
+            rule(&mut emitter, &original)
+                .map(|replacements| (replacements, emitter.nodes, emitter.new_metas))
         };
         match outcome {
             Ok((replacements, mut nodes, new_metas)) => {
@@ -485,8 +504,7 @@ fn lower_graph(
                         .iter()
                         .any(|new| output_tensor_names(new).contains(replacement));
                     let reused = originals.iter().filter(|o| *o == original).count() > 1;
-                    if produced_here && !reused && !replacements[..].iter().any(|r| r == original)
-                    {
+                    if produced_here && !reused && !replacements[..].iter().any(|r| r == original) {
                         // The new value takes the original's name, so the signature and
                         // later nodes keep reading it by that name.
                         rename_in_nodes(&mut nodes, replacement, original);
@@ -498,7 +516,7 @@ fn lower_graph(
                         }
                     } else if replacement != original {
                         graph.tensor_values.remove(original);
-                        aliases.insert(original.clone(), replacement.clone());
+                        add_alias(&mut aliases, original, replacement);
                     }
                 }
                 new_nodes.extend(nodes);
@@ -522,12 +540,30 @@ fn lower_graph(
     for output in &mut graph.outputs {
         rename_argument(output, &aliases);
     }
-    if top_level {
-        // The signature's outputs name graph outputs; they follow the same renames.
-        // (Done by the caller through graph.outputs for new mutation outputs.)
+    if !top_level {
+        // The top graph is swept by the caller once the mutation outputs are in place.
+        report.removed_unused += remove_unused(graph);
     }
-    report.removed_unused += remove_unused(graph);
     Ok(mutations)
+}
+
+/// Records that readers of `from` read `to` from now on, keeping the map flat (every value
+/// it gives is a live name) and free of cycles: an in-place write followed by a
+/// decomposition that returns its input (`dropout_` in inference) maps back to the start.
+fn add_alias(aliases: &mut BTreeMap<String, String>, from: &str, to: &str) {
+    // `to` is live already: a new value, or a name the node read after renaming.
+    let to = to.to_string();
+    for value in aliases.values_mut() {
+        if value == from {
+            *value = to.clone();
+        }
+    }
+    aliases.retain(|key, value| key != value);
+    if from == to {
+        aliases.remove(from);
+    } else {
+        aliases.insert(from.to_string(), to);
+    }
 }
 
 /// Renames every use of `from` in `nodes` (outputs and inputs) to `to`.
@@ -553,6 +589,36 @@ fn root_placeholder(value: &str, mutations: &BTreeMap<String, String>) -> Option
         .find(|(_, current)| current.as_str() == value)
         .map(|(placeholder, _)| placeholder.clone())
         .or_else(|| Some(value.to_string()))
+}
+
+/// Gives the arguments of an in-place call the names of the functional overload's formals,
+/// position by position (`dropout_(self, ...)` is `dropout(input, ...)`).
+fn rename_to_functional_formals(node: &mut Node, functional: &str) {
+    let Some(full_name) = crate::run::classify_operator(functional) else {
+        return;
+    };
+    let Some(operator) = crate::fallback::find_operator(&full_name) else {
+        return;
+    };
+    let formals = &operator.schema.arguments;
+    let mut in_place_formals = Vec::new();
+    if let Some(in_place) = crate::run::classify_operator(&node.target)
+        .and_then(|name| crate::fallback::find_operator(&name))
+    {
+        in_place_formals = in_place
+            .schema
+            .arguments
+            .iter()
+            .map(|formal| formal.name.clone())
+            .collect();
+    }
+    for input in &mut node.inputs {
+        if let Some(position) = in_place_formals.iter().position(|name| *name == input.name) {
+            if let Some(formal) = formals.get(position) {
+                input.name = formal.name.clone();
+            }
+        }
+    }
 }
 
 /// Checks that the in-place call's target can be made functional: it writes its `self`,

@@ -31,7 +31,9 @@ fn batch_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
     let running_mean = original.optional_tensor("running_mean")?;
     let running_var = original.optional_tensor("running_var")?;
     let (Some(running_mean), Some(running_var)) = (running_mean, running_var) else {
-        return Err(not_applicable("inference batch_norm without running statistics"));
+        return Err(not_applicable(
+            "inference batch_norm without running statistics",
+        ));
     };
     let outputs = emitter.call_several(
         "torch.ops.aten._native_batch_norm_legit_no_training.default",
@@ -70,7 +72,9 @@ fn group_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
     let input = original.tensor("input")?;
     let sizes = emitter.sizes(&input)?;
     if sizes.len() < 2 {
-        return Err(not_applicable("group_norm of a tensor with fewer than 2 dimensions"));
+        return Err(not_applicable(
+            "group_norm of a tensor with fewer than 2 dimensions",
+        ));
     }
     let hxw: i64 = sizes[2..].iter().product();
     let outputs = emitter.call_several(
@@ -101,7 +105,9 @@ fn instance_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<Strin
     let input = original.tensor("input")?;
     let sizes = emitter.sizes(&input)?;
     if sizes.len() < 2 {
-        return Err(not_applicable("instance_norm of a tensor with fewer than 2 dimensions"));
+        return Err(not_applicable(
+            "instance_norm of a tensor with fewer than 2 dimensions",
+        ));
     }
     let batch = sizes[0];
     let repeat = |emitter: &mut Emitter, name: Option<String>| -> Result<Argument> {

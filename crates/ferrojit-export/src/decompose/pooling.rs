@@ -10,8 +10,14 @@ use crate::model::Argument;
 use std::collections::BTreeMap;
 
 pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
-    table.insert("torch.ops.aten.adaptive_avg_pool2d.default", adaptive_avg_pool2d);
-    table.insert("torch.ops.aten.adaptive_avg_pool1d.default", adaptive_avg_pool1d);
+    table.insert(
+        "torch.ops.aten.adaptive_avg_pool2d.default",
+        adaptive_avg_pool2d,
+    );
+    table.insert(
+        "torch.ops.aten.adaptive_avg_pool1d.default",
+        adaptive_avg_pool1d,
+    );
     table.insert("torch.ops.aten.max_pool2d.default", |e, o| {
         max_pool(e, o, "torch.ops.aten.max_pool2d_with_indices.default")
     });
@@ -102,7 +108,9 @@ fn max_pool1d(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
         match values.len() {
             0 => Ok(None),
             1 => Ok(Some(values[0])),
-            _ => Err(not_applicable(format!("max_pool1d {what} has several values"))),
+            _ => Err(not_applicable(format!(
+                "max_pool1d {what} has several values"
+            ))),
         }
     };
     let kernel = first(original.ints_or("kernel_size", &[])?, "kernel_size")?

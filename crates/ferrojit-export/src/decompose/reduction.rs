@@ -12,9 +12,13 @@ use std::collections::BTreeMap;
 pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
     table.insert("torch.ops.aten.sum.default", sum_all);
     table.insert("torch.ops.aten.var.dim", |e, o| variance(e, o, true, false));
-    table.insert("torch.ops.aten.var.default", |e, o| variance(e, o, false, false));
+    table.insert("torch.ops.aten.var.default", |e, o| {
+        variance(e, o, false, false)
+    });
     table.insert("torch.ops.aten.std.dim", |e, o| variance(e, o, true, true));
-    table.insert("torch.ops.aten.std.default", |e, o| variance(e, o, false, true));
+    table.insert("torch.ops.aten.std.default", |e, o| {
+        variance(e, o, false, true)
+    });
     table.insert("torch.ops.aten.std.correction", std_correction);
     table.insert("torch.ops.aten.var_mean.dim", var_mean);
     table.insert("torch.ops.aten.linalg_vector_norm.default", vector_norm);
@@ -124,7 +128,10 @@ fn vector_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>
             "linalg_vector_norm of order {order} (only even orders are decomposed)"
         )));
     }
-    if original.get("dtype").is_some_and(|d| !matches!(d, Argument::None)) {
+    if original
+        .get("dtype")
+        .is_some_and(|d| !matches!(d, Argument::None))
+    {
         return Err(not_applicable("linalg_vector_norm with a dtype"));
     }
     let power = if order == 2.0 {

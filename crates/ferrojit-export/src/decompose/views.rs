@@ -60,7 +60,11 @@ pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
 
 /// ATen's `computeStride`: the strides a view of `old` as `new` would have, or `None` when
 /// the data must be copied.
-pub(crate) fn view_strides(old_sizes: &[i64], old_strides: &[i64], new: &[i64]) -> Option<Vec<i64>> {
+pub(crate) fn view_strides(
+    old_sizes: &[i64],
+    old_strides: &[i64],
+    new: &[i64],
+) -> Option<Vec<i64>> {
     if old_sizes.is_empty() {
         return Some(vec![1; new.len()]);
     }
@@ -142,7 +146,9 @@ fn contiguous(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
     let input = original.tensor("self")?;
     if let Some(format) = original.get("memory_format") {
         if !matches!(format, Argument::MemoryFormat(MEMORY_FORMAT_CONTIGUOUS)) {
-            return Err(not_applicable("contiguous to a memory format other than contiguous_format"));
+            return Err(not_applicable(
+                "contiguous to a memory format other than contiguous_format",
+            ));
         }
     }
     if emitter.is_contiguous(&input)? {
@@ -283,8 +289,17 @@ fn chunk(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
     }
     let split_size = (length + chunks - 1) / chunks;
     let pieces = split_sizes(length, split_size.max(1))?;
-    if pieces.len() != original.node.outputs.iter().map(output_count).sum::<usize>() {
-        return Err(not_applicable("chunk's result count differs from its split"));
+    if pieces.len()
+        != original
+            .node
+            .outputs
+            .iter()
+            .map(output_count)
+            .sum::<usize>()
+    {
+        return Err(not_applicable(
+            "chunk's result count differs from its split",
+        ));
     }
     split_with_sizes(emitter, &input, pieces, dim)
 }
