@@ -680,10 +680,6 @@ fn remove_unused(graph: &mut Graph) -> usize {
             keep[index] = false;
             continue;
         }
-        if !used && defined.is_empty() && !has_side_effects(node) {
-            // A call with no results is kept only for its effects; aten calls without
-            // results and without effects do not exist.
-        }
         for input in &node.inputs {
             input.arg.for_each_referenced_name(&mut |name| {
                 read.insert(name.to_string());
@@ -691,10 +687,9 @@ fn remove_unused(graph: &mut Graph) -> usize {
         }
     }
     let mut removed = 0;
-    let mut index = 0;
     let nodes = std::mem::take(&mut graph.nodes);
-    for node in nodes {
-        if keep[index] {
+    for (node, kept) in nodes.into_iter().zip(keep) {
+        if kept {
             graph.nodes.push(node);
         } else {
             removed += 1;
@@ -702,7 +697,6 @@ fn remove_unused(graph: &mut Graph) -> usize {
                 graph.tensor_values.remove(&name);
             }
         }
-        index += 1;
     }
     removed
 }
