@@ -3,7 +3,8 @@
 //! `_to_copy`, or nothing when the dtype does not change), `rsub`, `floor_divide`,
 //! `square`, `true_divide`, the `*_like` and `new_*` factories and `zeros`/`ones`
 //! (`full`/`full_like`/`empty_permuted`), `fill`, `arange` (`arange.start_step`),
-//! `lift_fresh_copy` (`clone`) and `detach` (nothing).
+//! `lift_fresh_copy` (`clone`), `detach` (nothing) and `masked_fill` with a number
+//! (`where(mask, scalar_tensor(value), self)`).
 
 use super::emitter::{cpu, Emitter, Original, LAYOUT_STRIDED, MEMORY_FORMAT_PRESERVE};
 use super::Rule;
@@ -23,6 +24,9 @@ pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
     });
     table.insert("torch.ops.aten.clip.Tensor", clip_tensor);
     table.insert("torch.ops.aten.to.dtype", to_dtype);
+    // TorchScript's overload, which ferrojit-convert carries over from the archive.
+    table.insert("torch.ops.aten.to.prim_dtype", to_dtype);
+    table.insert("torch.ops.aten.masked_fill.Scalar", masked_fill);
     table.insert("torch.ops.aten.type_as.default", type_as);
     table.insert("torch.ops.aten.rsub.Scalar", rsub);
     table.insert("torch.ops.aten.rsub.Tensor", rsub);
@@ -300,4 +304,37 @@ fn lift_fresh_copy(emitter: &mut Emitter, original: &Original) -> Result<Vec<Str
         vec![tensor(&input)],
         vec![],
     )?])
+}
+
+fn masked_fill(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
+    let input = original.tensor("self")?;
+    let mask = original.tensor("mask")?;
+    let value = original.required("value")?.clone();
+    let dtype = emitter.dtype(&input)?;
+    let filler = emitter.call(
+        "torch.ops.aten.scalar_tensor.default",
+        vec![value],
+        vec![
+            ("dtype", Argument::ScalarType(dtype)),
+            ("layout", Argument::Layout(LAYOUT_STRIDED)),
+            ("device", cpu()),
+        ],
+    )?;
+    let mut out = emitter.call(
+        "torch.ops.aten.where.self",
+        vec![tensor(&mask), tensor(&filler), tensor(&input)],
+        vec![],
+    )?;
+    // masked_fill always returns a contiguous tensor.
+    if !emitter.is_contiguous(&out)? {
+        out = emitter.call(
+            "torch.ops.aten.clone.default",
+            vec![tensor(&out)],
+            vec![(
+                "memory_format",
+                Argument::MemoryFormat(super::emitter::MEMORY_FORMAT_CONTIGUOUS),
+            )],
+        )?;
+    }
+    Ok(vec![out])
 }
