@@ -63,6 +63,13 @@ enum Command {
         /// Where to write the new archive.
         #[arg(short, long)]
         output: PathBuf,
+        /// For a .pt2 archive: lower every program to core ATen first, as
+        /// `ExportedProgram.run_decompositions()` does (what is not lowered is listed).
+        #[arg(long)]
+        decompose: bool,
+        /// With --decompose: refuse a program that keeps an operator PyTorch would decompose.
+        #[arg(long, requires = "decompose")]
+        strict: bool,
     },
     /// Compile a TorchScript source file and save it as a module calling the entry function.
     /// Freeze a TorchScript module as `torch.jit.freeze` does: attributes that are never
@@ -101,6 +108,12 @@ enum Command {
         /// A dynamic dimension, `NAME:DIM=SYMBOL[MIN,MAX]` (for example `x:0=batch[1,64]`).
         #[arg(long = "dynamic", value_name = "SPEC")]
         dynamic: Vec<String>,
+        /// Lower the program to core ATen, as `ExportedProgram.run_decompositions()` does.
+        #[arg(long)]
+        decompose: bool,
+        /// With --decompose: refuse a program that keeps an operator PyTorch would decompose.
+        #[arg(long, requires = "decompose")]
+        strict: bool,
     },
     Compile {
         /// The source file (top-level functions and script classes).
@@ -272,7 +285,12 @@ fn run(cli: Cli) -> Result<(), String> {
             max_pickle_memory,
             optimize: !no_optimize,
         }),
-        Command::Convert { input, output } => commands::convert::convert(&input, &output),
+        Command::Convert {
+            input,
+            output,
+            decompose,
+            strict,
+        } => commands::convert::convert(&input, &output, decompose.then_some(strict)),
         Command::Freeze {
             model,
             output,
@@ -288,12 +306,15 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             method,
             dynamic,
+            decompose,
+            strict,
         } => commands::export::export_model(&commands::export::ExportOptions {
             model: &model,
             inputs: &inputs,
             output: &output,
             method: &method,
             dynamic: &dynamic,
+            decompose: decompose.then_some(strict),
         }),
         Command::Compile {
             source,

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod archive;
+pub mod decompose;
 pub mod error;
 pub mod fallback;
 pub mod fx_text;
