@@ -61,12 +61,18 @@ fn main() {
     let inline_chain = parse_graph(INLINE_CHAIN).expect("inline chain parses");
 
     let fused = median(|| {
-        let out = cache.run_group(1, &chain, &inputs).expect("runs").expect("compiles");
+        let out = cache
+            .run_group(1, &chain, &inputs)
+            .expect("runs")
+            .expect("compiles");
         std::hint::black_box(out);
     });
     let unfused = median(|| {
         let z = x.mul(&w).and_then(|xw| xw.add(&b, &one)).expect("ops");
-        let y = z.sigmoid().and_then(|s| s.mul(&x)).and_then(|m| m.add(&x, &one));
+        let y = z
+            .sigmoid()
+            .and_then(|s| s.mul(&x))
+            .and_then(|m| m.add(&x, &one));
         std::hint::black_box(y.expect("ops"));
     });
     let fused_inline = median(|| {
@@ -78,7 +84,10 @@ fn main() {
     });
     let unfused_inline = median(|| {
         let z = x.mul(&w).and_then(|xw| xw.add(&b, &one)).expect("ops");
-        let y = z.relu().and_then(|r| r.mul(&x)).and_then(|m| m.sub(&b, &one));
+        let y = z
+            .relu()
+            .and_then(|r| r.mul(&x))
+            .and_then(|m| m.sub(&b, &one));
         std::hint::black_box(y.expect("ops"));
     });
 
@@ -100,7 +109,10 @@ fn main() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
 
-    println!("pointwise chain on {n} f32 elements, {} threads, median of 21", num_threads());
+    println!(
+        "pointwise chain on {n} f32 elements, {} threads, median of 21",
+        num_threads()
+    );
     println!(
         "mul-add-sigmoid-mul-add   fused {:>8.3} ms   op by op {:>8.3} ms   speedup {:.2}x",
         fused.as_secs_f64() * 1e3,

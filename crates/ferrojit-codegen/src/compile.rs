@@ -14,8 +14,8 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, I64};
 use cranelift_codegen::ir::{
-    AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, StackSlotData,
-    StackSlotKind, Type, Value,
+    AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type,
+    Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -326,10 +326,10 @@ impl<'a> Emitter<'a> {
             self.input_pointers.push(pointer);
         }
         for output in 0..self.program.outputs.len() {
-            let pointer = self
-                .builder
-                .ins()
-                .load(I64, Self::memory(), outputs, (output * 8) as i32);
+            let pointer =
+                self.builder
+                    .ins()
+                    .load(I64, Self::memory(), outputs, (output * 8) as i32);
             self.output_pointers.push(pointer);
         }
         for (index, step) in self.program.steps.iter().enumerate() {
@@ -361,7 +361,9 @@ impl<'a> Emitter<'a> {
         let block_body = self.builder.create_block();
         let exit = self.builder.create_block();
         let base = self.builder.append_block_param(block_head, I64);
-        self.builder.ins().jump(block_head, &[BlockArg::Value(start)]);
+        self.builder
+            .ins()
+            .jump(block_head, &[BlockArg::Value(start)]);
 
         self.builder.switch_to_block(block_head);
         let more = self.builder.ins().icmp(IntCC::SignedLessThan, base, end);
@@ -384,7 +386,9 @@ impl<'a> Emitter<'a> {
             }
         }
         let next = self.builder.ins().iadd(base, count);
-        self.builder.ins().jump(block_head, &[BlockArg::Value(next)]);
+        self.builder
+            .ins()
+            .jump(block_head, &[BlockArg::Value(next)]);
 
         self.builder.switch_to_block(exit);
         self.builder.ins().return_(&[]);
@@ -403,11 +407,10 @@ impl<'a> Emitter<'a> {
             }
             Home::Temporary(number) => {
                 let scratch = self.scratch.expect("temporaries have a stack slot");
-                let start = self.builder.ins().stack_addr(
-                    I64,
-                    scratch,
-                    (number as i64 * BLOCK * 4) as i32,
-                );
+                let start =
+                    self.builder
+                        .ins()
+                        .stack_addr(I64, scratch, (number as i64 * BLOCK * 4) as i32);
                 let bytes = self.builder.ins().ishl_imm_s(offset, 2);
                 self.builder.ins().iadd(start, bytes)
             }
@@ -455,9 +458,7 @@ impl<'a> Emitter<'a> {
             values.insert(step, value);
             if !matches!(self.homes[step], Home::Register) {
                 let address = self.address(step, base, offset);
-                self.builder
-                    .ins()
-                    .store(Self::memory(), value, address, 0);
+                self.builder.ins().store(Self::memory(), value, address, 0);
             }
         }
         let next = self.builder.ins().iadd_imm_s(offset, lanes);
@@ -544,10 +545,7 @@ impl<'a> Emitter<'a> {
                 let a = self.operand(a, base, offset, ty, values);
                 let b = self.operand(b, base, offset, ty, values);
                 let zero = self.constant(0.0, ty);
-                let mask = self
-                    .builder
-                    .ins()
-                    .fcmp(FloatCC::NotEqual, condition, zero);
+                let mask = self.builder.ins().fcmp(FloatCC::NotEqual, condition, zero);
                 if ty == F32X4 {
                     let flags = MemFlagsData::new().with_endianness(Endianness::Little);
                     let mask = self.builder.ins().bitcast(F32X4, flags, mask);

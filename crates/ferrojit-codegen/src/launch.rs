@@ -89,10 +89,7 @@ impl GroupCache {
         subgraph: &Graph,
         inputs: &[Tensor],
     ) -> Result<Option<Vec<Tensor>>, CodegenError> {
-        let input_error = |message: String| CodegenError::Input {
-            group_key,
-            message,
-        };
+        let input_error = |message: String| CodegenError::Input { group_key, message };
         if inputs.len() != subgraph.inputs().len() {
             return Err(input_error(format!(
                 "the group takes {} inputs, {} were given",
@@ -161,15 +158,17 @@ impl GroupCache {
             return Ok(None);
         }
         if strided {
-            self.stats.lock().unwrap_or_else(|e| e.into_inner()).strided_runs += 1;
+            self.stats
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .strided_runs += 1;
         }
 
         let mut outputs: Vec<Vec<f32>> = (0..program.outputs.len())
             .map(|_| vec![0.0f32; numel])
             .collect();
         if numel > 0 {
-            run_kernel(&kernel, &prepared, &layouts, &mut outputs, numel)
-                .map_err(input_error)?;
+            run_kernel(&kernel, &prepared, &layouts, &mut outputs, numel).map_err(input_error)?;
         }
         let tensors = outputs
             .into_iter()
@@ -185,8 +184,14 @@ impl GroupCache {
 
     fn remember_unsupported(&self, group_key: u64, dtypes: &[DType], reason: String) {
         let mut declined = self.declined.lock().unwrap_or_else(|e| e.into_inner());
-        if declined.insert((group_key, dtypes.to_vec()), reason).is_none() {
-            self.stats.lock().unwrap_or_else(|e| e.into_inner()).unsupported += 1;
+        if declined
+            .insert((group_key, dtypes.to_vec()), reason)
+            .is_none()
+        {
+            self.stats
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .unsupported += 1;
         }
     }
 
@@ -220,7 +225,10 @@ impl GroupCache {
             // unsupported for this layout only.
             Err(CodegenError::Compile(reason)) if reason.starts_with("a math function") => {
                 entries.insert(key.clone(), CacheEntry::Unsupported(reason));
-                self.stats.lock().unwrap_or_else(|e| e.into_inner()).unsupported += 1;
+                self.stats
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unsupported += 1;
                 return Ok(None);
             }
             Err(error) => return Err(error),
@@ -231,7 +239,10 @@ impl GroupCache {
             key.clone(),
             CacheEntry::Compiled(Arc::clone(&kernel), Arc::clone(&program)),
         );
-        self.stats.lock().unwrap_or_else(|e| e.into_inner()).compiled += 1;
+        self.stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .compiled += 1;
         Ok(Some((kernel, program)))
     }
 }
@@ -273,8 +284,7 @@ fn run_kernel(
     }
     let guards: Vec<_> = inputs.iter().map(|t| t.storage().read()).collect();
     let mut input_pointers: Vec<*const f32> = Vec::with_capacity(inputs.len());
-    for (index, ((tensor, guard), layout)) in inputs.iter().zip(&guards).zip(layouts).enumerate()
-    {
+    for (index, ((tensor, guard), layout)) in inputs.iter().zip(&guards).zip(layouts).enumerate() {
         let values = f32::slice_of(guard)
             .ok_or_else(|| format!("input {index} is not stored as f32 values"))?;
         // The bounds the kernel relies on: a full input holds `numel` values from its

@@ -94,7 +94,7 @@ impl MathFunction {
             MathFunction::Sigmoid => sigmoid_f32(x),
             MathFunction::Silu => silu_f32(x),
             MathFunction::Erf => erf_fast(f64::from(x)) as f32,
-            MathFunction::Gelu => gelu_fast(f64::from(x)) as f32,
+            MathFunction::Gelu => gelu_f32(x),
             MathFunction::GeluTanh => gelu_tanh_f64(f64::from(x)) as f32,
             MathFunction::Pow(exponent) => pow_f32(x, *exponent),
         }
@@ -133,7 +133,7 @@ pub fn exp_f32(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5;
     let y = p * r * r + r + 1.0;
     let n = n as i32;
     let half = n >> 1;
@@ -166,7 +166,7 @@ pub fn log_f32(x: f32) -> f32 {
     y = y * m - 1.666_805_8e-1;
     y = y * m + 2.000_071_4e-1;
     y = y * m - 2.499_999_4e-1;
-    y = y * m + 3.333_333_1e-1;
+    y = y * m + 3.333_333e-1;
     y = y * m * z;
     let e = exponent as f32;
     y += e * -2.121_944_4e-4;
@@ -189,13 +189,12 @@ pub fn log_f32(x: f32) -> f32 {
 pub fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
     let s = x * x;
-    let small = ((((-5.704_988_7e-3 * s + 2.063_908_9e-2) * s - 5.373_971_6e-2) * s
-        + 1.333_144_2e-1)
-        * s
-        - 3.333_328_2e-1)
-        * s
-        * x
-        + x;
+    let small =
+        ((((-5.704_988_7e-3 * s + 2.063_909e-2) * s - 5.373_971_6e-2) * s + 1.333_144_2e-1) * s
+            - 3.333_328e-1)
+            * s
+            * x
+            + x;
     let large = (1.0 - 2.0 / (exp_f32(a + a) + 1.0)).copysign(x);
     if a < 0.625 {
         small
@@ -214,6 +213,16 @@ pub fn sigmoid_f32(x: f32) -> f32 {
 #[inline(always)]
 pub fn silu_f32(x: f32) -> f32 {
     x / (1.0 + exp_f32(-x))
+}
+
+/// Exact GELU in f64, rounded once. At +inf PyTorch's kernel answers NaN (its
+/// `x * (1 + erf)` form meets inf * 0 on the way), and so does this one.
+fn gelu_f32(x: f32) -> f32 {
+    if x == f32::INFINITY {
+        f32::NAN
+    } else {
+        gelu_fast(f64::from(x)) as f32
+    }
 }
 
 /// GELU's tanh approximation in f64, rounded once by the caller.
@@ -274,7 +283,7 @@ math_kernel!(tanh_kernel, |x, _p| tanh_f32(x));
 math_kernel!(sigmoid_kernel, |x, _p| sigmoid_f32(x));
 math_kernel!(silu_kernel, |x, _p| silu_f32(x));
 math_kernel!(erf_kernel, |x, _p| erf_fast(f64::from(x)) as f32);
-math_kernel!(gelu_kernel, |x, _p| gelu_fast(f64::from(x)) as f32);
+math_kernel!(gelu_kernel, |x, _p| gelu_f32(x));
 math_kernel!(gelu_tanh_kernel, |x, _p| gelu_tanh_f64(f64::from(x)) as f32);
 math_kernel!(pow_kernel, |x, p| pow_f32(x, p));
 
@@ -311,10 +320,15 @@ mod tests {
             for (i, &x) in source.iter().enumerate() {
                 let want = function.apply(x);
                 assert!(
-                    destination[i].to_bits() == want.to_bits() || (want.is_nan() && destination[i].is_nan()),
+                    destination[i].to_bits() == want.to_bits()
+                        || (want.is_nan() && destination[i].is_nan()),
                     "{function:?}({x})"
                 );
-                assert_eq!(in_place[i].to_bits(), destination[i].to_bits(), "{function:?} in place");
+                assert_eq!(
+                    in_place[i].to_bits(),
+                    destination[i].to_bits(),
+                    "{function:?} in place"
+                );
             }
         }
     }

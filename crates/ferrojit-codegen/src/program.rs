@@ -116,10 +116,7 @@ pub fn lower(graph: &Graph, input_dtypes: &[DType]) -> Lowered<Program> {
     let mut outputs = Vec::new();
     for &value in graph.outputs() {
         let step = lowering.tensor(value)?;
-        if matches!(
-            lowering.steps[step],
-            Step::Input(_) | Step::Constant(_)
-        ) {
+        if matches!(lowering.steps[step], Step::Input(_) | Step::Constant(_)) {
             return unsupported("an output is an input or a constant, not a computed value");
         }
         if outputs.contains(&step) {
@@ -380,8 +377,7 @@ impl Lowering<'_> {
             "aten::where" => {
                 arity(3)?;
                 let condition = first(self)?;
-                if !matches!(self.steps[condition], Step::Input(i) if self.condition_inputs[i])
-                {
+                if !matches!(self.steps[condition], Step::Input(i) if self.condition_inputs[i]) {
                     return unsupported("where's condition is not a bool group input");
                 }
                 let a = self.operand(inputs[1])?;
@@ -403,7 +399,8 @@ impl Lowering<'_> {
                         // type_as another f32 tensor of the group is the identity.
                         let other = inputs.get(1).map(|&v| self.tensor(v));
                         match other {
-                            Some(Ok(step)) if !matches!(self.steps[step], Step::Input(i) if self.condition_inputs[i]) => {}
+                            Some(Ok(step)) if !matches!(self.steps[step], Step::Input(i) if self.condition_inputs[i]) =>
+                                {}
                             _ => return unsupported("type_as a non-f32 tensor"),
                         }
                     }

@@ -16,7 +16,9 @@ const AFFINE_SIGMOID: &str = "graph(%x : Tensor, %w : Tensor, %b : Tensor):
 ";
 
 fn values(n: usize, scale: f32) -> Vec<f32> {
-    (0..n).map(|i| ((i * 37 % 101) as f32 / 50.0 - 1.0) * scale).collect()
+    (0..n)
+        .map(|i| ((i * 37 % 101) as f32 / 50.0 - 1.0) * scale)
+        .collect()
 }
 
 fn tensor(values: &[f32], sizes: &[usize]) -> Tensor {
@@ -36,11 +38,18 @@ fn compiles_once_per_key_and_reuses_the_kernel() {
     let (x, w, b) = (values(n, 2.0), values(n, 0.5), values(n, 1.5));
     let inputs = [tensor(&x, &[n]), tensor(&w, &[n]), tensor(&b, &[n])];
     for _ in 0..3 {
-        let out = cache.run_group(7, &graph, &inputs).unwrap().expect("compiles");
+        let out = cache
+            .run_group(7, &graph, &inputs)
+            .unwrap()
+            .expect("compiles");
         let got = out[0].to_vec::<f32>().unwrap();
         for i in 0..n {
             let want = affine_sigmoid_reference(x[i], w[i], b[i]);
-            assert!((got[i] - want).abs() <= 2e-6 * want.abs().max(1.0), "{i}: {} vs {want}", got[i]);
+            assert!(
+                (got[i] - want).abs() <= 2e-6 * want.abs().max(1.0),
+                "{i}: {} vs {want}",
+                got[i]
+            );
         }
     }
     assert_eq!(cache.stats().compiled, 1);
@@ -66,11 +75,23 @@ fn unsupported_operator_and_dtype_are_declined_and_remembered() {
     .unwrap();
     let cache = GroupCache::new();
     let x = tensor(&[1.0, 2.0], &[2]);
-    assert!(cache.run_group(3, &graph, std::slice::from_ref(&x)).unwrap().is_none());
-    assert!(cache.run_group(3, &graph, std::slice::from_ref(&x)).unwrap().is_none());
-    assert_eq!(cache.stats().unsupported, 1, "lowered once, then remembered");
+    assert!(cache
+        .run_group(3, &graph, std::slice::from_ref(&x))
+        .unwrap()
+        .is_none());
+    assert!(cache
+        .run_group(3, &graph, std::slice::from_ref(&x))
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        cache.stats().unsupported,
+        1,
+        "lowered once, then remembered"
+    );
     assert_eq!(cache.stats().compiled, 0);
-    let reason = cache.unsupported_reason(3, std::slice::from_ref(&x)).unwrap();
+    let reason = cache
+        .unsupported_reason(3, std::slice::from_ref(&x))
+        .unwrap();
     assert!(reason.contains("aten::sin"), "{reason}");
 
     let doubles = Tensor::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
@@ -118,7 +139,10 @@ fn lengths_that_are_not_a_multiple_of_the_vector_or_block_are_exact() {
         assert_eq!(got.len(), n);
         for i in 0..n {
             let want = x[i].exp() + 2.0 * x[i];
-            assert!((got[i] - want).abs() <= 1e-5 * want.abs().max(1.0), "n={n} i={i}");
+            assert!(
+                (got[i] - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "n={n} i={i}"
+            );
         }
     }
     assert_eq!(cache.stats().compiled, 1);
@@ -133,7 +157,11 @@ fn large_tensors_split_across_threads_give_the_same_result() {
     let n = (1 << 16) + 13;
     let (x, w, b) = (values(n, 2.0), values(n, 0.5), values(n, 1.5));
     let out = cache
-        .run_group(9, &graph, &[tensor(&x, &[n]), tensor(&w, &[n]), tensor(&b, &[n])])
+        .run_group(
+            9,
+            &graph,
+            &[tensor(&x, &[n]), tensor(&w, &[n]), tensor(&b, &[n])],
+        )
         .unwrap()
         .expect("compiles");
     let got = out[0].to_vec::<f32>().unwrap();
@@ -187,7 +215,10 @@ fn broadcast_and_non_contiguous_inputs_run_the_strided_class() {
     let base = tensor(&values(12, 1.0), &[4, 3]);
     let x = base.transpose(0, 1).unwrap(); // [3, 4], not contiguous
     let y = tensor(&[10.0, 20.0, 30.0, 40.0], &[4]); // broadcast along dim 0
-    let out = cache.run_group(6, &graph, &[x.clone(), y.clone()]).unwrap().expect("compiles");
+    let out = cache
+        .run_group(6, &graph, &[x.clone(), y.clone()])
+        .unwrap()
+        .expect("compiles");
     assert_eq!(out[0].sizes(), &[3, 4]);
     assert!(out[0].is_contiguous());
     assert_eq!(cache.stats().strided_runs, 1);

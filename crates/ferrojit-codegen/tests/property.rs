@@ -52,8 +52,18 @@ enum Op {
 }
 
 const UNARY: &[&str] = &[
-    "neg", "abs", "relu", "sqrt", "rsqrt", "reciprocal", "exp", "log", "tanh", "sigmoid",
-    "silu", "erf",
+    "neg",
+    "abs",
+    "relu",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "exp",
+    "log",
+    "tanh",
+    "sigmoid",
+    "silu",
+    "erf",
 ];
 const BINARY: &[&str] = &["add", "sub", "mul", "div", "minimum", "maximum"];
 
@@ -65,7 +75,10 @@ struct Constants {
 impl Constants {
     fn add(&mut self, lines: &mut Vec<String>, ty: &str, attribute: &str) -> String {
         self.count += 1;
-        lines.push(format!("%c{} : {ty} = prim::Constant{attribute}()", self.count));
+        lines.push(format!(
+            "%c{} : {ty} = prim::Constant{attribute}()",
+            self.count
+        ));
         format!("%c{}", self.count)
     }
     fn number(&mut self, lines: &mut Vec<String>, value: f64) -> String {
@@ -85,7 +98,8 @@ struct Case {
 /// A tensor of `sizes` laid out as asked: contiguous, transposed or strided (non-contiguous).
 fn make_input(rng: &mut Rng, sizes: &[usize], layout: usize) -> Tensor {
     let numel: usize = sizes.iter().product();
-    let values = |rng: &mut Rng, n: usize| -> Vec<f32> { (0..n).map(|_| rng.uniform(-3.0, 3.0)).collect() };
+    let values =
+        |rng: &mut Rng, n: usize| -> Vec<f32> { (0..n).map(|_| rng.uniform(-3.0, 3.0)).collect() };
     match layout {
         // Transposed: build the reversed-last-two-dims tensor and transpose it back.
         1 if sizes.len() >= 2 => {
@@ -110,7 +124,10 @@ fn make_input(rng: &mut Rng, sizes: &[usize], layout: usize) -> Tensor {
 /// Shapes that broadcast to `full`: itself, size-1 dims, fewer leading dims, or 0-dim.
 fn broadcast_variant(rng: &mut Rng, full: &[usize]) -> Vec<usize> {
     match rng.below(5) {
-        0 => full.iter().map(|&s| if rng.below(2) == 0 { 1 } else { s }).collect(),
+        0 => full
+            .iter()
+            .map(|&s| if rng.below(2) == 0 { 1 } else { s })
+            .collect(),
         1 if !full.is_empty() => full[1..].to_vec(),
         2 => Vec::new(),
         _ => full.to_vec(),
@@ -124,7 +141,11 @@ fn generate(rng: &mut Rng, full: &[usize]) -> Case {
     let mut header = Vec::new();
     for index in 0..data_inputs {
         // The first input always has the full shape so that the output has it too.
-        let sizes = if index == 0 { full.to_vec() } else { broadcast_variant(rng, full) };
+        let sizes = if index == 0 {
+            full.to_vec()
+        } else {
+            broadcast_variant(rng, full)
+        };
         let layout = rng.below(4);
         inputs.push(make_input(rng, &sizes, layout));
         header.push(format!("%v{index} : Tensor"));
@@ -132,7 +153,9 @@ fn generate(rng: &mut Rng, full: &[usize]) -> Case {
     let condition = if rng.below(3) == 0 {
         let sizes = broadcast_variant(rng, full);
         let data = make_input(rng, &sizes, 0);
-        let mask = data.gt(&Tensor::scalar_tensor(Scalar::Float(0.0), DType::Float32)).unwrap();
+        let mask = data
+            .gt(&Tensor::scalar_tensor(Scalar::Float(0.0), DType::Float32))
+            .unwrap();
         inputs.push(mask);
         header.push("%cond : Tensor".to_string());
         Some(inputs.len() - 1)
@@ -151,11 +174,24 @@ fn generate(rng: &mut Rng, full: &[usize]) -> Case {
             2 => Op::Gelu(["none", "tanh"][rng.below(2)], a),
             3 => Op::Pow(a, [2.0, 3.0, 0.5, -1.0, 2.5][rng.below(5)]),
             4 | 5 => Op::Binary(BINARY[rng.below(BINARY.len())], a, b),
-            6 => Op::AddAlpha(["add", "sub"][rng.below(2)], a, b, [1.0, 0.5, -2.0][rng.below(3)]),
-            7 => Op::ScalarRight(["add", "mul", "div"][rng.below(3)], a, [1.5, -0.75][rng.below(2)]),
+            6 => Op::AddAlpha(
+                ["add", "sub"][rng.below(2)],
+                a,
+                b,
+                [1.0, 0.5, -2.0][rng.below(3)],
+            ),
+            7 => Op::ScalarRight(
+                ["add", "mul", "div"][rng.below(3)],
+                a,
+                [1.5, -0.75][rng.below(2)],
+            ),
             _ => match condition {
                 Some(_) => Op::Where(a, b),
-                None => Op::Clamp(a, [Some(-1.0), None][rng.below(2)], Some(0.5 + rng.below(3) as f64)),
+                None => Op::Clamp(
+                    a,
+                    [Some(-1.0), None][rng.below(2)],
+                    Some(0.5 + rng.below(3) as f64),
+                ),
             },
         };
         let out = format!("%v{values}");
@@ -207,7 +243,13 @@ fn generate(rng: &mut Rng, full: &[usize]) -> Case {
         header.join(", "),
         lines.join("\n  ")
     );
-    Case { text, inputs, ops, data_inputs, condition }
+    Case {
+        text,
+        inputs,
+        ops,
+        data_inputs,
+        condition,
+    }
 }
 
 /// The reference: ferrojit-tensor's kernels, one op at a time.
@@ -289,7 +331,15 @@ fn agree(actual: f32, expected: f32) -> bool {
 
 #[test]
 fn random_pointwise_graphs_match_ferrojit_tensor_kernels() {
-    let shapes: &[&[usize]] = &[&[37], &[4, 9], &[2, 3, 5], &[3, 1, 7], &[0, 3], &[1], &[257, 3]];
+    let shapes: &[&[usize]] = &[
+        &[37],
+        &[4, 9],
+        &[2, 3, 5],
+        &[3, 1, 7],
+        &[0, 3],
+        &[1],
+        &[257, 3],
+    ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let cache = GroupCache::new();
     let mut compiled_runs = 0;
@@ -300,9 +350,10 @@ fn random_pointwise_graphs_match_ferrojit_tensor_kernels() {
         let case = generate(&mut rng, full);
         let graph = parse_graph(&case.text).unwrap_or_else(|e| panic!("{e}\n{}", case.text));
         let expected = reference(&case);
-        let flat = case.inputs.iter().all(|t| {
-            (t.sizes() == expected.sizes() && t.is_contiguous()) || t.numel() == 1
-        });
+        let flat = case
+            .inputs
+            .iter()
+            .all(|t| (t.sizes() == expected.sizes() && t.is_contiguous()) || t.numel() == 1);
         let before = cache.stats().strided_runs;
         let result = cache
             .run_group(case_number, &graph, &case.inputs)
@@ -324,10 +375,18 @@ fn random_pointwise_graphs_match_ferrojit_tensor_kernels() {
         compiled_runs += 1;
         if !flat {
             strided_cases += 1;
-            assert_eq!(cache.stats().strided_runs, before + 1, "case {case_number} ran strided");
+            assert_eq!(
+                cache.stats().strided_runs,
+                before + 1,
+                "case {case_number} ran strided"
+            );
         }
         assert_eq!(outputs.len(), 1);
-        assert_eq!(outputs[0].sizes(), expected.sizes(), "case {case_number} shape");
+        assert_eq!(
+            outputs[0].sizes(),
+            expected.sizes(),
+            "case {case_number} shape"
+        );
         assert_eq!(outputs[0].dtype(), DType::Float32);
         let actual = outputs[0].to_vec::<f32>().unwrap();
         let wanted = expected.to_vec::<f32>().unwrap();
@@ -344,6 +403,12 @@ fn random_pointwise_graphs_match_ferrojit_tensor_kernels() {
         "{compiled_runs} compiled runs ({strided_cases} strided), {} declined",
         declined.len()
     );
-    assert!(compiled_runs >= 200, "too few cases compiled: {compiled_runs}");
-    assert!(strided_cases >= 20, "too few strided cases: {strided_cases}");
+    assert!(
+        compiled_runs >= 200,
+        "too few cases compiled: {compiled_runs}"
+    );
+    assert!(
+        strided_cases >= 20,
+        "too few strided cases: {strided_cases}"
+    );
 }

@@ -10,7 +10,11 @@ use ferrojit_tensor::Tensor;
 /// NaN against a number is infinitely far (u64::MAX).
 pub fn ulp_distance(a: f32, b: f32) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let ordered = |x: f32| -> i64 {
         let bits = i64::from(x.to_bits() as i32);
