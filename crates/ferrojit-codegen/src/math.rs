@@ -250,7 +250,27 @@ unsafe fn map_chunk(
     len: usize,
     function: impl Fn(f32) -> f32,
 ) {
-    for i in 0..len {
+    // Eight values at a time through a local array: with no possible aliasing inside the
+    // array, LLVM vectorizes `function` (the raw-pointer loop alone stayed scalar).
+    const WIDTH: usize = 8;
+    let mut start = 0;
+    while start + WIDTH <= len {
+        let mut lanes = [0.0f32; WIDTH];
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            // SAFETY: start + k < start + WIDTH <= len, within the caller's `len` values.
+            *lane = unsafe { *source.add(start + k) };
+        }
+        for lane in lanes.iter_mut() {
+            *lane = function(*lane);
+        }
+        for (k, lane) in lanes.iter().enumerate() {
+            // SAFETY: as above; all eight reads happened before these writes, so an
+            // in-place call is correct.
+            unsafe { *destination.add(start + k) = *lane };
+        }
+        start += WIDTH;
+    }
+    for i in start..len {
         // SAFETY: i < len, and the caller guarantees both ranges hold `len` values; reading
         // element i before writing element i keeps an in-place call correct.
         unsafe { *destination.add(i) = function(*source.add(i)) };
