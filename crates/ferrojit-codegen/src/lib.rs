@@ -45,6 +45,10 @@
 //! For GELU below x = -1 PyTorch's f32 `1 + erf`/`1 + tanh` cancels and ferrojit (in f64)
 //! is the accurate one; there the test bounds the absolute difference (1e-6) instead.
 //! gelu(+inf) is NaN, as in PyTorch.
+//!
+//! `examples/pointwise_speed.rs` (1M f32, 1 thread, release): `sigmoid(x*w+b)*x+x` fused
+//! 3.6-4.1 ms against 22.5 ms for ferrojit-tensor's kernels op by op; with relu in place of
+//! sigmoid 0.77 ms against 16-17 ms. The IR-polynomial alternative was not measured.
 
 pub mod compile;
 pub mod launch;
