@@ -33,7 +33,9 @@ fn a_traced_closure_runs_like_the_closure_on_another_batch_size() {
     // The weight was created outside the trace and is no parameter: a constant.
     assert!(text.contains(": Tensor = prim::Constant"), "{text}");
     let (x, y) = (random(4, &[6, 4]), random(5, &[6, 3]));
-    let traced_output = traced.run(vec![x.clone().into(), y.clone().into()]).unwrap();
+    let traced_output = traced
+        .run(vec![x.clone().into(), y.clone().into()])
+        .unwrap();
     let eager = body(&[TracedTensor::new(x), TracedTensor::new(y)]).unwrap();
     assert_eq!(traced_output.to_tensor().unwrap().sizes(), &[6, 3]);
     assert_eq!(values(&traced_output), values(eager.value()));
@@ -56,8 +58,11 @@ fn sizes_read_from_the_input_stay_traced_and_constants_stay_constant() {
     let output = traced.run(vec![random(2, &[5, 4, 2]).into()]).unwrap();
     assert_eq!(output.to_tensor().unwrap().sizes(), &[20, 2]);
 
-    let fixed = trace(|inputs| inputs[0].view(&[6.into(), 2.into()]), vec![random(1, &[3, 2, 2])])
-        .unwrap();
+    let fixed = trace(
+        |inputs| inputs[0].view(&[6.into(), 2.into()]),
+        vec![random(1, &[3, 2, 2])],
+    )
+    .unwrap();
     assert!(!fixed.graph_text().contains("aten::size"));
     // Baked in as PyTorch bakes a Python int: another batch size no longer fits.
     assert!(fixed.run(vec![random(2, &[5, 2, 2]).into()]).is_err());
@@ -105,7 +110,11 @@ fn a_module_trees_parameters_are_attributes_and_its_archive_reloads() {
     let model = block();
     let traced = trace_module(&model, random(3, &[2, 4])).unwrap();
     let text = traced.graph_text();
-    assert_eq!(text.matches("prim::GetAttr[name=\"weight\"]").count(), 3, "{text}");
+    assert_eq!(
+        text.matches("prim::GetAttr[name=\"weight\"]").count(),
+        3,
+        "{text}"
+    );
     assert!(!text.contains(": Tensor = prim::Constant"), "{text}");
     let names: Vec<String> = ferrojit_tracer::named_parameters(&model)
         .into_iter()
@@ -113,7 +122,14 @@ fn a_module_trees_parameters_are_attributes_and_its_archive_reloads() {
         .collect();
     assert_eq!(
         names,
-        ["first.weight", "first.bias", "norm.weight", "norm.bias", "rest.1.0.weight", "rest.1.0.bias"]
+        [
+            "first.weight",
+            "first.bias",
+            "norm.weight",
+            "norm.bias",
+            "rest.1.0.weight",
+            "rest.1.0.bias"
+        ]
     );
     // Two Sequentials with different children: the second class name is mangled.
     let bytes = traced.save_to_bytes("block").unwrap();
@@ -125,17 +141,26 @@ fn a_module_trees_parameters_are_attributes_and_its_archive_reloads() {
     let loaded = ferrojit_serialize::import::load_module(&path).unwrap();
     let _ = std::fs::remove_file(&path);
     let x = random(4, &[7, 4]);
-    let reloaded = loaded.module.run_method("forward", vec![x.clone().into()]).unwrap();
+    let reloaded = loaded
+        .module
+        .run_method("forward", vec![x.clone().into()])
+        .unwrap();
     let eager = model.forward(&TracedTensor::new(x)).unwrap();
     assert_eq!(values(&reloaded), values(eager.value()));
 }
 
 #[test]
 fn bad_use_gives_typed_errors_and_leaves_no_trace_active() {
-    let error = trace(|inputs| inputs[0].size(5).map(|_| inputs[0].clone()), vec![random(1, &[2])])
-        .err()
-        .unwrap();
-    assert!(error.to_string().contains("dimension 5 is out of range"), "{error}");
+    let error = trace(
+        |inputs| inputs[0].size(5).map(|_| inputs[0].clone()),
+        vec![random(1, &[2])],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        error.to_string().contains("dimension 5 is out of range"),
+        "{error}"
+    );
     let error = trace(
         |inputs| inputs[0].matmul(&TracedTensor::new(random(2, &[3, 3]))),
         vec![random(1, &[2, 2])],
@@ -169,7 +194,11 @@ fn cat_records_a_list_of_traced_tensors() {
         vec![random(1, &[2, 3]), random(2, &[1, 3])],
     )
     .unwrap();
-    assert!(traced.graph_text().contains("prim::ListConstruct(%x0"), "{}", traced.graph_text());
+    assert!(
+        traced.graph_text().contains("prim::ListConstruct(%x0"),
+        "{}",
+        traced.graph_text()
+    );
     let output = traced
         .run(vec![random(3, &[4, 3]).into(), random(4, &[2, 3]).into()])
         .unwrap();
