@@ -204,3 +204,24 @@ fn cat_records_a_list_of_traced_tensors() {
         .unwrap();
     assert_eq!(output.to_tensor().unwrap().sizes(), &[6, 3]);
 }
+
+#[test]
+fn a_panicking_closure_leaves_no_trace_active() {
+    let outcome = std::panic::catch_unwind(|| {
+        let _ = trace(
+            |inputs| {
+                let _ = inputs[0].relu();
+                panic!("the model's own bug")
+            },
+            vec![random(1, &[2])],
+        );
+    });
+    assert!(outcome.is_err());
+    // Had the panicked trace stayed active, this one would be refused as nested.
+    let traced = trace(|inputs| inputs[0].sigmoid(), vec![random(1, &[2])]).unwrap();
+    let text = traced.graph_text();
+    assert!(
+        text.contains("aten::sigmoid") && !text.contains("aten::relu"),
+        "{text}"
+    );
+}
