@@ -10,10 +10,12 @@
 
 pub mod canonical_form;
 pub mod check_trace;
+pub mod closure_trace;
 pub mod decompositions;
 pub mod error;
 pub mod evaluator;
 pub mod module_trace;
+pub mod nn;
 pub mod number_arithmetic;
 pub mod scripted_functions;
 pub mod traced_module;
@@ -21,6 +23,7 @@ pub mod tracing_state;
 pub mod warnings;
 
 pub use check_trace::{check_trace, CheckReport};
+pub use closure_trace::{named_parameters, trace, Module, TracedInt, TracedTensor};
 pub use error::{Result, TraceError};
 pub use module_trace::trace_module;
 pub use traced_module::{trace_source, TracedFunction};

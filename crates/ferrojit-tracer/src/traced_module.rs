@@ -42,6 +42,9 @@ pub(crate) enum Origin {
     },
     /// The `forward` of a loaded module (`loaded` is the module).
     Module,
+    /// A Rust closure ([`crate::closure_trace`]): it was consumed by the trace, so it can be
+    /// neither traced again nor run eagerly from here.
+    RustClosure,
 }
 
 /// Traces function `entry` of TorchScript-subset `source` on `inputs` (positional).
@@ -343,6 +346,11 @@ impl TracedFunction {
                 },
                 inputs,
             ),
+            Origin::RustClosure => Err(TraceError::Unsupported {
+                what: "a Rust closure again from its trace (call ferrojit::trace again)"
+                    .to_string(),
+                location: String::new(),
+            }),
         }
     }
 
@@ -361,6 +369,9 @@ impl TracedFunction {
     /// Runs the traced function itself (not the trace) on `inputs`: what Python's eager
     /// call is to PyTorch's trace check.
     pub fn run_eagerly(&self, inputs: Vec<IValue>) -> std::result::Result<IValue, String> {
+        if matches!(self.origin, Origin::RustClosure) {
+            return Err("a traced Rust closure cannot be run eagerly from its trace".to_string());
+        }
         let Origin::Source { entry, .. } = &self.origin else {
             return self
                 .loaded

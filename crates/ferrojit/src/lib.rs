@@ -49,6 +49,9 @@ use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_serialize::import::{load_module_from_archive, LoadedModule};
 
+pub mod tracing;
+pub use tracing::{trace, trace_module};
+
 pub use ferrojit_export::DEFAULT_MODEL_NAME;
 pub use ferrojit_runtime::ivalue::IValue;
 pub use ferrojit_runtime::{num_threads, Module};
