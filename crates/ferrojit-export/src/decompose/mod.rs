@@ -8,7 +8,7 @@
 //! functionalization makes it. Each call whose operator PyTorch's table rewrites is then
 //! replaced by the same core ATen calls PyTorch's decomposition makes, in the same order and
 //! with the same arguments (one file per family: [`linear_algebra`], [`convolution`],
-//! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`],
+//! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`], [`arithmetic`],
 //! [`pooling`], [`attention`]). Every new node gets the original node's metadata
 //! (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by running
 //! the new node on example tensors of the recorded shapes. Last, calls whose results nothing
@@ -20,6 +20,7 @@
 //! [`DecomposeOptions::strict`] any such node is an error naming it instead.
 
 pub mod activation;
+pub mod arithmetic;
 pub mod attention;
 pub mod convolution;
 pub mod elementwise;
@@ -101,6 +102,7 @@ fn rules() -> &'static BTreeMap<&'static str, Rule> {
         views::register(&mut table);
         reduction::register(&mut table);
         elementwise::register(&mut table);
+        arithmetic::register(&mut table);
         pooling::register(&mut table);
         attention::register(&mut table);
         table
