@@ -16,7 +16,7 @@
 //!
 //! What is not lowered stays in the program and is listed in the [`DecomposeReport`]: an
 //! operator PyTorch decomposes but ferrojit has no rule for, a rule that does not apply
-//! (symbolic shapes, training-mode batch norm, ...), or an in-place write to a view. With
+//! (symbolic shapes, batch norm without running statistics, ...), or an in-place write to a view. With
 //! [`DecomposeOptions::strict`] any such node is an error naming it instead.
 
 pub mod activation;
@@ -483,11 +483,24 @@ fn lower_graph(
         let outcome = {
             let mut emitter = Emitter::new(&graph.tensor_values, &mut names, &node);
             let original = Original { node: &node };
-            rule(&mut emitter, &original)
-                .map(|replacements| (replacements, emitter.nodes, emitter.new_metas))
+            rule(&mut emitter, &original).and_then(|replacements| {
+                if !emitter.writes.is_empty() && !top_level {
+                    // A subgraph's writes are not part of the signature: nothing to
+                    // report them through.
+                    return Err(emitter::not_applicable(
+                        "a decomposition that updates its inputs, inside a subgraph",
+                    ));
+                }
+                Ok((
+                    replacements,
+                    emitter.nodes,
+                    emitter.new_metas,
+                    emitter.writes,
+                ))
+            })
         };
         match outcome {
-            Ok((replacements, mut nodes, new_metas)) => {
+            Ok((replacements, mut nodes, new_metas, writes)) => {
                 let originals = output_tensor_names(&node);
                 if replacements.len() != originals.len() {
                     return Err(ExportError::Unsupported(format!(
@@ -519,6 +532,16 @@ fn lower_graph(
                     } else if replacement != original {
                         graph.tensor_values.remove(original);
                         add_alias(&mut aliases, original, replacement);
+                    }
+                }
+                for (written, new_contents) in writes {
+                    // Later readers of the written value read its new contents, and a
+                    // written buffer or user input gets its mutation output.
+                    add_alias(&mut aliases, &written, &new_contents);
+                    if let Some(root) = root_placeholder(&written, &mutations) {
+                        if mutable_inputs.contains_key(&root) {
+                            mutations.insert(root, new_contents);
+                        }
                     }
                 }
                 new_nodes.extend(nodes);
