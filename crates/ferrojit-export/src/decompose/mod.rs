@@ -1,6 +1,5 @@
-//! Lowers an Export IR program to core ATen, as torch 2.15's
-//! `ExportedProgram.run_decompositions()` does with its default table
-//! (`torch.export.default_decompositions()`).
+//! Lowers an Export IR program to core ATen, as torch 2.15's `ExportedProgram.run_decompositions()`
+//! does with its default table (`torch.export.default_decompositions()`).
 //!
 //! The pass walks the graph in order. An in-place ATen call (`relu_`, `add_`) becomes its
 //! functional form, later readers of the mutated value read the result instead, and a
@@ -8,16 +7,16 @@
 //! functionalization makes it. Each call whose operator PyTorch's table rewrites is then
 //! replaced by the same core ATen calls PyTorch's decomposition makes, in the same order and
 //! with the same arguments (one file per family: [`linear_algebra`], [`convolution`],
-//! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`], [`arithmetic`],
-//! [`pooling`], [`attention`]). Every new node gets the original node's metadata
-//! (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by running
-//! the new node on example tensors of the recorded shapes. Last, calls whose results nothing
+//! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`],
+//! [`arithmetic`], [`pooling`], [`attention`]). Every new node gets the original node's
+//! metadata (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by
+//! running the new node on example tensors of the recorded shapes. Last, calls whose results nothing
 //! reads are dropped, as PyTorch's dead-code elimination drops them.
 //!
 //! What is not lowered stays in the program and is listed in the [`DecomposeReport`]: an
 //! operator PyTorch decomposes but ferrojit has no rule for, a rule that does not apply
-//! (symbolic shapes, batch norm without running statistics, ...), or an in-place write to a view. With
-//! [`DecomposeOptions::strict`] any such node is an error naming it instead.
+//! (symbolic shapes, batch norm without running statistics, ...), or an in-place write to a
+//! view. With [`DecomposeOptions::strict`] any such node is an error naming it instead.
 
 pub mod activation;
 pub mod arithmetic;

@@ -1,9 +1,9 @@
 //! Decompositions of the normalization front-ends: `batch_norm` in inference
 //! (`_native_batch_norm_legit_no_training`) and in training with running statistics
-//! (`_native_batch_norm_legit_functional`, the new statistics written back), `layer_norm` (`native_layer_norm`),
-//! `group_norm` (`native_group_norm` with N, C, HxW spelled out) and `instance_norm` (the
-//! batch folded into the channels, `_native_batch_norm_legit.no_stats`, viewed back). Only
-//! the first result of each native call is read; the others keep their `_unused` names.
+//! (`_native_batch_norm_legit_functional`, the new statistics written back), `layer_norm`
+//! (`native_layer_norm`), `group_norm` (`native_group_norm` with N, C, HxW spelled out) and
+//! `instance_norm` (the batch folded into the channels, `_native_batch_norm_legit.no_stats`, viewed
+//! back). Only the first result of each native call is read; the others keep their `_unused` names.
 
 use super::emitter::{not_applicable, Emitter, Original};
 use super::Rule;

@@ -1,7 +1,7 @@
-//! Decompositions of shape and view operators into `view`, `permute`, `expand`,
-//! `squeeze.dims`, `slice`, `split_with_sizes`, `cat` and `clone`: `flatten`, `reshape`,
-//! `unflatten`, `contiguous`, `transpose`, `t`, `expand_as`, `view_as`, `squeeze.dim`,
-//! `chunk`, `split`, `unbind`, `stack`, `pixel_shuffle` and `pixel_unshuffle`. An operator that returns its input unchanged
+//! Decompositions of shape and view operators into `view`, `permute`, `expand`, `squeeze.dims`,
+//! `slice`, `split_with_sizes`, `cat` and `clone`: `flatten`, `reshape`, `unflatten`, `contiguous`,
+//! `transpose`, `t`, `expand_as`, `view_as`, `squeeze.dim`, `chunk`, `split`, `unbind`, `stack`,
+//! `pixel_shuffle` and `pixel_unshuffle`. An operator that returns its input unchanged
 //! (`contiguous` of a contiguous tensor, a `flatten` that changes nothing) leaves no node.
 
 use super::emitter::{not_applicable, Emitter, Original, MEMORY_FORMAT_CONTIGUOUS};
