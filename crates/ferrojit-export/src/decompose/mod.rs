@@ -10,8 +10,8 @@
 //! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`],
 //! [`arithmetic`], [`pooling`], [`attention`]). Every new node gets the original node's
 //! metadata (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by
-//! running the new node on example tensors of the recorded shapes. Last, calls whose results nothing
-//! reads are dropped, as PyTorch's dead-code elimination drops them.
+//! running the new node on example tensors of the recorded shapes. Last, calls whose results
+//! nothing reads are dropped, as PyTorch's dead-code elimination drops them.
 //!
 //! What is not lowered stays in the program and is listed in the [`DecomposeReport`]: an
 //! operator PyTorch decomposes but ferrojit has no rule for, a rule that does not apply
