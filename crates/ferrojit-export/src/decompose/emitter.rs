@@ -162,6 +162,10 @@ pub(crate) struct Emitter<'g> {
     pub(crate) new_metas: BTreeMap<String, TensorMeta>,
     examples: BTreeMap<String, IValue>,
     pub(crate) nodes: Vec<Node>,
+    /// Writes the decomposition makes to its inputs, as (value written, value holding the
+    /// new contents): training batch norm's running statistics. The pass turns each into a
+    /// mutation output, as functionalization does.
+    pub(crate) writes: Vec<(String, String)>,
 }
 
 /// `torch.ops.aten.permute.default` as the registry name `aten::permute`.
@@ -258,6 +262,7 @@ impl<'g> Emitter<'g> {
             new_metas: BTreeMap::new(),
             examples: BTreeMap::new(),
             nodes: Vec::new(),
+            writes: Vec::new(),
         }
     }
 

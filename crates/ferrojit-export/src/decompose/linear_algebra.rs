@@ -1,7 +1,8 @@
 //! Decompositions of linear algebra: `linear` (ATen's composite kernel: `addmm` for 2-d
 //! input with a bias, flatten → `addmm` → `view` for contiguous input, otherwise `matmul`
-//! and `add`), `matmul` (every path of ATen's `matmul`: `mm`, `mv`, folding a batch into
-//! `mm`, and the broadcast `expand` → `bmm` path), `mv`, and `baddbmm`.
+//! and `add`), `matmul` (every path of PyTorch's `matmul` decomposition: `dot` as `mul` +
+//! `sum`, `mm`, `mv`, folding either operand's batch into one `mm` / `mv`, and the broadcast
+//! `expand` → `bmm` path), `mv`, and `baddbmm`.
 
 use super::emitter::{not_applicable, Emitter, Original};
 use super::Rule;
@@ -127,16 +128,102 @@ fn view(emitter: &mut Emitter, value: &str, sizes: Vec<i64>) -> Result<String> {
     )
 }
 
-/// ATen's `should_fold`: the larger operand's leading dimensions can be viewed as one.
-fn should_fold(sizes: &[i64], strides: &[i64], other_dim: usize) -> bool {
-    let dim = sizes.len();
-    if !(dim >= 3 && other_dim <= 2) {
-        return false;
+/// PyTorch's `should_fold` (its Python decomposition, which differs from ATen's): the
+/// larger operand (not transposed) is fully contiguous, ignoring dimensions of size one, so
+/// its batch can be folded into the rows of one `mm` / `mv`; or the smaller operand
+/// requires grad (a parameter), where PyTorch folds even at the cost of a copy.
+fn should_fold(emitter: &Emitter, first: &str, second: &str) -> Result<bool> {
+    let (dim1, dim2) = (emitter.dim(first)?, emitter.dim(second)?);
+    let (larger, smaller) = if dim1 >= dim2 {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    if !(emitter.dim(larger)? >= 3 && emitter.dim(smaller)? <= 2) {
+        return Ok(false);
     }
+    if emitter.meta(smaller)?.requires_grad {
+        return Ok(true);
+    }
+    if dim1 == 2 {
+        return Ok(false);
+    }
+    let sizes = emitter.sizes(larger)?;
     if sizes.contains(&0) {
-        return true;
+        return Ok(true);
     }
-    (0..dim - 2).all(|i| strides[i] == strides[i + 1] * sizes[i + 1])
+    let strides = emitter.strides(larger)?;
+    let expected = super::emitter::contiguous_strides(&sizes);
+    Ok(sizes
+        .iter()
+        .zip(strides.iter().zip(&expected))
+        .all(|(size, (stride, want))| *size == 1 || stride == want))
+}
+
+/// The last two dimensions swapped (`.mT`), as PyTorch writes it: one `permute`.
+fn swap_last_two(emitter: &mut Emitter, value: &str) -> Result<String> {
+    let rank = emitter.dim(value)? as i64;
+    let mut order: Vec<i64> = (0..rank).collect();
+    order.swap(rank as usize - 1, rank as usize - 2);
+    emitter.call(
+        "torch.ops.aten.permute.default",
+        vec![Argument::Tensor(value.into()), Argument::Ints(order)],
+        vec![],
+    )
+}
+
+/// The folded path of PyTorch's `matmul`: the larger operand (transposed when it is the
+/// second) reshaped to rows × columns, one `mm` or `mv`, viewed back (and transposed back,
+/// contiguous, when the second operand was folded against a matrix).
+fn folded_matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result<String> {
+    let tensor = |name: &str| Argument::Tensor(name.to_string());
+    let (dim1, dim2) = (emitter.dim(first)?, emitter.dim(second)?);
+    let transpose = dim2 > dim1;
+    let (larger, smaller) = if transpose {
+        let larger = swap_last_two(emitter, second)?;
+        let smaller = if dim1 == 2 {
+            emitter.call(
+                "torch.ops.aten.permute.default",
+                vec![tensor(first), Argument::Ints(vec![1, 0])],
+                vec![],
+            )?
+        } else {
+            first.to_string()
+        };
+        (larger, smaller)
+    } else {
+        (first.to_string(), second.to_string())
+    };
+    let sizes = emitter.sizes(&larger)?;
+    let mut output_shape = sizes[..sizes.len() - 1].to_vec();
+    let rows: i64 = output_shape.iter().product();
+    let folded = reshape_to(emitter, &larger, vec![rows, sizes[sizes.len() - 1]])?;
+    if emitter.dim(&smaller)? == 2 {
+        output_shape.push(emitter.sizes(&smaller)?[1]);
+        let product = emitter.call(
+            "torch.ops.aten.mm.default",
+            vec![tensor(&folded), tensor(&smaller)],
+            vec![],
+        )?;
+        let output = view(emitter, &product, output_shape)?;
+        if !transpose {
+            return Ok(output);
+        }
+        let swapped = swap_last_two(emitter, &output)?;
+        if emitter.is_contiguous(&swapped)? {
+            return Ok(swapped);
+        }
+        return emitter.call(
+            "torch.ops.aten.clone.default",
+            vec![tensor(&swapped)],
+            vec![(
+                "memory_format",
+                Argument::MemoryFormat(super::emitter::MEMORY_FORMAT_CONTIGUOUS),
+            )],
+        );
+    }
+    let product = mv(emitter, &folded, &smaller)?;
+    view(emitter, &product, output_shape)
 }
 
 /// Broadcast shape of two batch shapes.
@@ -171,14 +258,21 @@ fn broadcast(first: &[i64], second: &[i64]) -> Result<Vec<i64>> {
 pub(crate) fn matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result<String> {
     let sizes1 = emitter.sizes(first)?;
     let sizes2 = emitter.sizes(second)?;
-    let strides1 = emitter.strides(first)?;
     let (dim1, dim2) = (sizes1.len(), sizes2.len());
     let tensor = |name: &str| Argument::Tensor(name.to_string());
     match (dim1, dim2) {
         (1, 1) => {
-            return Err(not_applicable(
-                "matmul of two vectors (dot) is not decomposed yet",
-            ));
+            // PyTorch's `dot` decomposition: `(self * other).sum()` over no dimensions.
+            let product = emitter.call(
+                "torch.ops.aten.mul.Tensor",
+                vec![tensor(first), tensor(second)],
+                vec![],
+            )?;
+            return emitter.call(
+                "torch.ops.aten.sum.dim_IntList",
+                vec![Argument::Tensor(product), Argument::Ints(vec![])],
+                vec![],
+            );
         }
         (2, 1) => return mv(emitter, first, second),
         (1, 2) => {
@@ -207,40 +301,8 @@ pub(crate) fn matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result
         }
         _ => {}
     }
-    if dim1 >= 3 && dim2 <= 2 && should_fold(&sizes1, &strides1, dim2) {
-        // Fold the batch of the first operand into the rows of one mm (or mv).
-        let rows: i64 = sizes1[..dim1 - 1].iter().product();
-        let folded = view(emitter, first, vec![rows, sizes1[dim1 - 1]])?;
-        let mut out_sizes = sizes1[..dim1 - 1].to_vec();
-        let product = if dim2 == 2 {
-            out_sizes.push(sizes2[1]);
-            emitter.call(
-                "torch.ops.aten.mm.default",
-                vec![tensor(&folded), tensor(second)],
-                vec![],
-            )?
-        } else {
-            mv(emitter, &folded, second)?
-        };
-        return view(emitter, &product, out_sizes);
-    }
-    if dim2 >= 3 && dim1 <= 2 {
-        let strides2 = emitter.strides(second)?;
-        let transposed_sizes: Vec<i64> = {
-            let mut s = sizes2.clone();
-            s.swap(dim2 - 1, dim2 - 2);
-            s
-        };
-        let transposed_strides: Vec<i64> = {
-            let mut s = strides2.clone();
-            s.swap(dim2 - 1, dim2 - 2);
-            s
-        };
-        if should_fold(&transposed_sizes, &transposed_strides, dim1) {
-            return Err(not_applicable(
-                "matmul folding the second operand's batch (transposed fold) is not decomposed yet",
-            ));
-        }
+    if should_fold(emitter, first, second)? {
+        return folded_matmul(emitter, first, second);
     }
     // The broadcast path: expand both to one batch, bmm, view back.
     let n = if dim1 > 1 { sizes1[dim1 - 2] } else { 1 };

@@ -1,6 +1,5 @@
-//! Lowers an Export IR program to core ATen, as torch 2.15's
-//! `ExportedProgram.run_decompositions()` does with its default table
-//! (`torch.export.default_decompositions()`).
+//! Lowers an Export IR program to core ATen, as torch 2.15's `ExportedProgram.run_decompositions()`
+//! does with its default table (`torch.export.default_decompositions()`).
 //!
 //! The pass walks the graph in order. An in-place ATen call (`relu_`, `add_`) becomes its
 //! functional form, later readers of the mutated value read the result instead, and a
@@ -9,17 +8,18 @@
 //! replaced by the same core ATen calls PyTorch's decomposition makes, in the same order and
 //! with the same arguments (one file per family: [`linear_algebra`], [`convolution`],
 //! [`normalization`], [`activation`], [`views`], [`reduction`], [`elementwise`],
-//! [`pooling`], [`attention`]). Every new node gets the original node's metadata
-//! (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by running
-//! the new node on example tensors of the recorded shapes. Last, calls whose results nothing
-//! reads are dropped, as PyTorch's dead-code elimination drops them.
+//! [`arithmetic`], [`pooling`], [`attention`]). Every new node gets the original node's
+//! metadata (stack_trace, nn_module_stack, ...) and each new value its `TensorMeta`, found by
+//! running the new node on example tensors of the recorded shapes. Last, calls whose results
+//! nothing reads are dropped, as PyTorch's dead-code elimination drops them.
 //!
 //! What is not lowered stays in the program and is listed in the [`DecomposeReport`]: an
 //! operator PyTorch decomposes but ferrojit has no rule for, a rule that does not apply
-//! (symbolic shapes, training-mode batch norm, ...), or an in-place write to a view. With
-//! [`DecomposeOptions::strict`] any such node is an error naming it instead.
+//! (symbolic shapes, batch norm without running statistics, ...), or an in-place write to a
+//! view. With [`DecomposeOptions::strict`] any such node is an error naming it instead.
 
 pub mod activation;
+pub mod arithmetic;
 pub mod attention;
 pub mod convolution;
 pub mod elementwise;
@@ -101,6 +101,7 @@ fn rules() -> &'static BTreeMap<&'static str, Rule> {
         views::register(&mut table);
         reduction::register(&mut table);
         elementwise::register(&mut table);
+        arithmetic::register(&mut table);
         pooling::register(&mut table);
         attention::register(&mut table);
         table
@@ -481,11 +482,24 @@ fn lower_graph(
         let outcome = {
             let mut emitter = Emitter::new(&graph.tensor_values, &mut names, &node);
             let original = Original { node: &node };
-            rule(&mut emitter, &original)
-                .map(|replacements| (replacements, emitter.nodes, emitter.new_metas))
+            rule(&mut emitter, &original).and_then(|replacements| {
+                if !emitter.writes.is_empty() && !top_level {
+                    // A subgraph's writes are not part of the signature: nothing to
+                    // report them through.
+                    return Err(emitter::not_applicable(
+                        "a decomposition that updates its inputs, inside a subgraph",
+                    ));
+                }
+                Ok((
+                    replacements,
+                    emitter.nodes,
+                    emitter.new_metas,
+                    emitter.writes,
+                ))
+            })
         };
         match outcome {
-            Ok((replacements, mut nodes, new_metas)) => {
+            Ok((replacements, mut nodes, new_metas, writes)) => {
                 let originals = output_tensor_names(&node);
                 if replacements.len() != originals.len() {
                     return Err(ExportError::Unsupported(format!(
@@ -517,6 +531,16 @@ fn lower_graph(
                     } else if replacement != original {
                         graph.tensor_values.remove(original);
                         add_alias(&mut aliases, original, replacement);
+                    }
+                }
+                for (written, new_contents) in writes {
+                    // Later readers of the written value read its new contents, and a
+                    // written buffer or user input gets its mutation output.
+                    add_alias(&mut aliases, &written, &new_contents);
+                    if let Some(root) = root_placeholder(&written, &mutations) {
+                        if mutable_inputs.contains_key(&root) {
+                            mutations.insert(root, new_contents);
+                        }
                     }
                 }
                 new_nodes.extend(nodes);

@@ -1,8 +1,9 @@
 //! Decompositions of the normalization front-ends: `batch_norm` in inference
-//! (`_native_batch_norm_legit_no_training`), `layer_norm` (`native_layer_norm`),
-//! `group_norm` (`native_group_norm` with N, C, HxW spelled out) and `instance_norm` (the
-//! batch folded into the channels, `_native_batch_norm_legit.no_stats`, viewed back). Only
-//! the first result of each native call is read; the others keep their `_unused` names.
+//! (`_native_batch_norm_legit_no_training`) and in training with running statistics
+//! (`_native_batch_norm_legit_functional`, the new statistics written back), `layer_norm`
+//! (`native_layer_norm`), `group_norm` (`native_group_norm` with N, C, HxW spelled out) and
+//! `instance_norm` (the batch folded into the channels, `_native_batch_norm_legit.no_stats`, viewed
+//! back). Only the first result of each native call is read; the others keep their `_unused` names.
 
 use super::emitter::{not_applicable, Emitter, Original};
 use super::Rule;
@@ -23,9 +24,7 @@ fn optional(name: Option<String>) -> Argument {
 
 fn batch_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
     if original.bool_or("training", false)? {
-        return Err(not_applicable(
-            "training-mode batch_norm (its running statistics are updated)",
-        ));
+        return training_batch_norm(emitter, original);
     }
     let input = original.tensor("input")?;
     let running_mean = original.optional_tensor("running_mean")?;
@@ -49,6 +48,44 @@ fn batch_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>>
         vec![],
         None,
     )?;
+    Ok(vec![outputs[0].clone()])
+}
+
+/// Training batch norm with running statistics, as PyTorch lowers it:
+/// `_native_batch_norm_legit_functional`, whose fourth and fifth results are the updated
+/// running mean and variance; the pass turns those into mutation outputs of the buffers.
+fn training_batch_norm(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
+    let input = original.tensor("input")?;
+    let running_mean = original.optional_tensor("running_mean")?;
+    let running_var = original.optional_tensor("running_var")?;
+    let (Some(running_mean), Some(running_var)) = (running_mean, running_var) else {
+        return Err(not_applicable(
+            "training batch_norm without running statistics (no_stats) is not decomposed yet",
+        ));
+    };
+    let outputs = emitter.call_several(
+        "torch.ops.aten._native_batch_norm_legit_functional.default",
+        vec![
+            Argument::Tensor(input),
+            optional(original.optional_tensor("weight")?),
+            optional(original.optional_tensor("bias")?),
+            Argument::Tensor(running_mean.clone()),
+            Argument::Tensor(running_var.clone()),
+            Argument::Bool(true),
+            Argument::Float(original.float_or("momentum", 0.1)?),
+            Argument::Float(original.float_or("eps", 1e-5)?),
+        ],
+        vec![],
+        None,
+    )?;
+    if outputs.len() != 5 {
+        return Err(not_applicable(format!(
+            "_native_batch_norm_legit_functional gave {} results, not 5",
+            outputs.len()
+        )));
+    }
+    emitter.writes.push((running_mean, outputs[3].clone()));
+    emitter.writes.push((running_var, outputs[4].clone()));
     Ok(vec![outputs[0].clone()])
 }
 

@@ -1,7 +1,7 @@
-//! Decompositions of shape and view operators into `view`, `permute`, `expand`,
-//! `squeeze.dims`, `slice`, `split_with_sizes`, `cat` and `clone`: `flatten`, `reshape`,
-//! `unflatten`, `contiguous`, `transpose`, `t`, `expand_as`, `view_as`, `squeeze.dim`,
-//! `chunk`, `split`, `unbind` and `stack`. An operator that returns its input unchanged
+//! Decompositions of shape and view operators into `view`, `permute`, `expand`, `squeeze.dims`,
+//! `slice`, `split_with_sizes`, `cat` and `clone`: `flatten`, `reshape`, `unflatten`, `contiguous`,
+//! `transpose`, `t`, `expand_as`, `view_as`, `squeeze.dim`, `chunk`, `split`, `unbind`, `stack`,
+//! `pixel_shuffle` and `pixel_unshuffle`. An operator that returns its input unchanged
 //! (`contiguous` of a contiguous tensor, a `flatten` that changes nothing) leaves no node.
 
 use super::emitter::{not_applicable, Emitter, Original, MEMORY_FORMAT_CONTIGUOUS};
@@ -26,6 +26,12 @@ pub(crate) fn register(table: &mut BTreeMap<&'static str, Rule>) {
     table.insert("torch.ops.aten.split.Tensor", split);
     table.insert("torch.ops.aten.unbind.int", unbind);
     table.insert("torch.ops.aten.stack.default", stack);
+    table.insert("torch.ops.aten.pixel_shuffle.default", |e, o| {
+        pixel_shuffle(e, o, true)
+    });
+    table.insert("torch.ops.aten.pixel_unshuffle.default", |e, o| {
+        pixel_shuffle(e, o, false)
+    });
 }
 
 /// A dimension index wrapped into `0..rank`.
@@ -404,4 +410,76 @@ fn stack(emitter: &mut Emitter, original: &Original) -> Result<Vec<String>> {
         vec![],
     )?;
     Ok(vec![out])
+}
+
+/// PyTorch's `pixel_shuffle` / `pixel_unshuffle`: split the channels (or the height and
+/// width) by the factor, permute, `reshape` to the new shape, and a final contiguous `clone`
+/// (PyTorch's reference always returns a fresh tensor).
+fn pixel_shuffle(emitter: &mut Emitter, original: &Original, shuffle: bool) -> Result<Vec<String>> {
+    let input = original.tensor("self")?;
+    let factor = if shuffle {
+        original.int_or("upscale_factor", 0)?
+    } else {
+        original.int_or("downscale_factor", 0)?
+    };
+    let sizes = emitter.sizes(&input)?;
+    if sizes.len() < 3 || factor <= 0 {
+        return Err(not_applicable(format!(
+            "pixel_shuffle of a {}-d tensor by {factor}",
+            sizes.len()
+        )));
+    }
+    if !emitter.is_contiguous(&input)? {
+        // PyTorch keeps the input's memory format (channels_last) for the result.
+        return Err(not_applicable(
+            "pixel_shuffle of a non-contiguous input is not decomposed yet",
+        ));
+    }
+    let lead = sizes.len() - 3;
+    let (channels, height, width) = (sizes[lead], sizes[lead + 1], sizes[lead + 2]);
+    let batch = &sizes[..lead];
+    let base = lead as i64;
+    let (split, order, joined) = if shuffle {
+        let square = factor * factor;
+        if channels % square != 0 {
+            return Err(not_applicable(
+                "pixel_shuffle channels not divisible by factor²",
+            ));
+        }
+        let split = [channels / square, factor, factor, height, width];
+        let order = [0, 3, 1, 4, 2];
+        let joined = [channels / square, height * factor, width * factor];
+        (split, order, joined)
+    } else {
+        if height % factor != 0 || width % factor != 0 {
+            return Err(not_applicable(
+                "pixel_unshuffle size not divisible by factor",
+            ));
+        }
+        let split = [channels, height / factor, factor, width / factor, factor];
+        let order = [0, 2, 4, 1, 3];
+        let joined = [channels * factor * factor, height / factor, width / factor];
+        (split, order, joined)
+    };
+    let mut split_sizes = batch.to_vec();
+    split_sizes.extend(split);
+    let mut permutation: Vec<i64> = (0..base).collect();
+    permutation.extend(order.iter().map(|axis| base + axis));
+    let mut joined_sizes = batch.to_vec();
+    joined_sizes.extend(joined);
+    let viewed = emitter.call(
+        "torch.ops.aten.view.default",
+        vec![tensor(&input), Argument::Ints(split_sizes)],
+        vec![],
+    )?;
+    let permuted = permute(emitter, &viewed, permutation)?;
+    let reshaped = reshape_to(emitter, &permuted, joined_sizes)?;
+    Ok(vec![emitter.call(
+        "torch.ops.aten.clone.default",
+        vec![tensor(&reshaped)],
+        vec![(
+            "memory_format",
+            Argument::MemoryFormat(MEMORY_FORMAT_CONTIGUOUS),
+        )],
+    )?])
 }
