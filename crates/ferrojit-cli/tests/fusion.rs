@@ -87,7 +87,6 @@ fn fused_equals_unfused(name: &str) {
 }
 
 #[test]
-#[ignore = "gap: after unrolling, dtype propagation leaves the LSTM loop's mm/select outputs without a dtype, so no group forms in its plan yet"]
 fn lstm_cell_loop_fused_and_unfused_agree_bitwise() {
     let graph = plan_graph("lstm_cell_loop", true);
     // One group per unrolled step (12), each with its guard.
@@ -109,7 +108,6 @@ fn bert_encoder_fused_and_unfused_agree_bitwise() {
 }
 
 #[test]
-#[ignore = "gap: after unrolling, dtype propagation leaves the LSTM loop's mm/select outputs without a dtype, so no group forms in its plan yet"]
 fn inspect_optimized_shows_the_lstm_loops_fusion_groups() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferrojit"))
         .arg("inspect")
@@ -186,7 +184,6 @@ impl FusionBackend for CountingBackend {
 }
 
 #[test]
-#[ignore = "gap: after unrolling, dtype propagation leaves the LSTM loop's mm/select outputs without a dtype, so no group forms in its plan yet"]
 fn the_backend_is_offered_each_group_and_a_declined_group_is_interpreted() {
     let unfused = run("lstm_cell_loop", &options(false, None));
     for runs_groups in [false, true] {
@@ -221,7 +218,6 @@ impl FusionBackend for BrokenBackend {
 }
 
 #[test]
-#[ignore = "gap: after unrolling, dtype propagation leaves the LSTM loop's mm/select outputs without a dtype, so no group forms in its plan yet"]
 fn a_backend_returning_the_wrong_outputs_is_an_error() {
     let loaded = load_module(&fixture("lstm_cell_loop", ".pt")).expect("model loads");
     let error = loaded

@@ -26,7 +26,8 @@ pub fn refine_types_for_fusion(graph: &mut Graph) -> Result<(), String> {
     type_tensor_constants(&mut typed);
     for _ in 0..MAX_ROUNDS {
         crate::propagate_shapes_and_dtypes(&mut typed)?;
-        if !type_unpacked_chunks(&mut typed) {
+        let dtypes_filled = fill_kept_dtypes(&mut typed);
+        if !type_unpacked_chunks(&mut typed) && !dtypes_filled {
             break;
         }
     }
@@ -71,6 +72,75 @@ fn type_tensor_constants(graph: &mut Graph) {
         };
         graph.set_value_type(output, Type::RefinedTensor(Box::new(refinement)));
     }
+}
+
+/// Operators whose tensor output has the dtype of their tensor inputs when those all share
+/// one floating dtype (views, matrix products, and the fusible arithmetic).
+const DTYPE_KEEPING_OPERATORS: &[&str] = &[
+    "aten::select",
+    "aten::t",
+    "aten::mm",
+    "aten::matmul",
+    "aten::add",
+    "aten::sub",
+    "aten::mul",
+    "aten::div",
+    "aten::neg",
+    "aten::relu",
+    "aten::sigmoid",
+    "aten::tanh",
+    "aten::exp",
+    "aten::log",
+    "aten::sqrt",
+    "aten::rsqrt",
+    "aten::abs",
+    "aten::reciprocal",
+    "aten::gelu",
+    "aten::silu",
+    "aten::erf",
+];
+
+/// Gives a dtype to the single tensor output of a [`DTYPE_KEEPING_OPERATORS`] node that has
+/// sizes but no dtype, when every tensor input has the same floating dtype (dtype
+/// propagation leaves some of these untyped after loop unrolling). Returns whether any
+/// output gained one.
+fn fill_kept_dtypes(graph: &mut Graph) -> bool {
+    let mut changed = false;
+    for node in graph.all_nodes() {
+        if !DTYPE_KEEPING_OPERATORS.contains(&graph.kind(node).as_str()) {
+            continue;
+        }
+        let [output] = graph.node_outputs(node)[..] else {
+            continue;
+        };
+        let Type::RefinedTensor(refinement) = graph.value_type(output) else {
+            continue;
+        };
+        if refinement.scalar_type.is_some() {
+            continue;
+        }
+        let mut dtypes = graph
+            .node_inputs(node)
+            .iter()
+            .filter(|&&input| graph.value_type(input).is_tensor())
+            .map(|&input| match graph.value_type(input) {
+                Type::RefinedTensor(input_type) => input_type.scalar_type.clone(),
+                _ => None,
+            });
+        let Some(Some(first)) = dtypes.next() else {
+            continue;
+        };
+        if !matches!(first.as_str(), "Float" | "Double")
+            || !dtypes.all(|dtype| dtype.as_deref() == Some(first.as_str()))
+        {
+            continue;
+        }
+        let mut refined = (**refinement).clone();
+        refined.scalar_type = Some(first);
+        graph.set_value_type(output, Type::RefinedTensor(Box::new(refined)));
+        changed = true;
+    }
+    changed
 }
 
 /// The constant int `value` holds, if a `prim::Constant` makes it.
