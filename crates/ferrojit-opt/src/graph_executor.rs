@@ -20,15 +20,34 @@ use crate::inliner::{inline_calls, MethodSourceCallees};
 /// The passes a plan runs after inlining, input specialization and shape and dtype
 /// propagation, in order: PyTorch's executor pipeline as far as ferrojit has its passes
 /// (peephole with its shape-aware rewrites, constant propagation, loop unrolling, peephole
-/// again on what those exposed, common subexpressions, dead code with alias analysis).
+/// again on what those exposed, common subexpressions, fusion of pointwise operators, dead
+/// code with alias analysis). PyTorch's executor also fuses after its other optimizations,
+/// once the graph needs no gradient.
 pub const PLAN_PASSES: &[&str] = &[
     "peephole",
     "constant_propagation",
     "loop_unrolling",
     "peephole",
     "cse",
+    "fuser",
     "dce_graph",
 ];
+
+/// Choices for building plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Run the `fuser` pass (with the type refinement it needs first). Defaults to on
+    /// unless `FERROJIT_FUSER=off`; a test compares both without touching the environment.
+    pub fuse: bool,
+}
+
+impl Default for PlanOptions {
+    fn default() -> PlanOptions {
+        PlanOptions {
+            fuse: crate::fuser::fuser_enabled_by_default(),
+        }
+    }
+}
 
 /// In-place operators that change a tensor's sizes or strides. A graph that uses one (or an
 /// `out=` overload, which may resize its output) is not given refined input types: a type
@@ -58,6 +77,11 @@ impl SpecializingOptimizer {
     pub fn shared() -> Arc<dyn GraphOptimizer> {
         Arc::new(SpecializingOptimizer)
     }
+
+    /// An optimizer that builds plans with `options` instead of the defaults.
+    pub fn with_options(options: PlanOptions) -> Arc<dyn GraphOptimizer> {
+        Arc::new(ConfiguredOptimizer(options))
+    }
 }
 
 impl GraphOptimizer for SpecializingOptimizer {
@@ -71,13 +95,38 @@ impl GraphOptimizer for SpecializingOptimizer {
     }
 }
 
+/// [`SpecializingOptimizer`] with chosen [`PlanOptions`].
+#[derive(Debug, Clone, Copy)]
+pub struct ConfiguredOptimizer(pub PlanOptions);
+
+impl GraphOptimizer for ConfiguredOptimizer {
+    fn optimize(
+        &self,
+        graph: &Graph,
+        spec: &ArgumentSpec,
+        methods: &dyn MethodSource,
+    ) -> Result<Graph, String> {
+        build_plan_graph_with_options(graph, spec, methods, self.0)
+    }
+}
+
 /// The specialized graph for `spec`: a copy of `graph` with its calls inlined, its tensor
 /// inputs given the spec's complete types, shapes and dtypes propagated, and
-/// [`PLAN_PASSES`] run.
+/// [`PLAN_PASSES`] run, with the default [`PlanOptions`].
 pub fn build_plan_graph(
     graph: &Graph,
     spec: &ArgumentSpec,
     methods: &dyn MethodSource,
+) -> Result<Graph, String> {
+    build_plan_graph_with_options(graph, spec, methods, PlanOptions::default())
+}
+
+/// [`build_plan_graph`] with chosen options.
+pub fn build_plan_graph_with_options(
+    graph: &Graph,
+    spec: &ArgumentSpec,
+    methods: &dyn MethodSource,
+    options: PlanOptions,
 ) -> Result<Graph, String> {
     if spec.inputs.len() != graph.inputs().len() {
         return Err(format!(
@@ -108,7 +157,17 @@ pub fn build_plan_graph(
             })?;
         }
     }
-    for name in PLAN_PASSES {
+    for &name in PLAN_PASSES {
+        if name == "fuser" {
+            if !options.fuse {
+                continue;
+            }
+            // Fusion needs complete types, which are facts only when no geometry changes
+            // in place; a graph whose types cannot be refined is fused as it is typed.
+            if geometry_is_fixed {
+                let _ = crate::fuser::type_refinement::refine_types_for_fusion(&mut plan);
+            }
+        }
         crate::run_pass(name, &mut plan)?;
     }
     Ok(plan)

@@ -25,6 +25,7 @@ pub mod dtype_analysis;
 pub mod erase_number_types;
 pub mod filetest;
 pub mod freezing;
+pub mod fuser;
 pub mod graph_executor;
 pub mod inline_fork_wait;
 pub mod inliner;
@@ -263,6 +264,14 @@ pub const PASSES: &[PassInfo] = &[
         description: "PyTorch's OptimizeFrozenGraph: dropout removal, linear concatenation, \
                       then the conv and linear folds until nothing changes",
         run: |graph| freezing::optimize_frozen_graph(graph, true),
+    },
+    // fuser
+    PassInfo {
+        name: "fuser",
+        description: "groups runs of pointwise operators on tensors of complete type into \
+                      prim::FusionGroup nodes, each behind a prim::TypeCheck and a prim::If \
+                      whose false block runs the nodes unfused (off when FERROJIT_FUSER=off)",
+        run: fuser::fuser_pass,
     },
     // decompose
     PassInfo {

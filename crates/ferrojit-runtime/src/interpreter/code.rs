@@ -187,6 +187,17 @@ pub enum PrimOp {
         code: Arc<Code>,
         num_inputs: usize,
     },
+    /// `prim::TypeCheck`: leaves its inputs and pushes whether each matches its type.
+    TypeCheck(Vec<ferrojit_ir::TensorRefinement>),
+    /// `prim::FusionGroup`: the fusion backend runs the group when it can; otherwise its
+    /// compiled subgraph runs as a call.
+    FusionGroup {
+        group_key: u64,
+        subgraph: Arc<Graph>,
+        code: Arc<Code>,
+        num_inputs: usize,
+        num_outputs: usize,
+    },
     /// `aten::wait`: replaces the future on the stack with its value. A forked task whose
     /// future is still running elsewhere suspends here and frees its thread.
     Wait,
@@ -629,6 +640,43 @@ impl<'g> Compiler<'g> {
                 let code = Arc::new(compile_with_registry(subgraph, self.registry)?);
                 self.push_inputs(node);
                 self.prim(PrimOp::Fork { code, num_inputs });
+                self.store_outputs(node);
+            }
+            (_, "prim::TypeCheck") => {
+                let types = match self.graph.attribute(node, "types") {
+                    Some(AttributeValue::Types(types)) => types.clone(),
+                    _ => return Err(invalid("prim::TypeCheck is missing its types")),
+                };
+                if types.len() != num_inputs || num_outputs != num_inputs + 1 {
+                    return Err(invalid(
+                        "prim::TypeCheck takes one type per input and outputs the inputs and a bool",
+                    ));
+                }
+                let types = super::fusion::checked_types(&types)?;
+                self.push_inputs(node);
+                self.prim(PrimOp::TypeCheck(types));
+                self.store_outputs(node);
+            }
+            (_, "prim::FusionGroup") => {
+                let Some(AttributeValue::Graph(subgraph)) = self.graph.attribute(node, "Subgraph")
+                else {
+                    return Err(invalid("prim::FusionGroup is missing its Subgraph"));
+                };
+                if subgraph.inputs().len() != num_inputs || subgraph.outputs().len() != num_outputs
+                {
+                    return Err(invalid(
+                        "prim::FusionGroup's subgraph must take the node's inputs and return its outputs",
+                    ));
+                }
+                let code = Arc::new(compile_with_registry(subgraph, self.registry)?);
+                self.push_inputs(node);
+                self.prim(PrimOp::FusionGroup {
+                    group_key: super::fusion::next_group_key(),
+                    subgraph: Arc::new((**subgraph).clone()),
+                    code,
+                    num_inputs,
+                    num_outputs,
+                });
                 self.store_outputs(node);
             }
             (_, "prim::tolist") => {

@@ -9,6 +9,7 @@ use ferrojit_ir::Graph;
 
 use super::code::{compile, Code, CompiledOperator, Instruction, Operand, PrimOp};
 use super::executor::{GraphExecutor, GraphOptimizer};
+use super::fusion::{run_type_check, try_backend, FusionBackend};
 use super::future::{expect_future, spawn, ForkTask, FutureValue, TaskBody};
 use super::observer::{run_observed_operator, OperatorObserver};
 use crate::error::{Result, RuntimeError};
@@ -34,6 +35,9 @@ pub struct RunOptions {
     /// graph executor). `None` runs each graph as written: the `--no-optimize` behaviour,
     /// and the default here, since the optimizer lives above the runtime.
     pub optimizer: Option<Arc<dyn GraphOptimizer>>,
+    /// Runs `prim::FusionGroup` nodes as native code (see `fusion`); without one, or for a
+    /// group it declines, the interpreter runs the group's subgraph.
+    pub fusion_backend: Option<Arc<dyn FusionBackend>>,
 }
 
 impl Default for RunOptions {
@@ -44,6 +48,7 @@ impl Default for RunOptions {
             print: None,
             observer: None,
             optimizer: None,
+            fusion_backend: None,
         }
     }
 }
@@ -56,6 +61,7 @@ impl fmt::Debug for RunOptions {
             .field("print", &self.print.is_some())
             .field("observer", &self.observer.is_some())
             .field("optimizer", &self.optimizer.is_some())
+            .field("fusion_backend", &self.fusion_backend.is_some())
             .finish()
     }
 }
@@ -1092,6 +1098,33 @@ fn run_prim(
                 code: code.clone(),
                 num_inputs: *num_inputs,
             }));
+        }
+        PrimOp::TypeCheck(types) => run_type_check(types, stack)?,
+        PrimOp::FusionGroup {
+            group_key,
+            subgraph,
+            code,
+            num_inputs,
+            num_outputs,
+        } => {
+            // An observed run interprets the group, so that the observer sees its operators.
+            if let (Some(backend), None) = (&options.fusion_backend, &options.observer) {
+                if try_backend(
+                    backend,
+                    *group_key,
+                    subgraph,
+                    *num_inputs,
+                    *num_outputs,
+                    stack,
+                )? {
+                    return Ok(None);
+                }
+            }
+            // The subgraph's code takes its inputs from the stack and leaves its outputs there.
+            return Ok(Some(Control::Call(Frame::new(
+                code.clone(),
+                functions.clone(),
+            ))));
         }
         PrimOp::Wait => {
             let future = match stack.last() {

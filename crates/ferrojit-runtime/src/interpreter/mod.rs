@@ -10,6 +10,7 @@ pub mod argument_spec;
 pub mod code;
 pub mod execute;
 pub mod executor;
+pub mod fusion;
 pub mod future;
 mod liveness;
 pub mod observer;
@@ -23,4 +24,5 @@ pub use execute::{
     run_code, run_graph, run_graph_with_options, run_shared_graph, PrintHandler, RunOptions,
 };
 pub use executor::{GraphExecutor, GraphOptimizer, MAX_PLANS_PER_FUNCTION};
+pub use fusion::FusionBackend;
 pub use observer::{CallRecorder, OperatorObserver, RecordedCall};
