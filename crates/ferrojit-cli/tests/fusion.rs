@@ -233,3 +233,39 @@ fn a_backend_returning_the_wrong_outputs_is_an_error() {
         "{error}"
     );
 }
+
+/// With the Cranelift backend, the LSTM loop's groups run as native code (every group
+/// compiles: f32, flat or strided inputs) and the result stays within the zoo's tolerances of
+/// PyTorch's and of the interpreter's.
+#[test]
+fn lstm_cell_loop_runs_its_groups_as_cranelift_code() {
+    let backend = Arc::new(ferrojit_codegen::CraneliftFusionBackend::default());
+    let compiled = run(
+        "lstm_cell_loop",
+        &options(true, Some(backend.clone() as Arc<dyn FusionBackend>)),
+    );
+    let stats = backend.cache().stats();
+    assert!(
+        stats.compiled >= 12,
+        "only {} groups compiled ({} declined)",
+        stats.compiled,
+        stats.unsupported
+    );
+    let interpreted = run("lstm_cell_loop", &options(false, None));
+    compare_with(
+        &compiled,
+        &interpreted,
+        "lstm_cell_loop",
+        Comparison::models(RTOL, ATOL),
+    )
+    .unwrap_or_else(|problem| panic!("compiled and interpreted differ: {problem}"));
+    let expected =
+        torch_save::load_file(&fixture("lstm_cell_loop", ".expected.pt")).expect("expected loads");
+    compare_with(
+        &compiled,
+        &expected,
+        "lstm_cell_loop",
+        Comparison::models(RTOL, ATOL),
+    )
+    .unwrap_or_else(|problem| panic!("compiled run differs from PyTorch: {problem}"));
+}

@@ -50,11 +50,13 @@
 //! 3.6-4.1 ms against 22.5 ms for ferrojit-tensor's kernels op by op; with relu in place of
 //! sigmoid 0.77 ms against 16-17 ms. The IR-polynomial alternative was not measured.
 
+pub mod backend;
 pub mod compile;
 pub mod launch;
 pub mod math;
 pub mod program;
 
+pub use backend::{shared_backend, shared_cranelift_backend, CraneliftFusionBackend};
 pub use compile::{CompiledKernel, InputLayout};
 pub use launch::{CacheStats, GroupCache};
 pub use math::MathFunction;

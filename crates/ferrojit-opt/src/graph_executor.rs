@@ -7,7 +7,10 @@
 //! and the verifier checks each one in debug builds and tests.
 //!
 //! **Invariant:** a plan computes exactly what the general graph computes for every input
-//! that matches its spec, bitwise: no pass here reorders float arithmetic.
+//! that matches its spec, bitwise: no pass here reorders float arithmetic. A fusion group run
+//! by the interpreter runs the very kernels of the unfused nodes; one run as native code by a
+//! fusion backend (ferrojit-codegen) is exact for arithmetic and within the ULP bounds that
+//! crate states for its math functions.
 
 use std::sync::Arc;
 

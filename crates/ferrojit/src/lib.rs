@@ -263,6 +263,7 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
         optimizer: options
             .optimize
             .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+        fusion_backend: options.optimize.then(ferrojit_codegen::shared_backend),
         ..run_options
     };
     Ok(Model {

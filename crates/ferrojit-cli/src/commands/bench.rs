@@ -114,6 +114,7 @@ impl BenchTarget {
                 optimizer: options
                     .optimize
                     .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+                fusion_backend: options.optimize.then(ferrojit_codegen::shared_backend),
                 ..RunOptions::default()
             },
         })

@@ -43,6 +43,7 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
     };
     let options = RunOptions {
         optimizer: optimize.then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
+        fusion_backend: optimize.then(ferrojit_codegen::shared_backend),
         ..load_options.clone()
     };
     let limits = ArchiveLimits {
