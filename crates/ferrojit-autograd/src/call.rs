@@ -13,9 +13,11 @@ use ferrojit_tensor::{DType, Tensor};
 /// Runs `full_name` (`aten::mul.Tensor`) on `arguments` (the leading ones; the rest take the
 /// schema's defaults) and returns its results.
 pub fn call(full_name: &str, arguments: Vec<IValue>) -> Result<Vec<IValue>> {
-    let operator = OperatorRegistry::global().lookup(full_name).ok_or_else(|| {
-        RuntimeError::Other(format!("autograd: operator {full_name} is not registered"))
-    })?;
+    let operator = OperatorRegistry::global()
+        .lookup(full_name)
+        .ok_or_else(|| {
+            RuntimeError::Other(format!("autograd: operator {full_name} is not registered"))
+        })?;
     let schema = Arc::clone(&operator.schema);
     if arguments.len() > schema.arguments.len() {
         return Err(RuntimeError::Other(format!(

@@ -85,7 +85,10 @@ fn root_gradients(
                         "grad can be implicitly created only for scalar outputs".to_string(),
                     ));
                 }
-                fresh(ferrojit_tensor::Tensor::ones(tensor.sizes(), tensor.dtype())?)
+                fresh(ferrojit_tensor::Tensor::ones(
+                    tensor.sizes(),
+                    tensor.dtype(),
+                )?)
             }
         };
         roots.push((edge, gradient));
@@ -94,7 +97,9 @@ fn root_gradients(
 }
 
 fn detached(value: &IValue) -> Result<IValue> {
-    Ok(IValue::Tensor(Arc::new(TensorCell::new(value.to_tensor()?))))
+    Ok(IValue::Tensor(Arc::new(TensorCell::new(
+        value.to_tensor()?,
+    ))))
 }
 
 /// What the run delivers: into leaves' `.grad`, or into the requested inputs' slots.
@@ -130,7 +135,11 @@ impl Run {
         let mut stack: Vec<Arc<Node>> = Vec::new();
         for (edge, _) in roots {
             if let Edge::Node(node, _) = edge {
-                if self.nodes.insert(node_key(node), Arc::clone(node)).is_none() {
+                if self
+                    .nodes
+                    .insert(node_key(node), Arc::clone(node))
+                    .is_none()
+                {
                     stack.push(Arc::clone(node));
                 }
             }
@@ -140,7 +149,11 @@ impl Run {
                 for edge in edges.iter() {
                     if let Edge::Node(next, _) = edge {
                         *self.dependencies.entry(node_key(next)).or_default() += 1;
-                        if self.nodes.insert(node_key(next), Arc::clone(next)).is_none() {
+                        if self
+                            .nodes
+                            .insert(node_key(next), Arc::clone(next))
+                            .is_none()
+                        {
                             stack.push(Arc::clone(next));
                         }
                     }
@@ -193,7 +206,10 @@ impl Run {
                     meta.set_grad(Some(sum.to_tensor_cell()?.clone()));
                 } else {
                     let _no_grad = GradModeGuard::new(false);
-                    call1("aten::add_.Tensor", vec![IValue::Tensor(existing), gradient])?;
+                    call1(
+                        "aten::add_.Tensor",
+                        vec![IValue::Tensor(existing), gradient],
+                    )?;
                 }
             }
         }
@@ -229,9 +245,14 @@ impl Run {
                         Some(previous) => call::add(&IValue::Tensor(previous), &stored)?,
                         None => stored,
                     };
-                    cell.autograd().set_grad(Some(value.to_tensor_cell()?.clone()));
+                    cell.autograd()
+                        .set_grad(Some(value.to_tensor_cell()?.clone()));
                 }
             }
+        }
+        // No gradient reached this node: nothing flows on (PyTorch skips it too).
+        if buffer.iter().all(Option::is_none) {
+            return Ok(());
         }
         let needed: Vec<bool> = node
             .edges
@@ -263,7 +284,10 @@ impl Run {
             input_meta: &node.input_meta,
         };
         let gradients = (formula.apply)(&input).map_err(|failure| {
-            error(format!("backward of {} ({}): {failure}", node.name, node.operator))
+            error(format!(
+                "backward of {} ({}): {failure}",
+                node.name, node.operator
+            ))
         })?;
         drop(arguments);
         if !self.retain_graph {
@@ -313,7 +337,10 @@ impl Run {
         if tensor.dtype() != meta.dtype {
             return call1(
                 "aten::to.dtype",
-                vec![gradient.clone(), IValue::Int(meta.dtype.scalar_type_index())],
+                vec![
+                    gradient.clone(),
+                    IValue::Int(meta.dtype.scalar_type_index()),
+                ],
             );
         }
         Ok(gradient.clone())

@@ -21,16 +21,30 @@ pub use engine::{backward, grad, GradOptions};
 pub use ferrojit_runtime::autograd::{is_grad_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{grad_fn_name, Node};
 
+/// Registers the TorchScript autograd operators in the global registry without installing
+/// the recording hook: programs calling them compile, and asking for a gradient fails with
+/// an error saying how to turn recording on (an inference run). Idempotent.
+pub fn register_operators() -> Result<(), RuntimeError> {
+    static RESULT: OnceLock<Result<(), RuntimeError>> = OnceLock::new();
+    RESULT
+        .get_or_init(|| script_ops::register_into(ferrojit_runtime::OperatorRegistry::global()))
+        .clone()
+}
+
+/// Whether gradients are recorded in this process (the hook is installed).
+pub fn is_recording_installed() -> bool {
+    ferrojit_runtime::autograd::operator_hook().is_some()
+}
+
 /// Installs the recording hook and registers the TorchScript autograd operators in the
 /// global registry. Idempotent: every call returns the first call's result.
 pub fn register() -> Result<(), RuntimeError> {
     static RESULT: OnceLock<Result<(), RuntimeError>> = OnceLock::new();
     RESULT
         .get_or_init(|| {
-            script_ops::register_into(ferrojit_runtime::OperatorRegistry::global())?;
+            register_operators()?;
             // Another hook already installed would make recording silently absent: say so.
-            if !ferrojit_runtime::autograd::install_operator_hook(Box::new(record::AutogradHook))
-            {
+            if !ferrojit_runtime::autograd::install_operator_hook(Box::new(record::AutogradHook)) {
                 return Err(RuntimeError::Other(
                     "autograd: another operator hook is already installed".to_string(),
                 ));

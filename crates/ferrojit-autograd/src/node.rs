@@ -123,7 +123,8 @@ pub fn freed_error() -> RuntimeError {
 impl Node {
     /// Whether the formula keeps any tensor (so a second backward without retain_graph fails).
     pub fn saves_tensors(&self) -> bool {
-        self.formula.is_some_and(|formula| !formula.saves.is_empty())
+        self.formula
+            .is_some_and(|formula| !formula.saves.is_empty())
     }
 
     /// Frees the saved tensors (after a backward without `retain_graph`).
@@ -175,7 +176,7 @@ fn type_prefix(dtype: DType) -> &'static str {
     }
 }
 
-/// `[torch.FloatTensor [3]]`, with `, which is output 0 of Add` when the tensor has a
+/// `[torch.FloatTensor [3]]`, with `, which is output 0 of Add,` when the tensor has a
 /// `grad_fn` (named without its `Backward0` suffix), as PyTorch describes a saved tensor.
 fn describe_saved(cell: &TensorCell) -> String {
     let tensor = cell.get();
@@ -192,7 +193,10 @@ fn describe_saved(cell: &TensorCell) -> String {
             Some(position) => name[..position].to_string(),
             None => name,
         };
-        text.push_str(&format!(", which is output {} of {short}", history.output_nr));
+        text.push_str(&format!(
+            ", which is output {} of {short},",
+            history.output_nr
+        ));
     }
     text
 }

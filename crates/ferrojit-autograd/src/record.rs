@@ -69,6 +69,16 @@ fn is_tensor_type(ty: &Type) -> bool {
     }
 }
 
+/// Whether an argument type holds tensors autograd follows: `Tensor`, `Tensor?`,
+/// `Tensor[]`, `Tensor?[]` (generic `t[]` list operators such as `__getitem__.t` are not
+/// differentiable operations).
+fn holds_tensors(ty: &Type) -> bool {
+    match ty {
+        Type::List(inner) => is_tensor_type(inner),
+        other => is_tensor_type(other),
+    }
+}
+
 fn is_floating(cell: &TensorCell) -> bool {
     cell.get().dtype().is_floating_point()
 }
@@ -145,7 +155,11 @@ impl OperatorHook for AutogradHook {
         let base = stack.len().saturating_sub(argument_count);
         let record = is_grad_enabled()
             && !schema.is_vararg
-            && stack[base..].iter().any(requires_grad)
+            && schema
+                .arguments
+                .iter()
+                .zip(&stack[base..])
+                .any(|(argument, value)| holds_tensors(&argument.ty) && requires_grad(value))
             && !manages_autograd(&schema.name);
         if !record && !writes && !views {
             return run_kernel(stack);
@@ -283,9 +297,12 @@ fn attach(
     // Outputs that are an input's very handle (`contiguous` of a contiguous tensor) keep
     // their history, unless the op wrote them in place.
     let is_unwritten_input = |cell: &Arc<TensorCell>| {
-        arguments.iter().zip(&written_inputs).any(|(value, written)| {
-            !written && matches!(value, IValue::Tensor(input) if Arc::ptr_eq(input, cell))
-        })
+        arguments
+            .iter()
+            .zip(&written_inputs)
+            .any(|(value, written)| {
+                !written && matches!(value, IValue::Tensor(input) if Arc::ptr_eq(input, cell))
+            })
     };
     let mut output_meta = Vec::with_capacity(outputs.len());
     let mut output_cells = Vec::with_capacity(outputs.len());

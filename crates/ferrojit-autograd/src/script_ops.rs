@@ -62,7 +62,20 @@ fn check_inputs_require_grad(inputs: &[Arc<TensorCell>]) -> Result<()> {
     Ok(())
 }
 
+/// Gradients need the recording hook; without it (`ferrojit run` without `--grad`) say so.
+fn require_recording() -> Result<()> {
+    if crate::is_recording_installed() {
+        return Ok(());
+    }
+    Err(RuntimeError::Other(
+        "this is an inference run: gradients are not recorded. Pass --grad to `ferrojit run` \
+         (or call ferrojit_autograd::register()) to compute gradients"
+            .to_string(),
+    ))
+}
+
 fn grad_kernel(stack: &mut Stack) -> Result<()> {
+    require_recording()?;
     let [outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused] =
         pop_arguments::<6>(stack)?;
     let outputs = cells(&outputs)?;
@@ -90,6 +103,7 @@ fn grad_kernel(stack: &mut Stack) -> Result<()> {
 }
 
 fn backward_kernel(stack: &mut Stack) -> Result<()> {
+    require_recording()?;
     let [tensors, gradients, retain_graph, create_graph] = pop_arguments::<4>(stack)?;
     let tensors = cells(&tensors)?;
     let gradients = optional_gradients(&gradients)?;
@@ -103,11 +117,7 @@ fn backward_kernel(stack: &mut Stack) -> Result<()> {
 fn prim_grad(stack: &mut Stack) -> Result<()> {
     let [tensor] = pop_arguments::<1>(stack)?;
     let cell = tensor.to_tensor_cell()?;
-    stack.push(
-        cell.autograd()
-            .grad()
-            .map_or(IValue::None, IValue::Tensor),
-    );
+    stack.push(cell.autograd().grad().map_or(IValue::None, IValue::Tensor));
     Ok(())
 }
 
@@ -143,7 +153,7 @@ fn retains_grad(stack: &mut Stack) -> Result<()> {
 fn version(stack: &mut Stack) -> Result<()> {
     let [tensor] = pop_arguments::<1>(stack)?;
     stack.push(IValue::Int(
-        tensor.to_tensor_cell()?.autograd().version() as i64,
+        tensor.to_tensor_cell()?.autograd().version() as i64
     ));
     Ok(())
 }
@@ -177,7 +187,17 @@ pub fn register_into(registry: &OperatorRegistry) -> Result<()> {
         if registry.lookup(&full_name).is_some() {
             continue;
         }
-        registry.add_operator(schema, Arc::new(*kernel))?;
+        let parsed = ferrojit_ir::parse_schema(schema)
+            .map_err(|e| RuntimeError::Registration(e.to_string()))?;
+        let mut definition = ferrojit_runtime::OperatorDefinition::new(
+            parsed,
+            Arc::new(*kernel),
+            ferrojit_runtime::opdef::OverloadRank::Custom,
+        );
+        // They read or change autograd state no schema shows (`backward` returns nothing and
+        // writes `.grad`): no pass may drop, merge or reorder them.
+        definition.flags.has_side_effects = true;
+        registry.add_definition(definition)?;
     }
     Ok(())
 }

@@ -115,9 +115,44 @@ fn linear(input: &FormulaInput) -> Result<Gradients> {
 }
 
 pub const FORMULAS: &[(&str, Formula)] = &[
-    ("aten::mm", Formula { name: "MmBackward0", saves: &[0, 1], apply: mm_formula }),
-    ("aten::bmm", Formula { name: "BmmBackward0", saves: &[0, 1], apply: bmm }),
-    ("aten::addmm", Formula { name: "AddmmBackward0", saves: &[1, 2], apply: addmm }),
-    ("aten::matmul", Formula { name: "MmBackward0", saves: &[0, 1], apply: matmul_formula }),
-    ("aten::linear", Formula { name: "AddmmBackward0", saves: &[0, 1], apply: linear }),
+    (
+        "aten::mm",
+        Formula {
+            name: "MmBackward0",
+            saves: &[0, 1],
+            apply: mm_formula,
+        },
+    ),
+    (
+        "aten::bmm",
+        Formula {
+            name: "BmmBackward0",
+            saves: &[0, 1],
+            apply: bmm,
+        },
+    ),
+    (
+        "aten::addmm",
+        Formula {
+            name: "AddmmBackward0",
+            saves: &[1, 2],
+            apply: addmm,
+        },
+    ),
+    (
+        "aten::matmul",
+        Formula {
+            name: "MmBackward0",
+            saves: &[0, 1],
+            apply: matmul_formula,
+        },
+    ),
+    (
+        "aten::linear",
+        Formula {
+            name: "AddmmBackward0",
+            saves: &[0, 1],
+            apply: linear,
+        },
+    ),
 ];

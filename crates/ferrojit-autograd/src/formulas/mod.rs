@@ -54,9 +54,7 @@ impl FormulaInput<'_> {
     }
 
     pub fn argument(&self, index: usize) -> Result<&IValue> {
-        self.arguments
-            .get(index)
-            .ok_or_else(|| missing("argument"))
+        self.arguments.get(index).ok_or_else(|| missing("argument"))
     }
 
     pub fn needs(&self, index: usize) -> bool {

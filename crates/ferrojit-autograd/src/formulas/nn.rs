@@ -12,7 +12,10 @@ use crate::call::{
 };
 
 fn bools(values: &[bool]) -> IValue {
-    IValue::list(Type::Bool, values.iter().map(|&v| IValue::Bool(v)).collect())
+    IValue::list(
+        Type::Bool,
+        values.iter().map(|&v| IValue::Bool(v)).collect(),
+    )
 }
 
 /// `convolution_backward` for `conv2d`/`convolution` (first-order only: the backward
@@ -344,15 +347,92 @@ fn cross_entropy(input: &FormulaInput) -> Result<Gradients> {
 }
 
 pub const FORMULAS: &[(&str, Formula)] = &[
-    ("aten::conv2d", Formula { name: "ConvolutionBackward0", saves: &[0, 1], apply: conv2d }),
-    ("aten::convolution", Formula { name: "ConvolutionBackward0", saves: &[0, 1], apply: convolution }),
-    ("aten::max_pool2d", Formula { name: "MaxPool2DWithIndicesBackward0", saves: &[0], apply: max_pool2d }),
-    ("aten::avg_pool2d", Formula { name: "AvgPool2DBackward0", saves: &[0], apply: avg_pool2d }),
-    ("aten::adaptive_avg_pool2d", Formula { name: "AdaptiveAvgPool2DBackward0", saves: &[0], apply: adaptive_avg_pool2d }),
-    ("aten::batch_norm", Formula { name: "NativeBatchNormBackward0", saves: &[0, 1, 3, 4], apply: batch_norm }),
-    ("aten::layer_norm", Formula { name: "NativeLayerNormBackward0", saves: &[0, 2], apply: layer_norm }),
-    ("aten::mse_loss", Formula { name: "MseLossBackward0", saves: &[0, 1], apply: mse_loss }),
-    ("aten::nll_loss", Formula { name: "NllLossBackward0", saves: &[1, 2], apply: nll_loss }),
-    ("aten::nll_loss_nd", Formula { name: "NllLossBackward0", saves: &[1, 2], apply: nll_loss }),
-    ("aten::cross_entropy_loss", Formula { name: "NllLossBackward0", saves: &[0, 1, 2], apply: cross_entropy }),
+    (
+        "aten::conv2d",
+        Formula {
+            name: "ConvolutionBackward0",
+            saves: &[0, 1],
+            apply: conv2d,
+        },
+    ),
+    (
+        "aten::convolution",
+        Formula {
+            name: "ConvolutionBackward0",
+            saves: &[0, 1],
+            apply: convolution,
+        },
+    ),
+    (
+        "aten::max_pool2d",
+        Formula {
+            name: "MaxPool2DWithIndicesBackward0",
+            saves: &[0],
+            apply: max_pool2d,
+        },
+    ),
+    (
+        "aten::avg_pool2d",
+        Formula {
+            name: "AvgPool2DBackward0",
+            saves: &[0],
+            apply: avg_pool2d,
+        },
+    ),
+    (
+        "aten::adaptive_avg_pool2d",
+        Formula {
+            name: "AdaptiveAvgPool2DBackward0",
+            saves: &[0],
+            apply: adaptive_avg_pool2d,
+        },
+    ),
+    (
+        "aten::batch_norm",
+        Formula {
+            name: "NativeBatchNormBackward0",
+            saves: &[0, 1, 3, 4],
+            apply: batch_norm,
+        },
+    ),
+    (
+        "aten::layer_norm",
+        Formula {
+            name: "NativeLayerNormBackward0",
+            saves: &[0, 2],
+            apply: layer_norm,
+        },
+    ),
+    (
+        "aten::mse_loss",
+        Formula {
+            name: "MseLossBackward0",
+            saves: &[0, 1],
+            apply: mse_loss,
+        },
+    ),
+    (
+        "aten::nll_loss",
+        Formula {
+            name: "NllLossBackward0",
+            saves: &[1, 2],
+            apply: nll_loss,
+        },
+    ),
+    (
+        "aten::nll_loss_nd",
+        Formula {
+            name: "NllLossBackward0",
+            saves: &[1, 2],
+            apply: nll_loss,
+        },
+    ),
+    (
+        "aten::cross_entropy_loss",
+        Formula {
+            name: "NllLossBackward0",
+            saves: &[0, 1, 2],
+            apply: cross_entropy,
+        },
+    ),
 ];

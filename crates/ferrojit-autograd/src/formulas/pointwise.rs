@@ -25,7 +25,10 @@ fn add_tensor(input: &FormulaInput) -> Result<Gradients> {
         out[0] = Some(sum_to(grad, &input.sizes(0)?)?);
     }
     if input.needs(1) {
-        out[1] = Some(sum_to(&scaled(grad, alpha_of(input, 2)?)?, &input.sizes(1)?)?);
+        out[1] = Some(sum_to(
+            &scaled(grad, alpha_of(input, 2)?)?,
+            &input.sizes(1)?,
+        )?);
     }
     Ok(out)
 }
@@ -37,7 +40,10 @@ fn sub_tensor(input: &FormulaInput) -> Result<Gradients> {
         out[0] = Some(sum_to(grad, &input.sizes(0)?)?);
     }
     if input.needs(1) {
-        out[1] = Some(sum_to(&scaled(grad, -alpha_of(input, 2)?)?, &input.sizes(1)?)?);
+        out[1] = Some(sum_to(
+            &scaled(grad, -alpha_of(input, 2)?)?,
+            &input.sizes(1)?,
+        )?);
     }
     Ok(out)
 }
@@ -47,7 +53,10 @@ fn rsub_tensor(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
     if input.needs(0) {
-        out[0] = Some(sum_to(&scaled(grad, -alpha_of(input, 2)?)?, &input.sizes(0)?)?);
+        out[0] = Some(sum_to(
+            &scaled(grad, -alpha_of(input, 2)?)?,
+            &input.sizes(0)?,
+        )?);
     }
     if input.needs(1) {
         out[1] = Some(sum_to(grad, &input.sizes(1)?)?);
@@ -157,6 +166,13 @@ fn sin(input: &FormulaInput) -> Result<Gradients> {
 fn cos(input: &FormulaInput) -> Result<Gradients> {
     let sine = call::unary("aten::sin", input.argument(0)?)?;
     unary_times(input, call::neg(&sine)?)
+}
+
+/// `erf'(x) = 2 / sqrt(pi) * exp(-x²)`.
+fn erf(input: &FormulaInput) -> Result<Gradients> {
+    let x = input.argument(0)?;
+    let density = call::unary("aten::exp", &scale(&mul(x, x)?, -1.0)?)?;
+    unary_times(input, scale(&density, 2.0 / std::f64::consts::PI.sqrt())?)
 }
 
 fn relu(input: &FormulaInput) -> Result<Gradients> {
@@ -286,42 +302,301 @@ fn to_dtype(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
-
 pub const FORMULAS: &[(&str, Formula)] = &[
-    ("aten::add.Tensor", Formula { name: "AddBackward0", saves: &[], apply: add_tensor }),
-    ("aten::add_.Tensor", Formula { name: "AddBackward0", saves: &[], apply: add_tensor }),
-    ("aten::add.Scalar", Formula { name: "AddBackward1", saves: &[], apply: identity }),
-    ("aten::add_.Scalar", Formula { name: "AddBackward1", saves: &[], apply: identity }),
-    ("aten::sub.Tensor", Formula { name: "SubBackward0", saves: &[], apply: sub_tensor }),
-    ("aten::sub_.Tensor", Formula { name: "SubBackward0", saves: &[], apply: sub_tensor }),
-    ("aten::sub.Scalar", Formula { name: "SubBackward1", saves: &[], apply: identity }),
-    ("aten::sub_.Scalar", Formula { name: "SubBackward1", saves: &[], apply: identity }),
-    ("aten::rsub.Tensor", Formula { name: "RsubBackward0", saves: &[], apply: rsub_tensor }),
-    ("aten::rsub.Scalar", Formula { name: "RsubBackward1", saves: &[], apply: rsub_scalar }),
-    ("aten::mul.Tensor", Formula { name: "MulBackward0", saves: &[0, 1], apply: mul_tensor }),
-    ("aten::mul.Scalar", Formula { name: "MulBackward1", saves: &[], apply: mul_scalar }),
-    ("aten::mul_.Scalar", Formula { name: "MulBackward1", saves: &[], apply: mul_scalar }),
-    ("aten::div.Tensor", Formula { name: "DivBackward0", saves: &[0, 1], apply: div_tensor }),
-    ("aten::div.Scalar", Formula { name: "DivBackward1", saves: &[], apply: div_scalar }),
-    ("aten::div_.Scalar", Formula { name: "DivBackward1", saves: &[], apply: div_scalar }),
-    ("aten::neg", Formula { name: "NegBackward0", saves: &[], apply: neg }),
-    ("aten::pow.Tensor_Scalar", Formula { name: "PowBackward0", saves: &[0], apply: pow_scalar }),
-    ("aten::exp", Formula { name: "ExpBackward0", saves: &[0], apply: exp }),
-    ("aten::log", Formula { name: "LogBackward0", saves: &[0], apply: log }),
-    ("aten::sqrt", Formula { name: "SqrtBackward0", saves: &[0], apply: sqrt }),
-    ("aten::sin", Formula { name: "SinBackward0", saves: &[0], apply: sin }),
-    ("aten::cos", Formula { name: "CosBackward0", saves: &[0], apply: cos }),
-    ("aten::relu", Formula { name: "ReluBackward0", saves: &[0], apply: relu }),
-    ("aten::sigmoid", Formula { name: "SigmoidBackward0", saves: &[0], apply: sigmoid }),
-    ("aten::tanh", Formula { name: "TanhBackward0", saves: &[0], apply: tanh }),
-    ("aten::silu", Formula { name: "SiluBackward0", saves: &[0], apply: silu }),
-    ("aten::gelu", Formula { name: "GeluBackward0", saves: &[0], apply: gelu }),
-    ("aten::clamp", Formula { name: "ClampBackward1", saves: &[0], apply: clamp }),
-    ("aten::clamp_min", Formula { name: "ClampMinBackward0", saves: &[0], apply: clamp_min }),
-    ("aten::clamp_max", Formula { name: "ClampMaxBackward0", saves: &[0], apply: clamp_max }),
-    ("aten::where.self", Formula { name: "WhereBackward0", saves: &[0], apply: where_self }),
-    ("aten::clone", Formula { name: "CloneBackward0", saves: &[], apply: identity }),
-    ("aten::contiguous", Formula { name: "CloneBackward0", saves: &[], apply: identity }),
-    ("aten::to.dtype", Formula { name: "ToCopyBackward0", saves: &[], apply: to_dtype }),
-    ("aten::dropout", Formula { name: "NativeDropoutBackward0", saves: &[], apply: super::nn::dropout }),
+    (
+        "aten::add.Tensor",
+        Formula {
+            name: "AddBackward0",
+            saves: &[],
+            apply: add_tensor,
+        },
+    ),
+    (
+        "aten::add_.Tensor",
+        Formula {
+            name: "AddBackward0",
+            saves: &[],
+            apply: add_tensor,
+        },
+    ),
+    (
+        "aten::add.Scalar",
+        Formula {
+            name: "AddBackward1",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::add_.Scalar",
+        Formula {
+            name: "AddBackward1",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::sub.Tensor",
+        Formula {
+            name: "SubBackward0",
+            saves: &[],
+            apply: sub_tensor,
+        },
+    ),
+    (
+        "aten::sub_.Tensor",
+        Formula {
+            name: "SubBackward0",
+            saves: &[],
+            apply: sub_tensor,
+        },
+    ),
+    (
+        "aten::sub.Scalar",
+        Formula {
+            name: "SubBackward1",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::sub_.Scalar",
+        Formula {
+            name: "SubBackward1",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::rsub.Tensor",
+        Formula {
+            name: "RsubBackward0",
+            saves: &[],
+            apply: rsub_tensor,
+        },
+    ),
+    (
+        "aten::rsub.Scalar",
+        Formula {
+            name: "RsubBackward1",
+            saves: &[],
+            apply: rsub_scalar,
+        },
+    ),
+    (
+        "aten::mul.Tensor",
+        Formula {
+            name: "MulBackward0",
+            saves: &[0, 1],
+            apply: mul_tensor,
+        },
+    ),
+    (
+        "aten::mul.Scalar",
+        Formula {
+            name: "MulBackward1",
+            saves: &[],
+            apply: mul_scalar,
+        },
+    ),
+    (
+        "aten::mul_.Scalar",
+        Formula {
+            name: "MulBackward1",
+            saves: &[],
+            apply: mul_scalar,
+        },
+    ),
+    (
+        "aten::div.Tensor",
+        Formula {
+            name: "DivBackward0",
+            saves: &[0, 1],
+            apply: div_tensor,
+        },
+    ),
+    (
+        "aten::div.Scalar",
+        Formula {
+            name: "DivBackward1",
+            saves: &[],
+            apply: div_scalar,
+        },
+    ),
+    (
+        "aten::div_.Scalar",
+        Formula {
+            name: "DivBackward1",
+            saves: &[],
+            apply: div_scalar,
+        },
+    ),
+    (
+        "aten::neg",
+        Formula {
+            name: "NegBackward0",
+            saves: &[],
+            apply: neg,
+        },
+    ),
+    (
+        "aten::pow.Tensor_Scalar",
+        Formula {
+            name: "PowBackward0",
+            saves: &[0],
+            apply: pow_scalar,
+        },
+    ),
+    (
+        "aten::exp",
+        Formula {
+            name: "ExpBackward0",
+            saves: &[0],
+            apply: exp,
+        },
+    ),
+    (
+        "aten::log",
+        Formula {
+            name: "LogBackward0",
+            saves: &[0],
+            apply: log,
+        },
+    ),
+    (
+        "aten::sqrt",
+        Formula {
+            name: "SqrtBackward0",
+            saves: &[0],
+            apply: sqrt,
+        },
+    ),
+    (
+        "aten::sin",
+        Formula {
+            name: "SinBackward0",
+            saves: &[0],
+            apply: sin,
+        },
+    ),
+    (
+        "aten::cos",
+        Formula {
+            name: "CosBackward0",
+            saves: &[0],
+            apply: cos,
+        },
+    ),
+    (
+        "aten::erf",
+        Formula {
+            name: "ErfBackward0",
+            saves: &[0],
+            apply: erf,
+        },
+    ),
+    (
+        "aten::relu",
+        Formula {
+            name: "ReluBackward0",
+            saves: &[0],
+            apply: relu,
+        },
+    ),
+    (
+        "aten::sigmoid",
+        Formula {
+            name: "SigmoidBackward0",
+            saves: &[0],
+            apply: sigmoid,
+        },
+    ),
+    (
+        "aten::tanh",
+        Formula {
+            name: "TanhBackward0",
+            saves: &[0],
+            apply: tanh,
+        },
+    ),
+    (
+        "aten::silu",
+        Formula {
+            name: "SiluBackward0",
+            saves: &[0],
+            apply: silu,
+        },
+    ),
+    (
+        "aten::gelu",
+        Formula {
+            name: "GeluBackward0",
+            saves: &[0],
+            apply: gelu,
+        },
+    ),
+    (
+        "aten::clamp",
+        Formula {
+            name: "ClampBackward1",
+            saves: &[0],
+            apply: clamp,
+        },
+    ),
+    (
+        "aten::clamp_min",
+        Formula {
+            name: "ClampMinBackward0",
+            saves: &[0],
+            apply: clamp_min,
+        },
+    ),
+    (
+        "aten::clamp_max",
+        Formula {
+            name: "ClampMaxBackward0",
+            saves: &[0],
+            apply: clamp_max,
+        },
+    ),
+    (
+        "aten::where.self",
+        Formula {
+            name: "WhereBackward0",
+            saves: &[0],
+            apply: where_self,
+        },
+    ),
+    (
+        "aten::clone",
+        Formula {
+            name: "CloneBackward0",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::contiguous",
+        Formula {
+            name: "CloneBackward0",
+            saves: &[],
+            apply: identity,
+        },
+    ),
+    (
+        "aten::to.dtype",
+        Formula {
+            name: "ToCopyBackward0",
+            saves: &[],
+            apply: to_dtype,
+        },
+    ),
+    (
+        "aten::dropout",
+        Formula {
+            name: "NativeDropoutBackward0",
+            saves: &[],
+            apply: super::nn::dropout,
+        },
+    ),
 ];

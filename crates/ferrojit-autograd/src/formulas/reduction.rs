@@ -45,7 +45,12 @@ fn sum_dim(input: &FormulaInput) -> Result<Gradients> {
     let dims = reduced_dims(input.argument(1)?, sizes.len())?;
     let keepdim = input.argument(2)?.to_bool()?;
     let mut out = input.none();
-    out[0] = Some(unreduce(input.grad(0)?, &sizes, &dims, keepdim || sizes.is_empty())?);
+    out[0] = Some(unreduce(
+        input.grad(0)?,
+        &sizes,
+        &dims,
+        keepdim || sizes.is_empty(),
+    )?);
     Ok(out)
 }
 
@@ -61,7 +66,10 @@ fn mean_dim(input: &FormulaInput) -> Result<Gradients> {
     let sizes = input.sizes(0)?;
     let dims = reduced_dims(input.argument(1)?, sizes.len())?;
     let keepdim = input.argument(2)?.to_bool()?;
-    let count: usize = dims.iter().map(|&dim| sizes.get(dim).copied().unwrap_or(1)).product();
+    let count: usize = dims
+        .iter()
+        .map(|&dim| sizes.get(dim).copied().unwrap_or(1))
+        .product();
     let spread = unreduce(input.grad(0)?, &sizes, &dims, keepdim || sizes.is_empty())?;
     let mut out = input.none();
     out[0] = Some(scale(&spread, 1.0 / count as f64)?);
@@ -71,7 +79,10 @@ fn mean_dim(input: &FormulaInput) -> Result<Gradients> {
 /// `y * (grad - sum(grad * y, dim))`, `y = softmax(self, dim)`.
 fn softmax(input: &FormulaInput) -> Result<Gradients> {
     let dim = input.int(1)?;
-    let y = call1("aten::softmax.int", vec![input.argument(0)?.clone(), int(dim)])?;
+    let y = call1(
+        "aten::softmax.int",
+        vec![input.argument(0)?.clone(), int(dim)],
+    )?;
     let grad = input.grad(0)?;
     let y = call::mask_like(&y, grad)?;
     let inner = sum_dims(&mul(grad, &y)?, &[dim], true)?;
@@ -99,10 +110,52 @@ fn log_softmax(input: &FormulaInput) -> Result<Gradients> {
 }
 
 pub const FORMULAS: &[(&str, Formula)] = &[
-    ("aten::sum", Formula { name: "SumBackward0", saves: &[], apply: sum_all }),
-    ("aten::sum.dim_IntList", Formula { name: "SumBackward1", saves: &[], apply: sum_dim }),
-    ("aten::mean", Formula { name: "MeanBackward0", saves: &[], apply: mean_all }),
-    ("aten::mean.dim", Formula { name: "MeanBackward1", saves: &[], apply: mean_dim }),
-    ("aten::softmax.int", Formula { name: "SoftmaxBackward0", saves: &[0], apply: softmax }),
-    ("aten::log_softmax.int", Formula { name: "LogSoftmaxBackward0", saves: &[0], apply: log_softmax }),
+    (
+        "aten::sum",
+        Formula {
+            name: "SumBackward0",
+            saves: &[],
+            apply: sum_all,
+        },
+    ),
+    (
+        "aten::sum.dim_IntList",
+        Formula {
+            name: "SumBackward1",
+            saves: &[],
+            apply: sum_dim,
+        },
+    ),
+    (
+        "aten::mean",
+        Formula {
+            name: "MeanBackward0",
+            saves: &[],
+            apply: mean_all,
+        },
+    ),
+    (
+        "aten::mean.dim",
+        Formula {
+            name: "MeanBackward1",
+            saves: &[],
+            apply: mean_dim,
+        },
+    ),
+    (
+        "aten::softmax.int",
+        Formula {
+            name: "SoftmaxBackward0",
+            saves: &[0],
+            apply: softmax,
+        },
+    ),
+    (
+        "aten::log_softmax.int",
+        Formula {
+            name: "LogSoftmaxBackward0",
+            saves: &[0],
+            apply: log_softmax,
+        },
+    ),
 ];

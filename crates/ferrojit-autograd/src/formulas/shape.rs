@@ -100,7 +100,12 @@ fn select(input: &FormulaInput) -> Result<Gradients> {
     let mut out = input.none();
     out[0] = Some(call1(
         "aten::select_scatter",
-        vec![zeros, input.grad(0)?.clone(), int(input.int(1)?), int(input.int(2)?)],
+        vec![
+            zeros,
+            input.grad(0)?.clone(),
+            int(input.int(1)?),
+            int(input.int(2)?),
+        ],
     )?);
     Ok(out)
 }
@@ -111,7 +116,11 @@ fn slice(input: &FormulaInput) -> Result<Gradients> {
     let dim = wrap_dim(input.int(1)?, sizes.len());
     let length = sizes.get(dim).copied().unwrap_or(0) as i64;
     let bound = |value: &IValue, default: i64| -> Result<i64> {
-        let raw = if value.is_none() { default } else { value.to_int()? };
+        let raw = if value.is_none() {
+            default
+        } else {
+            value.to_int()?
+        };
         let wrapped = if raw < 0 { raw + length } else { raw };
         Ok(wrapped.clamp(0, length))
     };
@@ -119,7 +128,10 @@ fn slice(input: &FormulaInput) -> Result<Gradients> {
     let end = bound(input.argument(3)?, length)?.max(start);
     let step = input.int(4)?.max(1);
     let indices: Vec<i64> = (start..end).step_by(step as usize).collect();
-    let index = call::fresh(ferrojit_tensor::Tensor::from_vec(indices.clone(), &[indices.len()])?);
+    let index = call::fresh(ferrojit_tensor::Tensor::from_vec(
+        indices.clone(),
+        &[indices.len()],
+    )?);
     let zeros = zeros_of_input(input)?;
     let mut out = input.none();
     out[0] = Some(call1(
@@ -149,25 +161,172 @@ fn unsqueeze(input: &FormulaInput) -> Result<Gradients> {
 }
 
 pub const FORMULAS: &[(&str, Formula)] = &[
-    ("aten::view", Formula { name: "ViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::reshape", Formula { name: "ViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::flatten.using_ints", Formula { name: "ViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::_unsafe_view", Formula { name: "UnsafeViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::view_as", Formula { name: "ViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::reshape_as", Formula { name: "ViewBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::squeeze", Formula { name: "SqueezeBackward0", saves: &[], apply: back_to_shape }),
-    ("aten::squeeze.dim", Formula { name: "SqueezeBackward1", saves: &[], apply: back_to_shape }),
-    ("aten::squeeze.dims", Formula { name: "SqueezeBackward2", saves: &[], apply: back_to_shape }),
-    ("aten::unsqueeze", Formula { name: "UnsqueezeBackward0", saves: &[], apply: unsqueeze }),
-    ("aten::t", Formula { name: "TBackward0", saves: &[], apply: t }),
-    ("aten::transpose.int", Formula { name: "TransposeBackward0", saves: &[], apply: transpose_int }),
-    ("aten::permute", Formula { name: "PermuteBackward0", saves: &[], apply: permute }),
-    ("aten::expand", Formula { name: "ExpandBackward0", saves: &[], apply: expand }),
-    ("aten::expand_as", Formula { name: "ExpandBackward0", saves: &[], apply: expand }),
-    ("aten::cat", Formula { name: "CatBackward0", saves: &[], apply: cat }),
-    ("aten::stack", Formula { name: "StackBackward0", saves: &[], apply: stack }),
-    ("aten::select.int", Formula { name: "SelectBackward0", saves: &[], apply: select }),
-    ("aten::slice.Tensor", Formula { name: "SliceBackward0", saves: &[], apply: slice }),
-    ("aten::index_select", Formula { name: "IndexSelectBackward0", saves: &[2], apply: index_select }),
-    ("aten::alias", Formula { name: "AliasBackward0", saves: &[], apply: identity }),
+    (
+        "aten::view",
+        Formula {
+            name: "ViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::reshape",
+        Formula {
+            name: "ViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::flatten.using_ints",
+        Formula {
+            name: "ViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::_unsafe_view",
+        Formula {
+            name: "UnsafeViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::view_as",
+        Formula {
+            name: "ViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::reshape_as",
+        Formula {
+            name: "ViewBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::squeeze",
+        Formula {
+            name: "SqueezeBackward0",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::squeeze.dim",
+        Formula {
+            name: "SqueezeBackward1",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::squeeze.dims",
+        Formula {
+            name: "SqueezeBackward2",
+            saves: &[],
+            apply: back_to_shape,
+        },
+    ),
+    (
+        "aten::unsqueeze",
+        Formula {
+            name: "UnsqueezeBackward0",
+            saves: &[],
+            apply: unsqueeze,
+        },
+    ),
+    (
+        "aten::t",
+        Formula {
+            name: "TBackward0",
+            saves: &[],
+            apply: t,
+        },
+    ),
+    (
+        "aten::transpose.int",
+        Formula {
+            name: "TransposeBackward0",
+            saves: &[],
+            apply: transpose_int,
+        },
+    ),
+    (
+        "aten::permute",
+        Formula {
+            name: "PermuteBackward0",
+            saves: &[],
+            apply: permute,
+        },
+    ),
+    (
+        "aten::expand",
+        Formula {
+            name: "ExpandBackward0",
+            saves: &[],
+            apply: expand,
+        },
+    ),
+    (
+        "aten::expand_as",
+        Formula {
+            name: "ExpandBackward0",
+            saves: &[],
+            apply: expand,
+        },
+    ),
+    (
+        "aten::cat",
+        Formula {
+            name: "CatBackward0",
+            saves: &[],
+            apply: cat,
+        },
+    ),
+    (
+        "aten::stack",
+        Formula {
+            name: "StackBackward0",
+            saves: &[],
+            apply: stack,
+        },
+    ),
+    (
+        "aten::select.int",
+        Formula {
+            name: "SelectBackward0",
+            saves: &[],
+            apply: select,
+        },
+    ),
+    (
+        "aten::slice.Tensor",
+        Formula {
+            name: "SliceBackward0",
+            saves: &[],
+            apply: slice,
+        },
+    ),
+    (
+        "aten::index_select",
+        Formula {
+            name: "IndexSelectBackward0",
+            saves: &[2],
+            apply: index_select,
+        },
+    ),
+    (
+        "aten::alias",
+        Formula {
+            name: "AliasBackward0",
+            saves: &[],
+            apply: identity,
+        },
+    ),
 ];
