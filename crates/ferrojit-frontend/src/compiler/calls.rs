@@ -402,6 +402,13 @@ impl<'a> Emitter<'a> {
                 range,
             );
         }
+        // `torch.autograd.grad`/`backward` are TorchScript builtins (`aten::grad`,
+        // `aten::backward`), registered by the ferrojit-autograd crate.
+        if let Some(op @ ("grad" | "backward")) = dotted.strip_prefix("torch.autograd.") {
+            let (positional, named) = self.emit_arguments(args, keywords)?;
+            self.location = Some(range.clone());
+            return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
+        }
         if let Some(op) = dotted.strip_prefix("torch.") {
             if !op.contains('.') {
                 if !self.context.unit.compiles_archive_code()

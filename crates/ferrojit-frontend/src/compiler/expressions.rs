@@ -961,6 +961,9 @@ impl<'a> Emitter<'a> {
                     "device" => ("prim::device", Type::Device),
                     "is_cuda" => ("prim::is_cuda", Type::Bool),
                     "requires_grad" => ("prim::requires_grad", Type::Bool),
+                    // `tensor.grad` (None when undefined) and `is_leaf`, as PyTorch compiles them.
+                    "grad" => ("prim::grad", Type::Tensor),
+                    "is_leaf" => return self.emit_builtin("aten::is_leaf", &[object], &expr.range),
                     "ndim" => return self.emit_builtin("aten::dim", &[object], &expr.range),
                     "T" => return self.emit_builtin("aten::numpy_T", &[object], &expr.range),
                     _ => {

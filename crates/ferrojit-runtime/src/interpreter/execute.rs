@@ -591,6 +591,20 @@ fn operator_error(error: RuntimeError, operator: &CompiledOperator) -> RuntimeEr
 }
 
 fn run_operator(operator: &CompiledOperator, stack: &mut Vec<IValue>) -> Result<()> {
+    // Autograd's hook (when a crate installed one) records backward nodes around the kernel.
+    if let Some(hook) = crate::autograd::operator_hook() {
+        let count = if operator.schema.is_vararg {
+            operator.num_inputs
+        } else {
+            operator.schema.arguments.len()
+        };
+        let run_kernel = |stack: &mut Vec<IValue>| run_kernel(operator, stack);
+        return hook.run_operator(&operator.schema, count, stack, &run_kernel);
+    }
+    run_kernel(operator, stack)
+}
+
+fn run_kernel(operator: &CompiledOperator, stack: &mut Vec<IValue>) -> Result<()> {
     if operator.schema.is_vararg {
         stack.push(IValue::Int(operator.num_inputs as i64));
     }

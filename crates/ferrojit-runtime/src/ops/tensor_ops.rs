@@ -221,9 +221,17 @@ fn set_to_tensor(target: Input, source: Input) -> Result<Tensor> {
 }
 
 /// `requires_grad_(requires_grad)`: only the flag, on the handle, so every handle sees it and
-/// an in-place operator that later replaces the handle's tensor keeps it; ferrojit records no
-/// gradients.
+/// an in-place operator that later replaces the handle's tensor keeps it. A computed tensor
+/// (one with a `grad_fn`) cannot stop requiring grad, as in PyTorch.
 fn set_requires_grad(input: TensorHandle, requires_grad: bool) -> Result<IValue> {
+    if !requires_grad && !input.cell.autograd().is_leaf() {
+        return Err(RuntimeError::Other(
+            "you can only change requires_grad flags of leaf variables. If you want to use a \
+             computed variable in a subgraph that doesn't require differentiation use \
+             var_no_grad = var.detach()."
+                .to_string(),
+        ));
+    }
     input.cell.set_requires_grad(requires_grad);
     Ok(input.value)
 }
@@ -251,8 +259,9 @@ fn detach(input: Input) -> Result<Tensor> {
     Ok(Tensor::clone(&input))
 }
 
-/// `detach_`: the handle itself stops requiring grad.
+/// `detach_`: the handle itself stops requiring grad and becomes a leaf.
 fn detach_in_place(input: TensorHandle) -> Result<IValue> {
+    input.cell.autograd().set_grad_fn(None);
     input.cell.set_requires_grad(false);
     Ok(input.value)
 }

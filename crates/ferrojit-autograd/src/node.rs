@@ -1,0 +1,202 @@
+//! Backward nodes: what one recorded operator call keeps for its backward (the arguments its
+//! formula needs, the versions of the saved tensors, where each input's gradient goes).
+
+use std::any::Any;
+use std::sync::{Arc, Mutex, Weak};
+
+use ferrojit_runtime::autograd::{GradNode, VersionCounter};
+use ferrojit_runtime::{IValue, RuntimeError, TensorCell};
+use ferrojit_tensor::DType;
+
+use crate::formulas::Formula;
+
+/// Where a gradient flows: into another node's output `output_nr`, or into a leaf's `.grad`
+/// (PyTorch's `AccumulateGrad` node).
+#[derive(Clone)]
+pub enum Edge {
+    Node(Arc<Node>, usize),
+    Leaf(Arc<TensorCell>),
+}
+
+impl Edge {
+    /// The edge of a tensor that requires grad: its `grad_fn`, or itself as a leaf.
+    pub fn of(cell: &Arc<TensorCell>) -> Option<Edge> {
+        if !cell.requires_grad() {
+            return None;
+        }
+        match cell.autograd().grad_fn() {
+            Some(history) => node_of(&history.node).map(|node| Edge::Node(node, history.output_nr)),
+            None => Some(Edge::Leaf(Arc::clone(cell))),
+        }
+    }
+}
+
+/// The concrete node behind a tensor's `grad_fn`.
+pub fn node_of(node: &Arc<dyn GradNode>) -> Option<Arc<Node>> {
+    Arc::clone(node).into_any().downcast::<Node>().ok()
+}
+
+/// `tensor.grad_fn`'s printed name (`MulBackward0`), `None` for a leaf.
+pub fn grad_fn_name(cell: &TensorCell) -> Option<String> {
+    cell.autograd().grad_fn().map(|history| history.node.name())
+}
+
+/// The shape and dtype of one tensor input or output, kept so that a formula can make
+/// zeros or sum a broadcast gradient back without keeping the tensor alive.
+#[derive(Debug, Clone)]
+pub struct TensorMeta {
+    pub sizes: Vec<usize>,
+    pub dtype: DType,
+}
+
+/// A saved tensor's version when it was saved, to detect a later in-place write.
+pub struct SavedVersion {
+    pub argument: usize,
+    pub counter: Arc<VersionCounter>,
+    pub version: u64,
+}
+
+/// One recorded operator call.
+pub struct Node {
+    /// PyTorch's printed name (`MulBackward0`).
+    pub name: String,
+    /// The operator's full name (`aten::mul.Tensor`).
+    pub operator: String,
+    pub formula: Option<&'static Formula>,
+    /// The call's arguments in schema order; tensor arguments the formula does not save are
+    /// `None` here (kept alive by nothing). `None` once released after a backward.
+    pub arguments: Mutex<Option<Vec<IValue>>>,
+    pub saved_versions: Vec<SavedVersion>,
+    /// Per argument: for a tensor its edge; for a tensor list one edge per element.
+    pub edges: Vec<ArgumentEdges>,
+    /// Per argument: the tensor's shape and dtype (tensor lists: per element).
+    pub input_meta: Vec<Vec<Option<TensorMeta>>>,
+    /// Per schema return: the shape and dtype of each differentiable tensor it returned.
+    pub output_meta: Vec<Option<TensorMeta>>,
+    /// Per schema return: the output's handle, not kept alive by the node (it keeps the
+    /// node alive), for `retain_grad`.
+    pub output_cells: Vec<Weak<TensorCell>>,
+}
+
+/// The edges of one argument.
+#[derive(Clone, Default)]
+pub enum ArgumentEdges {
+    #[default]
+    None,
+    Tensor(Option<Edge>),
+    List(Vec<Option<Edge>>),
+}
+
+impl ArgumentEdges {
+    pub fn iter(&self) -> impl Iterator<Item = &Edge> {
+        let items: Vec<&Edge> = match self {
+            ArgumentEdges::None => Vec::new(),
+            ArgumentEdges::Tensor(edge) => edge.iter().collect(),
+            ArgumentEdges::List(edges) => edges.iter().flatten().collect(),
+        };
+        items.into_iter()
+    }
+}
+
+impl GradNode for Node {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// PyTorch's error for a node whose saved values were freed by an earlier backward.
+pub fn freed_error() -> RuntimeError {
+    RuntimeError::Other(
+        "Trying to backward through the graph a second time (or directly access saved tensors \
+         after they have already been freed). Saved intermediate values of the graph are freed \
+         when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to \
+         backward through the graph a second time or if you need to access saved tensors after \
+         calling backward."
+            .to_string(),
+    )
+}
+
+impl Node {
+    /// Whether the formula keeps any tensor (so a second backward without retain_graph fails).
+    pub fn saves_tensors(&self) -> bool {
+        self.formula
+            .is_some_and(|formula| !formula.saves.is_empty())
+    }
+
+    /// Frees the saved tensors (after a backward without `retain_graph`).
+    pub fn release(&self) {
+        if self.saves_tensors() {
+            *self.arguments.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+
+    /// The arguments for the formula, checking that no saved tensor was written since.
+    pub fn arguments_for_backward(&self) -> Result<Vec<IValue>, RuntimeError> {
+        let arguments = self
+            .arguments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(freed_error)?;
+        for saved in &self.saved_versions {
+            let now = saved.counter.current();
+            if now != saved.version {
+                let description = match arguments.get(saved.argument) {
+                    Some(IValue::Tensor(cell)) => describe_saved(cell),
+                    _ => "[tensor]".to_string(),
+                };
+                return Err(RuntimeError::Other(format!(
+                    "one of the variables needed for gradient computation has been modified by \
+                     an inplace operation: {description} is at version {now}; expected version {} \
+                     instead. Hint: enable anomaly detection to find the operation that failed to \
+                     compute its gradient, with torch.autograd.set_detect_anomaly(True, \
+                     check_nan=False).",
+                    saved.version
+                )));
+            }
+        }
+        Ok(arguments)
+    }
+}
+
+/// PyTorch's legacy tensor type prefix (`Float` for `torch.FloatTensor`).
+fn type_prefix(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Float64 => "Double",
+        DType::Float16 => "Half",
+        DType::BFloat16 => "BFloat16",
+        DType::Int64 => "Long",
+        DType::Int32 => "Int",
+        DType::Bool => "Bool",
+        _ => "Float",
+    }
+}
+
+/// `[torch.FloatTensor [3]]`, with `, which is output 0 of Add,` when the tensor has a
+/// `grad_fn` (named without its `Backward0` suffix), as PyTorch describes a saved tensor.
+fn describe_saved(cell: &TensorCell) -> String {
+    let tensor = cell.get();
+    let sizes = tensor
+        .sizes()
+        .iter()
+        .map(|size| size.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut text = format!("[torch.{}Tensor [{sizes}]]", type_prefix(tensor.dtype()));
+    if let Some(history) = cell.autograd().grad_fn() {
+        let name = history.node.name();
+        let short = match name.rfind("Backward") {
+            Some(position) => name[..position].to_string(),
+            None => name,
+        };
+        text.push_str(&format!(
+            ", which is output {} of {short},",
+            history.output_nr
+        ));
+    }
+    text
+}
