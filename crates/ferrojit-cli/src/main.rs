@@ -55,6 +55,11 @@ enum Command {
         /// specializes a plan per input shape and runs PyTorch's passes on it).
         #[arg(long)]
         no_optimize: bool,
+        /// Run with grad mode on and gradients recorded, as a Python process runs by default
+        /// (`torch.autograd.grad`, `.backward()` and `.grad` work; the graph runs unoptimized).
+        /// Without it the run is an inference run.
+        #[arg(long)]
+        grad: bool,
     },
     /// Re-save a TorchScript archive through ferrojit's own printer and pickler.
     Convert {
@@ -257,6 +262,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), String> {
     #[cfg(feature = "torchvision")]
     ferrojit_torchvision::register().map_err(|e| format!("torchvision operators: {e}"))?;
+    // The autograd operators always compile; recording is installed by `run --grad` only.
+    ferrojit_autograd::register_operators().map_err(|e| format!("autograd operators: {e}"))?;
     match cli.command {
         Command::Run {
             model,
@@ -275,6 +282,7 @@ fn run(cli: Cli) -> Result<(), String> {
             max_steps,
             max_pickle_memory,
             no_optimize,
+            grad,
             ..
         } => commands::run::run_model(&commands::run::RunModelOptions {
             model: &model,
@@ -284,6 +292,7 @@ fn run(cli: Cli) -> Result<(), String> {
             max_steps,
             max_pickle_memory,
             optimize: !no_optimize,
+            grad,
         }),
         Command::Convert {
             input,

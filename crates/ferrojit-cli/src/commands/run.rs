@@ -24,6 +24,10 @@ pub struct RunModelOptions<'a> {
     pub max_pickle_memory: Option<u64>,
     /// Run through the optimizing executor (the default; `--no-optimize` turns it off).
     pub optimize: bool,
+    /// `--grad`: grad mode on and gradients recorded, as in a Python process. Without it the
+    /// run is an inference run (grad mode off), and a program asking for a gradient fails
+    /// with an error naming the flag.
+    pub grad: bool,
 }
 
 pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
@@ -35,7 +39,16 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
         max_steps,
         max_pickle_memory,
         optimize,
+        grad,
     } = *request;
+    if grad {
+        ferrojit_autograd::register().map_err(|e| format!("autograd: {e}"))?;
+    }
+    // The method runs on this thread, so this thread's grad mode is the run's. A graph that
+    // records gradients runs as written: the optimizing executor builds no differentiable
+    // graphs yet, and its plans are specialized for inference.
+    ferrojit_runtime::autograd::set_grad_enabled(grad);
+    let optimize = optimize && !grad;
     // Loading runs `__setstate__` methods once each: not worth specializing.
     let load_options = RunOptions {
         max_steps,
