@@ -3,7 +3,7 @@
 //! (tests/fixtures/autograd/generate.py, `Trainer.train_steps`); without the flag the run is
 //! an inference run and the error names the flag.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ferrojit_conformance::repo_root;
@@ -35,7 +35,7 @@ fn numbers(value: &Value) -> Vec<f64> {
 }
 
 /// The training step's arguments, written as a torch.save file the CLI reads.
-fn write_inputs(expected: &Value, path: &PathBuf) {
+fn write_inputs(expected: &Value, path: &Path) {
     let x = &expected["x"];
     let shape: Vec<usize> = x["shape"]
         .as_array()
@@ -60,7 +60,7 @@ fn write_inputs(expected: &Value, path: &PathBuf) {
     torch_save::save_file(&arguments, path).expect("inputs saved");
 }
 
-fn run_training(inputs: &PathBuf, output: &PathBuf, grad: bool) -> std::process::Output {
+fn run_training(inputs: &Path, output: &Path, grad: bool) -> std::process::Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ferrojit"));
     command
         .arg("run")
