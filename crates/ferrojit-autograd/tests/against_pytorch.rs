@@ -451,8 +451,6 @@ fn scripted_autograd_grad_with_create_graph_matches_pytorch() {
 }
 
 #[test]
-#[ignore = "known gap: after `torch.autograd.backward(y)` in a loaded archive, `ops.prim.grad(w)` \
-            still reads None (the Rust-API backward fills .grad; the archive path does not yet)"]
 fn scripted_backward_and_grad_attribute_match_pytorch() {
     let expected = &fixtures()["scripts"]["backward"];
     let module = load("script_backward.pt");
@@ -476,6 +474,23 @@ fn scripted_backward_and_grad_attribute_match_pytorch() {
             "{key}"
         );
     }
+}
+
+/// `aten::backward` returns nothing: the frontend's dead code elimination must keep it
+/// because its operator is registered as having side effects (it writes the leaves' `.grad`).
+#[test]
+fn compiled_backward_call_survives_dead_code_elimination() {
+    let _ = fixtures();
+    let source = "def f(x: Tensor, w: Tensor) -> Tensor:\n    y = torch.sum(torch.mul(x, w))\n    torch.autograd.backward(y)\n    z = torch.sum(w)\n    torch.autograd.backward([z], None, True)\n    return x\n";
+    let unit = ferrojit_frontend::compile_source(
+        source,
+        ferrojit_serialize::import::RegistrySchemas::builtins(),
+    )
+    .unwrap();
+    let graph = unit.function("__torch__.f").unwrap().graph(&unit).unwrap();
+    let text = graph.to_string();
+    assert_eq!(text.matches("aten::backward").count(), 2, "{text}");
+    assert!(text.contains("aten::mul"), "{text}");
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub(crate) fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
     if let Some(prim) = kind.prim() {
         return prim.has_side_effects();
     }
-    matches!(
+    if matches!(
         kind.as_str(),
         "aten::warn"
             // Reseeds the default generator (PyTorch's `Node::hasSideEffects` lists it too).
@@ -40,25 +40,39 @@ pub(crate) fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
             // fork ran even when its value is never read.
             | "aten::set_grad_enabled"
             | "aten::wait"
-    ) || match graph.node(node).schema.as_ref() {
+    ) {
+        return true;
+    }
+    let operator = registry_operator(graph, node);
+    // An operator registered as having side effects (PyTorch's conservative alias kind) stays:
+    // ferrojit-autograd's `aten::backward` returns nothing and writes the leaves' `.grad`.
+    if operator.is_some_and(|operator| operator.flags.has_side_effects) {
+        return true;
+    }
+    match graph.node(node).schema.as_ref() {
         Some(schema) => schema.is_mutable(),
         // Graphs read from text carry no schemas: the registry's overload for the input
         // types says (`aten::append` writes its list), else ATen's naming convention, where
         // a trailing underscore (`aten::relu_`, `aten::add_`) marks an in-place op.
-        None => registry_schema_is_mutable(graph, node)
+        None => operator
+            .map(|operator| operator.schema.is_mutable())
             .unwrap_or_else(|| is_in_place_name(kind.as_str())),
     }
 }
 
-fn registry_schema_is_mutable(graph: &Graph, node: NodeId) -> Option<bool> {
+/// The registry's operator for `node`: by its schema's full name, or, for a node without a
+/// schema (a graph read from text), the first overload accepting its input types.
+fn registry_operator(graph: &Graph, node: NodeId) -> Option<&'static ferrojit_runtime::Operator> {
+    let registry = ferrojit_runtime::OperatorRegistry::global();
+    if let Some(schema) = graph.node(node).schema.as_ref() {
+        return registry.lookup(&schema.full_name());
+    }
     let types: Vec<ferrojit_ir::Type> = graph
         .node_inputs(node)
         .iter()
         .map(|&value| graph.value_type(value).clone())
         .collect();
-    ferrojit_runtime::OperatorRegistry::global()
-        .find_by_types(graph.kind(node).as_str(), &types)
-        .map(|operator| operator.schema.is_mutable())
+    registry.find_by_types(graph.kind(node).as_str(), &types)
 }
 
 fn is_in_place_name(kind: &str) -> bool {
