@@ -373,8 +373,33 @@ pub(crate) fn matmul(emitter: &mut Emitter, first: &str, second: &str) -> Result
 pub(crate) fn reshape_to(emitter: &mut Emitter, value: &str, sizes: Vec<i64>) -> Result<String> {
     let old_sizes = emitter.sizes(value)?;
     let old_strides = emitter.strides(value)?;
-    let resolved = super::views::infer_size(&sizes, old_sizes.iter().product())?;
-    if super::views::view_strides(&old_sizes, &old_strides, &resolved).is_some() {
+    let numel = old_sizes
+        .iter()
+        .try_fold(1i64, |total, &size| total.checked_mul(size))
+        .ok_or_else(|| not_applicable(format!("value '{value}' has too many elements")))?;
+    let resolved = super::views::infer_size(&sizes, numel)?;
+    // ATen's `computeStride` decides between a view and a copy; ferrojit-tensor has it.
+    let as_dims = |values: &[i64]| {
+        values
+            .iter()
+            .map(|&value| usize::try_from(value).ok())
+            .collect::<Option<Vec<usize>>>()
+    };
+    let viewable = match (
+        as_dims(&old_sizes),
+        as_dims(&old_strides),
+        as_dims(&resolved),
+    ) {
+        (Some(old_sizes), Some(old_strides), Some(new_sizes)) => {
+            ferrojit_tensor::shape::view_strides(&old_sizes, &old_strides, &new_sizes).is_some()
+        }
+        _ => {
+            return Err(not_applicable(format!(
+                "value '{value}' has a negative size or stride"
+            )))
+        }
+    };
+    if viewable {
         return view(emitter, value, sizes);
     }
     let copy = emitter.call(

@@ -49,65 +49,27 @@ pub(crate) fn wrap_dim(dim: i64, rank: usize) -> Result<usize> {
 /// `shape` with its one `-1` resolved for `numel` elements.
 pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
     let mut out = shape.to_vec();
-    let known: i64 = shape.iter().filter(|&&s| s != -1).product();
+    // Sizes come from the file: a product that overflows is refused, never wrapped.
+    let product = |sizes: &[i64]| {
+        sizes
+            .iter()
+            .filter(|&&size| size != -1)
+            .try_fold(1i64, |total, &size| total.checked_mul(size))
+            .ok_or_else(|| not_applicable(format!("shape {shape:?} has too many elements")))
+    };
+    let known = product(shape)?;
     if let Some(position) = shape.iter().position(|&s| s == -1) {
         if known == 0 {
             return Err(not_applicable("cannot infer -1 in a shape with a zero"));
         }
         out[position] = numel / known;
     }
-    if out.iter().product::<i64>() != numel {
+    if out.contains(&-1) || product(&out)? != numel {
         return Err(not_applicable(format!(
             "shape {shape:?} does not hold {numel} elements"
         )));
     }
     Ok(out)
-}
-
-/// ATen's `computeStride`: the strides a view of `old` as `new` would have, or `None` when
-/// the data must be copied.
-pub(crate) fn view_strides(
-    old_sizes: &[i64],
-    old_strides: &[i64],
-    new: &[i64],
-) -> Option<Vec<i64>> {
-    if old_sizes.is_empty() {
-        return Some(vec![1; new.len()]);
-    }
-    let numel: i64 = old_sizes.iter().product();
-    if numel == 0 {
-        return Some(super::emitter::contiguous_strides(new));
-    }
-    let mut new_strides = vec![0; new.len()];
-    let mut view_d = new.len() as i64 - 1;
-    let mut chunk_base_stride = *old_strides.last()?;
-    let mut tensor_numel: i64 = 1;
-    let mut view_numel: i64 = 1;
-    for tensor_d in (0..old_sizes.len()).rev() {
-        tensor_numel *= old_sizes[tensor_d];
-        if tensor_d == 0
-            || (old_sizes[tensor_d - 1] != 1
-                && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)
-        {
-            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
-                new_strides[view_d as usize] = view_numel * chunk_base_stride;
-                view_numel *= new[view_d as usize];
-                view_d -= 1;
-            }
-            if view_numel != tensor_numel {
-                return None;
-            }
-            if tensor_d > 0 {
-                chunk_base_stride = old_strides[tensor_d - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    if view_d != -1 {
-        return None;
-    }
-    Some(new_strides)
 }
 
 fn tensor(name: &str) -> Argument {
@@ -482,4 +444,25 @@ fn pixel_shuffle(emitter: &mut Emitter, original: &Original, shuffle: bool) -> R
             Argument::MemoryFormat(MEMORY_FORMAT_CONTIGUOUS),
         )],
     )?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::infer_size;
+
+    #[test]
+    fn infer_size_resolves_one_minus_one() {
+        assert_eq!(infer_size(&[2, -1], 12).unwrap(), vec![2, 6]);
+        assert!(infer_size(&[5, -1], 12).is_err());
+        assert!(infer_size(&[-1, -1], 12).is_err());
+        assert!(infer_size(&[0, -1], 0).is_err());
+    }
+
+    #[test]
+    fn infer_size_refuses_sizes_whose_product_overflows() {
+        // A hostile file's view arguments: refused with an error, never a wrapped product.
+        let error = infer_size(&[i64::MAX, 4], 8).unwrap_err();
+        assert!(error.to_string().contains("too many elements"), "{error}");
+        assert!(infer_size(&[1 << 40, 1 << 40, -1], 1).is_err());
+    }
 }
