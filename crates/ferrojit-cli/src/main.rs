@@ -28,13 +28,24 @@ enum Command {
     Run {
         /// The TorchScript archive.
         model: PathBuf,
-        /// A torch.save file holding a tuple of positional arguments (a single non-tuple value
-        /// is passed as the only argument).
+        /// The positional arguments: a torch.save file of a tuple (any other value is the only
+        /// argument), a .npy array, the arrays of a .npz or .safetensors file in stored order,
+        /// or a .json list of arguments (numbers, strings, lists, dicts, tensors as
+        /// {"dtype": "float32", "shape": [2, 4], "data": [...]}).
         #[arg(long)]
         inputs: Option<PathBuf>,
-        /// Where to write the result, as a torch.save file that torch.load reads.
+        /// An argument after those of --inputs (repeat, in order): an int, a float, True,
+        /// False, None, or else a string ('3' in quotes is the string "3").
+        #[arg(long = "arg", value_name = "VALUE", allow_hyphen_values = true)]
+        extra_arguments: Vec<String>,
+        /// Where to write the result; the extension picks the format: .pt (torch.save),
+        /// .npy (one tensor), .npz or .safetensors (the result's tensors), .json. Checked
+        /// before the model loads.
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Print nothing on success (errors still go to stderr).
+        #[arg(long, short)]
+        quiet: bool,
         /// The method to call.
         #[arg(long, default_value = "forward")]
         method: String,
@@ -192,7 +203,9 @@ enum Command {
         #[arg(long)]
         core: bool,
     },
-    /// Show a method's graph (--graph), the model's code (--code) or its module tree (--summary).
+    /// Show a method's graph (--graph), the model's code (--code) or its module tree
+    /// (--summary, the default); or check that this build has every operator it calls
+    /// (--check).
     Inspect {
         /// The TorchScript archive or .pt2 program. With no view flag, --summary is shown.
         model: PathBuf,
@@ -205,6 +218,10 @@ enum Command {
         code: bool,
         #[arg(long, group = "view")]
         summary: bool,
+        /// Compile every method (running nothing) and list the operators the model calls
+        /// that this build lacks; exits non-zero when any is missing.
+        #[arg(long, group = "view")]
+        check: bool,
         /// For a .pt2 archive: which of its programs to show.
         #[arg(long = "model", value_name = "NAME", default_value = "model")]
         program: String,
@@ -268,27 +285,23 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Run {
             model,
             inputs,
+            extra_arguments,
             output,
-            program,
-            ..
-        } if commands::pt2::is_pt2(&model) => {
-            commands::pt2::run_program(&model, &program, inputs.as_deref(), output.as_deref())
-        }
-        Command::Run {
-            model,
-            inputs,
-            output,
+            quiet,
             method,
             max_steps,
             max_pickle_memory,
+            program,
             no_optimize,
             grad,
-            ..
         } => commands::run::run_model(&commands::run::RunModelOptions {
             model: &model,
             inputs: inputs.as_deref(),
+            extra_arguments: &extra_arguments,
             output: output.as_deref(),
             method: &method,
+            program: &program,
+            quiet,
             max_steps,
             max_pickle_memory,
             optimize: !no_optimize,
@@ -370,10 +383,17 @@ fn run(cli: Cli) -> Result<(), String> {
             graph,
             code,
             summary,
+            check,
             program,
             optimized,
             inputs,
         } => {
+            if check {
+                if optimized {
+                    return Err("--optimized needs --graph".to_string());
+                }
+                return commands::check::check(&model, &program);
+            }
             use commands::inspect::InspectView;
             let view = match (graph, code, summary) {
                 (true, _, _) => InspectView::Graph,

@@ -2,6 +2,7 @@
 //! turns `torch.jit.save` archives into runnable modules and `torch.save` files into values,
 //! and back (import, export, the Python printer, legacy and safetensors files).
 
+pub mod array_files;
 pub mod debug_info;
 pub mod export;
 pub mod file_kind;

@@ -15,7 +15,6 @@ use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::{load_module, LoadedModule};
-use ferrojit_serialize::torch_save;
 
 /// What `ferrojit bench` was asked to do.
 #[derive(Debug, Clone)]
@@ -142,12 +141,8 @@ pub(crate) fn read_arguments(inputs: Option<&Path>) -> Result<Vec<IValue>, Strin
     let Some(path) = inputs else {
         return Ok(Vec::new());
     };
-    let value = torch_save::load_file(path)
-        .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?;
-    Ok(match value {
-        IValue::Tuple(tuple) => tuple.items.to_vec(),
-        other => vec![other],
-    })
+    // Every format `run --inputs` takes.
+    super::values_io::read_arguments(path, Default::default())
 }
 
 pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
@@ -173,16 +168,19 @@ pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
     let first_start = Instant::now();
     target.run(arguments.clone())?;
     println!("first_run_ms={:.3}", milliseconds(first_start));
+    let progress = super::progress::Progress::start("warming up");
     for _ in 1..options.warmup {
         target.run(arguments.clone())?;
     }
     let mut times = Vec::with_capacity(options.iterations);
-    for _ in 0..options.iterations {
+    for round in 0..options.iterations {
+        progress.set_message(&format!("round {}/{}", round + 1, options.iterations));
         let start = Instant::now();
         let result = target.run(arguments.clone())?;
         times.push(milliseconds(start));
         drop(result);
     }
+    drop(progress);
     let stats = spread(&times).ok_or("no timed runs")?;
     println!("runs={}", times.len());
     println!("threads={}", ferrojit_runtime::num_threads());

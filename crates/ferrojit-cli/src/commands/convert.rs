@@ -10,6 +10,7 @@ use ferrojit_serialize::import::load_module;
 
 /// `decompose`: `Some(strict)` lowers each `.pt2` program to core ATen before saving.
 pub fn convert(input: &Path, output: &Path, decompose: Option<bool>) -> Result<(), String> {
+    let _progress = super::progress::Progress::start(&format!("converting {}", input.display()));
     if ferrojit_export::looks_like_pt2(input) {
         return convert_pt2(input, output, decompose);
     }

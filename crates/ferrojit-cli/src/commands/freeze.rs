@@ -25,6 +25,7 @@ pub fn freeze_model(
     for_inference: bool,
 ) -> Result<(), String> {
     let eval = eval || for_inference;
+    let _progress = super::progress::Progress::start(&format!("freezing {}", input.display()));
     if super::pt2::is_pt2(input) {
         return Err(format!(
             "{NOT_A_SCRIPT_MODULE} ({} is a torch.export program)",

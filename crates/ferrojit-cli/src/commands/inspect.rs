@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use ferrojit_ir::{AttributeKind, Type};
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_runtime::Module;
@@ -25,8 +27,7 @@ pub fn print_optimized_graph(
     method: &str,
     inputs: Option<&Path>,
 ) -> Result<(), String> {
-    let loaded =
-        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let loaded = load_module(model).map_err(|e| super::not_a_model::model_load_error(model, &e))?;
     let class = loaded.module.class().clone();
     if !class.has_method(method) {
         return Err(format!(
@@ -46,8 +47,7 @@ pub fn print_optimized_graph(
 }
 
 pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<(), String> {
-    let loaded =
-        load_module(model).map_err(|e| format!("cannot load model {}: {e}", model.display()))?;
+    let loaded = load_module(model).map_err(|e| super::not_a_model::model_load_error(model, &e))?;
     let class = loaded.module.class().clone();
     match view {
         InspectView::Graph => {
@@ -91,11 +91,24 @@ pub fn inspect_model(model: &Path, method: &str, view: InspectView) -> Result<()
 
 /// The module tree: one line per module (`name: class`, the class name without TorchScript's
 /// `__torch__.` prefix and `___torch_mangle_N` parts), then its parameters, buffers and
-/// plain attributes with their types, and tensor dtypes and shapes. Attributes every
-/// `nn.Module` has are folded: `training` is shown at the root and then only where a module
-/// differs from its parent, and `_is_full_backward_hook` only when it is set.
+/// plain attributes with their types, and tensor dtypes and shapes. Attributes repeated on
+/// every module with one value (`training=False` on all of them, typically) are shown once
+/// on a first line, `all N modules: training=False`; otherwise `training` is shown at the
+/// root and then only where a module differs from its parent, and `_is_full_backward_hook`
+/// only when it is set.
 pub fn module_summary(root: &Module) -> String {
+    let common = attributes_common_to_every_module(root);
     let mut out = String::new();
+    if !common.is_empty() {
+        let (count, shown): (usize, Vec<String>) = (
+            common.values().next().map_or(0, |(count, _)| *count),
+            common
+                .iter()
+                .map(|(name, (_, repr))| format!("{name}={repr}"))
+                .collect(),
+        );
+        out.push_str(&format!("all {count} modules: {}\n", shown.join(", ")));
+    }
     // Module trees are as deep as the archive made them; walk with an explicit stack.
     let mut pending: Vec<(usize, String, Module, Option<bool>)> =
         vec![(0, "<root>".to_string(), root.clone(), None)];
@@ -115,6 +128,9 @@ pub fn module_summary(root: &Module) -> String {
                 continue;
             }
             if attribute.kind == AttributeKind::Regular {
+                if common.contains_key(&attribute.name) {
+                    continue;
+                }
                 match (attribute.name.as_str(), &value) {
                     ("training", IValue::Bool(flag)) => {
                         training = Some(*flag);
@@ -144,9 +160,50 @@ pub fn module_summary(root: &Module) -> String {
     out
 }
 
+/// The plain (non-module, non-tensor-slot) attributes that every module of the tree has,
+/// each with one value: name → (number of modules, value repr). Empty for a tree of one
+/// module, where there is nothing to fold.
+fn attributes_common_to_every_module(root: &Module) -> BTreeMap<String, (usize, String)> {
+    let mut modules = 0usize;
+    let mut seen: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
+    let mut pending = vec![root.clone()];
+    while let Some(module) = pending.pop() {
+        modules += 1;
+        for attribute in module.class().attributes() {
+            if attribute.kind != AttributeKind::Regular {
+                continue;
+            }
+            let Ok(value) = module.attr(&attribute.name) else {
+                continue;
+            };
+            if matches!(&value, IValue::Object(_) | IValue::Tensor(_)) {
+                continue;
+            }
+            let repr = value.python_repr();
+            let entry = seen
+                .entry(attribute.name.clone())
+                .or_insert((0, Some(repr.clone())));
+            entry.0 += 1;
+            if entry.1.as_deref() != Some(repr.as_str()) {
+                entry.1 = None;
+            }
+        }
+        pending.extend(module.named_children().into_iter().map(|(_, child)| child));
+    }
+    if modules < 2 {
+        return BTreeMap::new();
+    }
+    seen.into_iter()
+        .filter_map(|(name, (count, repr))| {
+            (count == modules).then_some(())?;
+            Some((name, (count, repr?)))
+        })
+        .collect()
+}
+
 /// `__torch__.torch.nn.modules.linear.___torch_mangle_3.Linear` as a user wrote it:
 /// `torch.nn.modules.linear.Linear`.
-fn readable_class_name(qualified: &str) -> String {
+pub(crate) fn readable_class_name(qualified: &str) -> String {
     let name = qualified.strip_prefix("__torch__.").unwrap_or(qualified);
     name.split('.')
         .filter(|part| {

@@ -13,7 +13,6 @@ use ferrojit_export::model::{
 use ferrojit_export::symbolic::{parse_expression, BinaryOperator, Expression};
 use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_serialize::torch_save;
 
 /// Whether `path` is a `.pt2` archive rather than a TorchScript one.
 pub fn is_pt2(path: &Path) -> bool {
@@ -40,37 +39,18 @@ pub fn write_stdout(text: &str) -> Result<(), String> {
     }
 }
 
-/// Loads program `name` of `model`, runs it on the torch.save'd tuple in `inputs`, prints
-/// the result and saves it to `output`.
-pub fn run_program(
-    model: &Path,
-    name: &str,
-    inputs: Option<&Path>,
-    output: Option<&Path>,
-) -> Result<(), String> {
-    let arguments = match inputs {
-        Some(path) => match torch_save::load_file(path)
-            .map_err(|e| format!("cannot read inputs {}: {e}", path.display()))?
-        {
-            IValue::Tuple(tuple) => tuple.items.to_vec(),
-            other => vec![other],
-        },
-        None => Vec::new(),
+/// Loads program `name` of `model` and runs it on `arguments`; `run` prints and saves the
+/// result.
+pub fn run_program(model: &Path, name: &str, arguments: Vec<IValue>) -> Result<IValue, String> {
+    let cannot_load = |e: &dyn std::fmt::Display| {
+        super::not_a_model::model_load_error(model, e)
     };
-    let cannot_load =
-        |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
     let archive = Pt2Archive::open(model).map_err(|e| cannot_load(&e))?;
     let loaded = archive.load(name).map_err(|e| cannot_load(&e))?;
     let mut module = ExportedModule::new(loaded).map_err(|e| cannot_load(&e))?;
-    let result = module
+    module
         .run(arguments)
-        .map_err(|e| format!("forward() failed: {e}"))?;
-    write_stdout(&format!("{}\n", result.python_repr()))?;
-    if let Some(path) = output {
-        torch_save::save_file(&result, path)
-            .map_err(|e| format!("cannot write output {}: {e}", path.display()))?;
-    }
-    Ok(())
+        .map_err(|e| format!("forward() failed: {e}"))
 }
 
 /// What `inspect` prints for a `.pt2` program.

@@ -1,21 +1,30 @@
-//! `ferrojit run`: load an archive, call a method on inputs from a torch.save file, print
-//! and save the result.
+//! `ferrojit run`: load an archive, call a method on the arguments from `--inputs` (a
+//! torch.save, `.npy`, `.npz`, `.safetensors` or JSON file) and `--arg` values, print the
+//! result (or its structure) and save it in the format `--output`'s extension names.
 
 use std::path::Path;
 
 use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
 use ferrojit_runtime::interpreter::RunOptions;
-use ferrojit_runtime::ivalue::IValue;
 use ferrojit_serialize::import::load_module_from_archive;
-use ferrojit_serialize::torch_save;
+
+use super::not_a_model::model_load_error;
+use super::result_summary::{report_result, ResultDisplay};
+use super::values_io::{parse_argument, prepare_output, read_arguments, write_result};
 
 /// What `ferrojit run` was asked to do for a TorchScript archive.
 #[derive(Debug, Clone)]
 pub struct RunModelOptions<'a> {
     pub model: &'a Path,
     pub inputs: Option<&'a Path>,
+    /// `--arg` values, passed after the inputs' arguments.
+    pub extra_arguments: &'a [String],
     pub output: Option<&'a Path>,
     pub method: &'a str,
+    /// For a `.pt2` archive: which program to run (`--model`).
+    pub program: &'a str,
+    /// `--quiet`: print nothing on success.
+    pub quiet: bool,
     /// Bounds every interpreted call (the method and each `__setstate__` run while loading):
     /// past it the run fails with "step budget of N exceeded".
     pub max_steps: Option<u64>,
@@ -34,13 +43,42 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
     let RunModelOptions {
         model,
         inputs,
+        extra_arguments,
         output,
         method,
+        program,
+        quiet,
         max_steps,
         max_pickle_memory,
         optimize,
         grad,
     } = *request;
+    // Checked before anything loads or runs: a typo in the path must not cost a model run.
+    let output = output.map(prepare_output).transpose()?;
+    let limits = ArchiveLimits {
+        max_pickle_value_bytes: max_pickle_memory,
+        ..ArchiveLimits::default()
+    };
+    let mut arguments = match inputs {
+        Some(path) => read_arguments(path, limits)?,
+        None => Vec::new(),
+    };
+    arguments.extend(extra_arguments.iter().map(|text| parse_argument(text)));
+    let display = if quiet {
+        ResultDisplay::Quiet
+    } else if output.is_some() {
+        ResultDisplay::SummaryOnly
+    } else {
+        ResultDisplay::Auto
+    };
+    if super::pt2::is_pt2(model) {
+        let result = super::pt2::run_program(model, program, arguments)?;
+        report_result(&result, display)?;
+        if let Some(target) = &output {
+            write_result(&result, target)?;
+        }
+        return Ok(());
+    }
     if grad {
         ferrojit_autograd::register().map_err(|e| format!("autograd: {e}"))?;
     }
@@ -59,26 +97,7 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
         fusion_backend: optimize.then(ferrojit_codegen::shared_backend),
         ..load_options.clone()
     };
-    let limits = ArchiveLimits {
-        max_pickle_value_bytes: max_pickle_memory,
-        ..ArchiveLimits::default()
-    };
-    let arguments = match inputs {
-        Some(path) => {
-            let cannot_read =
-                |e: &dyn std::fmt::Display| format!("cannot read inputs {}: {e}", path.display());
-            let archive =
-                ArchiveReader::open_with_limits(path, limits).map_err(|e| cannot_read(&e))?;
-            let value = torch_save::load_archive(&archive).map_err(|e| cannot_read(&e))?;
-            match value {
-                IValue::Tuple(tuple) => tuple.items.to_vec(),
-                other => vec![other],
-            }
-        }
-        None => Vec::new(),
-    };
-    let cannot_load =
-        |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
+    let cannot_load = |e: &dyn std::fmt::Display| model_load_error(model, e);
     let archive = ArchiveReader::open_with_limits(model, limits).map_err(|e| cannot_load(&e))?;
     let loaded = load_module_from_archive(&archive, &load_options).map_err(|e| cannot_load(&e))?;
     let class = loaded.module.object().class();
@@ -101,10 +120,9 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
             }
             format!("{method}() failed: {e}")
         })?;
-    println!("{}", result.python_repr());
-    if let Some(path) = output {
-        torch_save::save_file(&result, path)
-            .map_err(|e| format!("cannot write output {}: {e}", path.display()))?;
+    report_result(&result, display)?;
+    if let Some(target) = &output {
+        write_result(&result, target)?;
     }
     Ok(())
 }
