@@ -66,8 +66,8 @@ fn print_report(model: &Path, report: &CheckReport) -> Result<(), String> {
 /// The operator calls of a `.pt2` program's graph (the top-level graph; the bodies of
 /// higher-order operators are not walked) that the `.pt2` runner cannot run.
 fn check_pt2(model: &Path, program: &str) -> Result<CheckReport, String> {
-    let archive = ferrojit_export::Pt2Archive::open(model)
-        .map_err(|e| model_load_error(model, &e))?;
+    let archive =
+        ferrojit_export::Pt2Archive::open(model).map_err(|e| model_load_error(model, &e))?;
     let loaded = archive
         .program(program)
         .map_err(|e| model_load_error(model, &e))?;
@@ -166,7 +166,12 @@ fn record_failure(message: &str, label: &str, report: &mut CheckReport) {
 
 /// Every operator node of a compiled graph checked against the registry (all of them, not
 /// only the first the interpreter's compiler would stop at), then the compiler itself.
-fn check_graph(graph: &Arc<Graph>, label: &str, registry: &OperatorRegistry, report: &mut CheckReport) {
+fn check_graph(
+    graph: &Arc<Graph>,
+    label: &str,
+    registry: &OperatorRegistry,
+    report: &mut CheckReport,
+) {
     let mut found_missing = false;
     for node in graph.all_nodes() {
         let data = graph.node(node);
@@ -177,7 +182,10 @@ fn check_graph(graph: &Arc<Graph>, label: &str, registry: &OperatorRegistry, rep
             }
             None if data.kind.namespace() != "prim" => {
                 let name = data.kind.as_str();
-                registry.overloads(name).is_empty().then(|| name.to_string())
+                registry
+                    .overloads(name)
+                    .is_empty()
+                    .then(|| name.to_string())
             }
             None => None,
         };
@@ -202,9 +210,7 @@ fn check_graph(graph: &Arc<Graph>, label: &str, registry: &OperatorRegistry, rep
         }
         // Already listed above: the compiler stopped at one of them.
         Err(_) if found_missing => {}
-        Err(error) => report
-            .failures
-            .push((label.to_string(), error.to_string())),
+        Err(error) => report.failures.push((label.to_string(), error.to_string())),
     }
 }
 

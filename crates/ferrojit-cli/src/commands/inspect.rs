@@ -179,6 +179,10 @@ fn attributes_common_to_every_module(root: &Module) -> BTreeMap<String, (usize, 
             if matches!(&value, IValue::Object(_) | IValue::Tensor(_)) {
                 continue;
             }
+            // Unset hook flags are noise: never shown (see the per-module listing).
+            if attribute.name == "_is_full_backward_hook" && value.is_none() {
+                continue;
+            }
             let repr = value.python_repr();
             let entry = seen
                 .entry(attribute.name.clone())

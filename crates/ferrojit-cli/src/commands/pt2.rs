@@ -42,9 +42,7 @@ pub fn write_stdout(text: &str) -> Result<(), String> {
 /// Loads program `name` of `model` and runs it on `arguments`; `run` prints and saves the
 /// result.
 pub fn run_program(model: &Path, name: &str, arguments: Vec<IValue>) -> Result<IValue, String> {
-    let cannot_load = |e: &dyn std::fmt::Display| {
-        super::not_a_model::model_load_error(model, e)
-    };
+    let cannot_load = |e: &dyn std::fmt::Display| super::not_a_model::model_load_error(model, e);
     let archive = Pt2Archive::open(model).map_err(|e| cannot_load(&e))?;
     let loaded = archive.load(name).map_err(|e| cannot_load(&e))?;
     let mut module = ExportedModule::new(loaded).map_err(|e| cannot_load(&e))?;

@@ -298,8 +298,8 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         assert_eq!(names, ["arr_0", "arr_1_0", "arr_1_1"]);
-        let error = named_tensors(&IValue::tuple(vec![tensor(), IValue::Int(3)]), "arr")
-            .unwrap_err();
+        let error =
+            named_tensors(&IValue::tuple(vec![tensor(), IValue::Int(3)]), "arr").unwrap_err();
         assert!(error.contains("arr_1"), "{error}");
     }
 }

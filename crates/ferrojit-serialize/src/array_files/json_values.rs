@@ -101,7 +101,10 @@ fn value_from_json(json: &Json, at: &str) -> Result<IValue, ArrayFileError> {
             }
             let mut entries = Vec::with_capacity(object.len());
             for (key, value) in object {
-                entries.push((IValue::string(key), value_from_json(value, &format!("{at}.{key}"))?));
+                entries.push((
+                    IValue::string(key),
+                    value_from_json(value, &format!("{at}.{key}"))?,
+                ));
             }
             dict_value(Type::Str, entries)
         }
@@ -113,7 +116,10 @@ fn number_value(number: &Number, at: &str) -> Result<IValue, ArrayFileError> {
         return Ok(IValue::Int(int));
     }
     if number.is_u64() {
-        return Err(value_error(at, format!("{number} does not fit an int (64-bit)")));
+        return Err(value_error(
+            at,
+            format!("{number} does not fit an int (64-bit)"),
+        ));
     }
     number
         .as_f64()
@@ -277,10 +283,12 @@ fn tensor_from_json(object: &Map<String, Json>, at: &str) -> Result<Tensor, Arra
             ));
         }
     }
-    let dtype_name = object
-        .get("dtype")
-        .and_then(Json::as_str)
-        .ok_or_else(|| value_error(at, "a tensor's 'dtype' must be a string such as \"float32\""))?;
+    let dtype_name = object.get("dtype").and_then(Json::as_str).ok_or_else(|| {
+        value_error(
+            at,
+            "a tensor's 'dtype' must be a string such as \"float32\"",
+        )
+    })?;
     let dtype = dtype_from_name(dtype_name).ok_or_else(|| {
         value_error(
             at,
@@ -304,7 +312,9 @@ fn tensor_from_json(object: &Map<String, Json>, at: &str) -> Result<Tensor, Arra
         Some(other) => return Err(value_error(at, format!("shape {other} is not a list"))),
         None => nested_shape,
     };
-    let numel = shape.iter().try_fold(1usize, |acc, &size| acc.checked_mul(size));
+    let numel = shape
+        .iter()
+        .try_fold(1usize, |acc, &size| acc.checked_mul(size));
     if numel != Some(elements.len()) {
         return Err(value_error(
             at,
@@ -476,7 +486,13 @@ fn tensor_json(tensor: &Arc<Tensor>, at: &str) -> Result<Json, ArrayFileError> {
     object.insert("dtype".into(), Json::String(dtype.name().into()));
     object.insert(
         "shape".into(),
-        Json::Array(tensor.sizes().iter().map(|&s| Json::from(s as u64)).collect()),
+        Json::Array(
+            tensor
+                .sizes()
+                .iter()
+                .map(|&s| Json::from(s as u64))
+                .collect(),
+        ),
     );
     object.insert("data".into(), Json::Array(data));
     Ok(Json::Object(object))
@@ -514,7 +530,10 @@ mod tests {
                                  {"float": "nan"}, {"dict": [[{"str": "k"}, {"int": 4}]]}]}"#;
         let arguments = parse_json_arguments(text).unwrap();
         assert_eq!(arguments.len(), 3);
-        assert_eq!(arguments[0].to_tensor().unwrap().to_i64_vec(), vec![1, -2, 3]);
+        assert_eq!(
+            arguments[0].to_tensor().unwrap().to_i64_vec(),
+            vec![1, -2, 3]
+        );
         assert!(arguments[1].to_double().unwrap().is_nan());
         let written = ivalue_to_json(&IValue::tuple(arguments.clone())).unwrap();
         let again = parse_json_arguments(&written.to_string()).unwrap();
@@ -526,12 +545,18 @@ mod tests {
     #[test]
     fn bad_values_name_their_place() {
         let cases = [
-            (r#"[{"dtype": "float32", "shape": [3], "data": [1, 2]}]"#, "[0]"),
+            (
+                r#"[{"dtype": "float32", "shape": [3], "data": [1, 2]}]"#,
+                "[0]",
+            ),
             (r#"[1, {"dtype": "quux", "data": [1]}]"#, "[1]"),
             (r#"[{"dtype": "int8", "shape": [1], "data": [300]}]"#, "[0]"),
             (r#"[{"dtype": "int64", "data": [1.5]}]"#, "[0].data[0]"),
             (r#"[{"dtype": "float32", "data": [[1, 2], [3]]}]"#, "[0]"),
-            (r#"[{"dtype": "float32", "shape": [4294967296, 4294967296, 4294967296], "data": []}]"#, "[0]"),
+            (
+                r#"[{"dtype": "float32", "shape": [4294967296, 4294967296, 4294967296], "data": []}]"#,
+                "[0]",
+            ),
             (r#"[18446744073709551615]"#, "[0]"),
             (r#"{"int": 1.5}"#, ".int"),
         ];

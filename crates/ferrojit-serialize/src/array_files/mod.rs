@@ -58,7 +58,9 @@ pub enum ArrayFileError {
         source: Box<ArrayFileError>,
     },
     /// An `.npz` member inflates past the limit.
-    #[error(".npz member '{member}' inflates to more than {limit} bytes (a limit against zip bombs)")]
+    #[error(
+        ".npz member '{member}' inflates to more than {limit} bytes (a limit against zip bombs)"
+    )]
     MemberTooLarge { member: String, limit: u64 },
     /// Two `.npz` members (or tensors to write) share a name.
     #[error("the array name '{0}' appears more than once")]

@@ -17,7 +17,9 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 pub fn read_npy(bytes: &[u8]) -> Result<Tensor, ArrayFileError> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         if MAGIC.starts_with(bytes) {
-            return Err(ArrayFileError::Truncated("the magic string is cut short".into()));
+            return Err(ArrayFileError::Truncated(
+                "the magic string is cut short".into(),
+            ));
         }
         return Err(ArrayFileError::NotNpy);
     }
@@ -240,7 +242,9 @@ fn parse_header(text: &str) -> Result<NpyHeader, ArrayFileError> {
                 shape = Some(sizes);
             }
             (key @ ("fortran_order" | "shape"), _) => {
-                return Err(ArrayFileError::Header(format!("'{key}' has the wrong type")))
+                return Err(ArrayFileError::Header(format!(
+                    "'{key}' has the wrong type"
+                )))
             }
             _ => {}
         }
@@ -378,9 +382,10 @@ impl LiteralParser<'_> {
                 if self.text.get(self.pos) == Some(&b'L') {
                     self.pos += 1;
                 }
-                digits.parse::<u64>().map(Literal::Int).map_err(|_| {
-                    ArrayFileError::SizeOverflow(vec![u64::MAX])
-                })
+                digits
+                    .parse::<u64>()
+                    .map(Literal::Int)
+                    .map_err(|_| ArrayFileError::SizeOverflow(vec![u64::MAX]))
             }
             Some(b'T' | b'F' | b'N') => {
                 for (word, literal) in [
@@ -436,7 +441,9 @@ mod tests {
 
     #[test]
     fn bfloat16_is_refused_for_writing() {
-        let tensor = Tensor::from_vec(vec![1.0f32], &[1]).unwrap().to_dtype(DType::BFloat16);
+        let tensor = Tensor::from_vec(vec![1.0f32], &[1])
+            .unwrap()
+            .to_dtype(DType::BFloat16);
         assert!(matches!(
             write_npy(&tensor),
             Err(ArrayFileError::UnwritableDtype { .. })
@@ -469,7 +476,10 @@ mod tests {
         let tensor = read_npy(&bytes).unwrap();
         assert_eq!(tensor.sizes(), &[] as &[usize]);
         assert_eq!(tensor.to_f64_vec(), vec![2.5]);
-        let bytes = npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (0, 5), }", &[]);
+        let bytes = npy_with_header(
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 5), }",
+            &[],
+        );
         assert_eq!(read_npy(&bytes).unwrap().sizes(), &[0, 5]);
     }
 
@@ -480,14 +490,21 @@ mod tests {
         for end in 0..good.len() {
             assert!(read_npy(&good[..end]).is_err(), "truncated at {end}");
         }
-        assert!(matches!(read_npy(b"PK\x03\x04rest"), Err(ArrayFileError::NotNpy)));
+        assert!(matches!(
+            read_npy(b"PK\x03\x04rest"),
+            Err(ArrayFileError::NotNpy)
+        ));
         let header = |h: &str| npy_with_header(h, &[0; 8]);
         assert!(matches!(
-            read_npy(&header("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }")),
+            read_npy(&header(
+                "{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }"
+            )),
             Err(ArrayFileError::UnsupportedNpyDtype(_))
         ));
         assert!(matches!(
-            read_npy(&header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }")),
+            read_npy(&header(
+                "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"
+            )),
             Err(ArrayFileError::UnsupportedNpyDtype(_))
         ));
         assert!(matches!(
@@ -497,27 +514,42 @@ mod tests {
             Err(ArrayFileError::SizeOverflow(_))
         ));
         assert!(matches!(
-            read_npy(&header("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }")),
+            read_npy(&header(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }"
+            )),
             Err(ArrayFileError::SizeOverflow(_))
         ));
         assert!(matches!(
-            read_npy(&header("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }")),
-            Err(ArrayFileError::DataLength { expected: 16, actual: 8, .. })
+            read_npy(&header(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"
+            )),
+            Err(ArrayFileError::DataLength {
+                expected: 16,
+                actual: 8,
+                ..
+            })
         ));
         assert!(matches!(
             read_npy(&header("{'descr': '<f8', 'shape': (1,), }")),
             Err(ArrayFileError::Header(_))
         ));
         assert!(matches!(
-            read_npy(&header("{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }")),
+            read_npy(&header(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }"
+            )),
             Err(ArrayFileError::Header(_))
         ));
         assert!(matches!(
-            read_npy(&header("{'descr': '<f8', 'fortran_order': False, 'shape': (1,)")),
+            read_npy(&header(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (1,)"
+            )),
             Err(ArrayFileError::Header(_))
         ));
         let deep = format!("{{'x': {}{}, }}", "(".repeat(100), ")".repeat(100));
-        assert!(matches!(read_npy(&header(&deep)), Err(ArrayFileError::Header(_))));
+        assert!(matches!(
+            read_npy(&header(&deep)),
+            Err(ArrayFileError::Header(_))
+        ));
         let mut version_9 = good.clone();
         version_9[6] = 9;
         assert!(matches!(

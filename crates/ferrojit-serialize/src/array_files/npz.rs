@@ -145,7 +145,10 @@ mod tests {
             read_npz_with_limit(&bytes, 100),
             Err(ArrayFileError::MemberTooLarge { .. })
         ));
-        assert!(matches!(read_npz(b"not a zip"), Err(ArrayFileError::Zip(_))));
+        assert!(matches!(
+            read_npz(b"not a zip"),
+            Err(ArrayFileError::Zip(_))
+        ));
         for end in [0, 10, bytes.len() / 2, bytes.len() - 1] {
             assert!(read_npz(&bytes[..end]).is_err(), "truncated at {end}");
         }
