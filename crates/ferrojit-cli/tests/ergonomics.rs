@@ -389,3 +389,48 @@ fn bad_inputs_files_name_the_file_and_the_problem() {
         assert!(stderr.contains(problem), "{stderr}");
     }
 }
+
+#[test]
+fn progress_shows_only_on_a_terminal() {
+    let model = example("mlp.pt");
+    let inputs = example("mlp_inputs.pt");
+    let bench = |iterations: &str| {
+        vec![
+            env!("CARGO_BIN_EXE_ferrojit").to_string(),
+            "bench".to_string(),
+            model.display().to_string(),
+            "--inputs".to_string(),
+            inputs.display().to_string(),
+            "--iters".to_string(),
+            iterations.to_string(),
+        ]
+    };
+    // Piped stderr: no spinner.
+    let arguments = bench("3000");
+    let piped = Command::new(&arguments[0])
+        .args(&arguments[1..])
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(
+        piped.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    // On a terminal (util-linux `script` gives the command a pseudo-terminal), the round
+    // counter shows while the rounds run.
+    let has_script = Command::new("script").arg("--version").output().is_ok();
+    if !has_script {
+        eprintln!("skipped the terminal half: no `script` command");
+        return;
+    }
+    let arguments = bench("20000");
+    let on_terminal = Command::new("script")
+        .args(["-qec", &arguments.join(" "), "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(on_terminal.status.success());
+    let text = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(text.contains("round "), "{text}");
+    assert!(text.contains("median_ms="), "{text}");
+}

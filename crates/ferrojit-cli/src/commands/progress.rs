@@ -15,7 +15,14 @@ const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
 
 /// A running spinner; dropping it clears the line.
 pub struct Progress {
-    state: Option<(Arc<AtomicBool>, Arc<Mutex<String>>, JoinHandle<()>)>,
+    state: Option<Spinner>,
+}
+
+/// The spinner thread, its stop flag and the message it shows.
+struct Spinner {
+    stop: Arc<AtomicBool>,
+    message: Arc<Mutex<String>>,
+    thread: JoinHandle<()>,
 }
 
 impl Progress {
@@ -51,14 +58,18 @@ impl Progress {
             }
         });
         Progress {
-            state: Some((stop, text, handle)),
+            state: Some(Spinner {
+                stop,
+                message: text,
+                thread: handle,
+            }),
         }
     }
 
     /// Replaces the message (e.g. the round a benchmark is on).
     pub fn set_message(&self, message: &str) {
-        if let Some((_, text, _)) = &self.state {
-            if let Ok(mut current) = text.lock() {
+        if let Some(spinner) = &self.state {
+            if let Ok(mut current) = spinner.message.lock() {
                 *current = message.to_string();
             }
         }
@@ -67,9 +78,9 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        if let Some((stop, _, handle)) = self.state.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = handle.join();
+        if let Some(spinner) = self.state.take() {
+            spinner.stop.store(true, Ordering::Relaxed);
+            let _ = spinner.thread.join();
         }
     }
 }
