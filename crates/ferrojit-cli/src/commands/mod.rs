@@ -11,4 +11,5 @@ pub mod ir;
 pub mod ops;
 pub mod pt2;
 pub mod run;
+pub mod serve;
 pub mod trace;
