@@ -233,6 +233,42 @@ enum Command {
         #[arg(long)]
         inputs: Option<PathBuf>,
     },
+    /// Serve models over HTTP/1.1 with the Open Inference Protocol (KServe v2, what KServe,
+    /// Triton and Seldon clients speak): health, metadata and infer (JSON or binary tensors),
+    /// with Prometheus metrics at /metrics. Stops gracefully on SIGTERM or ctrl-c.
+    Serve {
+        /// The models (TorchScript archives or .pt2 programs), served under their file stems.
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+        /// The URL name of each model, in the order of MODELS (default: the file stem).
+        #[arg(long = "name", value_name = "NAME")]
+        names: Vec<String>,
+        /// The port to listen on.
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+        /// The address to listen on (0.0.0.0 inside a container).
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// The method an infer request calls.
+        #[arg(long, default_value = "forward")]
+        method: String,
+        /// Join requests whose non-batch dims match into runs of up to N rows along dim 0
+        /// (only for models whose outputs are batched along dim 0). 1: no batching.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        max_batch_size: usize,
+        /// With --max-batch-size: how long the first request of a batch waits for others.
+        #[arg(long, value_name = "MS", default_value_t = 0)]
+        max_queue_delay_ms: u64,
+        /// Requests per model admitted and not yet answered; more get 503.
+        #[arg(long, value_name = "N", default_value_t = 64)]
+        max_queue: usize,
+        /// The largest request body accepted; larger ones get 413.
+        #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+        max_body_bytes: usize,
+        /// How long a request may wait for its model; then 504.
+        #[arg(long, value_name = "MS", default_value_t = 60_000)]
+        timeout_ms: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -436,5 +472,27 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             commands::inspect::inspect_model(&model, &method, view)
         }
+        Command::Serve {
+            models,
+            names,
+            port,
+            host,
+            method,
+            max_batch_size,
+            max_queue_delay_ms,
+            max_queue,
+            max_body_bytes,
+            timeout_ms,
+        } => commands::serve::serve(&commands::serve::ServeOptions {
+            models: &models,
+            names: &names,
+            address: std::net::SocketAddr::new(host, port),
+            method: &method,
+            max_batch_size,
+            max_queue_delay_ms,
+            max_queue,
+            max_body_bytes,
+            timeout_ms,
+        }),
     }
 }

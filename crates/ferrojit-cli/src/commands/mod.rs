@@ -15,5 +15,6 @@ pub mod progress;
 pub mod pt2;
 pub mod result_summary;
 pub mod run;
+pub mod serve;
 pub mod trace;
 pub mod values_io;
