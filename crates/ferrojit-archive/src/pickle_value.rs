@@ -25,7 +25,8 @@ use std::rc::Rc;
 pub struct ReduceData {
     /// The callable; for data the allowlist accepts this is always a `Global`.
     pub callable: PickleValue,
-    /// The argument tuple (always a `Tuple` when produced by the unpickler).
+    /// The argument tuple; or, for a `__torch__` enum class applied to a member's value
+    /// (see [`is_enum_class_call`]), that bare value.
     pub args: PickleValue,
     /// Set by a following BUILD.
     pub state: Option<PickleValue>,
@@ -110,6 +111,16 @@ impl PickleValue {
     }
 
     /// Builds a fresh `Reduce` without state.
+    /// `module.name` applied to one bare value (no argument tuple): how PyTorch pickles an
+    /// enum member (`GLOBAL '__torch__ Color'`, the member's value, REDUCE).
+    pub fn enum_member(module: &str, name: &str, value: PickleValue) -> PickleValue {
+        PickleValue::Reduce(Rc::new(RefCell::new(ReduceData {
+            callable: PickleValue::global(module, name),
+            args: value,
+            state: None,
+        })))
+    }
+
     pub fn reduce(callable: PickleValue, args: Vec<PickleValue>) -> PickleValue {
         PickleValue::Reduce(Rc::new(RefCell::new(ReduceData {
             callable,
@@ -642,3 +653,19 @@ impl fmt::Debug for PickleValue {
 // The value budget charges slots at this size; a larger variant would make every stack,
 // memo and container slot of every pickle cost more.
 const _: () = assert!(std::mem::size_of::<PickleValue>() <= 24);
+
+/// Whether a REDUCE of `callable` on `args` is PyTorch's enum form: a `__torch__` class
+/// applied to a bare member value (a string, int or float) rather than to a tuple.
+/// PyTorch's unpickler resolves the class to its enum type and looks the value up among
+/// the members; the value is never a tuple, so the two forms cannot be confused.
+pub fn is_enum_class_call(callable: &PickleValue, args: &PickleValue) -> bool {
+    let Some((module, _)) = callable.as_global() else {
+        return false;
+    };
+    let torch_class = module == "__torch__" || module.starts_with("__torch__.");
+    torch_class
+        && matches!(
+            args,
+            PickleValue::Str(_) | PickleValue::Int(_) | PickleValue::Float(_)
+        )
+}

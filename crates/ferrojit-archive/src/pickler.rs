@@ -321,7 +321,9 @@ impl Pickler {
                 let pointer = Rc::as_ptr(data) as *const u8 as usize;
                 self.start_container(pointer, "reduce result")?;
                 let data = data.borrow();
-                if !matches!(data.args, PickleValue::Tuple(_)) {
+                if !matches!(data.args, PickleValue::Tuple(_))
+                    && !crate::pickle_value::is_enum_class_call(&data.callable, &data.args)
+                {
                     return Err(PickleError::Unpicklable(format!(
                         "REDUCE arguments must be a tuple, got {}",
                         data.args.kind_name()

@@ -755,6 +755,14 @@ impl<'a> Machine<'a> {
         callable: PickleValue,
         args: PickleValue,
     ) -> Result<PickleValue, PickleError> {
+        if crate::pickle_value::is_enum_class_call(&callable, &args) {
+            // An enum member (`__torch__.Color` applied to its value); the loader resolves it.
+            return Ok(PickleValue::Reduce(Rc::new(RefCell::new(ReduceData {
+                callable,
+                args,
+                state: None,
+            }))));
+        }
         self.tuple_args(&args, "REDUCE")?;
         let arg_items = args.as_tuple().unwrap_or(&[]);
         if callable.is_global("collections", "OrderedDict") && arg_items.is_empty() {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ferrojit_frontend::compilation_unit::{CompilationUnit, Function};
+use ferrojit_frontend::compilation_unit::{CompilationUnit, ConstantValue, Function};
 use ferrojit_frontend::operators::OperatorSchemas;
 use ferrojit_frontend::source::SourceFile;
 use ferrojit_frontend::upgraders;
@@ -20,7 +20,7 @@ use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::debug_info::lazy_origins;
 use crate::load_error::LoadError;
-use crate::values::{unpickle_record, ClassResolver, ValueReader};
+use crate::values::{unpickle_record, ClassResolver, EnumMembers, ValueReader};
 use ferrojit_archive::unpickler::UnpicklerOptions;
 use ferrojit_archive::zip_archive::ArchiveReader;
 
@@ -132,6 +132,38 @@ impl ClassResolver for ArchiveClasses {
 
     fn methods(&self) -> Arc<dyn MethodSource> {
         self.methods.clone()
+    }
+
+    fn resolve_enum(&self, qualified_name: &str) -> Result<Option<EnumMembers>, LoadError> {
+        if !qualified_name.starts_with("__torch__.") {
+            return Ok(None);
+        }
+        let Some(info) = self.methods.unit().try_resolve_enum(qualified_name)? else {
+            return Ok(None);
+        };
+        let members = info
+            .members
+            .iter()
+            .filter_map(|(name, constant)| {
+                let value = match constant {
+                    ConstantValue::Scalar(Some(AttributeValue::Str(text)), _) => {
+                        IValue::Str(Arc::from(text.as_str()))
+                    }
+                    ConstantValue::Scalar(Some(AttributeValue::Int(number)), _) => {
+                        IValue::Int(*number)
+                    }
+                    ConstantValue::Scalar(Some(AttributeValue::Float(number)), _) => {
+                        IValue::Double(*number)
+                    }
+                    _ => return None,
+                };
+                Some((name.clone(), value))
+            })
+            .collect();
+        Ok(Some(EnumMembers {
+            members,
+            value_type: info.value_type.clone(),
+        }))
     }
 }
 

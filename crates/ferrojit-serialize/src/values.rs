@@ -23,6 +23,17 @@ pub const MAX_VALUE_DEPTH: usize = 500;
 pub trait ClassResolver {
     fn resolve(&self, qualified_name: &str) -> Result<Arc<ClassType>, LoadError>;
     fn methods(&self) -> Arc<dyn MethodSource>;
+    /// The enum class `qualified_name` (`class Color(Enum)` in the archive's code): its
+    /// members' names and values, and the values' type. `None`: no such enum.
+    fn resolve_enum(&self, _qualified_name: &str) -> Result<Option<EnumMembers>, LoadError> {
+        Ok(None)
+    }
+}
+
+/// An enum class's members (name, value) in declaration order, and the values' type.
+pub struct EnumMembers {
+    pub members: Vec<(String, IValue)>,
+    pub value_type: Type,
 }
 
 /// Unpickles archive record `record` with `options`' allowlist, under the archive's value
@@ -236,6 +247,9 @@ impl<'a> ValueReader<'a> {
         let Some((module, name)) = callable.as_global() else {
             return Err(self.error(format!("REDUCE on a {}", callable.kind_name())));
         };
+        if ferrojit_archive::pickle_value::is_enum_class_call(callable, args) {
+            return self.enum_member(module, name, args, depth);
+        }
         let args = args
             .as_tuple()
             .ok_or_else(|| self.error("REDUCE arguments are not a tuple"))?;
@@ -306,6 +320,48 @@ impl<'a> ValueReader<'a> {
             }
             _ => Err(self.error(format!("unsupported global {module}.{name}"))),
         }
+    }
+
+    /// `__torch__.Color` applied to a member's value: the member with that value, as
+    /// PyTorch's unpickler finds it (by value, among the class's members in order).
+    fn enum_member(
+        &mut self,
+        module: &str,
+        name: &str,
+        value: &PickleValue,
+        depth: usize,
+    ) -> Result<IValue, LoadError> {
+        let qualified = format!("{module}.{name}");
+        let classes = self
+            .classes
+            .ok_or_else(|| self.error(format!("enum {qualified} is not allowed here")))?;
+        let Some(enum_type) = classes.resolve_enum(&qualified)? else {
+            return Err(self.error(format!(
+                "{qualified} is applied to a bare value, but the archive's code defines no enum of that name"
+            )));
+        };
+        let value = self.convert_at(value, depth + 1)?;
+        let same = |member: &IValue| match (member, &value) {
+            (IValue::Str(a), IValue::Str(b)) => a == b,
+            (IValue::Int(a), IValue::Int(b)) => a == b,
+            (IValue::Double(a), IValue::Double(b)) => a == b,
+            _ => false,
+        };
+        let Some((member, member_value)) = enum_type.members.iter().find(|(_, v)| same(v)) else {
+            return Err(self.error(format!("{qualified} has no member with value {value}")));
+        };
+        let class = ferrojit_runtime::interpreter::code::enum_runtime_class(
+            &qualified,
+            enum_type.value_type.clone(),
+        );
+        Ok(IValue::Object(Object::with_slots(
+            class,
+            vec![
+                IValue::Str(Arc::from(member.as_str())),
+                member_value.clone(),
+            ],
+            classes.methods(),
+        )))
     }
 
     /// `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`: a new tensor
@@ -817,6 +873,14 @@ impl ValueWriter {
                         ),
                     ));
                 }
+                let declared_enum = match declared {
+                    Some(Type::Enum(_)) => true,
+                    Some(Type::Optional(inner)) => matches!(**inner, Type::Enum(_)),
+                    _ => false,
+                };
+                if declared_enum {
+                    return self.enum_member(object, what, depth);
+                }
                 return self.object(object, key, what, depth);
             }
             IValue::Future(_) => {
@@ -836,6 +900,23 @@ impl ValueWriter {
             self.shared.insert(key, result.clone());
         }
         Ok(result)
+    }
+
+    /// An enum member as PyTorch writes it: `GLOBAL '<qualifier> <Enum>'`, the member's
+    /// value, REDUCE (the class applied to the value, no argument tuple).
+    fn enum_member(
+        &mut self,
+        member: &Arc<Object>,
+        what: &str,
+        depth: usize,
+    ) -> Result<PickleValue, LoadError> {
+        let qualified = member.class().qualified_name().to_string();
+        let (module, name) = qualified
+            .rsplit_once('.')
+            .ok_or_else(|| LoadError::format(what, format!("enum {qualified} has no qualifier")))?;
+        let value = member.get_attr("value")?;
+        let value = self.convert_at(&value, None, what, depth + 1)?;
+        Ok(PickleValue::enum_member(module, name, value))
     }
 
     /// `GLOBAL '<qualifier> <Name>'` EMPTY_TUPLE NEWOBJ, then the state and BUILD: the

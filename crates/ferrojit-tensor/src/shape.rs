@@ -51,7 +51,9 @@ pub fn check_allocation(numel: usize, dtype: crate::dtype::DType) -> Result<()> 
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let ndim = a.len().max(b.len());
     let mut out = vec![0usize; ndim];
-    for (i, slot) in out.iter_mut().enumerate() {
+    // PyTorch compares from the last dimension backwards, so when several dimensions
+    // disagree its message names the last of them; walking the same way names the same one.
+    for (i, slot) in out.iter_mut().enumerate().rev() {
         let offset = ndim - 1 - i;
         let size_a = if offset < a.len() {
             a[a.len() - 1 - offset]

@@ -626,7 +626,13 @@ impl<'a> Emitter<'a> {
                             self.graph.value_type(t).clone(),
                             self.graph.value_type(f).clone(),
                         );
-                        let Some(ty) = unify_types(&tt, &ft) else {
+                        // A variable declared `Union[int, str]` (or any type both branch
+                        // values fit) keeps its declared type where the two values have no
+                        // common type of their own, as in PyTorch.
+                        let declared = self
+                            .lookup_declared(&name)
+                            .filter(|declared| tt.is_subtype_of(declared) && ft.is_subtype_of(declared));
+                        let Some(ty) = unify_types(&tt, &ft).or(declared) else {
                             if name.starts_with('$') {
                                 continue;
                             }
@@ -1178,7 +1184,18 @@ impl<'a> Emitter<'a> {
                     }
                     other => other,
                 };
+                let constructed = self.graph.producer(value).filter(|&node| {
+                    self.graph.kind(node).prim() == Some(Prim::TupleConstruct)
+                        && self.graph.node_inputs(node).len() == targets.len()
+                });
                 let elements = match &ty {
+                    // As PyTorch's emitter: unpacking a tuple just built (a multi-output
+                    // call such as divmod, or a literal) takes its items, with no
+                    // construct/unpack pair; printed back, the pair would read as a new
+                    // tuple each save and the names would drift (issue 20, item 7).
+                    Type::Tuple(_) if constructed.is_some() => constructed
+                        .map(|node| self.graph.node_inputs(node).to_vec())
+                        .unwrap_or_default(),
                     Type::Tuple(types) if types.len() == targets.len() => {
                         let node = self.insert(Prim::TupleUnpack.name(), &[value], types);
                         self.graph.node_outputs(node).to_vec()

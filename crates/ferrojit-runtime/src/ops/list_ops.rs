@@ -328,6 +328,94 @@ fn sort(list: List, reverse: bool) -> Result<()> {
     Ok(())
 }
 
+/// Sorts script-class objects by their `__lt__` method (PyTorch's `sort.any`/`sorted.any`
+/// comparator for objects); other elements compare as the typed overloads do. The sort is
+/// stable; the first error `__lt__` raises is returned.
+fn sort_any_values(items: &mut [IValue], reverse: bool) -> Result<()> {
+    if !items.iter().any(|item| matches!(item, IValue::Object(_))) {
+        return sort_values(items, reverse);
+    }
+    let mut failure: Option<RuntimeError> = None;
+    let mut less = |a: &IValue, b: &IValue| -> bool {
+        if failure.is_some() {
+            return false;
+        }
+        let (IValue::Object(left), IValue::Object(_)) = (a, b) else {
+            failure = Some(RuntimeError::Other(format!(
+                "cannot sort a list mixing objects with {} and {}",
+                a.tag_name(),
+                b.tag_name()
+            )));
+            return false;
+        };
+        match crate::module::Module::new(left.clone()).run_method("__lt__", vec![b.clone()]) {
+            Ok(IValue::Bool(answer)) => answer,
+            Ok(other) => {
+                failure = Some(RuntimeError::Other(format!(
+                    "__lt__ of {} returned {}, not a bool",
+                    left.class().qualified_name(),
+                    other.tag_name()
+                )));
+                false
+            }
+            Err(error) => {
+                failure = Some(error);
+                false
+            }
+        }
+    };
+    // A merge sort of our own: a user's `__lt__` need not be a total order, and the
+    // standard library's sort may panic on one that is not.
+    let sorted = merge_sort(items.to_vec(), &mut |a: &IValue, b: &IValue| {
+        if reverse {
+            less(b, a)
+        } else {
+            less(a, b)
+        }
+    });
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    items.clone_from_slice(&sorted);
+    Ok(())
+}
+
+/// A stable merge sort by `less` (an element of the right half goes first only when it is
+/// strictly less).
+fn merge_sort(mut items: Vec<IValue>, less: &mut dyn FnMut(&IValue, &IValue) -> bool) -> Vec<IValue> {
+    if items.len() <= 1 {
+        return items;
+    }
+    let right = items.split_off(items.len() / 2);
+    let left = merge_sort(items, less);
+    let right = merge_sort(right, less);
+    let mut merged = Vec::with_capacity(left.len() + right.len());
+    let (mut left, mut right) = (left.into_iter().peekable(), right.into_iter().peekable());
+    while let (Some(a), Some(b)) = (left.peek(), right.peek()) {
+        if less(b, a) {
+            merged.extend(right.next());
+        } else {
+            merged.extend(left.next());
+        }
+    }
+    merged.extend(left);
+    merged.extend(right);
+    merged
+}
+
+fn sort_any(list: List, reverse: bool) -> Result<()> {
+    let mut items = list.to_vec();
+    sort_any_values(&mut items, reverse)?;
+    *list.write() = items;
+    Ok(())
+}
+
+fn sorted_any(list: List) -> Result<IValue> {
+    let mut items = list.to_vec();
+    sort_any_values(&mut items, false)?;
+    Ok(list_like(&list, items))
+}
+
 /// `sorted(l)`: a sorted copy.
 fn sorted(list: List) -> Result<IValue> {
     let mut items = list.to_vec();
@@ -649,6 +737,11 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         ),
         typed("aten::sorted.bool(bool[](a) input) -> (bool[])", sorted),
         typed("aten::sorted.str(str[](a) input) -> (str[])", sorted),
+        typed("aten::sorted.any(t[](a) self) -> (t[])", sorted_any),
+        typed(
+            "aten::sort.any(t[](a!) self, bool reverse=False) -> ()",
+            sort_any,
+        ),
         typed(
             "aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
             list_eq,

@@ -100,6 +100,9 @@ pub(crate) struct FunctionPrinter<'g, 'c> {
     used_names: HashSet<String>,
     next_suffix: HashMap<String, usize>,
     inlined: HashSet<NodeId>,
+    /// Optional and Union values whose type annotation is printed already: PyTorch's
+    /// printer annotates such a value at its first assignment only.
+    annotated: HashSet<ValueId>,
     out: String,
 }
 
@@ -140,6 +143,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             used_names: HashSet::new(),
             next_suffix: HashMap::new(),
             inlined: HashSet::new(),
+            annotated: HashSet::new(),
             out: String::new(),
         }
     }
@@ -408,16 +412,66 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         if targets.is_empty() {
             return Ok(false);
         }
-        let left = targets.iter().map(|&v| self.name_of(v)).collect::<Vec<_>>();
+        let mut left = targets.iter().map(|&v| self.name_of(v)).collect::<Vec<_>>();
         let right = sources
             .iter()
             .map(|&v| self.use_of(v))
             .collect::<Result<Vec<_>, _>>()?;
+        // As PyTorch's printer: a lone Optional or Union target keeps its type at its first
+        // assignment (`x0 : Optional[int] = i`); without it, reading the code back types
+        // the variable by this one value (NoneType, int) and a later assignment of the
+        // other kind is refused. Tuple targets cannot carry annotations in Python.
+        if let [target] = targets {
+            if let Some(annotation) = self.first_annotation(*target) {
+                left[0] = format!("{} : {annotation}", left[0]);
+            }
+        }
         self.line(
             indent,
             &format!("{} = {}", left.join(", "), right.join(", ")),
         );
         Ok(true)
+    }
+
+    /// The annotation `value` needs at its first assignment (it is Optional or a Union
+    /// and has not been annotated yet), marking it annotated.
+    fn first_annotation(&mut self, value: ValueId) -> Option<String> {
+        let ty = self.graph.value_type(value);
+        if !matches!(ty, Type::Optional(_) | Type::Union(_)) || self.annotated.contains(&value) {
+            return None;
+        }
+        let annotation = ty.annotation_str();
+        self.annotated.insert(value);
+        Some(annotation)
+    }
+
+    /// A loop's initial assignment of its carried values: PyTorch prints the Optional and
+    /// Union ones each on a line of its own with their type (`x: Optional[int] = None`),
+    /// after the others.
+    fn print_loop_entry(
+        &mut self,
+        indent: usize,
+        targets: &[ValueId],
+        sources: &[ValueId],
+    ) -> Result<(), LoadError> {
+        let mut plain = (Vec::new(), Vec::new());
+        let mut annotated = Vec::new();
+        for (&target, &source) in targets.iter().zip(sources) {
+            match self.first_annotation(target) {
+                Some(annotation) => annotated.push((target, source, annotation)),
+                None => {
+                    plain.0.push(target);
+                    plain.1.push(source);
+                }
+            }
+        }
+        self.print_assignment(indent, &plain.0, &plain.1)?;
+        for (target, source, annotation) in annotated {
+            let name = self.name_of(target);
+            let value = self.use_of(source)?;
+            self.line(indent, &format!("{name}: {annotation} = {value}"));
+        }
+        Ok(())
     }
 
     fn print_node(&mut self, node: NodeId, indent: usize) -> Result<(), LoadError> {
@@ -573,7 +627,7 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
         for (&parameter, &output) in parameters[1..].iter().zip(&outputs) {
             self.alias(parameter, output);
         }
-        self.print_assignment(indent, &outputs, carried_inputs)?;
+        self.print_loop_entry(indent, &outputs, carried_inputs)?;
         let limited = self.constant_int(*trip_count) != Some(NO_TRIP_LIMIT);
         let always_true =
             self.is_constant_true(*start_condition) && self.is_constant_true(next_condition);

@@ -498,9 +498,27 @@ pub fn scaled_dot_product_attention(
             .broadcast_to(&shape)?
             .add(&m, &crate::dtype::Scalar::Int(1))?;
     }
-    let weights = scores.softmax(-1, None)?;
+    let weights = zero_fully_masked_rows(&scores, &scores.softmax(-1, None)?)?;
     let weights = weights.dropout(dropout_p, dropout_p > 0.0)?;
     Ok(weights.matmul(&v)?.to_dtype(dtype))
+}
+
+/// PyTorch's attention (the math path's `_safe_softmax` and the flash kernel alike) gives 0
+/// for a query row whose scores are all -inf, where a plain softmax gives 0/0 = NaN: a
+/// left-padded sequence's leading rows see no key at all under a causal mask.
+fn zero_fully_masked_rows(scores: &Tensor, weights: &Tensor) -> Result<Tensor> {
+    let row = scores.sizes().last().copied().unwrap_or(1);
+    if row == 0 {
+        return Ok(weights.clone());
+    }
+    let scores = scores.to_f64_vec();
+    let mut values = weights.to_f64_vec();
+    for (score_row, weight_row) in scores.chunks(row).zip(values.chunks_mut(row)) {
+        if score_row.iter().all(|&score| score == f64::NEG_INFINITY) {
+            weight_row.fill(0.0);
+        }
+    }
+    Ok(Tensor::from_values(values, weights.sizes()))
 }
 
 /// `torch.cosine_similarity(x1, x2, dim, eps)`.

@@ -15,6 +15,7 @@ pub mod norm;
 pub mod norm_backward;
 pub mod pool;
 pub mod resample;
+mod resample_linear;
 pub mod rnn;
 pub mod transformer;
 

@@ -231,6 +231,26 @@ pub fn upsample(
         let wide = values.into_iter().map(f64::from).collect();
         return Ok(from_f64(wide, &sizes, input.dtype()));
     }
+    if mode == InterpolateMode::Linear && input.dtype() == DType::Float32 && spatial <= 2 {
+        // PyTorch's float kernels compute the scale, the source index and the weights in
+        // f32: with a recomputed scale (in / out) the f32 rounding of the scale moves the
+        // source index of far outputs by ~1e-5, so f64 math differs by that much.
+        let values: Vec<f32> = input.to_f64_vec().into_iter().map(|v| v as f32).collect();
+        let scales: Vec<Option<f64>> = (0..spatial)
+            .map(|k| scales.get(k).copied().flatten())
+            .collect();
+        let out = super::resample_linear::linear_f32(
+            &values,
+            input.sizes(),
+            output_size,
+            &scales,
+            align_corners,
+        );
+        let mut out_sizes = input.sizes()[..2].to_vec();
+        out_sizes.extend_from_slice(output_size);
+        let wide = out.into_iter().map(f64::from).collect();
+        return Ok(from_f64(wide, &out_sizes, input.dtype()));
+    }
     let mut values = input.to_f64_vec();
     for (k, &size) in output_size.iter().enumerate() {
         let d = 2 + k;
