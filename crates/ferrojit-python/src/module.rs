@@ -331,7 +331,7 @@ impl ModuleObject {
     fn attributes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let result = PyDict::new(py);
         if let Some(module) = self.torchscript() {
-            for (name, value) in module.attributes_of_kind(AttributeKind::Attribute) {
+            for (name, value) in module.attributes_of_kind(AttributeKind::Regular) {
                 if matches!(&value, IValue::Object(object) if object.class().is_module()) {
                     continue;
                 }
