@@ -25,7 +25,7 @@ fi
 rm -rf "$here/dist"
 start=$(date +%s)
 # maturin reads pyproject.toml here, which points it at the crate.
-(cd "$here" && "$venv/bin/maturin" build --profile "$profile" \
+(cd "$here" && "$venv/bin/maturin" build --profile "$profile" --strip \
     --interpreter "$venv/bin/python" --out "$here/dist" 2>&1 | grep -v '^ *Compiling' || true)
 wheel=$(ls "$here"/dist/ferrojit-*.whl 2>/dev/null | head -n 1)
 if [ -z "$wheel" ]; then

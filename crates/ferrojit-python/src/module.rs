@@ -372,12 +372,10 @@ impl ModuleObject {
 /// it reads as its class name rather than failing the whole lookup.
 fn attribute_to_python(py: Python<'_>, value: &IValue) -> PyResult<Py<PyAny>> {
     match value {
-        IValue::Object(object) => {
-            Ok(format!("<object {}>", object.class().qualified_name())
-                .into_pyobject(py)?
-                .into_any()
-                .unbind())
-        }
+        IValue::Object(object) => Ok(format!("<object {}>", object.class().qualified_name())
+            .into_pyobject(py)?
+            .into_any()
+            .unbind()),
         other => Ok(to_python(py, other)?.unbind()),
     }
 }

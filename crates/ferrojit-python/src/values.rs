@@ -105,12 +105,14 @@ fn to_ivalue_at(value: &Bound<'_, PyAny>, where_: &str, depth: usize) -> PyResul
     // A torch tensor, or anything else that speaks DLPack: numpy takes it without a copy,
     // and the tensor is made from that array.
     if value.hasattr("__dlpack__")? {
-        let array = numpy.call_method1("from_dlpack", (value,)).map_err(|error| {
-            PyTypeError::new_err(format!(
-                "{where_}: cannot take this {} through DLPack: {error}",
-                type_name(value)
-            ))
-        })?;
+        let array = numpy
+            .call_method1("from_dlpack", (value,))
+            .map_err(|error| {
+                PyTypeError::new_err(format!(
+                    "{where_}: cannot take this {} through DLPack: {error}",
+                    type_name(value)
+                ))
+            })?;
         let array = array.cast::<PyUntypedArray>()?;
         return Ok(tensor_from_numpy(array, where_)?.into());
     }

@@ -378,8 +378,7 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
     };
     // Models that call `torch.autograd.grad` or `backward` compile as they do in the CLI;
     // recording stays off until `enable_autograd`.
-    ferrojit_autograd::register_operators()
-        .map_err(|error| Error::Operators(Box::new(error)))?;
+    ferrojit_autograd::register_operators().map_err(|error| Error::Operators(Box::new(error)))?;
     if ferrojit_export::looks_like_pt2(&path) {
         let exported = |source| Error::Exported {
             path: path.clone(),

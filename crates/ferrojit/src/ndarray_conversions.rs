@@ -71,4 +71,3 @@ pub fn tensor_to_ndarray<T: Element>(tensor: &Tensor) -> Result<ArrayD<T>> {
         )))
     })
 }
-

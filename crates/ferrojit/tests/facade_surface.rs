@@ -94,7 +94,10 @@ fn ndarray_views_of_any_layout_convert_in_logical_order() {
     let view = view.permuted_axes([2, 0, 1]);
     let tensor = ferrojit::tensor_from_ndarray(&view).unwrap();
     assert_eq!(tensor.sizes(), view.shape());
-    assert_eq!(tensor.to_vec::<i64>().unwrap(), view.iter().copied().collect::<Vec<_>>());
+    assert_eq!(
+        tensor.to_vec::<i64>().unwrap(),
+        view.iter().copied().collect::<Vec<_>>()
+    );
     let back = ferrojit::tensor_to_ndarray::<i64>(&tensor).unwrap();
     assert_eq!(back, view.to_owned().into_dyn());
 
@@ -110,14 +113,20 @@ fn ndarray_views_of_any_layout_convert_in_logical_order() {
     let row = ferrojit::ndarray::arr1(&[1.0_f64, 2.0]);
     let broadcast = row.broadcast((3, 2)).unwrap();
     let tensor = ferrojit::tensor_from_ndarray(&broadcast).unwrap();
-    assert_eq!(tensor.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+    assert_eq!(
+        tensor.to_vec::<f64>().unwrap(),
+        vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
+    );
     let scalar = ArrayD::from_elem(IxDyn(&[]), ferrojit::half::f16::from_f32(0.5));
     let tensor = ferrojit::tensor_from_ndarray(&scalar).unwrap();
     assert_eq!((tensor.dim(), tensor.dtype()), (0, DType::Float16));
     let flags = ferrojit::ndarray::arr1(&[true, false]);
     let tensor = ferrojit::tensor_from_ndarray(&flags).unwrap();
     assert_eq!(
-        ferrojit::tensor_to_ndarray::<bool>(&tensor).unwrap().as_slice().unwrap(),
+        ferrojit::tensor_to_ndarray::<bool>(&tensor)
+            .unwrap()
+            .as_slice()
+            .unwrap(),
         &[true, false]
     );
 
