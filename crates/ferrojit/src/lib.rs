@@ -3,9 +3,10 @@
 //! One entry point takes both of PyTorch's deployable formats: a TorchScript archive
 //! (`torch.jit.save`, usually `.pt`) and a torch.export program (`torch.export.save`, usually
 //! `.pt2`). [`load`] looks at the file, not at its name, and gives a [`Model`]; an
-//! application calls [`Model::run`] (or [`Model::run_method`]) and need not care which format
-//! it was handed.
+//! application calls [`Model::forward`] (or [`Model::run_method`]) and need not care which
+//! format it was handed.
 //!
+//! # Load and run
 //! ```
 //! # fn main() -> Result<(), ferrojit::Error> {
 //! # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
@@ -14,7 +15,7 @@
 //! let mut results = Vec::new();
 //! for file in ["mlp.pt", "mlp.pt2"] {
 //!     let model = ferrojit::load(format!("{examples}/{file}"))?;
-//!     let output = model.run(vec![x.clone().into(), 0.5.into()])?;
+//!     let output = model.forward(vec![x.clone().into(), 0.5.into()])?;
 //!     results.push(output.to_tensor()?.to_vec::<f32>()?);
 //! }
 //! assert_eq!(results[0], results[1]);
@@ -26,40 +27,160 @@
 //! Arguments and results are [`IValue`]s, TorchScript's value type: tensors, numbers,
 //! strings, lists, tuples, dicts and `None`. A [`Tensor`] converts into an `IValue` with
 //! `into()`, as do `f64`, `i64`, `bool` and `String`; [`IValue::to_tensor`] and its
-//! siblings read results back. [`load_values`] and [`save_values`] read and write
-//! `torch.save` files, so arguments can come from Python and results go back to it.
+//! siblings read results back. A tensor is made from a `Vec` or a slice of any element
+//! type ([`Element`]: `f32`, `f64`, `i64`, `i32`, `i16`, `i8`, `u8`, `bool`, and
+//! [`half::f16`] and [`half::bf16`]) and read back with [`Tensor::to_vec`], which checks the
+//! dtype:
+//!
+//! ```
+//! # fn main() -> Result<(), ferrojit::Error> {
+//! use ferrojit::half::f16;
+//! let t = ferrojit::Tensor::from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.0)], &[2])?;
+//! assert_eq!(t.dtype(), ferrojit::DType::Float16);
+//! assert_eq!(t.to_vec::<f16>()?[0].to_f32(), 1.5);
+//! // Asking for the wrong element type is an error, not a reinterpretation.
+//! assert!(matches!(t.to_vec::<f32>(), Err(_)));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! With the `ndarray` cargo feature, [`tensor_from_ndarray`] and [`tensor_to_ndarray`]
+//! convert to and from `ndarray` arrays. [`load_values`] and [`save_values`] read and write
+//! `torch.save` files, and [`load_safetensors`] and [`save_safetensors`] `.safetensors` ones,
+//! so arguments can come from Python and results go back to it.
+//!
+//! # Batches
+//! A model's `forward` usually takes a batch along the first dimension: stack the samples
+//! into one tensor (one call, the kernels split it across threads), or call the model from
+//! several threads at once, as a [`Model`] is `Sync`:
+//!
+//! ```
+//! # fn main() -> Result<(), ferrojit::Error> {
+//! # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+//! let model = ferrojit::load(format!("{examples}/mlp.pt"))?;
+//! let rows = [[0.1_f32, 0.2, 0.3, 0.4], [1.0, -1.0, 0.5, 0.0], [2.0, 0.0, -0.5, 1.5]];
+//! let batch = ferrojit::Tensor::from_vec(rows.concat(), &[3, 4])?;
+//! let batched = model.forward(vec![batch.into(), 1.0.into()])?.to_tensor()?;
+//! // One row per thread gives the batch's rows.
+//! let singles: Vec<Vec<f32>> = std::thread::scope(|scope| {
+//!     let handles: Vec<_> = rows
+//!         .iter()
+//!         .map(|row| {
+//!             let model = &model;
+//!             scope.spawn(move || -> Result<Vec<f32>, ferrojit::Error> {
+//!                 let x = ferrojit::Tensor::from_slice(&row[..], &[1, 4])?;
+//!                 Ok(model.forward(vec![x.into(), 1.0.into()])?.to_tensor()?.to_vec()?)
+//!             })
+//!         })
+//!         .collect();
+//!     let joined = handles.into_iter().map(|handle| handle.join().unwrap());
+//!     joined.collect::<Result<Vec<_>, ferrojit::Error>>()
+//! })?;
+//! let batched = batched.to_vec::<f32>()?;
+//! for (index, single) in singles.iter().enumerate() {
+//!     for (a, b) in single.iter().zip(&batched[index * 3..index * 3 + 3]) {
+//!         assert!((a - b).abs() < 1e-5);
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Threads
-//! Kernels split large tensors across a worker pool. [`set_num_threads`] sizes it, and must
-//! be called before the first model runs; [`num_threads`] reads it.
+//! Kernels split large tensors across a worker pool. [`set_num_threads`] sizes it (as
+//! `torch.set_num_threads`), and must be called before the first model runs;
+//! [`num_threads`] reads it.
+//!
+//! # Errors
+//! Every fallible call returns [`Error`], one enum whose variants say what failed and
+//! where (the file, the method) and carry the lower layer's error as their
+//! [`source`](std::error::Error::source). Its text is one line, fit for an `error:` message:
+//!
+//! ```
+//! # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+//! let model = ferrojit::load(format!("{examples}/mlp.pt")).unwrap();
+//! match model.run_method("predict", vec![]) {
+//!     Err(ferrojit::Error::NoSuchMethod { method, available }) => {
+//!         assert_eq!(method, "predict");
+//!         assert!(available.contains("forward"));
+//!     }
+//!     other => panic!("expected NoSuchMethod, got {other:?}"),
+//! }
+//! let missing = ferrojit::load("no/such/model.pt").unwrap_err();
+//! assert!(matches!(missing, ferrojit::Error::Read { .. }));
+//! ```
+//!
+//! # Custom operators
+//! A TorchScript model that calls an operator of its own (`torch.ops.mylib.op`, registered
+//! in Python with `torch.library`) runs once the operator is registered here, before the
+//! model is loaded: [`register_operator`] takes the operator's PyTorch schema and a kernel
+//! that pops its arguments from the [`Stack`] and pushes its results.
+//!
+//! ```
+//! use ferrojit::{pop_arguments, register_operator, IValue, Stack};
+//! register_operator("guide_example::scale(Tensor x, float k) -> Tensor", |stack: &mut Stack| {
+//!     let [x, k] = pop_arguments::<2>(stack)?;
+//!     let (x, k) = (x.to_tensor()?, k.to_double()?);
+//!     let tensor_error = |e| ferrojit::RuntimeError::tensor("guide_example::scale", e);
+//!     let values: Vec<f32> = x.to_vec::<f32>().map_err(tensor_error)?;
+//!     let values = values.iter().map(|v| v * k as f32).collect();
+//!     let scaled = ferrojit::Tensor::from_vec(values, x.sizes()).map_err(tensor_error)?;
+//!     stack.push(scaled.into());
+//!     Ok(())
+//! })
+//! .unwrap();
+//! // A scripted model calling `torch.ops.guide_example.scale(x, 2.0)` now compiles and runs.
+//! ```
+//!
+//! # Gradients
+//! A TorchScript model that calls `torch.autograd.grad` or `backward` loads and compiles
+//! through [`load`] (the autograd operators are always registered). Recording gradients
+//! is off by default, as inference wants; [`enable_autograd`] turns it on for the process
+//! and [`set_grad_enabled`] for the calling thread.
 //!
 //! # Untrusted files
 //! Model files are programs: load only files you trust to run. Every length, offset and
 //! stride in a file is checked, and nesting is bounded, so a malformed file gives an
 //! [`Error`], never a panic. [`LoadOptions`] adds bounds of its own: a step budget for each
-//! call of interpreted code and a cap on the memory a pickle's values may take.
+//! call of interpreted code, a cap on the memory a pickle's values may take, and the
+//! archive reader's limits ([`ArchiveLimits`]: entries, record sizes, decompressed bytes).
 
 #![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
+use ferrojit_archive::zip_archive::ArchiveReader;
 use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_serialize::import::{load_module_from_archive, LoadedModule};
 
+#[cfg(feature = "ndarray")]
+mod ndarray_conversions;
 pub mod tracing;
+#[cfg(feature = "ndarray")]
+pub use ndarray_conversions::{tensor_from_ndarray, tensor_to_ndarray};
 pub use tracing::{trace, trace_module};
 
+pub use ferrojit_archive::zip_archive::ArchiveLimits;
 pub use ferrojit_export::DEFAULT_MODEL_NAME;
-pub use ferrojit_runtime::ivalue::IValue;
-pub use ferrojit_runtime::{num_threads, Module};
-pub use ferrojit_tensor::{DType, Tensor};
+pub use ferrojit_runtime::autograd::{is_grad_enabled, set_grad_enabled};
+pub use ferrojit_runtime::ivalue::{DictValue, IValue, ListValue, TupleValue};
+pub use ferrojit_runtime::registry::pop_arguments;
+pub use ferrojit_runtime::{num_threads, register_operator, Module, RuntimeError, Stack};
+pub use ferrojit_tensor::{DType, Element, Scalar, Tensor, TensorError};
+/// The `half` crate ferrojit's `f16` and `bf16` tensors use, so callers name the same types.
+pub use half;
+/// The `ndarray` crate [`tensor_from_ndarray`] and [`tensor_to_ndarray`] use (the `ndarray`
+/// feature).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 
 /// Everything that can go wrong while loading or running a model. Each variant names the
 /// file or method involved; its text is one line, fit for an `error:` message.
+/// New variants may be added, so a `match` needs a catch-all arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The file could not be opened or is not a zip archive at all.
     #[error("cannot read {path}: {message}")]
@@ -121,6 +242,35 @@ pub enum Error {
     /// A value could not be converted (for example [`IValue::to_tensor`] on a list).
     #[error(transparent)]
     Value(#[from] Box<ferrojit_runtime::RuntimeError>),
+    /// An `ndarray` array and a tensor disagree on the element type
+    /// ([`tensor_to_ndarray`] asked for `f32` from an `int64` tensor, ...).
+    #[error("the tensor's dtype is {actual:?}, but {expected:?} elements were asked for")]
+    DTypeMismatch {
+        /// The dtype of the element type asked for.
+        expected: DType,
+        /// The tensor's dtype.
+        actual: DType,
+    },
+    /// A safetensors file could not be read or written.
+    #[error("safetensors file {path}: {source}")]
+    Safetensors {
+        /// The file.
+        path: PathBuf,
+        /// The reader's or writer's error.
+        source: Box<ferrojit_serialize::safetensors_io::SafetensorsError>,
+    },
+    /// A TorchScript model's code or graph could not be printed or compiled.
+    #[error("cannot show {what}: {message}")]
+    Inspect {
+        /// What was asked for (`code`, `the graph of forward`, ...).
+        what: String,
+        /// Why it failed.
+        message: String,
+    },
+    /// Operators could not be registered (the autograd ones, or a recording hook that
+    /// another library installed first).
+    #[error("cannot register operators: {0}")]
+    Operators(Box<ferrojit_runtime::RuntimeError>),
     /// [`set_num_threads`] was given 0, or was called after the worker pool started.
     #[error("cannot set the thread count to {0}: it must be at least 1, and set before the first model runs")]
     Threads(usize),
@@ -155,6 +305,11 @@ pub struct LoadOptions {
     /// graph as written (`ferrojit run --no-optimize`). A `.pt2` program always runs as
     /// exported.
     pub optimize: bool,
+    /// Bounds on what the archive reader accepts from a TorchScript archive: how many
+    /// entries, how large a record, how many bytes decompressed in all. The defaults fit any
+    /// real model; lower them for files from untrusted sources. (A `.pt2` archive is read
+    /// with the defaults.)
+    pub archive_limits: ArchiveLimits,
 }
 
 impl Default for LoadOptions {
@@ -164,6 +319,7 @@ impl Default for LoadOptions {
             max_pickle_memory: None,
             program: DEFAULT_MODEL_NAME.to_string(),
             optimize: true,
+            archive_limits: ArchiveLimits::default(),
         }
     }
 }
@@ -215,9 +371,14 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
         message,
     };
     let limits = ArchiveLimits {
-        max_pickle_value_bytes: options.max_pickle_memory,
-        ..ArchiveLimits::default()
+        max_pickle_value_bytes: options
+            .max_pickle_memory
+            .or(options.archive_limits.max_pickle_value_bytes),
+        ..options.archive_limits.clone()
     };
+    // Models that call `torch.autograd.grad` or `backward` compile as they do in the CLI;
+    // recording stays off until `enable_autograd`.
+    ferrojit_autograd::register_operators().map_err(|error| Error::Operators(Box::new(error)))?;
     if ferrojit_export::looks_like_pt2(&path) {
         let exported = |source| Error::Exported {
             path: path.clone(),
@@ -318,6 +479,107 @@ impl Model {
         self.run_method("forward", inputs)
     }
 
+    /// Runs `forward` on positional arguments, as calling the module does in Python; the
+    /// same as [`Model::run`].
+    ///
+    /// ```
+    /// # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    /// let model = ferrojit::load(format!("{examples}/mlp.pt")).unwrap();
+    /// let x = ferrojit::Tensor::from_vec(vec![0.5_f32; 8], &[2, 4]).unwrap();
+    /// let y = model.forward(vec![x.into(), 0.5.into()]).unwrap();
+    /// assert_eq!(y.to_tensor().unwrap().sizes(), &[2, 3]);
+    /// ```
+    pub fn forward(&self, inputs: Vec<IValue>) -> Result<IValue> {
+        self.run_method("forward", inputs)
+    }
+
+    /// The model's code as PyTorch prints it: a TorchScript model's `.code` (the Python
+    /// source of its class's methods, as `torch.jit.load(path).code` shows), or a `.pt2`
+    /// program's `graph_module.code`.
+    ///
+    /// ```
+    /// # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    /// let model = ferrojit::load(format!("{examples}/mlp.pt")).unwrap();
+    /// assert!(model.code().unwrap().contains("def forward(self"));
+    /// ```
+    pub fn code(&self) -> Result<String> {
+        match &self.inner {
+            Inner::TorchScript { loaded, .. } => {
+                let class = loaded.module.class();
+                let printed = ferrojit_serialize::python_printer::print_program(
+                    &loaded.unit,
+                    &[class.qualified_name().to_string()],
+                    &[],
+                )
+                .map_err(|e| Error::Inspect {
+                    what: format!("the code of {}", class.qualified_name()),
+                    message: e.to_string(),
+                })?;
+                Ok(printed
+                    .files
+                    .iter()
+                    .map(|(_, text)| text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            }
+            Inner::Exported { module, .. } => {
+                let module = module
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                Ok(ferrojit_export::fx_text::print_code(
+                    &module.loaded().program,
+                ))
+            }
+        }
+    }
+
+    /// The graph of `method` in TorchScript's IR text (`torch.jit.load(path).graph` for
+    /// `forward`), as written in the file, before optimization; for a `.pt2` program the FX
+    /// graph `torch.export.load(path).graph` prints.
+    ///
+    /// ```
+    /// # let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    /// let model = ferrojit::load(format!("{examples}/mlp.pt")).unwrap();
+    /// assert!(model.graph("forward").unwrap().starts_with("graph("));
+    /// ```
+    pub fn graph(&self, method: &str) -> Result<String> {
+        let no_such_method = || Error::NoSuchMethod {
+            method: method.to_string(),
+            available: self.method_names().join(", "),
+        };
+        match &self.inner {
+            Inner::TorchScript { loaded, .. } => {
+                let class = loaded.module.class();
+                if !class.has_method(method) {
+                    return Err(no_such_method());
+                }
+                let inspect_error = |message: String| Error::Inspect {
+                    what: format!("the graph of {method}"),
+                    message,
+                };
+                let function = loaded
+                    .unit
+                    .method(class, method)
+                    .map_err(|e| inspect_error(e.to_string()))?;
+                let graph = function
+                    .graph(&loaded.unit)
+                    .map_err(|e| inspect_error(e.to_string()))?;
+                Ok(graph.to_ir_string())
+            }
+            Inner::Exported { module, .. } => {
+                if method != "forward" {
+                    return Err(no_such_method());
+                }
+                let module = module
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                Ok(ferrojit_export::fx_text::print_graph(
+                    &module.loaded().program,
+                ))
+            }
+        }
+    }
+
     /// Runs the method called `method` on positional arguments.
     ///
     /// ```
@@ -336,6 +598,22 @@ impl Model {
                 if !loaded.module.class().has_method(method) {
                     return Err(no_such_method());
                 }
+                // A call that records gradients runs its graphs as written, as `ferrojit run
+                // --grad` does: the optimizing executor's plans are specialized for
+                // inference and build no differentiable graphs.
+                let recording = ferrojit_runtime::autograd::is_grad_enabled()
+                    && ferrojit_autograd::is_recording_installed();
+                let as_written;
+                let options = if recording {
+                    as_written = RunOptions {
+                        optimizer: None,
+                        fusion_backend: None,
+                        ..options.clone()
+                    };
+                    &as_written
+                } else {
+                    options
+                };
                 loaded
                     .module
                     .run_method_with_options(method, inputs, options)
@@ -394,6 +672,54 @@ pub fn set_num_threads(threads: usize) -> Result<()> {
     Ok(())
 }
 
+/// Turns on gradient recording for the whole process (installs the autograd hook), so a
+/// model that calls `torch.autograd.grad` or `backward` on tensors that require gradients
+/// gets them; gradient mode is then on for threads that [`set_grad_enabled`]`(true)`.
+/// Idempotent. Inference does not need it, and runs faster without it.
+///
+/// ```
+/// ferrojit::enable_autograd().unwrap();
+/// ferrojit::set_grad_enabled(true);
+/// assert!(ferrojit::is_grad_enabled());
+/// ferrojit::set_grad_enabled(false);
+/// ```
+pub fn enable_autograd() -> Result<()> {
+    ferrojit_autograd::register().map_err(|error| Error::Operators(Box::new(error)))
+}
+
+/// Reads the tensors of a `.safetensors` file, in the file's order, with their names.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("ferrojit-doc-{}.safetensors", std::process::id()));
+/// let weight = ferrojit::Tensor::from_vec(vec![1.0_f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// ferrojit::save_safetensors(&path, &[("weight".to_string(), weight)]).unwrap();
+/// let tensors = ferrojit::load_safetensors(&path).unwrap();
+/// assert_eq!(tensors[0].0, "weight");
+/// assert_eq!(tensors[0].1.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn load_safetensors(path: impl AsRef<Path>) -> Result<Vec<(String, Tensor)>> {
+    let path = path.as_ref();
+    ferrojit_serialize::safetensors_io::load_safetensors(path).map_err(|source| {
+        Error::Safetensors {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
+    })
+}
+
+/// Writes named tensors (any strides; written contiguous) as a `.safetensors` file that
+/// `safetensors.torch.load_file` reads.
+pub fn save_safetensors(path: impl AsRef<Path>, tensors: &[(String, Tensor)]) -> Result<()> {
+    let path = path.as_ref();
+    ferrojit_serialize::safetensors_io::save_safetensors(path, tensors, None).map_err(|source| {
+        Error::Safetensors {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
+    })
+}
+
 /// Reads a `torch.save` file: the arguments a Python user saved with
 /// `torch.save((x, 0.5), "inputs.pt")`, or results to compare with. A tuple comes back as
 /// [`IValue::Tuple`]; [`load_arguments`] unpacks it.
@@ -421,6 +747,15 @@ pub fn load_arguments(path: impl AsRef<Path>) -> Result<Vec<IValue>> {
 }
 
 /// Writes `value` as a `torch.save` file that `torch.load` reads.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("ferrojit-doc-{}.pt", std::process::id()));
+/// let value = ferrojit::IValue::from(ferrojit::Tensor::from_vec(vec![1_i64, 2, 3], &[3]).unwrap());
+/// ferrojit::save_values(&value, &path).unwrap();
+/// let back = ferrojit::load_values(&path).unwrap();
+/// assert_eq!(back.to_tensor().unwrap().to_vec::<i64>().unwrap(), vec![1, 2, 3]);
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
 pub fn save_values(value: &IValue, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     ferrojit_serialize::torch_save::save_file(value, path).map_err(|e| Error::Read {
