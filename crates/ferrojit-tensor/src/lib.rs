@@ -12,6 +12,7 @@ pub mod linalg;
 pub mod ops;
 pub mod promotion;
 pub mod shape;
+pub mod special_functions;
 pub mod storage;
 pub mod tensor;
 

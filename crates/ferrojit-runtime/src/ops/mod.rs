@@ -24,6 +24,7 @@ pub mod prim_lang_ops;
 pub mod rnn_ops;
 pub mod scalar_ops;
 pub mod shape_rules;
+pub mod special_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -64,6 +65,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("complex", NativeFunction, complex_ops::declarations()),
         ("fft", NativeFunction, fft_ops::declarations()),
         ("linalg", NativeFunction, linalg_ops::declarations()),
+        ("special", NativeFunction, special_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
