@@ -145,20 +145,29 @@ pub fn zeta(x: f64, q: f64) -> f64 {
     sum
 }
 
-/// ψ'(x), the trigamma function.
+/// ψ'(x), the trigamma function, computed as PyTorch computes it (reflection below 1/2, six
+/// recurrence steps, then a short asymptotic series), so results agree to the rounding, poles
+/// included (where sin(πx) is not exactly zero the value is huge but finite, as in PyTorch).
 pub fn trigamma(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
+    let mut sign = 1.0;
+    let mut result = 0.0;
+    let mut y = x;
+    if y < 0.5 {
+        sign = -1.0;
+        let sin_pi_x = (PI * y).sin();
+        result -= PI * PI / (sin_pi_x * sin_pi_x);
+        y = 1.0 - y;
     }
-    if x <= 0.0 && x == x.floor() {
-        return f64::INFINITY;
+    for _ in 0..6 {
+        result += 1.0 / (y * y);
+        y += 1.0;
     }
-    if x < 0.5 {
-        // ψ'(1-x) + ψ'(x) = π² / sin²(πx).
-        let s = (PI * x).sin();
-        return PI * PI / (s * s) - trigamma(1.0 - x);
-    }
-    zeta(2.0, x)
+    let inverse_square = 1.0 / (y * y);
+    result += (1.0
+        + 1.0 / (2.0 * y)
+        + inverse_square * (1.0 / 6.0 - inverse_square * (1.0 / 30.0 - inverse_square * (1.0 / 42.0))))
+        / y;
+    sign * result
 }
 
 /// ψ⁽ⁿ⁾(x): digamma for n = 0, trigamma for n = 1, else (-1)^(n+1) n! ζ(n+1, x).
