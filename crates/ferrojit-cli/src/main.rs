@@ -202,6 +202,9 @@ enum Command {
         /// can call, as N/TOTAL, and the list of those missing.
         #[arg(long)]
         core: bool,
+        /// Instead: torch 2.15's public aten overloads (tests/fixtures/ops_schemas) this build lacks, count first.
+        #[arg(long, conflicts_with = "core")]
+        missing: bool,
     },
     /// Show a method's graph (--graph), the model's code (--code) or its module tree
     /// (--summary, the default); or check that this build has every operator it calls
@@ -411,8 +414,9 @@ fn run(cli: Cli) -> Result<(), String> {
             program: &program,
         }),
         Command::Ir { file, passes } => commands::ir::print_ir_after_passes(&file, &passes),
-        Command::Ops { core: false } => commands::ops::list_operators(),
-        Command::Ops { core: true } => commands::ops::core_coverage(),
+        Command::Ops { missing: true, .. } => commands::ops::missing_operators(),
+        Command::Ops { core: false, .. } => commands::ops::list_operators(),
+        Command::Ops { core: true, .. } => commands::ops::core_coverage(),
         Command::Inspect {
             model,
             method,

@@ -8,9 +8,11 @@ pub mod display;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod linalg;
 pub mod ops;
 pub mod promotion;
 pub mod shape;
+pub mod special_functions;
 pub mod storage;
 pub mod tensor;
 

@@ -70,3 +70,130 @@ pub fn core_coverage() -> Result<(), String> {
     }
     write_stdout(&text)
 }
+
+/// torch 2.15's public `aten::` overloads in issue #20's scope, one
+/// `aten::NAME.OVERLOAD<TAB>CPU<TAB>SCHEMA` a line (written by
+/// `tests/fixtures/ops_schemas/list_pytorch_ops.py`; `#` lines are comments).
+const PYTORCH_PUBLIC_OPS: &str =
+    include_str!("../../../../tests/fixtures/ops_schemas/pytorch_public_ops.txt");
+
+/// Operators (`aten::name`, every overload) or overloads (`aten::name.overload`) deliberately
+/// not implemented, each with its reason: `NAME<TAB>WHY` a line.
+const LEFT_OUT_OPS: &str = include_str!("../../../../tests/fixtures/ops_schemas/left_out.txt");
+
+/// One overload of PyTorch's public list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicOverload {
+    /// `aten::add.Tensor`, or `aten::relu` when the overload name is empty.
+    pub full_name: &'static str,
+    /// `cpu`, `composite`, `jit` or `none` (no kernel that runs on CPU).
+    pub cpu_availability: &'static str,
+}
+
+impl PublicOverload {
+    /// `aten::add` for `aten::add.Tensor`.
+    pub fn operator_name(&self) -> &'static str {
+        // Operator names never contain '.'; the overload follows the first one.
+        self.full_name
+            .split_once('.')
+            .map_or(self.full_name, |(name, _)| name)
+    }
+}
+
+/// The overloads PyTorch runs on CPU (every line but those marked `none`), in file order.
+pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
+    PYTORCH_PUBLIC_OPS
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut columns = line.split('\t');
+            let full_name = columns.next()?.trim();
+            let cpu_availability = columns.next().unwrap_or("cpu").trim();
+            Some(PublicOverload {
+                full_name,
+                cpu_availability,
+            })
+        })
+        .filter(|overload| overload.cpu_availability != "none")
+        .collect()
+}
+
+/// The names in `left_out.txt` (first column), each an operator or one overload.
+pub fn left_out_names() -> Vec<&'static str> {
+    LEFT_OUT_OPS
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .filter_map(|line| line.split('\t').next().map(str::trim))
+        .collect()
+}
+
+/// What `ferrojit ops --missing` reports: the public overloads the registry lacks.
+#[derive(Debug, Clone)]
+pub struct MissingReport {
+    /// Overloads in scope (PyTorch's CPU list less the left-out ones).
+    pub overloads_in_scope: usize,
+    /// Operator names in scope.
+    pub names_in_scope: usize,
+    /// Overloads the registry lacks, in file order.
+    pub missing_overloads: Vec<PublicOverload>,
+    /// Operator names with no overload at all in the registry.
+    pub missing_names: Vec<&'static str>,
+}
+
+/// Compares PyTorch's public list with the registry. An overload counts as present when the
+/// registry has its exact full name; an operator name counts as present when the registry has
+/// any overload of it.
+pub fn missing_report() -> MissingReport {
+    let registry = OperatorRegistry::global();
+    let left_out = left_out_names();
+    let is_left_out = |overload: &PublicOverload| {
+        left_out
+            .iter()
+            .any(|&name| name == overload.full_name || name == overload.operator_name())
+    };
+    let in_scope: Vec<PublicOverload> = pytorch_public_overloads()
+        .into_iter()
+        .filter(|overload| !is_left_out(overload))
+        .collect();
+    let mut names: Vec<&'static str> = in_scope.iter().map(|o| o.operator_name()).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    let missing_overloads: Vec<PublicOverload> = in_scope
+        .iter()
+        .filter(|overload| registry.lookup(overload.full_name).is_none())
+        .cloned()
+        .collect();
+    let missing_names: Vec<&'static str> = names
+        .iter()
+        .copied()
+        .filter(|name| registry.overloads(name).is_empty())
+        .collect();
+    MissingReport {
+        overloads_in_scope: in_scope.len(),
+        names_in_scope: names.len(),
+        missing_overloads,
+        missing_names,
+    }
+}
+
+/// `ferrojit ops --missing`: the count on the first line, then each missing overload on a line
+/// of its own, with PyTorch's CPU availability.
+pub fn missing_operators() -> Result<(), String> {
+    let report = missing_report();
+    let mut text = format!(
+        "missing: {} of {} overloads ({} of {} operator names have no overload) in torch 2.15's \
+         public aten list, less left_out.txt\n",
+        report.missing_overloads.len(),
+        report.overloads_in_scope,
+        report.missing_names.len(),
+        report.names_in_scope,
+    );
+    for overload in &report.missing_overloads {
+        text.push_str(&format!(
+            "  {}\t{}\n",
+            overload.full_name, overload.cpu_availability
+        ));
+    }
+    write_stdout(&text)
+}

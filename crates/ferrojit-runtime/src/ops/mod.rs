@@ -14,6 +14,7 @@ pub mod dict_ops;
 pub mod distance_ops;
 pub mod fft_ops;
 pub mod indexing_ops;
+pub mod linalg_ops;
 pub mod list_ops;
 pub mod math_ops;
 pub mod misc_ops;
@@ -23,6 +24,7 @@ pub mod prim_lang_ops;
 pub mod rnn_ops;
 pub mod scalar_ops;
 pub mod shape_rules;
+pub mod special_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -62,6 +64,8 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("creation", NativeFunction, creation_ops::declarations()),
         ("complex", NativeFunction, complex_ops::declarations()),
         ("fft", NativeFunction, fft_ops::declarations()),
+        ("linalg", NativeFunction, linalg_ops::declarations()),
+        ("special", NativeFunction, special_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),

@@ -1,0 +1,50 @@
+//! torch.special against the cases PyTorch computed (tests/fixtures/ops_special, made by
+//! generate.py there), over each function's domain: zeros, poles, infinities and NaN
+//! included. Tolerances: float32 rtol 1e-5 / atol 1e-6 (ferrojit evaluates in f64 and rounds
+//! once; PyTorch's float32 kernels round at every step), float64 rtol 1e-9 / atol 1e-12.
+
+use ferrojit_conformance::{
+    compare_with, load_cases, repo_root, run_case, Comparison, OpCase, Tolerance,
+};
+use ferrojit_runtime::ivalue::IValue;
+use ferrojit_tensor::DType;
+
+fn result_dtype(case: &OpCase) -> DType {
+    match &case.expected {
+        Ok(IValue::Tensor(t)) => t.get().dtype(),
+        _ => DType::Float32,
+    }
+}
+
+#[test]
+fn special_functions_match_pytorch() {
+    let path = repo_root().join("tests/fixtures/ops_special/special.pt");
+    let cases = load_cases(&path).expect("special.pt loads");
+    assert!(cases.len() >= 317, "special.pt holds {} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let label = format!("{} ({})", case.name, case.op);
+        let (rtol, atol) = if result_dtype(case) == DType::Float64 {
+            (1e-9, 1e-12)
+        } else {
+            (1e-5, 1e-6)
+        };
+        let how = Comparison {
+            tolerance: Tolerance::Fixed { rtol, atol },
+            tuple_for_list: false,
+        };
+        match (&case.expected, run_case(case)) {
+            (Ok(expected), Ok(actual)) => {
+                if let Err(difference) = compare_with(&actual, expected, &label, how) {
+                    failures.push(difference);
+                }
+            }
+            (Ok(_), Err(error)) => failures.push(format!("{label}: ferrojit failed: {error}")),
+            (Err(message), outcome) => failures.push(format!(
+                "{label}: PyTorch raised '{message}', ferrojit gave {:?}",
+                outcome.map(|value| value.python_repr())
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
