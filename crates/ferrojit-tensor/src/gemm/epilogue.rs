@@ -219,7 +219,8 @@ impl Epilogue<'_> {
                     let range = col0..col0 + cols;
                     match (self.scale, self.shift) {
                         (Some(s), Some(b)) => {
-                            for ((v, &s), &b) in row.iter_mut().zip(&s[range.clone()]).zip(&b[range])
+                            for ((v, &s), &b) in
+                                row.iter_mut().zip(&s[range.clone()]).zip(&b[range])
                             {
                                 *v = v.mul_add(s, b);
                             }

@@ -110,7 +110,16 @@ impl Kernel {
                 // top guarantee that `a` holds `kc * 6` values, `b` holds `kc * 16` and `c`
                 // holds rows `0..6` of 16 values at stride `c_stride`, which are all the
                 // addresses the kernel forms.
-                unsafe { x86::avx2_tile(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), c_stride, accumulate) }
+                unsafe {
+                    x86::avx2_tile(
+                        kc,
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        c.as_mut_ptr(),
+                        c_stride,
+                        accumulate,
+                    )
+                }
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => {
@@ -118,7 +127,16 @@ impl Kernel {
                 // SAFETY: the CPU has AVX-512F (asserted just above); the bounds asserted at
                 // the top (`kc * 8` values of `a`, `kc * 32` of `b`, 8 rows of 32 at
                 // `c_stride` in `c`) cover every address the kernel forms.
-                unsafe { x86::avx512_tile(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), c_stride, accumulate) }
+                unsafe {
+                    x86::avx512_tile(
+                        kc,
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        c.as_mut_ptr(),
+                        c_stride,
+                        accumulate,
+                    )
+                }
             }
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("gemm kernel: {self:?} exists only on x86_64"),
@@ -129,7 +147,14 @@ impl Kernel {
 const PORTABLE_MR: usize = Kernel::Portable.mr();
 const PORTABLE_NR: usize = Kernel::Portable.nr();
 
-fn portable_tile(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], c_stride: usize, accumulate: bool) {
+fn portable_tile(
+    kc: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    c_stride: usize,
+    accumulate: bool,
+) {
     let mut acc = [[0f32; PORTABLE_NR]; PORTABLE_MR];
     for (a_step, b_step) in a
         .chunks_exact(PORTABLE_MR)

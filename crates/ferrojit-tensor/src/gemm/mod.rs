@@ -10,10 +10,14 @@
 
 mod epilogue;
 mod kernel;
+mod linear;
 mod pack;
 
 pub use epilogue::{Activation, ChannelAxis, Epilogue, Residual};
 pub use kernel::Kernel;
+pub use linear::{
+    cached_weight_count, linear_epilogue, linear_epilogue_supported, packed_linear_weight,
+};
 pub use pack::{PackedMatrix, Side, StridedMatrix};
 
 use crate::error::{Result, TensorError};
