@@ -30,6 +30,7 @@ pub mod graph_executor;
 pub mod inline_fork_wait;
 pub mod inliner;
 pub mod jit_log;
+pub mod linear_epilogue;
 pub mod list_length_refinement;
 pub mod literals;
 pub mod loop_unrolling;
@@ -266,6 +267,14 @@ pub const PASSES: &[PassInfo] = &[
         run: |graph| freezing::optimize_frozen_graph(graph, true),
     },
     // fuser
+    PassInfo {
+        name: "linear_epilogue",
+        description: "rewrites aten::linear followed by an activation (relu, gelu, silu, \
+                      sigmoid, hardswish) and/or a residual add into one \
+                      ferrojit::linear_epilogue over the packed GEMM (off when \
+                      FERROJIT_FUSER=off)",
+        run: linear_epilogue::linear_epilogue_pass,
+    },
     PassInfo {
         name: "fuser",
         description: "groups runs of pointwise operators on tensors of complete type into \

@@ -8,6 +8,7 @@ pub mod display;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod gemm;
 pub mod linalg;
 pub mod ops;
 pub mod promotion;

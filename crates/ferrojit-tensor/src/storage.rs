@@ -284,6 +284,9 @@ struct StorageInner {
     /// Element count. Only `grow_to` changes it, while holding the buffer's write lock, and
     /// only upwards, so a stale read is a smaller, still valid bound.
     len: AtomicUsize,
+    /// Bumped at every write access, so a copy derived from the values (a packed GEMM
+    /// weight) can tell whether it is still current.
+    generation: std::sync::atomic::AtomicU64,
     buffer: RwLock<Buffer>,
 }
 
@@ -311,6 +314,7 @@ impl Storage {
             inner: Arc::new(StorageInner {
                 dtype: buffer.dtype(),
                 len: AtomicUsize::new(buffer.len()),
+                generation: std::sync::atomic::AtomicU64::new(0),
                 buffer: RwLock::new(buffer),
             }),
         }
@@ -499,6 +503,17 @@ impl Storage {
         self.inner.dtype
     }
 
+    /// How many write accesses the buffer has had: equal counts mean unchanged values. Read
+    /// it while holding [`Storage::read`]'s guard to pair it with the values read there.
+    pub fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
+    }
+
+    /// How many handles share this storage (1: only the caller's).
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     /// Whether two handles refer to the same underlying storage.
     pub fn ptr_eq(a: &Storage, b: &Storage) -> bool {
         Arc::ptr_eq(&a.inner, &b.inner)
@@ -514,10 +529,15 @@ impl Storage {
 
     /// Write access to the buffer (its length and dtype must not be changed).
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Buffer> {
-        self.inner
+        let guard = self
+            .inner
             .buffer
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Bumped while the write lock is held: a reader that reads the generation under the
+        // read lock sees it consistent with the values it reads under that lock.
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        guard
     }
 
     /// A copy of all elements as `T` (dtype must match).

@@ -12,6 +12,7 @@ pub mod core_ops;
 pub mod creation_ops;
 pub mod dict_ops;
 pub mod distance_ops;
+pub mod epilogue_ops;
 pub mod fft_ops;
 pub mod indexing_ops;
 pub mod linalg_ops;
@@ -66,6 +67,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("fft", NativeFunction, fft_ops::declarations()),
         ("linalg", NativeFunction, linalg_ops::declarations()),
         ("special", NativeFunction, special_ops::declarations()),
+        ("epilogue", NativeFunction, epilogue_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
