@@ -29,6 +29,7 @@ pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
 pub mod transformer_ops;
+pub mod window_ops;
 
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
@@ -66,6 +67,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("fft", NativeFunction, fft_ops::declarations()),
         ("linalg", NativeFunction, linalg_ops::declarations()),
         ("special", NativeFunction, special_ops::declarations()),
+        ("window", NativeFunction, window_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),

@@ -146,9 +146,8 @@ pub fn bessel_y1(x: f64) -> f64 {
     let mut series = 0.0;
     for k in 1..=neumann_terms(x) {
         let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-        series += sign
-            * (bessel_j_integral(2 * k - 1, x) - bessel_j_integral(2 * k + 1, x))
-            / k as f64;
+        series +=
+            sign * (bessel_j_integral(2 * k - 1, x) - bessel_j_integral(2 * k + 1, x)) / k as f64;
     }
     -2.0 / (PI * x) * bessel_j_integral(0, x)
         + 2.0 / PI * ((x / 2.0).ln() + EULER_GAMMA) * bessel_j_integral(1, x)
@@ -323,10 +322,7 @@ pub fn airy_ai(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    if x == f64::INFINITY {
-        return 0.0;
-    }
-    if x == f64::NEG_INFINITY {
+    if x.is_infinite() {
         return 0.0;
     }
     if x > 2.0 {
@@ -349,7 +345,9 @@ pub fn airy_ai(x: f64) -> f64 {
             g_term *= x3 / (k3 * (k3 + 1.0));
             f += f_term;
             g += g_term;
-            if f_term.abs() < 1e-18 * f.abs().max(1e-300) && g_term.abs() < 1e-18 * g.abs().max(1e-300) {
+            if f_term.abs() < 1e-18 * f.abs().max(1e-300)
+                && g_term.abs() < 1e-18 * g.abs().max(1e-300)
+            {
                 break;
             }
         }
@@ -364,7 +362,8 @@ pub fn airy_ai(x: f64) -> f64 {
     let mut previous = f64::INFINITY;
     for k in 1..60 {
         let kf = k as f64;
-        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0) / ((2.0 * kf - 1.0) * 216.0 * kf);
+        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0)
+            / ((2.0 * kf - 1.0) * 216.0 * kf);
         power /= zeta;
         let term = u * power;
         if term.abs() >= previous {

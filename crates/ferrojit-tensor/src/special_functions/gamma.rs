@@ -165,7 +165,8 @@ pub fn trigamma(x: f64) -> f64 {
     let inverse_square = 1.0 / (y * y);
     result += (1.0
         + 1.0 / (2.0 * y)
-        + inverse_square * (1.0 / 6.0 - inverse_square * (1.0 / 30.0 - inverse_square * (1.0 / 42.0))))
+        + inverse_square
+            * (1.0 / 6.0 - inverse_square * (1.0 / 30.0 - inverse_square * (1.0 / 42.0))))
         / y;
     sign * result
 }
