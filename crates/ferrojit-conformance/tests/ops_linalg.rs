@@ -89,7 +89,7 @@ fn matrices(t: &Tensor) -> (Vec<Vec<f64>>, usize, usize) {
     let (rows, cols) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
     let values = t.to_f64_vec();
     let size = rows * cols;
-    let count = if size == 0 { 0 } else { values.len() / size };
+    let count = values.len().checked_div(size).unwrap_or(0);
     (
         (0..count)
             .map(|i| values[i * size..(i + 1) * size].to_vec())

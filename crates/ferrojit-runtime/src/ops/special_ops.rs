@@ -18,9 +18,15 @@ use crate::opdef::OperatorDeclaration;
 
 type Input = Arc<Tensor>;
 
+/// A special function of one f64.
+type UnaryFunction = fn(f64) -> f64;
+
+/// A special function of two f64s.
+type BinaryFunction = fn(f64, f64) -> f64;
+
 /// One-argument functions: (name, function). Each gets `aten::NAME(Tensor self)` and
 /// `aten::NAME.out`.
-const UNARY: &[(&str, fn(f64) -> f64)] = &[
+const UNARY: &[(&str, UnaryFunction)] = &[
     ("digamma", gamma::digamma),
     ("special_digamma", gamma::digamma),
     ("special_psi", gamma::digamma),
@@ -72,7 +78,7 @@ const UNARY_ALIASES: &[(&str, UnaryOp)] = &[
 ];
 
 /// Two-argument functions with their Tensor/Scalar overloads: (name, function).
-const BINARY: &[(&str, fn(f64, f64) -> f64)] = &[
+const BINARY: &[(&str, BinaryFunction)] = &[
     ("special_xlog1py", xlog1py),
     ("special_xlogy", xlogy),
     ("special_zeta", gamma::zeta),

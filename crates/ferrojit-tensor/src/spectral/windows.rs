@@ -44,7 +44,7 @@ pub fn window(
     }
     let length = length as usize;
     if length <= 1 {
-        return Ok(Tensor::ones(&[length], dtype)?);
+        return Tensor::ones(&[length], dtype);
     }
     let points = if periodic { length + 1 } else { length };
     let last = (points - 1) as f64;
