@@ -9,6 +9,15 @@ use ferrojit_conformance::{
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_tensor::DType;
 
+/// Functions whose float64 kernels in PyTorch are less accurate than float64.
+const LOW_PRECISION_IN_PYTORCH: &[&str] = &[
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_airy_ai",
+];
+
 fn result_dtype(case: &OpCase) -> DType {
     match &case.expected {
         Ok(IValue::Tensor(t)) => t.get().dtype(),
@@ -24,10 +33,19 @@ fn special_functions_match_pytorch() {
     let mut failures = Vec::new();
     for case in &cases {
         let label = format!("{} ({})", case.name, case.op);
-        let (rtol, atol) = if result_dtype(case) == DType::Float64 {
-            (1e-9, 1e-12)
-        } else {
-            (1e-5, 1e-6)
+        let (rtol, atol) = match result_dtype(case) {
+            // PyTorch's float64 J0/J1/Y0/Y1 and Ai are accurate to only about 1e-7 absolute
+            // (checked against mpmath at 30 digits: ferrojit's values agree with mpmath to
+            // 1e-15 where PyTorch's differ by up to 4e-7, e.g. Y1(5.5)).
+            DType::Float64
+                if LOW_PRECISION_IN_PYTORCH
+                    .iter()
+                    .any(|op| case.op.contains(op)) =>
+            {
+                (1e-6, 1e-6)
+            }
+            DType::Float64 => (1e-9, 1e-12),
+            _ => (1e-5, 1e-6),
         };
         let how = Comparison {
             tolerance: Tolerance::Fixed { rtol, atol },

@@ -72,7 +72,8 @@ pub fn bessel_j0(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return 0.0;
+        // PyTorch's kernels give NaN at ±inf.
+        return f64::NAN;
     }
     if a > ASYMPTOTIC_FROM {
         hankel_j(0.0, a)
@@ -88,7 +89,10 @@ pub fn bessel_j1(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return 0.0;
+        return f64::NAN;
+    }
+    if a == 0.0 {
+        return x;
     }
     let value = if a > ASYMPTOTIC_FROM {
         hankel_j(1.0, a)
@@ -116,7 +120,7 @@ pub fn bessel_y0(x: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     if x.is_infinite() {
-        return 0.0;
+        return f64::NAN;
     }
     if x > ASYMPTOTIC_FROM {
         return hankel_y(0.0, x);
@@ -138,7 +142,7 @@ pub fn bessel_y1(x: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     if x.is_infinite() {
-        return 0.0;
+        return f64::NAN;
     }
     if x > ASYMPTOTIC_FROM {
         return hankel_y(1.0, x);
@@ -190,7 +194,8 @@ pub fn i0(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return f64::INFINITY;
+        // PyTorch's Chebyshev kernel gives NaN at ±inf.
+        return f64::NAN;
     }
     scaled_bessel_i(0, a) * a.exp()
 }
@@ -212,11 +217,13 @@ pub fn i1(x: f64) -> f64 {
         return x;
     }
     let a = x.abs();
-    let value = if a.is_infinite() {
-        f64::INFINITY
-    } else {
-        scaled_bessel_i(1, a) * a.exp()
-    };
+    if a.is_infinite() {
+        return f64::NAN;
+    }
+    if a == 0.0 {
+        return x;
+    }
+    let value = scaled_bessel_i(1, a) * a.exp();
     if x < 0.0 {
         -value
     } else {
@@ -229,8 +236,13 @@ pub fn i1e(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    if x.is_infinite() {
-        return 0.0;
+    if x.is_infinite() || x == 0.0 {
+        // 0 at 0 exactly (the trapezoid sum of cos θ leaves a rounding residue), signed 0 at ±inf.
+        return if x.is_infinite() {
+            0.0f64.copysign(x)
+        } else {
+            x
+        };
     }
     let value = scaled_bessel_i(1, x.abs());
     if x < 0.0 {
@@ -243,7 +255,8 @@ pub fn i1e(x: f64) -> f64 {
 /// e^x K_ν(x) = ∫_0^∞ e^(-x (cosh t - 1)) cosh(νt) dt, by the trapezoid rule (the integrand is
 /// even and analytic in a strip of half-width π/2, so step 0.1 is exact to f64).
 fn scaled_bessel_k(nu: f64, x: f64) -> f64 {
-    let step = 0.1;
+    // The integrand's width is about 1/sqrt(x): keep several steps inside it.
+    let step = 0.1f64.min(0.5 / x.sqrt());
     // Stop where the integrand is below 1e-18 of its start: x (cosh t - 1) - ν t > 42.
     let mut sum = 0.5;
     let mut k = 1;
@@ -323,7 +336,8 @@ pub fn airy_ai(x: f64) -> f64 {
         return x;
     }
     if x.is_infinite() {
-        return 0.0;
+        // As PyTorch's kernel.
+        return f64::NAN;
     }
     if x > 2.0 {
         let zeta = 2.0 / 3.0 * x.powf(1.5);
