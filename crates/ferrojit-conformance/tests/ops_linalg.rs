@@ -59,21 +59,28 @@ fn linalg_operators_match_pytorch() {
                 }
             }
             (Ok(_), Err(error)) => failures.push(format!("{label}: ferrojit failed: {error}")),
-            (Err(message), Ok(_)) => {
-                failures.push(format!("{label}: PyTorch raised '{message}', ferrojit did not"))
-            }
+            (Err(message), Ok(_)) => failures.push(format!(
+                "{label}: PyTorch raised '{message}', ferrojit did not"
+            )),
             (Err(message), Err(error)) => {
                 error_cases += 1;
                 match kernel_refusal(&error) {
                     Ok(ours) if &ours == message => {}
-                    Ok(ours) => failures.push(format!("{label}: '{ours}' vs PyTorch's '{message}'")),
+                    Ok(ours) => {
+                        failures.push(format!("{label}: '{ours}' vs PyTorch's '{message}'"))
+                    }
                     Err(difference) => failures.push(format!("{label}: {difference}")),
                 }
             }
         }
     }
     assert!(error_cases >= 15, "{error_cases} error cases");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Row-major f64 matrices of a `(..., rows, cols)` tensor.
@@ -82,8 +89,14 @@ fn matrices(t: &Tensor) -> (Vec<Vec<f64>>, usize, usize) {
     let (rows, cols) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
     let values = t.to_f64_vec();
     let size = rows * cols;
-    let count = if size == 0 { 0 } else { values.len() / size };
-    ((0..count).map(|i| values[i * size..(i + 1) * size].to_vec()).collect(), rows, cols)
+    let count = values.len().checked_div(size).unwrap_or(0);
+    (
+        (0..count)
+            .map(|i| values[i * size..(i + 1) * size].to_vec())
+            .collect(),
+        rows,
+        cols,
+    )
 }
 
 fn vectors(t: &Tensor) -> Vec<Vec<f64>> {
@@ -92,7 +105,11 @@ fn vectors(t: &Tensor) -> Vec<Vec<f64>> {
 }
 
 fn close(x: f64, y: f64, dtype: DType, scale: f64) -> bool {
-    let (rtol, atol) = if dtype == DType::Float64 { (1e-9, 1e-10) } else { (1e-4, 1e-5) };
+    let (rtol, atol) = if dtype == DType::Float64 {
+        (1e-9, 1e-10)
+    } else {
+        (1e-4, 1e-5)
+    };
     (x - y).abs() <= atol * scale.max(1.0) + rtol * y.abs()
 }
 
@@ -111,7 +128,10 @@ fn check_orthonormal_columns(label: &str, q: &Tensor, dtype: DType) {
             for j in 0..cols {
                 let dot: f64 = (0..rows).map(|r| m[r * cols + i] * m[r * cols + j]).sum();
                 let want = if i == j { 1.0 } else { 0.0 };
-                assert!(close(dot, want, dtype, 1.0), "{label}: batch {b} columns {i},{j}: {dot}");
+                assert!(
+                    close(dot, want, dtype, 1.0),
+                    "{label}: batch {b} columns {i},{j}: {dot}"
+                );
             }
         }
     }
@@ -120,7 +140,11 @@ fn check_orthonormal_columns(label: &str, q: &Tensor, dtype: DType) {
 #[test]
 fn svd_and_eigh_reconstruct_their_input_with_pytorchs_values() {
     let cases = cases("invariants.pt");
-    assert!(cases.len() >= 38, "invariants.pt holds {} cases", cases.len());
+    assert!(
+        cases.len() >= 38,
+        "invariants.pt holds {} cases",
+        cases.len()
+    );
     for case in &cases {
         let label = format!("{} ({})", case.name, case.op);
         let dtype = case_dtype(case);
@@ -150,7 +174,11 @@ fn svd_and_eigh_reconstruct_their_input_with_pytorchs_values() {
             let expected_u = tensor_at(expected, 0);
             let expected_third = tensor_at(expected, 2);
             assert_eq!(u.sizes(), expected_u.sizes(), "{label}: U's shape");
-            assert_eq!(vh.sizes().len(), expected_third.sizes().len(), "{label}: V's rank");
+            assert_eq!(
+                vh.sizes().len(),
+                expected_third.sizes().len(),
+                "{label}: V's rank"
+            );
             check_orthonormal_columns(&label, &u, dtype);
             check_orthonormal_columns(&label, &vh.transpose(-2, -1).unwrap().contiguous(), dtype);
             let (us, _, u_cols) = matrices(&u);
@@ -191,7 +219,10 @@ fn svd_and_eigh_reconstruct_their_input_with_pytorchs_values() {
                     for c in 0..n {
                         let av: f64 = (0..n).map(|j| m[r * n + j] * vs[b][j * n + c]).sum();
                         let vw = vs[b][r * n + c] * ws[b][c];
-                        assert!(close(av, vw, dtype, scale), "{label}: batch {b} ({r},{c}): {av} vs {vw}");
+                        assert!(
+                            close(av, vw, dtype, scale),
+                            "{label}: batch {b} ({r},{c}): {av} vs {vw}"
+                        );
                     }
                 }
             }

@@ -14,6 +14,7 @@ pub mod ops;
 pub mod promotion;
 pub mod shape;
 pub mod special_functions;
+pub mod spectral;
 pub mod storage;
 pub mod tensor;
 

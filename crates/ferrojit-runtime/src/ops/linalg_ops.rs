@@ -98,7 +98,13 @@ fn lu(a: Input, pivot: bool) -> Result<(Tensor, Tensor, Tensor)> {
     Ok(la::lu(&a, pivot)?)
 }
 
-fn linalg_lu_solve(lu: Input, pivots: Input, b: Input, left: bool, adjoint: bool) -> Result<Tensor> {
+fn linalg_lu_solve(
+    lu: Input,
+    pivots: Input,
+    b: Input,
+    left: bool,
+    adjoint: bool,
+) -> Result<Tensor> {
     Ok(la::lu_solve(&lu, &pivots, &b, left, adjoint)?)
 }
 
@@ -106,7 +112,13 @@ fn lu_solve(b: Input, lu: Input, pivots: Input) -> Result<Tensor> {
     Ok(la::lu_solve(&lu, &pivots, &b, true, false)?)
 }
 
-fn solve_triangular(a: Input, b: Input, upper: bool, left: bool, unitriangular: bool) -> Result<Tensor> {
+fn solve_triangular(
+    a: Input,
+    b: Input,
+    upper: bool,
+    left: bool,
+    unitriangular: bool,
+) -> Result<Tensor> {
     Ok(la::solve_triangular(&a, &b, upper, left, unitriangular)?)
 }
 
@@ -117,7 +129,13 @@ fn triangular_solve(
     transpose: bool,
     unitriangular: bool,
 ) -> Result<(Tensor, Tensor)> {
-    Ok(la::triangular_solve(&b, &a, upper, transpose, unitriangular)?)
+    Ok(la::triangular_solve(
+        &b,
+        &a,
+        upper,
+        transpose,
+        unitriangular,
+    )?)
 }
 
 fn qr(a: Input, mode: String) -> Result<(Tensor, Tensor)> {
@@ -265,25 +283,47 @@ fn ger(a: Input, b: Input) -> Result<Tensor> {
     Ok(a.unsqueeze(-1)?.mul(&b.unsqueeze(0)?)?)
 }
 
-fn matrix_norm(a: Input, ord: Scalar, dim: Vec<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn matrix_norm(
+    a: Input,
+    ord: Scalar,
+    dim: Vec<i64>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     Ok(la::matrix_norm(&a, ord.to_f64(), &dim, keepdim, dtype)?)
 }
 
-fn matrix_norm_str(a: Input, ord: String, dim: Vec<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn matrix_norm_str(
+    a: Input,
+    ord: String,
+    dim: Vec<i64>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     Ok(la::matrix_norm_str(&a, &ord, &dim, keepdim, dtype)?)
 }
 
 /// `torch.linalg.norm`: with no `ord`, the 2-norm of the flattened input (or of `dim`); with
 /// an `ord`, a vector norm over one dim or a matrix norm over two (1-D/2-D inputs when `dim`
 /// is None).
-fn norm(a: Input, ord: Option<Scalar>, dim: Option<Vec<i64>>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn norm(
+    a: Input,
+    ord: Option<Scalar>,
+    dim: Option<Vec<i64>>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let dims = dim.unwrap_or_default();
     match ord {
         None => {
             if dims.len() == 2 {
                 Ok(la::matrix_norm_str(&a, "fro", &dims, keepdim, dtype)?)
             } else {
-                let d = if dims.is_empty() { None } else { Some(dims.as_slice()) };
+                let d = if dims.is_empty() {
+                    None
+                } else {
+                    Some(dims.as_slice())
+                };
                 Ok(la::vector_norm(&a, 2.0, d, keepdim, dtype)?)
             }
         }
@@ -301,22 +341,32 @@ fn norm(a: Input, ord: Option<Scalar>, dim: Option<Vec<i64>>, keepdim: bool, dty
                 let dims = if dims.is_empty() { vec![-2, -1] } else { dims };
                 Ok(la::matrix_norm(&a, ord, &dims, keepdim, dtype)?)
             } else {
-                let d = if dims.is_empty() { None } else { Some(dims.as_slice()) };
+                let d = if dims.is_empty() {
+                    None
+                } else {
+                    Some(dims.as_slice())
+                };
                 Ok(la::vector_norm(&a, ord, d, keepdim, dtype)?)
             }
         }
     }
 }
 
-fn norm_str(a: Input, ord: String, dim: Option<Vec<i64>>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn norm_str(
+    a: Input,
+    ord: String,
+    dim: Option<Vec<i64>>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let dims = match dim {
         Some(d) if !d.is_empty() => d,
         _ if a.dim() == 2 => vec![-2, -1],
         _ => {
             return Err(TensorError::InvalidArgument(format!(
-                "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {}D.",
-                a.dim()
-            ))
+            "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {}D.",
+            a.dim()
+        ))
             .into())
         }
     };

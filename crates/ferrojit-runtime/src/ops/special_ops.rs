@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::special_functions::polynomials::{evaluate, Polynomial};
-use ferrojit_tensor::special_functions::{bessel, entr, gamma, map_binary, map_unary, normal, sinc, xlog1py, xlogy};
+use ferrojit_tensor::special_functions::{
+    bessel, entr, gamma, map_binary, map_unary, normal, sinc, xlog1py, xlogy,
+};
 use ferrojit_tensor::{DType, Tensor, TensorError};
 
 use super::binding::{out_from_functional, typed, WrappedNumber};
@@ -16,9 +18,15 @@ use crate::opdef::OperatorDeclaration;
 
 type Input = Arc<Tensor>;
 
+/// A special function of one f64.
+type UnaryFunction = fn(f64) -> f64;
+
+/// A special function of two f64s.
+type BinaryFunction = fn(f64, f64) -> f64;
+
 /// One-argument functions: (name, function). Each gets `aten::NAME(Tensor self)` and
 /// `aten::NAME.out`.
-const UNARY: &[(&str, fn(f64) -> f64)] = &[
+const UNARY: &[(&str, UnaryFunction)] = &[
     ("digamma", gamma::digamma),
     ("special_digamma", gamma::digamma),
     ("special_psi", gamma::digamma),
@@ -70,7 +78,7 @@ const UNARY_ALIASES: &[(&str, UnaryOp)] = &[
 ];
 
 /// Two-argument functions with their Tensor/Scalar overloads: (name, function).
-const BINARY: &[(&str, fn(f64, f64) -> f64)] = &[
+const BINARY: &[(&str, BinaryFunction)] = &[
     ("special_xlog1py", xlog1py),
     ("special_xlogy", xlogy),
     ("special_zeta", gamma::zeta),
@@ -81,10 +89,22 @@ const POLYNOMIALS: &[(&str, Polynomial)] = &[
     ("special_chebyshev_polynomial_u", Polynomial::ChebyshevU),
     ("special_chebyshev_polynomial_v", Polynomial::ChebyshevV),
     ("special_chebyshev_polynomial_w", Polynomial::ChebyshevW),
-    ("special_shifted_chebyshev_polynomial_t", Polynomial::ShiftedChebyshevT),
-    ("special_shifted_chebyshev_polynomial_u", Polynomial::ShiftedChebyshevU),
-    ("special_shifted_chebyshev_polynomial_v", Polynomial::ShiftedChebyshevV),
-    ("special_shifted_chebyshev_polynomial_w", Polynomial::ShiftedChebyshevW),
+    (
+        "special_shifted_chebyshev_polynomial_t",
+        Polynomial::ShiftedChebyshevT,
+    ),
+    (
+        "special_shifted_chebyshev_polynomial_u",
+        Polynomial::ShiftedChebyshevU,
+    ),
+    (
+        "special_shifted_chebyshev_polynomial_v",
+        Polynomial::ShiftedChebyshevV,
+    ),
+    (
+        "special_shifted_chebyshev_polynomial_w",
+        Polynomial::ShiftedChebyshevW,
+    ),
     ("special_hermite_polynomial_h", Polynomial::HermiteH),
     ("special_hermite_polynomial_he", Polynomial::HermiteHe),
     ("special_laguerre_polynomial_l", Polynomial::LaguerreL),
@@ -93,10 +113,18 @@ const POLYNOMIALS: &[(&str, Polynomial)] = &[
 
 fn unary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
     for &(name, function) in UNARY {
-        let kernel = move |input: Input| -> Result<Tensor> { Ok(map_unary(name, &input, function)?) };
+        let kernel =
+            move |input: Input| -> Result<Tensor> { Ok(map_unary(name, &input, function)?) };
         // The newer functions name their argument `x`, the older ones `self`.
-        let argument = if ARGUMENT_NAMED_X.contains(&name) { "x" } else { "self" };
-        declarations.push(typed(&format!("aten::{name}(Tensor {argument}) -> Tensor"), kernel));
+        let argument = if ARGUMENT_NAMED_X.contains(&name) {
+            "x"
+        } else {
+            "self"
+        };
+        declarations.push(typed(
+            &format!("aten::{name}(Tensor {argument}) -> Tensor"),
+            kernel,
+        ));
         declarations.push(out_from_functional(
             &format!("aten::{name}.out(Tensor {argument}, *, Tensor(a!) out) -> Tensor(a!)"),
             kernel,
@@ -104,7 +132,10 @@ fn unary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
     }
     for &(name, op) in UNARY_ALIASES {
         let kernel = move |input: Input| -> Result<Tensor> { Ok(input.unary(op)?) };
-        declarations.push(typed(&format!("aten::{name}(Tensor self) -> Tensor"), kernel));
+        declarations.push(typed(
+            &format!("aten::{name}(Tensor self) -> Tensor"),
+            kernel,
+        ));
         declarations.push(out_from_functional(
             &format!("aten::{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
             kernel,
@@ -114,11 +145,14 @@ fn unary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
 
 fn binary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
     for &(name, function) in BINARY {
-        let tensors = move |a: Input, b: Input| -> Result<Tensor> { Ok(map_binary(name, &a, &b, function)?) };
-        let self_scalar =
-            move |a: WrappedNumber, b: Input| -> Result<Tensor> { Ok(map_binary(name, &a, &b, function)?) };
-        let other_scalar =
-            move |a: Input, b: WrappedNumber| -> Result<Tensor> { Ok(map_binary(name, &a, &b, function)?) };
+        let tensors =
+            move |a: Input, b: Input| -> Result<Tensor> { Ok(map_binary(name, &a, &b, function)?) };
+        let self_scalar = move |a: WrappedNumber, b: Input| -> Result<Tensor> {
+            Ok(map_binary(name, &a, &b, function)?)
+        };
+        let other_scalar = move |a: Input, b: WrappedNumber| -> Result<Tensor> {
+            Ok(map_binary(name, &a, &b, function)?)
+        };
         declarations.extend([
             typed(&format!("aten::{name}(Tensor self, Tensor other) -> Tensor"), tensors),
             out_from_functional(
@@ -142,11 +176,14 @@ fn binary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
 fn polynomial_declarations(declarations: &mut Vec<OperatorDeclaration>) {
     for &(name, kind) in POLYNOMIALS {
         let function = move |x: f64, n: f64| evaluate(kind, x, n);
-        let tensors = move |x: Input, n: Input| -> Result<Tensor> { Ok(map_binary(name, &x, &n, function)?) };
-        let x_scalar =
-            move |x: WrappedNumber, n: Input| -> Result<Tensor> { Ok(map_binary(name, &x, &n, function)?) };
-        let n_scalar =
-            move |x: Input, n: WrappedNumber| -> Result<Tensor> { Ok(map_binary(name, &x, &n, function)?) };
+        let tensors =
+            move |x: Input, n: Input| -> Result<Tensor> { Ok(map_binary(name, &x, &n, function)?) };
+        let x_scalar = move |x: WrappedNumber, n: Input| -> Result<Tensor> {
+            Ok(map_binary(name, &x, &n, function)?)
+        };
+        let n_scalar = move |x: Input, n: WrappedNumber| -> Result<Tensor> {
+            Ok(map_binary(name, &x, &n, function)?)
+        };
         declarations.extend([
             typed(&format!("aten::{name}(Tensor x, Tensor n) -> Tensor"), tensors),
             out_from_functional(
@@ -169,7 +206,10 @@ fn polynomial_declarations(declarations: &mut Vec<OperatorDeclaration>) {
 
 fn polygamma(n: i64, input: Input) -> Result<Tensor> {
     if n < 0 {
-        return Err(TensorError::InvalidArgument("polygamma(n, x) does not support negative n.".to_string()).into());
+        return Err(TensorError::InvalidArgument(
+            "polygamma(n, x) does not support negative n.".to_string(),
+        )
+        .into());
     }
     Ok(map_unary("polygamma", &input, |x| gamma::polygamma(n, x))?)
 }
@@ -178,9 +218,14 @@ fn polygamma(n: i64, input: Input) -> Result<Tensor> {
 /// (p - 1) / 2 reach a pole of lgamma (+inf) or give its value there.
 fn mvlgamma(input: Input, p: i64) -> Result<Tensor> {
     if p < 1 {
-        return Err(TensorError::InvalidArgument("p has to be greater than or equal to 1".to_string()).into());
+        return Err(TensorError::InvalidArgument(
+            "p has to be greater than or equal to 1".to_string(),
+        )
+        .into());
     }
-    Ok(map_unary("mvlgamma", &input, |x| gamma::multigammaln(x, p))?)
+    Ok(map_unary("mvlgamma", &input, |x| {
+        gamma::multigammaln(x, p)
+    })?)
 }
 
 fn igamma(a: Input, x: Input) -> Result<Tensor> {

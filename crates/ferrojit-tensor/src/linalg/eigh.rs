@@ -69,9 +69,11 @@ pub(crate) fn jacobi_eigh(a: &[f64], n: usize, upper: bool) -> (Vec<f64>, Vec<f6
     let values: Vec<f64> = order.iter().map(|&i| m[i * n + i]).collect();
     let mut vectors = vec![0.0; n * n];
     for (k, &j) in order.iter().enumerate() {
-        let largest = (0..n)
-            .map(|r| v[r * n + j])
-            .fold(0.0f64, |best, x| if x.abs() > best.abs() { x } else { best });
+        let largest =
+            (0..n).map(|r| v[r * n + j]).fold(
+                0.0f64,
+                |best, x| if x.abs() > best.abs() { x } else { best },
+            );
         let sign = if largest < 0.0 { -1.0 } else { 1.0 };
         for r in 0..n {
             vectors[r * n + k] = sign * v[r * n + j];
@@ -120,4 +122,3 @@ pub fn eigvalsh(a: &Tensor, uplo: &str) -> Result<Tensor> {
     }
     tensor_from_f64(values, &matrices.sizes_with(&[n]), matrices.dtype)
 }
-

@@ -71,8 +71,9 @@ pub fn matrix_exp(a: &Tensor) -> Result<Tensor> {
 
 /// `torch.linalg.lstsq(A, B, rcond, driver)`: `(solution, residuals, rank, singular_values)`.
 /// The solution is the minimum-norm one (what `gelsd` returns; `gelsy`, PyTorch's CPU
-/// default, agrees whenever A has full rank). As in PyTorch: residuals only when m > n and
-/// every matrix has full rank; the rank for every driver but `gels`; singular values only for
+/// default, agrees whenever A has full rank). As in PyTorch: residuals only when m > n,
+/// every matrix has full rank and the driver is not `gelsy`; the rank for every driver but
+/// `gels`; singular values only for
 /// `gelsd` and `gelss`.
 pub fn lstsq(
     a: &Tensor,
@@ -89,7 +90,11 @@ pub fn lstsq(
     }
     let matrices = read_matrices(op, "A", a)?;
     let vector_case = b.dim() + 1 == a.dim();
-    let b_matrix = if vector_case { b.unsqueeze(-1)? } else { b.clone() };
+    let b_matrix = if vector_case {
+        b.unsqueeze(-1)?
+    } else {
+        b.clone()
+    };
     let rhs = read_matrices(op, "B", &b_matrix)?;
     if a.dtype() != b.dtype() {
         return Err(TensorError::InvalidArgument(format!(
@@ -158,7 +163,8 @@ pub fn lstsq(
     } else {
         matrices.sizes_with(&[n, k])
     };
-    let residuals = if m > n && all_full_rank {
+    // LAPACK's gelsy leaves the residuals out; PyTorch returns them empty then.
+    let residuals = if m > n && all_full_rank && driver != "gelsy" {
         let sizes = if vector_case {
             matrices.batch_sizes.clone()
         } else {
@@ -178,7 +184,12 @@ pub fn lstsq(
     } else {
         tensor_from_f64(Vec::new(), &[0], dtype)?
     };
-    Ok((tensor_from_f64(solutions, &solution_sizes, dtype)?, residuals, rank, singular))
+    Ok((
+        tensor_from_f64(solutions, &solution_sizes, dtype)?,
+        residuals,
+        rank,
+        singular,
+    ))
 }
 
 /// `torch.linalg.cond(A, p)` for `p` in 1, -1, inf, -inf, 'fro', 'nuc': `norm(A) *

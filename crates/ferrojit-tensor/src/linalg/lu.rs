@@ -263,7 +263,12 @@ pub fn logdet(a: &Tensor) -> Result<Tensor> {
 /// `torch.linalg.solve_ex(A, B, left, check_errors)`: `X` with `A X = B` (`X A = B` when not
 /// `left`) and the per-matrix `info`. `B` is a batch of vectors when it is 1-D or has the
 /// shape of `A` less its last dimension; otherwise a batch of matrices. Batches broadcast.
-pub fn solve_ex(a: &Tensor, b: &Tensor, left: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
+pub fn solve_ex(
+    a: &Tensor,
+    b: &Tensor,
+    left: bool,
+    check_errors: bool,
+) -> Result<(Tensor, Tensor)> {
     solve_impl("linalg.solve_ex", a, b, left, check_errors)
 }
 
@@ -361,7 +366,11 @@ fn solve_impl(
 
 /// `torch.linalg.lu_factor_ex(A, pivot, check_errors)`: packed `LU`, 1-based int32 `pivots`
 /// and `info`. Rectangular matrices are allowed.
-pub fn lu_factor_ex(a: &Tensor, pivot: bool, check_errors: bool) -> Result<(Tensor, Tensor, Tensor)> {
+pub fn lu_factor_ex(
+    a: &Tensor,
+    pivot: bool,
+    check_errors: bool,
+) -> Result<(Tensor, Tensor, Tensor)> {
     lu_factor_impl("torch.linalg.lu_factor_ex", a, pivot, check_errors)
 }
 
@@ -463,7 +472,13 @@ pub fn lu(a: &Tensor, pivot: bool) -> Result<(Tensor, Tensor, Tensor)> {
 
 /// `torch.linalg.lu_solve(LU, pivots, B, left, adjoint)`: solves with factors from
 /// `lu_factor`. Batches of `LU` and `B` broadcast.
-pub fn lu_solve(lu: &Tensor, pivots: &Tensor, b: &Tensor, left: bool, adjoint: bool) -> Result<Tensor> {
+pub fn lu_solve(
+    lu: &Tensor,
+    pivots: &Tensor,
+    b: &Tensor,
+    left: bool,
+    adjoint: bool,
+) -> Result<Tensor> {
     let op = "linalg.lu_solve";
     let factors_in = read_square(op, "LU", lu)?;
     let rhs = read_matrices(op, "B", b)?;
@@ -498,7 +513,10 @@ pub fn lu_solve(lu: &Tensor, pivots: &Tensor, b: &Tensor, left: bool, adjoint: b
         let lu_index = broadcast_source_index(index, &batch, &factors_in.batch_sizes);
         let b_index = broadcast_source_index(index, &batch, &rhs.batch_sizes);
         let mut swaps = Vec::with_capacity(n);
-        for (i, &p) in pivot_values[lu_index * n..(lu_index + 1) * n].iter().enumerate() {
+        for (i, &p) in pivot_values[lu_index * n..(lu_index + 1) * n]
+            .iter()
+            .enumerate()
+        {
             if p < 1 || p as usize > n {
                 return Err(TensorError::InvalidArgument(format!(
                     "{op}: pivot {p} at position {i} is out of range 1..={n}"
@@ -513,8 +531,8 @@ pub fn lu_solve(lu: &Tensor, pivots: &Tensor, b: &Tensor, left: bool, adjoint: b
         };
         let block = rhs.matrix(b_index);
         // Left: op(A) X = B. Right: X op(A) = B  <=>  op(A)^T X^T = B^T. For real matrices
-        // the adjoint is the transpose.
-        let transposed_system = adjoint != !left;
+        // the adjoint is the transpose, so A^T is solved with exactly when adjoint == left.
+        let transposed_system = adjoint == left;
         let (mut x, k) = if left {
             (block.to_vec(), rhs.cols)
         } else {

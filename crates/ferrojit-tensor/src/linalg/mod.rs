@@ -21,7 +21,9 @@ mod triangular;
 
 pub use cholesky::{cholesky, cholesky_ex};
 pub use eigh::{eigh, eigvalsh};
-pub use functions::{check_square_for_cond, cond_by_inverse, lstsq, matrix_exp, tensorinv, tensorsolve, CondOrder};
+pub use functions::{
+    check_square_for_cond, cond_by_inverse, lstsq, matrix_exp, tensorinv, tensorsolve, CondOrder,
+};
 pub use lu::{
     det, inv, inv_ex, logdet, lu, lu_factor, lu_factor_ex, lu_solve, slogdet, solve, solve_ex,
 };

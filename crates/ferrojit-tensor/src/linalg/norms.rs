@@ -18,7 +18,13 @@ fn grouped(input: &Tensor, dims: &[usize], keepdim: bool) -> Result<(Vec<f64>, u
     let group: usize = dims.iter().map(|&d| input.sizes()[d]).product();
     let sizes: Vec<usize> = if keepdim {
         (0..rank)
-            .map(|d| if dims.contains(&d) { 1 } else { input.sizes()[d] })
+            .map(|d| {
+                if dims.contains(&d) {
+                    1
+                } else {
+                    input.sizes()[d]
+                }
+            })
             .collect()
     } else {
         kept.iter().map(|&d| input.sizes()[d]).collect()
@@ -54,9 +60,21 @@ fn result_dtype(op: &str, input: &Tensor, dtype: Option<DType>) -> Result<DType>
 
 fn p_norm(values: &[f64], ord: f64) -> f64 {
     if ord == f64::INFINITY {
-        values.iter().fold(0.0f64, |m, v| if v.abs() > m || v.is_nan() { v.abs() } else { m })
+        values.iter().fold(0.0f64, |m, v| {
+            if v.abs() > m || v.is_nan() {
+                v.abs()
+            } else {
+                m
+            }
+        })
     } else if ord == f64::NEG_INFINITY {
-        values.iter().fold(f64::INFINITY, |m, v| if v.abs() < m || v.is_nan() { v.abs() } else { m })
+        values.iter().fold(f64::INFINITY, |m, v| {
+            if v.abs() < m || v.is_nan() {
+                v.abs()
+            } else {
+                m
+            }
+        })
     } else if ord == 0.0 {
         values.iter().filter(|v| **v != 0.0).count() as f64
     } else if ord == 1.0 {
@@ -64,7 +82,11 @@ fn p_norm(values: &[f64], ord: f64) -> f64 {
     } else if ord == 2.0 {
         values.iter().map(|v| v * v).sum::<f64>().sqrt()
     } else {
-        values.iter().map(|v| v.abs().powf(ord)).sum::<f64>().powf(1.0 / ord)
+        values
+            .iter()
+            .map(|v| v.abs().powf(ord))
+            .sum::<f64>()
+            .powf(1.0 / ord)
     }
 }
 
@@ -95,7 +117,10 @@ pub fn vector_norm(
     let results: Vec<f64> = if group == 0 {
         vec![0.0; sizes.iter().product()]
     } else {
-        values.chunks(group).map(|chunk| p_norm(chunk, ord)).collect()
+        values
+            .chunks(group)
+            .map(|chunk| p_norm(chunk, ord))
+            .collect()
     };
     tensor_from_f64(results, &sizes, out_dtype)
 }
@@ -188,7 +213,11 @@ pub fn matrix_norm_str(
             let (rows, cols) = (input.sizes()[dims[0]], input.sizes()[dims[1]]);
             let size = rows * cols;
             let results: Vec<f64> = (0..sizes.iter().product::<usize>())
-                .map(|i| singular_values_of(&values[i * size..(i + 1) * size], rows, cols).iter().sum())
+                .map(|i| {
+                    singular_values_of(&values[i * size..(i + 1) * size], rows, cols)
+                        .iter()
+                        .sum()
+                })
                 .collect();
             tensor_from_f64(results, &sizes, out_dtype)
         }

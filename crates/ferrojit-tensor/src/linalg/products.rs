@@ -38,7 +38,10 @@ pub fn cross(input: &Tensor, other: &Tensor, dim: i64) -> Result<Tensor> {
             .mul(&part(&b, j)?)?
             .sub(&part(&a, j)?.mul(&part(&b, i)?)?, &one)
     };
-    stack(&[component(1, 2)?, component(2, 0)?, component(0, 1)?], d as i64)
+    stack(
+        &[component(1, 2)?, component(2, 0)?, component(0, 1)?],
+        d as i64,
+    )
 }
 
 /// `torch.linalg.vecdot(x, y, dim)`: `sum(x * y, dim)` (real inputs, so no conjugate).
@@ -70,13 +73,11 @@ pub fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
     }
     if n == 0 {
         let shape: Vec<i64> = a.sizes().iter().map(|&s| s as i64).collect();
-        return Ok(eye(size as i64, None, a.dtype())?.expand(&shape)?.clone_tensor());
+        return Ok(eye(size as i64, None, a.dtype())?
+            .expand(&shape)?
+            .clone_tensor());
     }
-    let mut base = if n < 0 {
-        super::lu::inv(a)?
-    } else {
-        a.clone()
-    };
+    let mut base = if n < 0 { super::lu::inv(a)? } else { a.clone() };
     let mut exponent = n.unsigned_abs();
     let mut result: Option<Tensor> = None;
     while exponent > 0 {
@@ -109,11 +110,20 @@ pub fn multi_dot(tensors: &[Tensor]) -> Result<Tensor> {
     for (i, t) in tensors.iter().enumerate() {
         let allowed_1d = i == 0 || i == count - 1;
         if t.dim() != 2 && !(allowed_1d && t.dim() == 1) {
-            let which = if i == 0 { "first" } else if i == count - 1 { "last" } else { "" };
+            let which = if i == 0 {
+                "first"
+            } else if i == count - 1 {
+                "last"
+            } else {
+                ""
+            };
             let message = if which.is_empty() {
                 format!("{op}(): tensor {i} must be 2D but got {}D", t.dim())
             } else {
-                format!("{op}(): the {which} tensor must be 1D or 2D but got {}D", t.dim())
+                format!(
+                    "{op}(): the {which} tensor must be 1D or 2D but got {}D",
+                    t.dim()
+                )
             };
             return Err(TensorError::InvalidArgument(message));
         }

@@ -98,7 +98,11 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
         }
         for r in 0..r_rows {
             for c in 0..n {
-                rs.push(if c >= r && r < m { packed[r * n + c] } else { 0.0 });
+                rs.push(if c >= r && r < m {
+                    packed[r * n + c]
+                } else {
+                    0.0
+                });
             }
         }
     }
@@ -108,7 +112,10 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
     } else {
         tensor_from_f64(Vec::new(), &[0], dtype)?
     };
-    Ok((q, tensor_from_f64(rs, &matrices.sizes_with(&[r_rows, n]), dtype)?))
+    Ok((
+        q,
+        tensor_from_f64(rs, &matrices.sizes_with(&[r_rows, n]), dtype)?,
+    ))
 }
 
 /// `torch.geqrf(A)`: `(packed reflectors and R, tau)`.

@@ -64,7 +64,13 @@ pub(crate) fn jacobi_svd(a: &[f64], rows: usize, cols: usize) -> (Vec<f64>, Vec<
         }
     }
     let norms: Vec<f64> = (0..n)
-        .map(|j| w[j * m..(j + 1) * m].iter().map(|x| x * x).sum::<f64>().sqrt())
+        .map(|j| {
+            w[j * m..(j + 1) * m]
+                .iter()
+                .map(|x| x * x)
+                .sum::<f64>()
+                .sqrt()
+        })
         .collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&x, &y| norms[y].total_cmp(&norms[x]));
@@ -75,10 +81,11 @@ pub(crate) fn jacobi_svd(a: &[f64], rows: usize, cols: usize) -> (Vec<f64>, Vec<
     for (k, &j) in order.iter().enumerate() {
         s[k] = norms[j];
         let column = &v[j * n..(j + 1) * n];
-        let largest = column
-            .iter()
-            .copied()
-            .fold(0.0f64, |best, x| if x.abs() > best.abs() { x } else { best });
+        let largest =
+            column.iter().copied().fold(
+                0.0f64,
+                |best, x| if x.abs() > best.abs() { x } else { best },
+            );
         let sign = if largest < 0.0 { -1.0 } else { 1.0 };
         for i in 0..n {
             v_out[i * n + k] = sign * column[i];
@@ -186,7 +193,14 @@ fn epsilon(dtype: DType) -> f64 {
 /// The cut-off under which singular values count as zero: `max(atol, rtol * smax)`, with
 /// PyTorch's default `rtol = eps * max(m, n)` when neither tolerance is given (and 0 when only
 /// `atol` is).
-fn tolerance(dtype: DType, m: usize, n: usize, atol: Option<f64>, rtol: Option<f64>, largest: f64) -> f64 {
+fn tolerance(
+    dtype: DType,
+    m: usize,
+    n: usize,
+    atol: Option<f64>,
+    rtol: Option<f64>,
+    largest: f64,
+) -> f64 {
     let rtol = match (atol, rtol) {
         (_, Some(r)) => r,
         (Some(a), None) if a > 0.0 => 0.0,
@@ -204,7 +218,14 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> 
     let mut values = Vec::new();
     for index in 0..matrices.count() {
         let (u, s, v) = jacobi_svd(matrices.matrix(index), m, n);
-        let cut = tolerance(matrices.dtype, m, n, atol, rtol, s.first().copied().unwrap_or(0.0));
+        let cut = tolerance(
+            matrices.dtype,
+            m,
+            n,
+            atol,
+            rtol,
+            s.first().copied().unwrap_or(0.0),
+        );
         let mut out = vec![0.0; n * m];
         for (j, &sigma) in s.iter().enumerate() {
             if sigma <= cut || sigma == 0.0 {
@@ -230,7 +251,14 @@ pub fn matrix_rank(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<T
     let mut ranks = Vec::new();
     for index in 0..matrices.count() {
         let s = singular_values_of(matrices.matrix(index), m, n);
-        let cut = tolerance(matrices.dtype, m, n, atol, rtol, s.first().copied().unwrap_or(0.0));
+        let cut = tolerance(
+            matrices.dtype,
+            m,
+            n,
+            atol,
+            rtol,
+            s.first().copied().unwrap_or(0.0),
+        );
         ranks.push(s.iter().filter(|&&sigma| sigma > cut).count() as i64);
     }
     Tensor::from_vec(ranks, &matrices.batch_sizes)
@@ -243,7 +271,10 @@ pub fn cond_2(a: &Tensor, smallest_over_largest: bool) -> Result<Tensor> {
     let mut values = Vec::new();
     for index in 0..matrices.count() {
         let s = singular_values_of(matrices.matrix(index), m, n);
-        let (largest, smallest) = (s.first().copied().unwrap_or(0.0), s.last().copied().unwrap_or(0.0));
+        let (largest, smallest) = (
+            s.first().copied().unwrap_or(0.0),
+            s.last().copied().unwrap_or(0.0),
+        );
         values.push(if smallest_over_largest {
             smallest / largest
         } else {

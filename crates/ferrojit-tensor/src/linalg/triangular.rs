@@ -2,8 +2,7 @@
 //! As LAPACK's `trsm`, a zero on the diagonal gives inf/NaN, not an error.
 
 use super::batch::{
-    broadcast_batch, broadcast_source_index, read_matrices, read_square, tensor_from_f64,
-    transpose,
+    broadcast_batch, broadcast_source_index, read_matrices, read_square, tensor_from_f64, transpose,
 };
 use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;

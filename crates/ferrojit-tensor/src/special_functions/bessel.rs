@@ -72,7 +72,8 @@ pub fn bessel_j0(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return 0.0;
+        // PyTorch's kernels give NaN at ±inf.
+        return f64::NAN;
     }
     if a > ASYMPTOTIC_FROM {
         hankel_j(0.0, a)
@@ -88,7 +89,10 @@ pub fn bessel_j1(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return 0.0;
+        return f64::NAN;
+    }
+    if a == 0.0 {
+        return x;
     }
     let value = if a > ASYMPTOTIC_FROM {
         hankel_j(1.0, a)
@@ -116,7 +120,7 @@ pub fn bessel_y0(x: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     if x.is_infinite() {
-        return 0.0;
+        return f64::NAN;
     }
     if x > ASYMPTOTIC_FROM {
         return hankel_y(0.0, x);
@@ -138,7 +142,7 @@ pub fn bessel_y1(x: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     if x.is_infinite() {
-        return 0.0;
+        return f64::NAN;
     }
     if x > ASYMPTOTIC_FROM {
         return hankel_y(1.0, x);
@@ -146,9 +150,8 @@ pub fn bessel_y1(x: f64) -> f64 {
     let mut series = 0.0;
     for k in 1..=neumann_terms(x) {
         let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-        series += sign
-            * (bessel_j_integral(2 * k - 1, x) - bessel_j_integral(2 * k + 1, x))
-            / k as f64;
+        series +=
+            sign * (bessel_j_integral(2 * k - 1, x) - bessel_j_integral(2 * k + 1, x)) / k as f64;
     }
     -2.0 / (PI * x) * bessel_j_integral(0, x)
         + 2.0 / PI * ((x / 2.0).ln() + EULER_GAMMA) * bessel_j_integral(1, x)
@@ -191,7 +194,8 @@ pub fn i0(x: f64) -> f64 {
     }
     let a = x.abs();
     if a.is_infinite() {
-        return f64::INFINITY;
+        // PyTorch's Chebyshev kernel gives NaN at ±inf.
+        return f64::NAN;
     }
     scaled_bessel_i(0, a) * a.exp()
 }
@@ -213,11 +217,13 @@ pub fn i1(x: f64) -> f64 {
         return x;
     }
     let a = x.abs();
-    let value = if a.is_infinite() {
-        f64::INFINITY
-    } else {
-        scaled_bessel_i(1, a) * a.exp()
-    };
+    if a.is_infinite() {
+        return f64::NAN;
+    }
+    if a == 0.0 {
+        return x;
+    }
+    let value = scaled_bessel_i(1, a) * a.exp();
     if x < 0.0 {
         -value
     } else {
@@ -230,8 +236,13 @@ pub fn i1e(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    if x.is_infinite() {
-        return 0.0;
+    if x.is_infinite() || x == 0.0 {
+        // 0 at 0 exactly (the trapezoid sum of cos θ leaves a rounding residue), signed 0 at ±inf.
+        return if x.is_infinite() {
+            0.0f64.copysign(x)
+        } else {
+            x
+        };
     }
     let value = scaled_bessel_i(1, x.abs());
     if x < 0.0 {
@@ -244,7 +255,8 @@ pub fn i1e(x: f64) -> f64 {
 /// e^x K_ν(x) = ∫_0^∞ e^(-x (cosh t - 1)) cosh(νt) dt, by the trapezoid rule (the integrand is
 /// even and analytic in a strip of half-width π/2, so step 0.1 is exact to f64).
 fn scaled_bessel_k(nu: f64, x: f64) -> f64 {
-    let step = 0.1;
+    // The integrand's width is about 1/sqrt(x): keep several steps inside it.
+    let step = 0.1f64.min(0.5 / x.sqrt());
     // Stop where the integrand is below 1e-18 of its start: x (cosh t - 1) - ν t > 42.
     let mut sum = 0.5;
     let mut k = 1;
@@ -323,11 +335,9 @@ pub fn airy_ai(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    if x == f64::INFINITY {
-        return 0.0;
-    }
-    if x == f64::NEG_INFINITY {
-        return 0.0;
+    if x.is_infinite() {
+        // As PyTorch's kernel.
+        return f64::NAN;
     }
     if x > 2.0 {
         let zeta = 2.0 / 3.0 * x.powf(1.5);
@@ -349,7 +359,9 @@ pub fn airy_ai(x: f64) -> f64 {
             g_term *= x3 / (k3 * (k3 + 1.0));
             f += f_term;
             g += g_term;
-            if f_term.abs() < 1e-18 * f.abs().max(1e-300) && g_term.abs() < 1e-18 * g.abs().max(1e-300) {
+            if f_term.abs() < 1e-18 * f.abs().max(1e-300)
+                && g_term.abs() < 1e-18 * g.abs().max(1e-300)
+            {
                 break;
             }
         }
@@ -364,7 +376,8 @@ pub fn airy_ai(x: f64) -> f64 {
     let mut previous = f64::INFINITY;
     for k in 1..60 {
         let kf = k as f64;
-        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0) / ((2.0 * kf - 1.0) * 216.0 * kf);
+        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0)
+            / ((2.0 * kf - 1.0) * 216.0 * kf);
         power /= zeta;
         let term = u * power;
         if term.abs() >= previous {

@@ -33,6 +33,9 @@ pub fn lgamma(x: f64) -> f64 {
     if x <= 0.0 && x == x.floor() {
         return f64::INFINITY;
     }
+    if x == 1.0 || x == 2.0 {
+        return 0.0;
+    }
     if x < 0.5 {
         // Reflection: Γ(x) Γ(1-x) = π / sin(πx).
         let s = (PI * x).sin().abs();
@@ -165,7 +168,8 @@ pub fn trigamma(x: f64) -> f64 {
     let inverse_square = 1.0 / (y * y);
     result += (1.0
         + 1.0 / (2.0 * y)
-        + inverse_square * (1.0 / 6.0 - inverse_square * (1.0 / 30.0 - inverse_square * (1.0 / 42.0))))
+        + inverse_square
+            * (1.0 / 6.0 - inverse_square * (1.0 / 30.0 - inverse_square * (1.0 / 42.0))))
         / y;
     sign * result
 }

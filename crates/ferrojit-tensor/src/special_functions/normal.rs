@@ -3,7 +3,7 @@
 
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
-use crate::ops::special::erfc;
+use crate::ops::special::{erf, erfc};
 
 /// exp(x²) erfc(x), without the overflow and underflow of that product.
 pub fn erfcx(x: f64) -> f64 {
@@ -32,12 +32,14 @@ pub fn erfcx(x: f64) -> f64 {
     1.0 / (PI.sqrt() * tail)
 }
 
-/// The standard normal CDF Φ(x) = erfc(-x/√2) / 2.
+/// The standard normal CDF Φ(x) = (1 + erf(x/√2)) / 2, the form PyTorch evaluates (so the far
+/// left tail rounds to 0 from about x = -8.3, as in PyTorch, rather than keeping erfc's
+/// relative accuracy there).
 pub fn ndtr(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    0.5 * erfc(-x * FRAC_1_SQRT_2)
+    0.5 * (1.0 + erf(x * FRAC_1_SQRT_2))
 }
 
 /// ln Φ(x), accurate in the far left tail through `erfcx`.

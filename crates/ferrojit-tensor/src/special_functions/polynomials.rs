@@ -44,13 +44,17 @@ pub fn evaluate(kind: Polynomial, x: f64, n: f64) -> f64 {
             if x == 0.0 {
                 return 1.0;
             }
-            recurrence(n, 1.0, 1.0 - x, |k, p, q| ((2.0 * k + 1.0 - x) * q - k * p) / (k + 1.0))
+            recurrence(n, 1.0, 1.0 - x, |k, p, q| {
+                ((2.0 * k + 1.0 - x) * q - k * p) / (k + 1.0)
+            })
         }
         Polynomial::LegendreP => {
             if x.abs() == 1.0 {
                 return if x > 0.0 || n % 2 == 0 { 1.0 } else { -1.0 };
             }
-            recurrence(n, 1.0, x, |k, p, q| ((2.0 * k + 1.0) * x * q - k * p) / (k + 1.0))
+            recurrence(n, 1.0, x, |k, p, q| {
+                ((2.0 * k + 1.0) * x * q - k * p) / (k + 1.0)
+            })
         }
     }
 }
@@ -82,7 +86,11 @@ fn chebyshev_t(x: f64, n: i64) -> f64 {
 fn chebyshev_u(x: f64, n: i64) -> f64 {
     let degree = n as f64;
     if x.abs() == 1.0 {
-        return if x > 0.0 || n % 2 == 0 { degree + 1.0 } else { -(degree + 1.0) };
+        return if x > 0.0 || n % 2 == 0 {
+            degree + 1.0
+        } else {
+            -(degree + 1.0)
+        };
     }
     if n > 8 && x.abs() < 1.0 {
         let angle = x.acos();
@@ -100,14 +108,22 @@ fn chebyshev_v(x: f64, n: i64) -> f64 {
         if x > 0.0 {
             return 1.0;
         }
-        return if n % 2 == 0 { degree + 1.0 } else { -(degree + 1.0) };
+        return if n % 2 == 0 {
+            degree + 1.0
+        } else {
+            -(degree + 1.0)
+        };
     }
     if n > 8 && x.abs() < 1.0 {
         let angle = x.acos();
         if (angle / 2.0).sin() != 1.0 {
             return ((degree + 0.5) * angle).cos() / (angle / 2.0).cos();
         }
-        return if n % 2 == 0 { degree + 1.0 } else { -(degree + 1.0) };
+        return if n % 2 == 0 {
+            degree + 1.0
+        } else {
+            -(degree + 1.0)
+        };
     }
     recurrence(n, 1.0, 2.0 * x - 1.0, |_, p, q| 2.0 * x * q - p)
 }
