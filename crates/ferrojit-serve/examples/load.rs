@@ -102,8 +102,12 @@ fn main() {
     let started = Instant::now();
     let workers: Vec<_> = (0..options.clients)
         .map(|_| {
-            let (body, issued, path, header_length) =
-                (body.clone(), issued.clone(), path.clone(), header_length.clone());
+            let (body, issued, path, header_length) = (
+                body.clone(),
+                issued.clone(),
+                path.clone(),
+                header_length.clone(),
+            );
             let (address, limit) = (options.address, options.requests);
             std::thread::spawn(move || {
                 let mut latencies = Vec::new();

@@ -62,7 +62,11 @@ pub enum SubmitError {
 
 impl ModelQueue {
     /// Starts the worker thread of `model`.
-    pub fn start(model: Arc<ServedModel>, policy: BatchPolicy, metrics: Arc<Metrics>) -> ModelQueue {
+    pub fn start(
+        model: Arc<ServedModel>,
+        policy: BatchPolicy,
+        metrics: Arc<Metrics>,
+    ) -> ModelQueue {
         let (sender, receiver) = mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let worker_pending = pending.clone();
@@ -94,7 +98,10 @@ impl ModelQueue {
     }
 
     /// Queues a request; the receiver gets its result.
-    pub fn submit(&self, arguments: Vec<IValue>) -> Result<oneshot::Receiver<JobResult>, SubmitError> {
+    pub fn submit(
+        &self,
+        arguments: Vec<IValue>,
+    ) -> Result<oneshot::Receiver<JobResult>, SubmitError> {
         let admitted = self
             .pending
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |depth| {
@@ -361,7 +368,10 @@ fn split(result: &IValue, rows: &[usize]) -> Result<Vec<IValue>, String> {
         .collect::<Result<Vec<_>, _>>()?;
     Ok((0..rows.len())
         .map(|request| {
-            let parts: Vec<IValue> = columns.iter().map(|column| column[request].clone()).collect();
+            let parts: Vec<IValue> = columns
+                .iter()
+                .map(|column| column[request].clone())
+                .collect();
             if is_tuple {
                 IValue::tuple(parts)
             } else {
@@ -390,21 +400,29 @@ mod tests {
         assert_ne!(a.0, c.0);
         assert_ne!(a.0, d.0);
         let scalar = Tensor::from_vec(vec![1.0_f32], &[]).unwrap();
-        assert!(batch_key(&[scalar.into()]).is_none(), "a 0-d tensor has no batch dim");
+        assert!(
+            batch_key(&[scalar.into()]).is_none(),
+            "a 0-d tensor has no batch dim"
+        );
         assert!(batch_key(&[tensor(2, 4), tensor(3, 4)]).is_none());
     }
 
     #[test]
     fn split_gives_each_request_its_rows_and_refuses_unbatched_outputs() {
         let parts = split(&tensor(3, 2), &[1, 2]).unwrap();
-        assert_eq!(parts[0].to_tensor().unwrap().to_vec::<f32>().unwrap(), vec![0.0, 1.0]);
+        assert_eq!(
+            parts[0].to_tensor().unwrap().to_vec::<f32>().unwrap(),
+            vec![0.0, 1.0]
+        );
         assert_eq!(
             parts[1].to_tensor().unwrap().to_vec::<f32>().unwrap(),
             vec![2.0, 3.0, 4.0, 5.0]
         );
         let tuple = IValue::tuple(vec![tensor(3, 1), tensor(3, 2)]);
         let parts = split(&tuple, &[2, 1]).unwrap();
-        let IValue::Tuple(last) = &parts[1] else { panic!("a tuple result splits into tuples") };
+        let IValue::Tuple(last) = &parts[1] else {
+            panic!("a tuple result splits into tuples")
+        };
         assert_eq!(last.items[1].to_tensor().unwrap().sizes(), &[1, 2]);
         let message = split(&tensor(2, 2), &[1, 2]).unwrap_err();
         assert!(message.contains("not batchable"), "{message}");

@@ -75,7 +75,9 @@ impl HttpClient {
             .take(MAX_LINE as u64)
             .read_until(b'\n', &mut line)?;
         if !line.ends_with(b"\n") {
-            return Err(invalid("the server closed the connection mid-line".to_string()));
+            return Err(invalid(
+                "the server closed the connection mid-line".to_string(),
+            ));
         }
         Ok(String::from_utf8_lossy(&line).trim_end().to_string())
     }

@@ -105,7 +105,11 @@ fn tensor_of<T: ferrojit_tensor::Element>(
 }
 
 /// Decodes a JSON `data` field (flat or nested) into a tensor of `datatype` and `shape`.
-pub fn decode_json(data: &Value, datatype: Datatype, shape: &[usize]) -> Result<WireTensor, String> {
+pub fn decode_json(
+    data: &Value,
+    datatype: Datatype,
+    shape: &[usize],
+) -> Result<WireTensor, String> {
     let mut leaves = Vec::new();
     flatten(data, &mut leaves, 0)?;
     let expected = element_count(shape)?;
@@ -206,7 +210,11 @@ fn decode_binary_bytes(bytes: &[u8], count: usize) -> Result<Vec<Vec<u8>>, Strin
 }
 
 /// Decodes `bytes` (the binary tensor extension: little-endian, row-major) into a tensor.
-pub fn decode_binary(bytes: &[u8], datatype: Datatype, shape: &[usize]) -> Result<WireTensor, String> {
+pub fn decode_binary(
+    bytes: &[u8],
+    datatype: Datatype,
+    shape: &[usize],
+) -> Result<WireTensor, String> {
     let count = element_count(shape)?;
     let dtype = match datatype {
         Datatype::Bytes => {
@@ -243,11 +251,17 @@ pub fn decode_binary(bytes: &[u8], datatype: Datatype, shape: &[usize]) -> Resul
         DType::Int32 => tensor_of(read!(i32, 4), shape),
         DType::Int64 => tensor_of(read!(i64, 8), shape),
         DType::Float16 => tensor_of(
-            read!(u16, 2).into_iter().map(f16::from_bits).collect::<Vec<_>>(),
+            read!(u16, 2)
+                .into_iter()
+                .map(f16::from_bits)
+                .collect::<Vec<_>>(),
             shape,
         ),
         DType::BFloat16 => tensor_of(
-            read!(u16, 2).into_iter().map(bf16::from_bits).collect::<Vec<_>>(),
+            read!(u16, 2)
+                .into_iter()
+                .map(bf16::from_bits)
+                .collect::<Vec<_>>(),
             shape,
         ),
         DType::Float32 => tensor_of(read!(f32, 4), shape),
@@ -279,16 +293,66 @@ pub fn encode_json(tensor: &WireTensor) -> Result<Value, String> {
     };
     let error = |e: ferrojit_tensor::TensorError| e.to_string();
     let values: Vec<Value> = match tensor.dtype() {
-        DType::Bool => tensor.to_vec::<bool>().map_err(error)?.into_iter().map(Value::Bool).collect(),
-        DType::UInt8 => tensor.to_vec::<u8>().map_err(error)?.into_iter().map(Value::from).collect(),
-        DType::Int8 => tensor.to_vec::<i8>().map_err(error)?.into_iter().map(Value::from).collect(),
-        DType::Int16 => tensor.to_vec::<i16>().map_err(error)?.into_iter().map(Value::from).collect(),
-        DType::Int32 => tensor.to_vec::<i32>().map_err(error)?.into_iter().map(Value::from).collect(),
-        DType::Int64 => tensor.to_vec::<i64>().map_err(error)?.into_iter().map(Value::from).collect(),
-        DType::Float16 => tensor.to_vec::<f16>().map_err(error)?.into_iter().map(|v| float_json(v.to_f64())).collect(),
-        DType::BFloat16 => tensor.to_vec::<bf16>().map_err(error)?.into_iter().map(|v| float_json(v.to_f64())).collect(),
-        DType::Float32 => tensor.to_vec::<f32>().map_err(error)?.into_iter().map(|v| float_json(f64::from(v))).collect(),
-        DType::Float64 => tensor.to_vec::<f64>().map_err(error)?.into_iter().map(float_json).collect(),
+        DType::Bool => tensor
+            .to_vec::<bool>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::Bool)
+            .collect(),
+        DType::UInt8 => tensor
+            .to_vec::<u8>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        DType::Int8 => tensor
+            .to_vec::<i8>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        DType::Int16 => tensor
+            .to_vec::<i16>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        DType::Int32 => tensor
+            .to_vec::<i32>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        DType::Int64 => tensor
+            .to_vec::<i64>()
+            .map_err(error)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        DType::Float16 => tensor
+            .to_vec::<f16>()
+            .map_err(error)?
+            .into_iter()
+            .map(|v| float_json(v.to_f64()))
+            .collect(),
+        DType::BFloat16 => tensor
+            .to_vec::<bf16>()
+            .map_err(error)?
+            .into_iter()
+            .map(|v| float_json(v.to_f64()))
+            .collect(),
+        DType::Float32 => tensor
+            .to_vec::<f32>()
+            .map_err(error)?
+            .into_iter()
+            .map(|v| float_json(f64::from(v)))
+            .collect(),
+        DType::Float64 => tensor
+            .to_vec::<f64>()
+            .map_err(error)?
+            .into_iter()
+            .map(float_json)
+            .collect(),
         other => return Err(format!("a {other:?} output has no v2 datatype")),
     };
     Ok(Value::Array(values))
@@ -322,7 +386,12 @@ pub fn encode_binary(tensor: &WireTensor) -> Result<Vec<u8>, String> {
         };
     }
     Ok(match tensor.dtype() {
-        DType::Bool => tensor.to_vec::<bool>().map_err(error)?.into_iter().map(u8::from).collect(),
+        DType::Bool => tensor
+            .to_vec::<bool>()
+            .map_err(error)?
+            .into_iter()
+            .map(u8::from)
+            .collect(),
         DType::UInt8 => tensor.to_vec::<u8>().map_err(error)?,
         DType::Int8 => little_endian!(i8),
         DType::Int16 => little_endian!(i16),
@@ -377,8 +446,12 @@ mod tests {
     fn bad_json_data_is_refused_with_the_reason() {
         let int32 = Datatype::parse("INT32").unwrap();
         let count = decode_json(&serde_json::json!([1, 2, 3]), int32, &[2, 2]).unwrap_err();
-        assert!(count.contains("3 elements but shape [2, 2] needs 4"), "{count}");
-        let range = decode_json(&serde_json::json!([1, 5_000_000_000i64]), int32, &[2]).unwrap_err();
+        assert!(
+            count.contains("3 elements but shape [2, 2] needs 4"),
+            "{count}"
+        );
+        let range =
+            decode_json(&serde_json::json!([1, 5_000_000_000i64]), int32, &[2]).unwrap_err();
         assert!(range.contains("element 1"), "{range}");
         let kind = decode_json(&serde_json::json!(["a"]), int32, &[1]).unwrap_err();
         assert!(kind.contains("not an integer"), "{kind}");
@@ -386,14 +459,20 @@ mod tests {
 
     #[test]
     fn binary_round_trip_for_every_numeric_datatype() {
-        for name in ["BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP16", "BF16", "FP32", "FP64"] {
+        for name in [
+            "BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP16", "BF16", "FP32", "FP64",
+        ] {
             let datatype = Datatype::parse(name).unwrap();
             let data = serde_json::json!([0, 1, 1, 0, 1, 0]);
             let decoded = decode_json(&data, datatype, &[2, 3]).unwrap();
             let bytes = encode_binary(&decoded).unwrap();
             assert_eq!(bytes.len(), 6 * datatype.element_size().unwrap(), "{name}");
             let again = decode_binary(&bytes, datatype, &[2, 3]).unwrap();
-            assert_eq!(encode_json(&again).unwrap(), encode_json(&decoded).unwrap(), "{name}");
+            assert_eq!(
+                encode_json(&again).unwrap(),
+                encode_json(&decoded).unwrap(),
+                "{name}"
+            );
         }
         let short = decode_binary(&[0; 7], Datatype::parse("FP32").unwrap(), &[2]).unwrap_err();
         assert!(short.contains("7 bytes"), "{short}");
@@ -407,7 +486,9 @@ mod tests {
         };
         let bytes = encode_binary(&tensor).unwrap();
         assert_eq!(bytes, vec![2, 0, 0, 0, b'a', b'b', 0, 0, 0, 0]);
-        let WireTensor::Bytes { elements, .. } = decode_binary(&bytes, Datatype::Bytes, &[2]).unwrap() else {
+        let WireTensor::Bytes { elements, .. } =
+            decode_binary(&bytes, Datatype::Bytes, &[2]).unwrap()
+        else {
             panic!("BYTES decodes to byte strings")
         };
         assert_eq!(elements, vec![b"ab".to_vec(), Vec::new()]);

@@ -31,7 +31,11 @@ fn respond(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Htt
 }
 
 fn json_response(status: StatusCode, document: &Value) -> HttpResponse {
-    respond(status, "application/json", document.to_string().into_bytes())
+    respond(
+        status,
+        "application/json",
+        document.to_string().into_bytes(),
+    )
 }
 
 /// The protocol's error body, `{"error": "..."}`.
@@ -61,7 +65,11 @@ fn model_path(rest: &str) -> (&str, &str) {
     (name, tail)
 }
 
-async fn route(state: &Arc<State>, request: Request<Incoming>, path: &str) -> (String, HttpResponse) {
+async fn route(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    path: &str,
+) -> (String, HttpResponse) {
     let method = request.method().clone();
     let path = path.trim_end_matches('/');
     let get = method == Method::GET || method == Method::HEAD;
@@ -76,7 +84,11 @@ async fn route(state: &Arc<State>, request: Request<Incoming>, path: &str) -> (S
         "/v2/health/live" if get => plain(json_response(StatusCode::OK, &json!({"live": true}))),
         "/v2/health/ready" if get => {
             let ready = state.ready.load(Ordering::SeqCst);
-            let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+            let status = if ready {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
             plain(json_response(status, &json!({ "ready": ready })))
         }
         "/v2" if get => plain(json_response(
@@ -139,7 +151,10 @@ async fn infer(state: &Arc<State>, name: &str, request: Request<Incoming>) -> Ht
     if declared.is_some_and(|length| length > limit as u64) {
         return error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body ({} bytes) is over the limit of {limit} bytes", declared.unwrap_or(0)),
+            format!(
+                "the request body ({} bytes) is over the limit of {limit} bytes",
+                declared.unwrap_or(0)
+            ),
         );
     }
     let header_length = match request.headers().get(HEADER_LENGTH) {
@@ -163,7 +178,10 @@ async fn infer(state: &Arc<State>, name: &str, request: Request<Incoming>) -> Ht
             )
         }
         Err(failure) => {
-            return error(StatusCode::BAD_REQUEST, format!("reading the body failed: {failure}"))
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("reading the body failed: {failure}"),
+            )
         }
     };
     let mut parsed = match parse_infer_request(&body, header_length) {
@@ -188,7 +206,10 @@ async fn infer(state: &Arc<State>, name: &str, request: Request<Incoming>) -> Ht
             );
         }
         Err(SubmitError::Closed) => {
-            return error(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down")
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            )
         }
     };
     state.metrics.set_queue_depth(name, served.queue.depth());
@@ -197,29 +218,40 @@ async fn infer(state: &Arc<State>, name: &str, request: Request<Incoming>) -> Ht
         Err(_) => {
             return error(
                 StatusCode::GATEWAY_TIMEOUT,
-                format!("model '{name}' gave no answer within {} ms", timeout.as_millis()),
+                format!(
+                    "model '{name}' gave no answer within {} ms",
+                    timeout.as_millis()
+                ),
             )
         }
         Ok(Err(_)) => {
-            return error(StatusCode::INTERNAL_SERVER_ERROR, "the model's worker stopped")
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the model's worker stopped",
+            )
         }
         Ok(Ok(result)) => result,
     };
     let value = match result {
         Ok(value) => value,
         Err(JobError::Run(message)) => {
-            return error(StatusCode::BAD_REQUEST, format!("running model '{name}': {message}"))
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("running model '{name}': {message}"),
+            )
         }
         Err(JobError::Internal(message)) => {
             return error(StatusCode::INTERNAL_SERVER_ERROR, message)
         }
     };
-    let encoded = outputs_of(&value).and_then(|outputs| encode_infer_response(name, &parsed, outputs));
+    let encoded =
+        outputs_of(&value).and_then(|outputs| encode_infer_response(name, &parsed, outputs));
     match encoded {
         Ok(encoded) => match encoded.header_length {
             None => respond(StatusCode::OK, "application/json", encoded.body),
             Some(length) => {
-                let mut response = respond(StatusCode::OK, "application/octet-stream", encoded.body);
+                let mut response =
+                    respond(StatusCode::OK, "application/octet-stream", encoded.body);
                 response
                     .headers_mut()
                     .insert(HEADER_LENGTH, HeaderValue::from(length));

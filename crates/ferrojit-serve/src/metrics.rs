@@ -167,11 +167,23 @@ mod tests {
         metrics.record_batch("m\"1", 1);
         metrics.record_request("m\"1", 200, Some(Duration::from_millis(3)));
         let text = metrics.render();
-        assert!(text.contains("ferrojit_batch_size_bucket{model=\"m\\\"1\",le=\"1\"} 1"), "{text}");
-        assert!(text.contains("ferrojit_batch_size_bucket{model=\"m\\\"1\",le=\"4\"} 2"), "{text}");
-        assert!(text.contains("ferrojit_batch_size_sum{model=\"m\\\"1\"} 4"), "{text}");
-        assert!(text.contains("ferrojit_request_duration_seconds_bucket{model=\"m\\\"1\",le=\"0.005\"} 1"));
-        assert!(text.contains("ferrojit_request_duration_seconds_bucket{model=\"m\\\"1\",le=\"0.0025\"} 0"));
+        assert!(
+            text.contains("ferrojit_batch_size_bucket{model=\"m\\\"1\",le=\"1\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ferrojit_batch_size_bucket{model=\"m\\\"1\",le=\"4\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ferrojit_batch_size_sum{model=\"m\\\"1\"} 4"),
+            "{text}"
+        );
+        assert!(text
+            .contains("ferrojit_request_duration_seconds_bucket{model=\"m\\\"1\",le=\"0.005\"} 1"));
+        assert!(text.contains(
+            "ferrojit_request_duration_seconds_bucket{model=\"m\\\"1\",le=\"0.0025\"} 0"
+        ));
         assert!(text.contains("ferrojit_requests_total{model=\"m\\\"1\",status=\"200\"} 1"));
     }
 }

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use ferrojit::{IValue, Model, ModelFormat, Tensor};
-use ferrojit_tensor::Scalar;
 use ferrojit_ir::types::Type;
+use ferrojit_tensor::Scalar;
 use serde_json::{json, Value};
 
 use crate::codec::WireTensor;
@@ -106,7 +106,11 @@ impl ServedModel {
             path: path.to_path_buf(),
             message: source.to_string(),
         })?;
-        if !model.method_names().iter().any(|candidate| candidate == method) {
+        if !model
+            .method_names()
+            .iter()
+            .any(|candidate| candidate == method)
+        {
             return Err(ServeError::Load {
                 path: path.to_path_buf(),
                 message: format!(
@@ -257,7 +261,10 @@ impl ServedModel {
                 *slot = Some(input);
             }
         }
-        let given = slots.iter().rposition(Option::is_some).map_or(0, |last| last + 1);
+        let given = slots
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |last| last + 1);
         let mut values = Vec::with_capacity(given);
         for (index, (slot, argument)) in slots.into_iter().zip(arguments).enumerate() {
             match slot {
@@ -298,7 +305,11 @@ fn single_number(tensor: &Tensor, at: &str) -> Result<Scalar, String> {
     tensor.item().map_err(|error| error.to_string())
 }
 
-fn convert(input: NamedInput, kind: &ArgumentKind, argument: Option<&str>) -> Result<IValue, String> {
+fn convert(
+    input: NamedInput,
+    kind: &ArgumentKind,
+    argument: Option<&str>,
+) -> Result<IValue, String> {
     let at = match argument {
         Some(argument) => format!("input '{}' (argument '{argument}')", input.name),
         None => format!("input '{}'", input.name),
@@ -327,7 +338,10 @@ fn convert(input: NamedInput, kind: &ArgumentKind, argument: Option<&str>) -> Re
             [single] => String::from_utf8(single.clone())
                 .map(IValue::from)
                 .map_err(|_| format!("{at} is not UTF-8 text")),
-            _ => Err(format!("{at} takes a str: send one BYTES element, not {}", elements.len())),
+            _ => Err(format!(
+                "{at} takes a str: send one BYTES element, not {}",
+                elements.len()
+            )),
         },
         (ArgumentKind::Str, WireTensor::Tensor(_)) => {
             Err(format!("{at} takes a str: send datatype BYTES"))
@@ -345,9 +359,15 @@ fn to_wire(value: &IValue, at: &str) -> Result<WireTensor, String> {
             let tensor = value.to_tensor().map_err(|e| e.to_string())?;
             WireTensor::Tensor(tensor.contiguous())
         }
-        IValue::Int(number) => WireTensor::Tensor(Tensor::from_vec(vec![*number], &[]).map_err(|e| e.to_string())?),
-        IValue::Double(number) => WireTensor::Tensor(Tensor::from_vec(vec![*number], &[]).map_err(|e| e.to_string())?),
-        IValue::Bool(flag) => WireTensor::Tensor(Tensor::from_vec(vec![*flag], &[]).map_err(|e| e.to_string())?),
+        IValue::Int(number) => {
+            WireTensor::Tensor(Tensor::from_vec(vec![*number], &[]).map_err(|e| e.to_string())?)
+        }
+        IValue::Double(number) => {
+            WireTensor::Tensor(Tensor::from_vec(vec![*number], &[]).map_err(|e| e.to_string())?)
+        }
+        IValue::Bool(flag) => {
+            WireTensor::Tensor(Tensor::from_vec(vec![*flag], &[]).map_err(|e| e.to_string())?)
+        }
         IValue::Str(text) => WireTensor::Bytes {
             shape: vec![1],
             elements: vec![text.as_bytes().to_vec()],

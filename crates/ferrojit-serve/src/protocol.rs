@@ -132,7 +132,8 @@ pub fn parse_infer_request(
                 }
                 let (bytes, rest) = binary.split_at(size);
                 binary = rest;
-                decode_binary(bytes, datatype, &shape).map_err(|message| format!("{at}: {message}"))?
+                decode_binary(bytes, datatype, &shape)
+                    .map_err(|message| format!("{at}: {message}"))?
             }
             (None, Some(data)) => {
                 decode_json(data, datatype, &shape).map_err(|message| format!("{at}: {message}"))?
@@ -229,7 +230,8 @@ pub fn encode_infer_response(
         }
         entries.push(entry);
     }
-    let mut document = json!({ "model_name": model_name, "model_version": "1", "outputs": entries });
+    let mut document =
+        json!({ "model_name": model_name, "model_version": "1", "outputs": entries });
     if let Some(id) = &request.id {
         document["id"] = Value::String(id.clone());
     }
@@ -278,7 +280,10 @@ mod tests {
     fn bad_datatype_names_the_input_and_the_supported_types() {
         let body = br#"{"inputs":[{"name":"x","datatype":"FP128","shape":[1],"data":[1]}]}"#;
         let message = parse_infer_request(body, None).unwrap_err();
-        assert!(message.contains("input 'x'") && message.contains("FP128"), "{message}");
+        assert!(
+            message.contains("input 'x'") && message.contains("FP128"),
+            "{message}"
+        );
         assert!(message.contains("FP32"), "{message}");
     }
 
@@ -291,9 +296,12 @@ mod tests {
             binary_output_default: true,
         };
         let tensor = ferrojit::Tensor::from_vec(vec![1.0_f32, 2.0], &[2]).unwrap();
-        let response =
-            encode_infer_response("m", &request, vec![("output__0".into(), WireTensor::Tensor(tensor))])
-                .unwrap();
+        let response = encode_infer_response(
+            "m",
+            &request,
+            vec![("output__0".into(), WireTensor::Tensor(tensor))],
+        )
+        .unwrap();
         let length = response.header_length.unwrap();
         let header: Value = serde_json::from_slice(&response.body[..length]).unwrap();
         assert_eq!(header["outputs"][0]["parameters"]["binary_data_size"], 8);

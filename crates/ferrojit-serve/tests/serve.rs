@@ -96,7 +96,10 @@ fn output_values(response: &HttpResponse) -> Vec<f64> {
 fn assert_close(actual: &[f64], expected: &[f64]) {
     assert_eq!(actual.len(), expected.len());
     for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= 1e-5 + 1e-5 * e.abs(), "{actual:?} vs {expected:?}");
+        assert!(
+            (a - e).abs() <= 1e-5 + 1e-5 * e.abs(),
+            "{actual:?} vs {expected:?}"
+        );
     }
 }
 
@@ -104,11 +107,19 @@ fn assert_close(actual: &[f64], expected: &[f64]) {
 fn health_metadata_and_json_infer_match_pytorch() {
     let server = start(|_| {});
     let address = server.local_addr();
-    for path in ["/v2/health/live", "/v2/health/ready", "/v2", "/v2/models/mlp/ready"] {
+    for path in [
+        "/v2/health/live",
+        "/v2/health/ready",
+        "/v2",
+        "/v2/models/mlp/ready",
+    ] {
         let response = send(address, "GET", path, &[], b"").unwrap();
         assert_eq!(response.status, 200, "{path}: {}", response.text());
     }
-    let metadata = send(address, "GET", "/v2/models/mlp", &[], b"").unwrap().json().unwrap();
+    let metadata = send(address, "GET", "/v2/models/mlp", &[], b"")
+        .unwrap()
+        .json()
+        .unwrap();
     assert_eq!(metadata["name"], "mlp");
     assert_eq!(metadata["inputs"][0]["name"], "x");
     assert_eq!(metadata["inputs"][1]["name"], "scale");
@@ -186,21 +197,36 @@ fn client_errors_are_typed_with_messages() {
 
     let unknown = post_json(address, "/v2/models/resnet/infer", &infer_body(&x, scale));
     assert_eq!(unknown.status, 404);
-    assert!(unknown.json().unwrap()["error"].as_str().unwrap().contains("no model 'resnet'"));
+    assert!(unknown.json().unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .contains("no model 'resnet'"));
 
     let mut bad_type = infer_body(&x, scale);
     bad_type["inputs"][0]["datatype"] = json!("FP128");
     let response = post_json(address, "/v2/models/mlp/infer", &bad_type);
     assert_eq!(response.status, 400);
-    let message = response.json().unwrap()["error"].as_str().unwrap().to_string();
-    assert!(message.contains("FP128") && message.contains("input 'x'"), "{message}");
+    let message = response.json().unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("FP128") && message.contains("input 'x'"),
+        "{message}"
+    );
 
     let mut bad_shape = infer_body(&x, scale);
     bad_shape["inputs"][0]["shape"] = json!([3, 4]);
     let response = post_json(address, "/v2/models/mlp/infer", &bad_shape);
     assert_eq!(response.status, 400);
-    let message = response.json().unwrap()["error"].as_str().unwrap().to_string();
-    assert!(message.contains("8 elements but shape [3, 4] needs 12"), "{message}");
+    let message = response.json().unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("8 elements but shape [3, 4] needs 12"),
+        "{message}"
+    );
 
     // Well-formed tensors the model cannot take: a run error, still a 400 with a message.
     let wrong_width = json!({"inputs": [
@@ -209,7 +235,11 @@ fn client_errors_are_typed_with_messages() {
     ]});
     let response = post_json(address, "/v2/models/mlp/infer", &wrong_width);
     assert_eq!(response.status, 400, "{}", response.text());
-    assert!(response.text().contains("running model 'mlp'"), "{}", response.text());
+    assert!(
+        response.text().contains("running model 'mlp'"),
+        "{}",
+        response.text()
+    );
 
     let large = vec![0.5; 4 * 400];
     let response = post_json(address, "/v2/models/mlp/infer", &infer_body(&large, scale));
@@ -237,7 +267,10 @@ fn full_queue_is_refused_with_503_and_a_slow_answer_with_504() {
         if metrics.contains("ferrojit_queue_depth{model=\"mlp\"} 1") {
             break;
         }
-        assert!(Instant::now() < deadline, "the first request never queued:\n{metrics}");
+        assert!(
+            Instant::now() < deadline,
+            "the first request never queued:\n{metrics}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let (x, _, _) = mlp_case();
@@ -247,8 +280,14 @@ fn full_queue_is_refused_with_503_and_a_slow_answer_with_504() {
     let timed_out = first.join().unwrap();
     assert_eq!(timed_out.status, 504, "{}", timed_out.text());
     let metrics = send(address, "GET", "/metrics", &[], b"").unwrap().text();
-    assert!(metrics.contains("ferrojit_requests_total{model=\"mlp\",status=\"503\"} 1"), "{metrics}");
-    assert!(metrics.contains("ferrojit_requests_total{model=\"mlp\",status=\"504\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("ferrojit_requests_total{model=\"mlp\",status=\"503\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ferrojit_requests_total{model=\"mlp\",status=\"504\"} 1"),
+        "{metrics}"
+    );
 }
 
 fn metric_value(metrics: &str, series: &str) -> f64 {
@@ -280,13 +319,19 @@ fn concurrent_requests_batch_and_give_the_unbatched_answers() {
         let response = thread.join().unwrap();
         let row = client % 2;
         assert_close(&output_values(&response), &expected[row * 3..row * 3 + 3]);
-        assert_eq!(response.json().unwrap()["outputs"][0]["shape"], json!([1, 3]));
+        assert_eq!(
+            response.json().unwrap()["outputs"][0]["shape"],
+            json!([1, 3])
+        );
     }
     let metrics = send(address, "GET", "/metrics", &[], b"").unwrap().text();
     let runs = metric_value(&metrics, "ferrojit_batch_size_count{model=\"mlp\"}");
     let requests = metric_value(&metrics, "ferrojit_batch_size_sum{model=\"mlp\"}");
     assert_eq!(requests, clients as f64);
-    assert!(runs < requests, "no run served more than one request:\n{metrics}");
+    assert!(
+        runs < requests,
+        "no run served more than one request:\n{metrics}"
+    );
 }
 
 #[test]
@@ -294,9 +339,15 @@ fn metrics_follow_the_text_exposition_format() {
     let server = start(|_| {});
     let address = server.local_addr();
     let (x, scale, _) = mlp_case();
-    assert_eq!(post_json(address, "/v2/models/mlp/infer", &infer_body(&x, scale)).status, 200);
+    assert_eq!(
+        post_json(address, "/v2/models/mlp/infer", &infer_body(&x, scale)).status,
+        200
+    );
     let response = send(address, "GET", "/metrics", &[], b"").unwrap();
-    assert!(response.header("content-type").unwrap().starts_with("text/plain; version=0.0.4"));
+    assert!(response
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
     let text = response.text();
     for name in [
         "ferrojit_requests_total",
@@ -311,17 +362,28 @@ fn metrics_follow_the_text_exposition_format() {
         assert!(value.parse::<f64>().is_ok(), "value of {line}");
         let name_end = series.find('{').unwrap_or(series.len());
         assert!(
-            series[..name_end].chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            series[..name_end]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
             "metric name in {line}"
         );
-        assert!(series.ends_with('}') || !series.contains('{'), "labels in {line}");
+        assert!(
+            series.ends_with('}') || !series.contains('{'),
+            "labels in {line}"
+        );
     }
     assert_eq!(
-        metric_value(&text, "ferrojit_requests_total{model=\"mlp\",status=\"200\"}"),
+        metric_value(
+            &text,
+            "ferrojit_requests_total{model=\"mlp\",status=\"200\"}"
+        ),
         1.0
     );
     assert_eq!(
-        metric_value(&text, "ferrojit_request_duration_seconds_count{model=\"mlp\"}"),
+        metric_value(
+            &text,
+            "ferrojit_request_duration_seconds_count{model=\"mlp\"}"
+        ),
         1.0
     );
 }
@@ -356,7 +418,10 @@ fn shutdown_finishes_requests_in_flight() {
 fn startup_errors_name_the_problem() {
     let missing = Server::bind(ServerConfig {
         address: SocketAddr::from(([127, 0, 0, 1], 0)),
-        models: vec![ModelSpec { name: None, path: examples().join("missing.pt") }],
+        models: vec![ModelSpec {
+            name: None,
+            path: examples().join("missing.pt"),
+        }],
         ..ServerConfig::default()
     });
     let message = missing.err().unwrap().to_string();
@@ -364,10 +429,20 @@ fn startup_errors_name_the_problem() {
     let twice = Server::bind(ServerConfig {
         address: SocketAddr::from(([127, 0, 0, 1], 0)),
         models: vec![
-            ModelSpec { name: None, path: examples().join("mlp.pt") },
-            ModelSpec { name: None, path: examples().join("mlp.pt2") },
+            ModelSpec {
+                name: None,
+                path: examples().join("mlp.pt"),
+            },
+            ModelSpec {
+                name: None,
+                path: examples().join("mlp.pt2"),
+            },
         ],
         ..ServerConfig::default()
     });
-    assert!(twice.err().unwrap().to_string().contains("two models are called 'mlp'"));
+    assert!(twice
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("two models are called 'mlp'"));
 }
