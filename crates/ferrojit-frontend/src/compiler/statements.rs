@@ -629,9 +629,9 @@ impl<'a> Emitter<'a> {
                         // A variable declared `Union[int, str]` (or any type both branch
                         // values fit) keeps its declared type where the two values have no
                         // common type of their own, as in PyTorch.
-                        let declared = self
-                            .lookup_declared(&name)
-                            .filter(|declared| tt.is_subtype_of(declared) && ft.is_subtype_of(declared));
+                        let declared = self.lookup_declared(&name).filter(|declared| {
+                            tt.is_subtype_of(declared) && ft.is_subtype_of(declared)
+                        });
                         let Some(ty) = unify_types(&tt, &ft).or(declared) else {
                             if name.starts_with('$') {
                                 continue;

@@ -382,7 +382,10 @@ fn sort_any_values(items: &mut [IValue], reverse: bool) -> Result<()> {
 
 /// A stable merge sort by `less` (an element of the right half goes first only when it is
 /// strictly less).
-fn merge_sort(mut items: Vec<IValue>, less: &mut dyn FnMut(&IValue, &IValue) -> bool) -> Vec<IValue> {
+fn merge_sort(
+    mut items: Vec<IValue>,
+    less: &mut dyn FnMut(&IValue, &IValue) -> bool,
+) -> Vec<IValue> {
     if items.len() <= 1 {
         return items;
     }

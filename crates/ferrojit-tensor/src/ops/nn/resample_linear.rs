@@ -125,7 +125,14 @@ pub(super) fn linear_f32(
             if out_h + out_w <= 128 {
                 channels_last_2d(values, sizes, *out_h, *out_w, scales, align_corners)
             } else {
-                generic_2d(values, planes, (in_h, in_w), (*out_h, *out_w), scales, align_corners)
+                generic_2d(
+                    values,
+                    planes,
+                    (in_h, in_w),
+                    (*out_h, *out_w),
+                    scales,
+                    align_corners,
+                )
             }
         }
         _ => unreachable!("linear_f32 is called for 1-D and 2-D interpolation only"),
