@@ -374,7 +374,7 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
         max_pickle_value_bytes: options
             .max_pickle_memory
             .or(options.archive_limits.max_pickle_value_bytes),
-        ..options.archive_limits.clone()
+        ..options.archive_limits
     };
     // Models that call `torch.autograd.grad` or `backward` compile as they do in the CLI;
     // recording stays off until `enable_autograd`.
@@ -517,8 +517,8 @@ impl Model {
                 })?;
                 Ok(printed
                     .files
-                    .iter()
-                    .map(|(_, text)| text.as_str())
+                    .values()
+                    .map(|text| text.as_str())
                     .collect::<Vec<_>>()
                     .join("\n"))
             }
