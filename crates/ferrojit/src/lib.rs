@@ -106,7 +106,7 @@
 //!     }
 //!     other => panic!("expected NoSuchMethod, got {other:?}"),
 //! }
-//! let missing = ferrojit::load("no/such/model.pt").unwrap_err();
+//! let missing = ferrojit::load("no/such/model.pt").err().expect("no such file");
 //! assert!(matches!(missing, ferrojit::Error::Read { .. }));
 //! ```
 //!
