@@ -106,7 +106,7 @@
 //!     }
 //!     other => panic!("expected NoSuchMethod, got {other:?}"),
 //! }
-//! let missing = ferrojit::load("no/such/model.pt").unwrap_err();
+//! let missing = ferrojit::load("no/such/model.pt").err().expect("no such file");
 //! assert!(matches!(missing, ferrojit::Error::Read { .. }));
 //! ```
 //!
@@ -374,7 +374,7 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
         max_pickle_value_bytes: options
             .max_pickle_memory
             .or(options.archive_limits.max_pickle_value_bytes),
-        ..options.archive_limits.clone()
+        ..options.archive_limits
     };
     // Models that call `torch.autograd.grad` or `backward` compile as they do in the CLI;
     // recording stays off until `enable_autograd`.
@@ -517,8 +517,8 @@ impl Model {
                 })?;
                 Ok(printed
                     .files
-                    .iter()
-                    .map(|(_, text)| text.as_str())
+                    .values()
+                    .map(|text| text.as_str())
                     .collect::<Vec<_>>()
                     .join("\n"))
             }
