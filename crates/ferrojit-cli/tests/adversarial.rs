@@ -24,8 +24,12 @@ const LIBRARY_TIME_LIMIT: Duration = Duration::from_secs(20);
 /// Wall-clock bound for one `ferrojit run` (debug builds are slow; all cases finish in well
 /// under a second when things work).
 const CLI_TIME_LIMIT: Duration = Duration::from_secs(60);
-/// The constant in the memory bound: peak RSS <= 2 × file size + 64 MiB.
-const MEMORY_CONSTANT: u64 = 64 << 20;
+/// The constant in the memory bound: peak RSS <= 2 × file size + 80 MiB. Most cases peak
+/// near 15 MiB; `source_deep_brackets` is the outlier, because a source at the nesting limit
+/// touches the parser's and compiler's stack frames for every level. It measured 64.5 MiB
+/// (test profile) once the binary took in the server, linalg and the frontend's Union and
+/// sort changes, over the old 64 MiB constant; the nesting limit still bounds it.
+const MEMORY_CONSTANT: u64 = 80 << 20;
 
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

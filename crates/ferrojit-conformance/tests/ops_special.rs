@@ -16,6 +16,10 @@ const LOW_PRECISION_IN_PYTORCH: &[&str] = &[
     "special_bessel_y0",
     "special_bessel_y1",
     "special_airy_ai",
+    // igamma(30, 25): PyTorch gives 0.18210391575658647, mpmath at 30 digits
+    // 0.182103915977455110, ferrojit 0.18210391597745607 (PyTorch is 1.2e-9 off).
+    "igamma",
+    "special_gammainc",
 ];
 
 fn result_dtype(case: &OpCase) -> DType {
@@ -45,6 +49,16 @@ fn special_functions_match_pytorch() {
                 (1e-6, 1e-6)
             }
             DType::Float64 => (1e-9, 1e-12),
+            // The same functions in float32: PyTorch's float32 Ai(-30.5) is -0.0043352749,
+            // mpmath's -0.0043336373 (ferrojit -0.0043336372), 1.6e-6 off; the issue's
+            // float32 tolerance (rtol 1e-4, atol 1e-5) applies to them.
+            DType::Float32
+                if LOW_PRECISION_IN_PYTORCH
+                    .iter()
+                    .any(|op| case.op.contains(op)) =>
+            {
+                (1e-4, 1e-5)
+            }
             _ => (1e-5, 1e-6),
         };
         let how = Comparison {

@@ -199,7 +199,7 @@ impl Epilogue<'_> {
 
     /// Applies the epilogue to the output rows `row0..row0 + rows`, columns
     /// `col0..col0 + cols`, stored at `c[i * c_stride + j]` (relative to the tile's corner).
-    pub(crate) fn apply_tile(
+    pub fn apply_tile(
         &self,
         c: &mut [f32],
         c_stride: usize,

@@ -1,6 +1,6 @@
 //! Tests of the packed GEMM: every kernel this CPU has against an f64 reference, on shapes
-//! around the tile and block sizes, with each epilogue; the kernels' bounds checks; and an
-//! ignored timing comparison with matrixmultiply plus a separate epilogue pass.
+//! around the tile and block sizes, with each epilogue, and the kernels' bounds checks. The
+//! speed comparison with matrixmultiply is `examples/gemm_speed.rs`.
 
 use super::*;
 
@@ -304,110 +304,6 @@ fn kernels_check_their_bounds() {
                 "{kernel:?} accepted {la}/{lb}/{lc}/{stride}"
             );
         }
-    }
-}
-
-/// Single-thread timings (run with `--release -- --ignored --nocapture`): the packed kernels
-/// with a fused bias + GELU epilogue against matrixmultiply's sgemm followed by a separate
-/// bias + GELU pass, on resnet18's im2col GEMMs and the encoder's linears at sequence 128.
-/// The methods alternate within each round and the fastest round counts, so a busy machine
-/// slows them alike; the epilogue-free products are timed too.
-#[test]
-#[ignore]
-fn timing_packed_against_matrixmultiply() {
-    use std::time::Instant;
-    crate::ops::parallel::set_num_threads(1);
-    // (m, k, n, weight side): conv = weight (cout x cin*9) @ cols, linear = x @ W.T.
-    let shapes = [
-        (64, 576, 3136, Side::Left),
-        (128, 1152, 784, Side::Left),
-        (256, 2304, 196, Side::Left),
-        (512, 4608, 49, Side::Left),
-        (128, 768, 768, Side::Right),
-        (128, 768, 3072, Side::Right),
-        (128, 3072, 768, Side::Right),
-    ];
-    let kernels: Vec<Kernel> = Kernel::available()
-        .into_iter()
-        .filter(|&k| k != Kernel::Portable)
-        .collect();
-    for (m, k, n, side) in shapes {
-        let a = values(m * k, 1);
-        let b = values(k * n, 2);
-        let channels = if side == Side::Left { m } else { n };
-        let bias = values(channels, 3);
-        let axis = if side == Side::Left {
-            ChannelAxis::Rows
-        } else {
-            ChannelAxis::Columns
-        };
-        let gelu = Epilogue {
-            axis,
-            shift: Some(&bias),
-            activation: Activation::Gelu,
-            ..Epilogue::NONE
-        };
-        let flops = 2.0 * (m * n * k) as f64;
-        let mut c = vec![0f32; m * n];
-        let sa = StridedMatrix::row_major(&a, m, k).unwrap();
-        let sb = StridedMatrix::row_major(&b, k, n).unwrap();
-        let packed: Vec<PackedMatrix> = kernels
-            .iter()
-            .map(|&kernel| {
-                PackedMatrix::pack(&if side == Side::Left { sa } else { sb }, side, kernel)
-            })
-            .collect();
-        // best[method][epilogue?]: 0 = matrixmultiply, then one per kernel.
-        let mut best = vec![[f64::INFINITY; 2]; 1 + kernels.len()];
-        for _ in 0..9 {
-            for (e, epi) in [Epilogue::NONE, gelu].iter().enumerate() {
-                let t = Instant::now();
-                // SAFETY: a is m x k, b is k x n, c is m x n, all row-major and distinct.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        m,
-                        k,
-                        n,
-                        1.0,
-                        a.as_ptr(),
-                        k as isize,
-                        1,
-                        b.as_ptr(),
-                        n as isize,
-                        1,
-                        0.0,
-                        c.as_mut_ptr(),
-                        n as isize,
-                        1,
-                    )
-                };
-                epi.apply_tile(&mut c, n, 0, m, 0, n);
-                best[0][e] = best[0][e].min(t.elapsed().as_secs_f64());
-                for (slot, p) in packed.iter().enumerate() {
-                    let (lhs, rhs) = if side == Side::Left {
-                        (Operand::Packed(p), Operand::Strided(sb))
-                    } else {
-                        (Operand::Strided(sa), Operand::Packed(p))
-                    };
-                    let t = Instant::now();
-                    gemm(lhs, rhs, &mut c, epi).unwrap();
-                    best[slot + 1][e] = best[slot + 1][e].min(t.elapsed().as_secs_f64());
-                }
-            }
-        }
-        let show = |name: &str, [plain, fused]: [f64; 2]| {
-            format!(
-                "{name} {:.2} ms ({:.0} GFLOPS) / +bias+gelu {:.2} ms",
-                plain * 1e3,
-                flops / plain / 1e9,
-                fused * 1e3
-            )
-        };
-        let mut line = format!("{m}x{k}x{n}: {}", show("matrixmultiply", best[0]));
-        for (kernel, times) in kernels.iter().zip(&best[1..]) {
-            line += &format!("; {}", show(&format!("{kernel:?}"), *times));
-        }
-        println!("{line}");
     }
 }
 

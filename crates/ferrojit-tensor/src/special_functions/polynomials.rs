@@ -109,9 +109,9 @@ fn chebyshev_v(x: f64, n: i64) -> f64 {
             return 1.0;
         }
         return if n % 2 == 0 {
-            degree + 1.0
+            2.0 * degree + 1.0
         } else {
-            -(degree + 1.0)
+            -(2.0 * degree + 1.0)
         };
     }
     if n > 8 && x.abs() < 1.0 {
@@ -120,9 +120,9 @@ fn chebyshev_v(x: f64, n: i64) -> f64 {
             return ((degree + 0.5) * angle).cos() / (angle / 2.0).cos();
         }
         return if n % 2 == 0 {
-            degree + 1.0
+            2.0 * degree + 1.0
         } else {
-            -(degree + 1.0)
+            -(2.0 * degree + 1.0)
         };
     }
     recurrence(n, 1.0, 2.0 * x - 1.0, |_, p, q| 2.0 * x * q - p)
