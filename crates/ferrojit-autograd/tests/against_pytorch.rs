@@ -536,8 +536,30 @@ fn scripted_grad_errors_match_pytorch() {
 
 #[test]
 fn scripted_training_steps_match_pytorch() {
-    let expected = &fixtures()["scripts"]["train"];
-    let module = load("script_train.pt");
+    train_in_script_and_compare("train", "script_train.pt", "train_steps");
+}
+
+/// The training fixture: 50 Adam steps of the batch-norm CNN inside TorchScript end
+/// with PyTorch's loss history, parameters and batch-norm running statistics.
+#[test]
+fn scripted_fifty_adam_steps_match_pytorch() {
+    let expected = &fixtures()["scripts"]["train_adam"];
+    assert_eq!(expected["steps"].as_i64(), Some(50));
+    let module = train_in_script_and_compare("train_adam", "script_train_adam.pt", "train_adam");
+    let buffers = module.named_buffers(true);
+    let expected_buffers = expected["buffers"].as_object().unwrap();
+    assert_eq!(buffers.len(), expected_buffers.len());
+    for (name, value) in buffers {
+        let want = &expected_buffers[&format!("net.{name}").replace("net.net.", "net.")];
+        assert_close(&name, &value, &tensor_of(want));
+    }
+}
+
+/// Runs `method(x, target, steps, lr)` of the archive with the fixture's arguments under
+/// `key`, and checks the returned losses and the parameters it leaves against PyTorch's.
+fn train_in_script_and_compare(key: &str, archive: &str, method: &str) -> ferrojit_runtime::Module {
+    let expected = &fixtures()["scripts"][key];
+    let module = load(archive);
     let x = IValue::from(tensor_of(&expected["x"]));
     let target: Vec<i64> = expected["target"]
         .as_array()
@@ -550,7 +572,7 @@ fn scripted_training_steps_match_pytorch() {
     let steps = expected["steps"].as_i64().unwrap();
     let losses = module
         .run_method(
-            "train_steps",
+            method,
             vec![
                 x,
                 target,
@@ -580,4 +602,5 @@ fn scripted_training_steps_match_pytorch() {
         let want = &expected_parameters[&format!("net.{name}").replace("net.net.", "net.")];
         assert_close(&name, &value, &tensor_of(want));
     }
+    module
 }
