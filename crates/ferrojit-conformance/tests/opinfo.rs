@@ -101,12 +101,15 @@ fn run_all() -> &'static Run {
     })
 }
 
+/// Of one OpInfo's cases of one dtype: (failing, total, the first failure's gap reason).
+type DtypeTally = (usize, usize, Option<String>);
+
 /// The gap list this run would need, in the file's format: one entry per OpInfo, or per
 /// OpInfo and dtype when only some of its dtypes fail; the reason is the first failure's.
 fn suggested_gap_list(run: &Run) -> String {
     use std::collections::BTreeMap;
     // opinfo -> dtype -> (failing, total, first reason)
-    let mut table: BTreeMap<&str, BTreeMap<&str, (usize, usize, Option<String>)>> = BTreeMap::new();
+    let mut table: BTreeMap<&str, BTreeMap<&str, DtypeTally>> = BTreeMap::new();
     for ((opinfo, dtype), result) in run.labels.iter().zip(&run.results) {
         let entry = table
             .entry(opinfo.as_str())
