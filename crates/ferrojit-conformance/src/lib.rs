@@ -13,6 +13,7 @@
 pub mod corpus;
 pub mod json;
 pub mod kernel_call;
+pub mod opinfo;
 
 use std::path::{Path, PathBuf};
 

@@ -409,6 +409,22 @@ impl<'a> Emitter<'a> {
             self.location = Some(range.clone());
             return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
         }
+        // PyTorch binds `torch.linalg.X`, `torch.fft.X` and `torch.special.X` to the builtins
+        // `aten::linalg_X`, `aten::fft_X` and `aten::special_X` (torch/jit/_builtins.py).
+        for (namespace, prefix) in [
+            ("torch.linalg.", "linalg_"),
+            ("torch.fft.", "fft_"),
+            ("torch.special.", "special_"),
+        ] {
+            if let Some(op) = dotted.strip_prefix(namespace) {
+                if !op.contains('.') {
+                    let (positional, named) = self.emit_arguments(args, keywords)?;
+                    self.location = Some(range.clone());
+                    let builtin = format!("aten::{prefix}{op}");
+                    return self.emit_builtin_call(&builtin, &positional, &named, range);
+                }
+            }
+        }
         if let Some(op) = dotted.strip_prefix("torch.") {
             if !op.contains('.') {
                 if !self.context.unit.compiles_archive_code()
