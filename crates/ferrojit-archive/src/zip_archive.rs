@@ -553,16 +553,29 @@ impl ArchiveReader {
     /// older `torch.export.save` wrote with Python's `zipfile`). A flat archive's
     /// [`ArchiveReader::root_name`] is empty and its record names are the entry names.
     pub fn open_allowing_flat(path: impl AsRef<Path>) -> Result<ArchiveReader, ArchiveError> {
-        ArchiveReader::from_shared_with_layout(
-            map_or_read(path.as_ref())?,
-            ArchiveLimits::default(),
-            true,
-        )
+        ArchiveReader::open_allowing_flat_with_limits(path, ArchiveLimits::default())
+    }
+
+    /// [`ArchiveReader::open_allowing_flat`] with the given limits (a `.pt2` archive read
+    /// under a caller's bounds).
+    pub fn open_allowing_flat_with_limits(
+        path: impl AsRef<Path>,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_layout(map_or_read(path.as_ref())?, limits, true)
     }
 
     /// [`ArchiveReader::open_allowing_flat`] for an archive held in memory.
     pub fn from_bytes_allowing_flat(bytes: Vec<u8>) -> Result<ArchiveReader, ArchiveError> {
-        ArchiveReader::from_shared_with_layout(Arc::new(bytes), ArchiveLimits::default(), true)
+        ArchiveReader::from_bytes_allowing_flat_with_limits(bytes, ArchiveLimits::default())
+    }
+
+    /// [`ArchiveReader::from_bytes_allowing_flat`] with the given limits.
+    pub fn from_bytes_allowing_flat_with_limits(
+        bytes: Vec<u8>,
+        limits: ArchiveLimits,
+    ) -> Result<ArchiveReader, ArchiveError> {
+        ArchiveReader::from_shared_with_layout(Arc::new(bytes), limits, true)
     }
 
     fn from_shared_with_layout(

@@ -15,8 +15,8 @@ use crate::model::{
     scalar_type_name, scalar_type_to_dtype, ExportedProgram, PayloadMeta, SymInt, TensorMeta,
     SUPPORTED_SCHEMA_MAJOR,
 };
-use crate::torch_save::load_torch_save_bytes;
-use ferrojit_archive::zip_archive::ArchiveReader;
+use crate::torch_save::load_torch_save_bytes_with_limits;
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
 use ferrojit_runtime::IValue;
 use ferrojit_tensor::{DType, Storage, Tensor};
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +49,9 @@ pub enum Pt2Layout {
 /// An opened `.pt2` archive.
 pub struct Pt2Archive {
     reader: ArchiveReader,
+    /// The bounds the archive was opened with; the `torch.save` files nested in it are read
+    /// under them too.
+    limits: ArchiveLimits,
     little_endian: bool,
     models: Vec<String>,
     layout: Pt2Layout,
@@ -92,21 +95,44 @@ fn text_record(reader: &ArchiveReader, name: &str) -> Result<Option<String>> {
 }
 
 impl Pt2Archive {
-    /// Opens the archive at `path` (memory-mapped).
+    /// Opens the archive at `path` (memory-mapped) with the default limits.
     pub fn open(path: impl AsRef<Path>) -> Result<Pt2Archive> {
+        Pt2Archive::open_with_limits(path, ArchiveLimits::default())
+    }
+
+    /// Opens the archive at `path` (memory-mapped) under `limits`: how many entries, how
+    /// large a record (weight storages included), how many bytes read in all, and the cap
+    /// on the values each pickle in it builds (`max_pickle_value_bytes`), which applies to
+    /// the `torch.save` files nested in the archive: `use_pickle` weights, pickled constants
+    /// and sample inputs.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: ArchiveLimits) -> Result<Pt2Archive> {
         let path = path.as_ref();
         Pt2Archive::from_reader(
-            ArchiveReader::open_allowing_flat(path)?,
+            ArchiveReader::open_allowing_flat_with_limits(path, limits)?,
+            limits,
             &path.display().to_string(),
         )
     }
 
-    /// Opens an archive held in memory.
+    /// Opens an archive held in memory with the default limits.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Pt2Archive> {
-        Pt2Archive::from_reader(ArchiveReader::from_bytes_allowing_flat(bytes)?, "<bytes>")
+        Pt2Archive::from_bytes_with_limits(bytes, ArchiveLimits::default())
     }
 
-    fn from_reader(reader: ArchiveReader, label: &str) -> Result<Pt2Archive> {
+    /// Opens an archive held in memory under `limits` (see [`Pt2Archive::open_with_limits`]).
+    pub fn from_bytes_with_limits(bytes: Vec<u8>, limits: ArchiveLimits) -> Result<Pt2Archive> {
+        Pt2Archive::from_reader(
+            ArchiveReader::from_bytes_allowing_flat_with_limits(bytes, limits)?,
+            limits,
+            "<bytes>",
+        )
+    }
+
+    fn from_reader(
+        reader: ArchiveReader,
+        limits: ArchiveLimits,
+        label: &str,
+    ) -> Result<Pt2Archive> {
         let names = reader.record_names();
         let is_aot_inductor = names.iter().any(|name| {
             name.starts_with("data/aotinductor/")
@@ -129,7 +155,9 @@ impl Pt2Archive {
                     "archive_format is '{format}', not 'pt2'"
                 )))
             }
-            None if reader.has_record(FLAT_PROGRAM_RECORD) => return Pt2Archive::flat(reader),
+            None if reader.has_record(FLAT_PROGRAM_RECORD) => {
+                return Pt2Archive::flat(reader, limits)
+            }
             None if reader.has_record("data.pkl") => {
                 return Err(ExportError::NotPt2(
                     "this is a TorchScript or torch.save archive (data.pkl), not a .pt2 program"
@@ -157,6 +185,7 @@ impl Pt2Archive {
         }
         Ok(Pt2Archive {
             reader,
+            limits,
             little_endian,
             models,
             layout: Pt2Layout::Packaged,
@@ -165,7 +194,7 @@ impl Pt2Archive {
 
     /// The older flat layout. As `torch.export.load` does, it needs a `version` record of
     /// two numbers whose major is the schema's, and all four `serialized_*` records.
-    fn flat(reader: ArchiveReader) -> Result<Pt2Archive> {
+    fn flat(reader: ArchiveReader, limits: ArchiveLimits) -> Result<Pt2Archive> {
         let Some(version) = text_record(&reader, "version")? else {
             return Err(ExportError::NotPt2(
                 "a flat archive (serialized_exported_program.json) without a version record".into(),
@@ -201,6 +230,7 @@ impl Pt2Archive {
         }
         Ok(Pt2Archive {
             reader,
+            limits,
             little_endian: true,
             models: vec![DEFAULT_MODEL_NAME.to_string()],
             layout: Pt2Layout::Flat,
@@ -296,7 +326,11 @@ impl Pt2Archive {
         if self.reader.record_size(&record).unwrap_or(0) == 0 {
             return Ok(None);
         }
-        let value = load_torch_save_bytes(self.reader.read_record(&record)?, &record)?;
+        let value = load_torch_save_bytes_with_limits(
+            self.reader.read_record(&record)?,
+            &record,
+            &self.limits,
+        )?;
         let bad = || ExportError::Tensor {
             name: record.clone(),
             message: "the sample inputs are not an (args, kwargs) pair".into(),
@@ -344,7 +378,11 @@ impl Pt2Archive {
         if self.reader.record_size(record).unwrap_or(0) == 0 {
             return Ok(tensors);
         }
-        let value = load_torch_save_bytes(self.reader.read_record(record)?, record)?;
+        let value = load_torch_save_bytes_with_limits(
+            self.reader.read_record(record)?,
+            record,
+            &self.limits,
+        )?;
         let IValue::Dict(dict) = value else {
             return Err(ExportError::Tensor {
                 name: record.to_string(),
@@ -475,7 +513,11 @@ impl Pt2Archive {
                 name: record.to_string(),
             });
         }
-        let value = load_torch_save_bytes(self.reader.read_record(record)?, record)?;
+        let value = load_torch_save_bytes_with_limits(
+            self.reader.read_record(record)?,
+            record,
+            &self.limits,
+        )?;
         let IValue::Tensor(_) = value else {
             return Err(ExportError::Unsupported(format!(
                 "{record} is a pickled {}, not a tensor; ferrojit loads only tensors",
@@ -541,6 +583,9 @@ impl Pt2Archive {
             message,
         };
         if let Some((bytes, range)) = self.reader.stored_shared(record)? {
+            // A storage borrowed from the file is not read through `read_record`; counting
+            // its declared size here puts it under the same record and total bounds.
+            self.reader.deferred_record(record)?;
             return Storage::from_shared_bytes(geometry.dtype, bytes, range, self.little_endian)
                 .map_err(|error| tensor_error(error.to_string()));
         }

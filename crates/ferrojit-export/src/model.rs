@@ -75,8 +75,9 @@ pub struct Graph {
     pub custom_obj_values: BTreeMap<String, CustomObjArgument>,
     pub is_single_tensor_return: bool,
     /// For each node, the values the runner may drop once it has run (nothing later reads
-    /// them): worked out on the first run and kept, so a loop body's graph is not analysed
-    /// again on every iteration.
+    /// them): worked out once when the program is prepared (`ExportedModule::new`, for every
+    /// subgraph too; a graph run on its own works it out on its first run) and kept, so no
+    /// run, and no loop iteration, analyses the graph again.
     pub(crate) values_dead_after: std::sync::OnceLock<Vec<Vec<String>>>,
 }
 

@@ -38,6 +38,9 @@ pub struct ExportedModule {
     forward_arg_names: Vec<String>,
     /// Parameters, buffers and constants as values, by their state-dict names.
     state: HashMap<String, IValue>,
+    /// The most values the top-level graph held at once during the last run (a debug
+    /// statistic: with each value dropped after its last reader it stays small).
+    last_peak_live_values: usize,
 }
 
 impl std::fmt::Debug for ExportedModule {
@@ -97,7 +100,17 @@ impl ExportedModule {
             out_spec,
             forward_arg_names,
             state,
+            last_peak_live_values: 0,
         })
+    }
+
+    /// The most named values (tensors, scalars, lists) the top-level graph held at once
+    /// during the last run, counted after each node runs and before the values it was the
+    /// last reader of are dropped. Values are freed at their last use, so a chain of 20
+    /// operators peaks at 2 or 3, not 20; a debug statistic for memory questions (a
+    /// subgraph's own values are not counted).
+    pub fn peak_live_values(&self) -> usize {
+        self.last_peak_live_values
     }
 
     /// The program as read.
@@ -197,7 +210,9 @@ impl ExportedModule {
         if user_leaves.next().is_some() {
             return Err(input_error("*args", "more inputs than the program takes"));
         }
-        let outputs = run_graph(graph, inputs)?;
+        let mut peak_live_values = 0;
+        let outputs = run_graph_counting(graph, inputs, 0, &mut peak_live_values)?;
+        self.last_peak_live_values = peak_live_values;
         if outputs.len() != signature.output_specs.len() {
             return Err(ExportError::Schema {
                 path: "graph_module.signature.output_specs".into(),
@@ -431,6 +446,11 @@ fn check_graph(graph: &Graph, depth: usize) -> Result<()> {
             "subgraphs nested more than 32 deep".into(),
         ));
     }
+    // Which values die after each node is worked out here, once per graph (subgraphs
+    // included, through the recursion below), so no run pays for it.
+    graph
+        .values_dead_after
+        .get_or_init(|| values_dead_after_each_node(graph));
     for node in &graph.nodes {
         let context = |error: ExportError| ExportError::Node {
             node: node_label(node),
@@ -579,6 +599,18 @@ pub(crate) fn run_graph_at_depth(
     inputs: Vec<IValue>,
     depth: usize,
 ) -> Result<Vec<IValue>> {
+    let mut peak_live_values = 0;
+    run_graph_counting(graph, inputs, depth, &mut peak_live_values)
+}
+
+/// Runs `graph` as [`run_graph_at_depth`] does and raises `peak_live_values` to the most
+/// values its environment held at once.
+fn run_graph_counting(
+    graph: &Graph,
+    inputs: Vec<IValue>,
+    depth: usize,
+    peak_live_values: &mut usize,
+) -> Result<Vec<IValue>> {
     if depth > 32 {
         return Err(ExportError::Unsupported(
             "subgraphs nested more than 32 deep".into(),
@@ -612,6 +644,7 @@ pub(crate) fn run_graph_at_depth(
                 source: Box::new(other),
             },
         })?;
+        *peak_live_values = (*peak_live_values).max(environment.len());
         // Drop each value after its last reader, so a tensor's memory goes back as soon as
         // nothing needs it (a deep network then holds a few activations, not all of them).
         for name in dead {

@@ -13,7 +13,7 @@ use crate::error::{ExportError, Result};
 use ferrojit_archive::error::PickleError;
 use ferrojit_archive::pickle_value::PickleValue;
 use ferrojit_archive::unpickler::{unpickle, UnpicklerOptions};
-use ferrojit_archive::zip_archive::ArchiveReader;
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader};
 use ferrojit_ir::Type;
 use ferrojit_runtime::{Device, DictValue, IValue, ListValue, TupleValue};
 use ferrojit_tensor::{DType, Storage, Tensor};
@@ -25,9 +25,22 @@ pub const MAX_SAVED_VALUE_DEPTH: usize = 200;
 /// Reads the `torch.save` file held in `bytes`; `what` names it in errors (the record it
 /// came from, such as `data/weights/weight_0`).
 pub fn load_torch_save_bytes(bytes: Vec<u8>, what: &str) -> Result<IValue> {
-    let archive = ArchiveReader::from_bytes(bytes).map_err(|error| ExportError::Tensor {
-        name: what.to_string(),
-        message: format!("not a torch.save file: {error}"),
+    load_torch_save_bytes_with_limits(bytes, what, &ArchiveLimits::default())
+}
+
+/// [`load_torch_save_bytes`] under `limits`: the `.pt2` archive's own limits, so a pickle
+/// nested in it (a `use_pickle` weight, constants, sample inputs) is read under the same
+/// record and total bounds and the same `max_pickle_value_bytes` cap as the archive.
+pub fn load_torch_save_bytes_with_limits(
+    bytes: Vec<u8>,
+    what: &str,
+    limits: &ArchiveLimits,
+) -> Result<IValue> {
+    let archive = ArchiveReader::from_bytes_with_limits(bytes, *limits).map_err(|error| {
+        ExportError::Tensor {
+            name: what.to_string(),
+            message: format!("not a torch.save file: {error}"),
+        }
     })?;
     let mut reader = SavedValueReader::new(&archive, what)?;
     reader.read()

@@ -4,7 +4,7 @@
 mod common;
 
 use common::fixture_dir;
-use ferrojit_archive::zip_archive::{ArchiveReader, ArchiveWriter};
+use ferrojit_archive::zip_archive::{ArchiveLimits, ArchiveReader, ArchiveWriter};
 use ferrojit_export::{ExportError, ExportedModule, Pt2Archive, DEFAULT_MODEL_NAME};
 use ferrojit_runtime::IValue;
 use ferrojit_tensor::Tensor;
@@ -257,4 +257,174 @@ fn random_byte_flips_never_panic() {
         }
         let _ = load_and_run(bytes);
     }
+}
+
+// ---- the caller's archive limits apply to a .pt2 archive and the pickles inside it ----
+
+/// A cap on a pickle's values far below what any `torch.save` file of a tensor needs.
+const TINY_PICKLE_MEMORY: u64 = 64;
+
+fn tiny_pickle_limits() -> ArchiveLimits {
+    ArchiveLimits {
+        max_pickle_value_bytes: Some(TINY_PICKLE_MEMORY),
+        ..ArchiveLimits::default()
+    }
+}
+
+#[test]
+fn a_pickled_weight_over_the_pickle_memory_cap_is_one_error_naming_its_record() {
+    let bytes = std::fs::read(fixture_dir().join("pickled_weight.pt2")).unwrap();
+    // Under the default limits the use_pickle weight loads.
+    Pt2Archive::from_bytes(bytes.clone())
+        .unwrap()
+        .load(DEFAULT_MODEL_NAME)
+        .unwrap();
+    let archive = Pt2Archive::from_bytes_with_limits(bytes, tiny_pickle_limits()).unwrap();
+    let error = archive.load(DEFAULT_MODEL_NAME).unwrap_err();
+    let ExportError::Tensor { name, message } = &error else {
+        panic!("expected a tensor error, got {error}");
+    };
+    assert_eq!(name, "data/weights/weight_pickled_0", "{error}");
+    assert!(message.contains("data.pkl"), "{error}");
+    assert_eq!(error.to_string().lines().count(), 1, "{error}");
+}
+
+#[test]
+fn sample_inputs_over_the_pickle_memory_cap_name_their_record() {
+    let archive =
+        Pt2Archive::from_bytes_with_limits(fixture_bytes(), tiny_pickle_limits()).unwrap();
+    // The program has no pickles of its own: it loads under the cap.
+    archive.load(DEFAULT_MODEL_NAME).unwrap();
+    let error = archive.sample_inputs(DEFAULT_MODEL_NAME).unwrap_err();
+    let ExportError::Tensor { name, .. } = &error else {
+        panic!("expected a tensor error, got {error}");
+    };
+    assert_eq!(name, "data/sample_inputs/model.pt", "{error}");
+    // The same file under the default limits reads.
+    let archive = Pt2Archive::from_bytes(fixture_bytes()).unwrap();
+    assert!(archive.sample_inputs(DEFAULT_MODEL_NAME).unwrap().is_some());
+}
+
+#[test]
+fn the_flat_layouts_state_dict_pickle_is_read_under_the_cap() {
+    let path = fixture_dir().join("flat_layout.pt2");
+    let bytes = std::fs::read(path).unwrap();
+    Pt2Archive::from_bytes(bytes.clone())
+        .unwrap()
+        .load(DEFAULT_MODEL_NAME)
+        .unwrap();
+    let archive = Pt2Archive::from_bytes_with_limits(bytes, tiny_pickle_limits()).unwrap();
+    let error = archive.load(DEFAULT_MODEL_NAME).unwrap_err();
+    assert!(
+        error.to_string().contains("serialized_state_dict.pt"),
+        "{error}"
+    );
+}
+
+#[test]
+fn too_many_entries_for_the_limit_is_refused_at_open() {
+    let entries = ArchiveReader::from_bytes(fixture_bytes())
+        .unwrap()
+        .record_names()
+        .len();
+    let limits = ArchiveLimits {
+        max_entries: entries - 1,
+        ..ArchiveLimits::default()
+    };
+    let error = Pt2Archive::from_bytes_with_limits(fixture_bytes(), limits).unwrap_err();
+    assert!(matches!(error, ExportError::Archive(_)), "{error}");
+    let limits = ArchiveLimits {
+        max_entries: entries + 1,
+        ..ArchiveLimits::default()
+    };
+    Pt2Archive::from_bytes_with_limits(fixture_bytes(), limits).unwrap();
+}
+
+/// The bytes `load` reads that are not weight storages: the program, the configs and the
+/// small text records the reader checks.
+fn bytes_read_besides_weights(reader: &ArchiveReader) -> u64 {
+    reader
+        .record_names()
+        .iter()
+        .filter(|name| {
+            !name.starts_with("data/weights/weight_")
+                && !name.starts_with("data/sample_inputs/")
+                && !name.starts_with(".data/")
+        })
+        .map(|name| reader.record_size(name).unwrap())
+        .sum()
+}
+
+#[test]
+fn weight_storages_borrowed_from_the_file_count_against_the_total() {
+    let reader = ArchiveReader::from_bytes(fixture_bytes()).unwrap();
+    let besides = bytes_read_besides_weights(&reader);
+    let weights: u64 = reader
+        .record_names()
+        .iter()
+        .filter(|name| name.starts_with("data/weights/weight_"))
+        .map(|name| reader.record_size(name).unwrap())
+        .sum();
+    let smallest_weight = reader
+        .record_names()
+        .iter()
+        .filter(|name| name.starts_with("data/weights/weight_"))
+        .map(|name| reader.record_size(name).unwrap())
+        .min()
+        .unwrap();
+    // Room for everything but the weights, plus less than the smallest weight: the first
+    // storage read goes over.
+    let limits = ArchiveLimits {
+        max_total_bytes: besides + smallest_weight - 1,
+        ..ArchiveLimits::default()
+    };
+    let archive = Pt2Archive::from_bytes_with_limits(fixture_bytes(), limits).unwrap();
+    let error = archive.load(DEFAULT_MODEL_NAME).unwrap_err();
+    assert!(error.to_string().contains("over the cap"), "{error}");
+    assert!(
+        error.to_string().contains("data/weights/weight_"),
+        "{error}"
+    );
+    // Room for all of it: the program loads.
+    let limits = ArchiveLimits {
+        max_total_bytes: besides + weights,
+        ..ArchiveLimits::default()
+    };
+    let archive = Pt2Archive::from_bytes_with_limits(fixture_bytes(), limits).unwrap();
+    archive.load(DEFAULT_MODEL_NAME).unwrap();
+}
+
+#[test]
+fn a_weight_storage_over_the_record_limit_names_its_tensor() {
+    let reader = ArchiveReader::from_bytes(fixture_bytes()).unwrap();
+    let largest_other = reader
+        .record_names()
+        .iter()
+        .filter(|name| !name.starts_with("data/weights/weight_"))
+        .map(|name| reader.record_size(name).unwrap())
+        .max()
+        .unwrap();
+    // The MLP's program JSON is larger than its weights: grow one storage past every other
+    // record, so that only the storage can trip the record limit. A storage may be longer
+    // than its view, so the program still loads under the default limits.
+    let record = "data/weights/weight_0";
+    let mut records = records();
+    let padded = records.iter_mut().find(|(name, _)| name == record).unwrap();
+    padded.1.resize(largest_other as usize * 2, 0);
+    let bytes = write(&records);
+    Pt2Archive::from_bytes(bytes.clone())
+        .unwrap()
+        .load(DEFAULT_MODEL_NAME)
+        .unwrap();
+    let limits = ArchiveLimits {
+        max_record_bytes: largest_other,
+        ..ArchiveLimits::default()
+    };
+    let archive = Pt2Archive::from_bytes_with_limits(bytes, limits).unwrap();
+    let error = archive.load(DEFAULT_MODEL_NAME).unwrap_err();
+    let ExportError::Tensor { message, .. } = &error else {
+        panic!("expected a tensor error, got {error}");
+    };
+    assert!(message.contains(record), "{error}");
+    assert!(message.contains("over the cap"), "{error}");
 }

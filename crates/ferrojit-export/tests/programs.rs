@@ -118,3 +118,32 @@ fn a_buffer_mutation_is_seen_by_the_next_call_and_in_the_state() {
     let count = module.state_value("count").unwrap().to_tensor().unwrap();
     assert_eq!(count.to_f64_vec(), vec![3.0]);
 }
+
+/// torchvision's resnet18 at full size (the generator's low-entropy random weights): the
+/// manifest lists it, it matches PyTorch, and the runner holds few activations at once.
+#[test]
+fn resnet18_runs_and_frees_its_activations() {
+    let programs = fixture_programs();
+    let entry = programs
+        .iter()
+        .find(|entry| entry["name"] == "resnet18")
+        .expect("manifest.json lists resnet18");
+    run_program(entry).unwrap();
+    let mut module = load_module(fixture_dir().join("resnet18.pt2"), DEFAULT_MODEL_NAME).unwrap();
+    let graph = &module.loaded().program.graph_module.graph;
+    let (inputs, nodes) = (graph.inputs.len(), graph.nodes.len());
+    assert_eq!(
+        module.loaded().state_dict.len() + 1,
+        inputs,
+        "every parameter and buffer is a placeholder, plus the image"
+    );
+    module.run(arguments("resnet18.call0.inputs.pt")).unwrap();
+    // Parameters and buffers are placeholders (each dropped after its one reader); of the
+    // activations only a block's input, its running value and a new one live at once.
+    // Keeping every value would hold all placeholders and every node's result.
+    let peak = module.peak_live_values();
+    assert!(
+        peak <= inputs + 4,
+        "peak of {peak} live values, {inputs} placeholders, {nodes} nodes"
+    );
+}

@@ -295,7 +295,9 @@ pub struct LoadOptions {
     /// `__setstate__`, and in every later call of the model); past it the call fails.
     /// `None`: no bound.
     pub max_steps: Option<u64>,
-    /// A cap on the memory the values of one pickle may take, replacing the default cap.
+    /// A cap on the memory the values of one pickle may take, replacing the default cap:
+    /// in a TorchScript archive each pickle, in a `.pt2` archive each `torch.save` file it
+    /// holds (`use_pickle` weights, pickled constants, sample inputs).
     pub max_pickle_memory: Option<u64>,
     /// Which program of a `.pt2` archive to load (archives may hold several); the default
     /// is [`DEFAULT_MODEL_NAME`], `model`, as `torch.export.load` reads.
@@ -305,10 +307,11 @@ pub struct LoadOptions {
     /// graph as written (`ferrojit run --no-optimize`). A `.pt2` program always runs as
     /// exported.
     pub optimize: bool,
-    /// Bounds on what the archive reader accepts from a TorchScript archive: how many
-    /// entries, how large a record, how many bytes decompressed in all. The defaults fit any
-    /// real model; lower them for files from untrusted sources. (A `.pt2` archive is read
-    /// with the defaults.)
+    /// Bounds on what the archive reader accepts, for both formats: how many entries, how
+    /// large a record, how many bytes read in all (a `.pt2` archive's weight storages, which
+    /// are borrowed from the file rather than copied, count at their size). The defaults
+    /// fit any real model; lower them for files from untrusted sources. The `torch.save`
+    /// files nested in a `.pt2` archive are read under the same bounds.
     pub archive_limits: ArchiveLimits,
 }
 
@@ -384,7 +387,7 @@ pub fn load_with_options(path: impl AsRef<Path>, options: &LoadOptions) -> Resul
             path: path.clone(),
             source: Box::new(source),
         };
-        let archive = Pt2Archive::open(&path).map_err(exported)?;
+        let archive = Pt2Archive::open_with_limits(&path, limits).map_err(exported)?;
         let sample_inputs = archive
             .sample_inputs(&options.program)
             .ok()
