@@ -80,7 +80,7 @@ fn shell_commands() -> Vec<String> {
             }
             current.push_str(line);
             // A command ends where its single quotes balance.
-            if current.matches('\'').count() % 2 == 0 {
+            if current.matches('\'').count().is_multiple_of(2) {
                 if !current.trim().is_empty() {
                     commands.push(current.trim().to_string());
                 }
