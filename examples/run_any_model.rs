@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(model_path: &str, inputs_path: Option<&String>) -> Result<(), ferrojit::Error> {
+pub(crate) fn run(model_path: &str, inputs_path: Option<&String>) -> Result<(), ferrojit::Error> {
     let model = ferrojit::load(model_path)?;
     let inputs = match inputs_path {
         Some(path) => ferrojit::load_arguments(path)?,

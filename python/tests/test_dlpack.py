@@ -41,3 +41,17 @@ def test_a_tensor_that_requires_grad_is_refused_with_a_type_error():
     model = ferrojit.load(os.path.join(REPO, "examples", "mlp.pt"))
     with pytest.raises(TypeError, match="DLPack"):
         model(torch.ones(2, 4, requires_grad=True), 0.5)
+
+
+def test_a_result_is_shared_with_torch_and_moved_from_ferrojit_without_a_copy():
+    model = ferrojit.load(os.path.join(REPO, "examples", "mlp.pt"))
+    before = ferrojit._results_moved()
+    y = model(torch.ones(2, 4), 0.5)
+    # ferrojit's own result buffer became the numpy array's (no copy on the way out) ...
+    assert ferrojit._results_moved() == before + 1
+    # ... and torch takes that same memory through DLPack.
+    t = torch.from_dlpack(y)
+    assert t.data_ptr() == y.ctypes.data
+    assert np.shares_memory(t.numpy(), y)
+    t[0, 0] = 123.0
+    assert y[0, 0] == 123.0

@@ -177,3 +177,26 @@ def test_pt2_sample_inputs_and_threads():
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_results_move_into_numpy_and_shared_tensors_are_copied():
+    """A fresh result's elements become the numpy array's without a copy; a tensor the
+    model still holds (a parameter) is copied, so writing the array cannot change the
+    model."""
+    model = ferrojit.load(os.path.join(REPO, "examples", "mlp.pt"))
+    x = np.ones((2, 4), np.float32)
+    before = ferrojit._results_moved()
+    y = model(x, 0.5)
+    assert ferrojit._results_moved() == before + 1
+    assert y.flags.writeable and y.flags.c_contiguous
+    expected = y.copy()
+    y += 1.0  # numpy owns the elements now: the next call is unaffected
+    np.testing.assert_array_equal(model(x, 0.5), expected)
+
+    moved = ferrojit._results_moved()
+    weight = model.fc1.weight
+    assert ferrojit._results_moved() == moved, "a parameter must be copied, not moved"
+    original = weight.copy()
+    weight[...] = 0.0
+    np.testing.assert_array_equal(model.fc1.weight, original)
+    np.testing.assert_array_equal(model(x, 0.5), expected)

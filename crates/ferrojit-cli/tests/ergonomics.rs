@@ -328,10 +328,41 @@ fn inspect_check_lists_missing_operators() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("2 operator(s) missing"), "{stderr}");
 
+    assert!(
+        stdout.contains("missing operator aten::cummax: 1 call (MissingOps.running_max 1)"),
+        "{stdout}"
+    );
+
     let ok = run_ok(&[os("inspect"), os("--check"), example("mlp.pt").as_os_str()]);
     assert!(ok.starts_with("ok: "), "{ok}");
     let ok = run_ok(&[os("inspect"), os("--check"), example("mlp.pt2").as_os_str()]);
     assert!(ok.starts_with("ok: "), "{ok}");
+}
+
+/// One method calling two missing operators (one of them twice): the check lists both, with
+/// the method and the number of calls, instead of stopping at the first call the compiler
+/// cannot resolve.
+#[test]
+fn inspect_check_lists_every_missing_operator_of_one_method() {
+    let output = ferrojit(&[
+        os("inspect"),
+        os("--check"),
+        cli_fixture("missing_ops_one_method.pt").as_os_str(),
+    ]);
+    assert!(!output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "missing operator aten::cummax: 1 call (MissingOpsInOneMethod.forward 1)",
+            "missing operator aten::histc: 2 calls (MissingOpsInOneMethod.forward 2)",
+        ],
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("2 operator(s) missing"), "{stderr}");
+    assert!(stderr.contains("0 other compile failure(s)"), "{stderr}");
 }
 
 #[test]

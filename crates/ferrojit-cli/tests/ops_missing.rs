@@ -14,7 +14,7 @@ fn ferrojit(args: &[&str]) -> Output {
 
 fn schemas_file(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/ops_schemas")
+        .join("data")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

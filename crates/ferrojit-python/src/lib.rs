@@ -12,6 +12,7 @@
 
 mod errors;
 mod module;
+mod owned_results;
 mod values;
 
 use std::path::Path;
@@ -95,6 +96,14 @@ fn from_dlpack<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     numpy.call_method1("from_dlpack", PyTuple::new(value.py(), [value])?)
 }
 
+/// How many result tensors this process handed to numpy without a copy (their element
+/// vector moved into the array); a test hook, not part of the API.
+#[pyfunction]
+#[pyo3(name = "_results_moved")]
+fn results_moved() -> usize {
+    owned_results::results_moved()
+}
+
 /// The Python module `ferrojit`.
 #[pymodule]
 #[pyo3(name = "ferrojit")]
@@ -106,6 +115,7 @@ fn ferrojit_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(set_num_threads, module)?)?;
     module.add_function(wrap_pyfunction!(get_num_threads, module)?)?;
     module.add_function(wrap_pyfunction!(from_dlpack, module)?)?;
+    module.add_function(wrap_pyfunction!(results_moved, module)?)?;
     module.add_class::<ModuleObject>()?;
     module.add_class::<MethodObject>()?;
     module.add("Error", py.get_type::<errors::Error>())?;

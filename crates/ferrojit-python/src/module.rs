@@ -98,7 +98,8 @@ impl ModuleObject {
                     .map_err(|error| RunError::new_err(format!("{method_name}() failed: {error}")))
             }
         })?;
-        to_python(py, &result)
+        // The result is this call's alone: its tensors can move into numpy uncopied.
+        crate::owned_results::result_to_python(py, result)
     }
 
     fn is_root(&self) -> bool {

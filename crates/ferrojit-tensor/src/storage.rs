@@ -509,6 +509,20 @@ impl Storage {
         self.inner.generation.load(Ordering::Acquire)
     }
 
+    /// The buffer, moved out without a copy, when this is the only handle to the storage
+    /// (so no other tensor can see what the new owner does with it); the storage back
+    /// otherwise. The Python package gives a result's elements to numpy this way.
+    pub fn try_into_buffer(self) -> std::result::Result<Buffer, Storage> {
+        Arc::try_unwrap(self.inner)
+            .map(|inner| {
+                inner
+                    .buffer
+                    .into_inner()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            })
+            .map_err(|inner| Storage { inner })
+    }
+
     /// How many handles share this storage (1: only the caller's).
     pub fn handle_count(&self) -> usize {
         Arc::strong_count(&self.inner)
@@ -555,6 +569,26 @@ impl Storage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The buffer comes out only from the one handle, with the elements unmoved in memory.
+    #[test]
+    fn try_into_buffer_needs_the_only_handle() {
+        let storage = Storage::from_vec(vec![1.0_f32, 2.0, 3.0]);
+        let data_before = match &*storage.read() {
+            Buffer::Float32(elements) => elements.as_ptr(),
+            other => panic!("{other:?}"),
+        };
+        let other = storage.clone();
+        let storage = storage.try_into_buffer().expect_err("shared");
+        drop(other);
+        match storage.try_into_buffer() {
+            Ok(Buffer::Float32(Elements::Owned(values))) => {
+                assert_eq!(values, [1.0, 2.0, 3.0]);
+                assert_eq!(values.as_ptr(), data_before, "moved, not copied");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     /// Growing keeps the elements, zero-fills the rest, copies borrowed bytes first (the
     /// shared bytes stay as they were), is seen through every handle, and never shrinks.

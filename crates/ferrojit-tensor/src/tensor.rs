@@ -347,6 +347,13 @@ impl Tensor {
         &self.storage
     }
 
+    /// The storage, moved out of the tensor (the layout is dropped): with
+    /// [`Storage::try_into_buffer`], a way to hand a result's elements to another owner
+    /// without a copy.
+    pub fn into_storage(self) -> Storage {
+        self.storage
+    }
+
     pub fn is_wrapped_number(&self) -> bool {
         self.is_wrapped_number
     }

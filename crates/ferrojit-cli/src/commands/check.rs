@@ -14,34 +14,117 @@ use ferrojit_serialize::import::{load_module, LoadedModule};
 use super::not_a_model::model_load_error;
 use super::pt2::write_stdout;
 
-/// The outcome of checking a model: missing operators (each with the methods that call it)
-/// and other compile failures (method, message).
+/// The outcome of checking a model: missing operators (each with the methods that call it
+/// and how many calls each makes) and other compile failures (method, message).
 #[derive(Debug, Default)]
 pub struct CheckReport {
     pub methods_checked: usize,
-    pub missing_operators: BTreeMap<String, BTreeSet<String>>,
+    /// Operator → method → number of call sites in that method's compiled graph.
+    pub missing_operators: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Methods whose compilation stopped at an operator whose schema torch 2.15's public
+    /// list does not give (a custom operator): later calls in them went unchecked.
+    pub stopped_early: BTreeMap<String, String>,
     pub failures: Vec<(String, String)>,
 }
+
+impl CheckReport {
+    fn add_missing(&mut self, operator: &str, label: &str, calls: usize) {
+        *self
+            .missing_operators
+            .entry(operator.to_string())
+            .or_default()
+            .entry(label.to_string())
+            .or_default() += calls;
+    }
+}
+
+/// At most this many load-and-compile rounds: each round gives one more missing operator a
+/// stand-in schema, so a model calling more distinct missing operators than this reports
+/// the rest as a compile stop (bounds the time spent on a hostile archive).
+const MAX_CHECK_ROUNDS: usize = 256;
 
 /// `inspect --check` for a TorchScript archive or program `program` of a `.pt2`.
 pub fn check(model: &Path, program: &str) -> Result<(), String> {
     let report = if super::pt2::is_pt2(model) {
         check_pt2(model, program)?
     } else {
-        let loaded = load_module(model).map_err(|e| model_load_error(model, &e))?;
-        check_loaded(&loaded)
+        check_archive(model)?
     };
     print_report(model, &report)
+}
+
+/// Compiles every method of a TorchScript archive. The compiler stops a method at the first
+/// call of an operator it has no schema for, so each such operator (when torch 2.15's public
+/// list has its schemas) gets stand-in registrations, whose kernels only fail, and the model
+/// is loaded and compiled again (compiled methods, and their failures, are cached in the
+/// loaded unit), until nothing new turns up: every missing operator is listed, with every
+/// call, not only the first one in each method.
+fn check_archive(model: &Path) -> Result<CheckReport, String> {
+    // Operators given stand-ins (present in the registry, missing from this build), and
+    // every operator tried, so that one whose schemas do not register is not tried again.
+    let mut stand_ins: BTreeSet<String> = BTreeSet::new();
+    let mut tried: BTreeSet<String> = BTreeSet::new();
+    let mut rounds = 0;
+    loop {
+        let loaded = load_module(model).map_err(|e| model_load_error(model, &e))?;
+        let report = check_loaded(&loaded, &stand_ins);
+        rounds += 1;
+        let new: BTreeSet<String> = report
+            .stopped_early
+            .values()
+            .filter(|name| !tried.contains(*name))
+            .filter(|name| !super::ops::pytorch_schemas_of(name).is_empty())
+            .cloned()
+            .collect();
+        if new.is_empty() || rounds >= MAX_CHECK_ROUNDS {
+            return Ok(report);
+        }
+        for name in new {
+            if register_stand_ins(&name) {
+                stand_ins.insert(name.clone());
+            }
+            tried.insert(name);
+        }
+    }
+}
+
+/// Registers torch 2.15's schemas of `name` with kernels that fail: the check process never
+/// runs them, it only needs the compiler to get past the calls. Whether any registered (a
+/// schema this build's parser cannot read is skipped).
+fn register_stand_ins(name: &str) -> bool {
+    let mut registered = false;
+    for schema in super::ops::pytorch_schemas_of(name) {
+        let operator = name.to_string();
+        let kernel = move |_stack: &mut ferrojit_runtime::Stack| {
+            Err(RuntimeError::UnknownOperator(format!(
+                "{operator} (a stand-in registered by inspect --check)"
+            )))
+        };
+        registered |= ferrojit_runtime::register_operator(schema, kernel).is_ok();
+    }
+    registered
 }
 
 /// Prints the report; an error (a non-zero exit) when anything is missing or fails.
 fn print_report(model: &Path, report: &CheckReport) -> Result<(), String> {
     let mut text = String::new();
     for (operator, callers) in &report.missing_operators {
-        let callers: Vec<&str> = callers.iter().map(String::as_str).collect();
+        let total: usize = callers.values().sum();
+        let callers: Vec<String> = callers
+            .iter()
+            .map(|(method, calls)| format!("{method} {calls}"))
+            .collect();
+        let noun = if total == 1 { "call" } else { "calls" };
         text.push_str(&format!(
-            "missing operator {operator} (called by {})\n",
+            "missing operator {operator}: {total} {noun} ({})\n",
             callers.join(", ")
+        ));
+    }
+    // Left after the last round: operators with no known schema (custom ones).
+    for (method, operator) in &report.stopped_early {
+        text.push_str(&format!(
+            "note: {method} stopped compiling at {operator}, whose schema is unknown here; \
+             calls after it were not checked\n"
         ));
     }
     for (method, message) in &report.failures {
@@ -91,18 +174,16 @@ fn check_pt2(model: &Path, program: &str) -> Result<CheckReport, String> {
             Some(overload) => format!("{namespace}::{name}.{overload}"),
         };
         if !ferrojit_export::fallback::runs_operator(&full_name) {
-            report
-                .missing_operators
-                .entry(full_name)
-                .or_default()
-                .insert(format!("program '{program}'"));
+            report.add_missing(&full_name, &format!("program '{program}'"), 1);
         }
     }
     Ok(report)
 }
 
 /// Compiles every method and function of a loaded model, collecting what is missing.
-pub fn check_loaded(loaded: &LoadedModule) -> CheckReport {
+/// `stand_ins` are operators registered by [`register_stand_ins`]: present in the registry,
+/// yet missing from this build.
+pub fn check_loaded(loaded: &LoadedModule, stand_ins: &BTreeSet<String>) -> CheckReport {
     let mut report = CheckReport::default();
     let registry = OperatorRegistry::global();
     let mut seen_classes = HashSet::new();
@@ -123,7 +204,7 @@ pub fn check_loaded(loaded: &LoadedModule) -> CheckReport {
                 .and_then(|function| function.graph(&loaded.unit));
             report.methods_checked += 1;
             match graph {
-                Ok(graph) => check_graph(&graph, &label, registry, &mut report),
+                Ok(graph) => check_graph(&graph, &label, registry, stand_ins, &mut report),
                 Err(error) => record_failure(&error.to_string(), &label, &mut report),
             }
         }
@@ -136,7 +217,7 @@ pub fn check_loaded(loaded: &LoadedModule) -> CheckReport {
         report.methods_checked += 1;
         let label = readable(&name);
         match graph {
-            Ok(graph) => check_graph(&graph, &label, registry, &mut report),
+            Ok(graph) => check_graph(&graph, &label, registry, stand_ins, &mut report),
             Err(error) => record_failure(&error.to_string(), &label, &mut report),
         }
     }
@@ -153,11 +234,8 @@ fn record_failure(message: &str, label: &str, report: &mut CheckReport) {
             .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.'))
             .collect();
         let name = name.trim_end_matches('.').to_string();
-        report
-            .missing_operators
-            .entry(name)
-            .or_default()
-            .insert(label.to_string());
+        report.add_missing(&name, label, 1);
+        report.stopped_early.insert(label.to_string(), name);
         return;
     }
     let first_line = message.lines().next().unwrap_or(message).to_string();
@@ -170,6 +248,7 @@ fn check_graph(
     graph: &Arc<Graph>,
     label: &str,
     registry: &OperatorRegistry,
+    stand_ins: &BTreeSet<String>,
     report: &mut CheckReport,
 ) {
     let mut found_missing = false;
@@ -178,7 +257,8 @@ fn check_graph(
         let missing = match &data.schema {
             Some(schema) => {
                 let full_name = schema.full_name();
-                registry.lookup(&full_name).is_none().then_some(full_name)
+                (stand_ins.contains(&schema.name) || registry.lookup(&full_name).is_none())
+                    .then_some(full_name)
             }
             None if data.kind.namespace() != "prim" => {
                 let name = data.kind.as_str();
@@ -191,22 +271,14 @@ fn check_graph(
         };
         if let Some(name) = missing {
             found_missing = true;
-            report
-                .missing_operators
-                .entry(name)
-                .or_default()
-                .insert(label.to_string());
+            report.add_missing(&name, label, 1);
         }
     }
     match ferrojit_runtime::interpreter::compile(graph) {
         Ok(_) => {}
         Err(RuntimeError::UnknownOperator(name)) => {
             let name = name.split(' ').next().unwrap_or(&name).to_string();
-            report
-                .missing_operators
-                .entry(name)
-                .or_default()
-                .insert(label.to_string());
+            report.add_missing(&name, label, 1);
         }
         // Already listed above: the compiler stopped at one of them.
         Err(_) if found_missing => {}

@@ -9,8 +9,9 @@ use ferrojit_runtime::OperatorRegistry;
 use super::pt2::write_stdout;
 
 /// The core ATen overloads of torch 2.15, one `aten::NAME.OVERLOAD` a line (written by
-/// `tests/fixtures/export/core_aten_ops.py`; `#` lines are comments).
-const CORE_ATEN_OPS: &str = include_str!("../../../../tests/fixtures/export/core_aten_ops.txt");
+/// `tests/fixtures/export/core_aten_ops.py` into `crates/ferrojit-cli/data/`, inside the crate
+/// so that the packaged crate builds; `#` lines are comments).
+const CORE_ATEN_OPS: &str = include_str!("../../data/core_aten_ops.txt");
 
 /// The core ATen overload names, in the file's (sorted) order.
 pub fn core_aten_overloads() -> Vec<&'static str> {
@@ -74,12 +75,11 @@ pub fn core_coverage() -> Result<(), String> {
 /// torch 2.15's public `aten::` overloads in issue #20's scope, one
 /// `aten::NAME.OVERLOAD<TAB>CPU<TAB>SCHEMA` a line (written by
 /// `tests/fixtures/ops_schemas/list_pytorch_ops.py`; `#` lines are comments).
-const PYTORCH_PUBLIC_OPS: &str =
-    include_str!("../../../../tests/fixtures/ops_schemas/pytorch_public_ops.txt");
+const PYTORCH_PUBLIC_OPS: &str = include_str!("../../data/pytorch_public_ops.txt");
 
 /// Operators (`aten::name`, every overload) or overloads (`aten::name.overload`) deliberately
 /// not implemented, each with its reason: `NAME<TAB>WHY` a line.
-const LEFT_OUT_OPS: &str = include_str!("../../../../tests/fixtures/ops_schemas/left_out.txt");
+const LEFT_OUT_OPS: &str = include_str!("../../data/left_out.txt");
 
 /// One overload of PyTorch's public list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +115,25 @@ pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
             })
         })
         .filter(|overload| overload.cpu_availability != "none")
+        .collect()
+}
+
+/// The schemas torch 2.15 declares for operator `name` (`aten::histc`: every overload,
+/// whether or not PyTorch runs it on CPU), as schema strings. Empty for a name outside the
+/// public list (a custom operator, or one outside issue #20's scope).
+pub fn pytorch_schemas_of(name: &str) -> Vec<&'static str> {
+    PYTORCH_PUBLIC_OPS
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut columns = line.split('\t');
+            let full_name = columns.next()?.trim();
+            let operator = full_name
+                .split_once('.')
+                .map_or(full_name, |(name, _)| name);
+            let schema = columns.nth(1)?.trim();
+            (operator == name).then_some(schema)
+        })
         .collect()
 }
 
