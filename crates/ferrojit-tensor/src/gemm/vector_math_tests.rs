@@ -63,14 +63,7 @@ fn gelu_tanh_f64(x: f64) -> f64 {
 fn accuracy_against_float64() {
     let xs = inputs(20.0, 600_000);
     let wide = inputs(88.0, 600_000);
-    type Case<'a> = (
-        &'a str,
-        &'a dyn Fn(f32) -> f32,
-        &'a dyn Fn(f64) -> f64,
-        &'a [f32],
-        f64,
-    );
-    let cases: [Case; 5] = [
+    let cases: [(&str, &dyn Fn(f32) -> f32, &dyn Fn(f64) -> f64, &[f32], f64); 5] = [
         ("exp", &exp, &f64::exp, &wide, 1.1),
         ("sigmoid", &sigmoid, &|x| 1.0 / (1.0 + (-x).exp()), &xs, 2.5),
         ("silu", &silu, &|x| x / (1.0 + (-x).exp()), &xs, 2.5),
