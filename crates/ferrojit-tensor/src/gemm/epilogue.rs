@@ -1,13 +1,12 @@
 //! The epilogue applied to each output tile of a packed GEMM while the tile is still in cache:
 //! per-channel scale and shift (bias, folded batch norm), a residual add, and an activation.
 //!
-//! The scale, shift and residual steps round as the unfused float32 operators do. The
-//! activations are float32 polynomial forms (`vector_math`, a few ulps from the exact
-//! function, as PyTorch's vectorized kernels are), run over each tile row with the widest
-//! vectors the CPU has.
+//! Each step computes what the unfused operator computes for float32 (the activations go
+//! through the same f64 formulas as `ops::pointwise`), so a fused result differs from the
+//! unfused one only by the GEMM's own summation order.
 
-use super::vector_math::{self, VectorIsa};
 use crate::error::{Result, TensorError};
+use crate::ops::special::gelu_fast;
 
 /// The pointwise function at the end of an epilogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,10 +60,42 @@ impl Activation {
         })
     }
 
-    /// The activation of one float32 value, exactly as the vectorized epilogue computes it.
+    /// The activation of one float32 value, computed as the unfused float32 kernel does.
     #[inline]
     pub fn apply(self, x: f32) -> f32 {
-        vector_math::activate_one(self, x)
+        match self {
+            Activation::Identity => x,
+            // `x < 0` is false for NaN, so NaN passes through unchanged.
+            Activation::Relu => {
+                if x < 0.0 {
+                    0.0
+                } else {
+                    x
+                }
+            }
+            Activation::Gelu => {
+                // PyTorch's CPU kernel gives NaN for both infinities.
+                if x.is_infinite() {
+                    f32::NAN
+                } else {
+                    gelu_fast(f64::from(x)) as f32
+                }
+            }
+            Activation::GeluTanh => {
+                let x = f64::from(x);
+                let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                (0.5 * x * (1.0 + inner.tanh())) as f32
+            }
+            Activation::Silu => {
+                let x = f64::from(x);
+                (x * (1.0 / (1.0 + (-x).exp()))) as f32
+            }
+            Activation::Sigmoid => (1.0 / (1.0 + (-f64::from(x)).exp())) as f32,
+            Activation::Hardswish => {
+                let x = f64::from(x);
+                (x * (x + 3.0).clamp(0.0, 6.0) / 6.0) as f32
+            }
+        }
     }
 }
 
@@ -167,8 +198,7 @@ impl Epilogue<'_> {
     }
 
     /// Applies the epilogue to the output rows `row0..row0 + rows`, columns
-    /// `col0..col0 + cols`, stored at `c[i * c_stride + j]` (relative to the tile's corner),
-    /// with the vector instructions of the GEMM kernel in use.
+    /// `col0..col0 + cols`, stored at `c[i * c_stride + j]` (relative to the tile's corner).
     pub fn apply_tile(
         &self,
         c: &mut [f32],
@@ -178,40 +208,9 @@ impl Epilogue<'_> {
         col0: usize,
         cols: usize,
     ) {
-        self.apply_tile_with(VectorIsa::best(), c, c_stride, row0, rows, col0, cols);
-    }
-
-    /// [`Epilogue::apply_tile`] with the vector instructions of `isa` (which the CPU must
-    /// have).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn apply_tile_with(
-        &self,
-        isa: VectorIsa,
-        c: &mut [f32],
-        c_stride: usize,
-        row0: usize,
-        rows: usize,
-        col0: usize,
-        cols: usize,
-    ) {
-        if self.is_identity() || rows == 0 || cols == 0 {
+        if self.is_identity() {
             return;
         }
-        isa.run(|| self.apply_rows(c, c_stride, row0, rows, col0, cols));
-    }
-
-    /// The body of [`Epilogue::apply_tile_with`], inlined into each instruction set's
-    /// wrapper so that its loops are vectorized for that set.
-    #[inline(always)]
-    fn apply_rows(
-        &self,
-        c: &mut [f32],
-        c_stride: usize,
-        row0: usize,
-        rows: usize,
-        col0: usize,
-        cols: usize,
-    ) {
         for i in 0..rows {
             let row = &mut c[i * c_stride..i * c_stride + cols];
             let global_row = row0 + i;
@@ -257,7 +256,15 @@ impl Epilogue<'_> {
             if let (Some(r), false) = (residual_row, self.residual_after_activation) {
                 row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);
             }
-            vector_math::activate_slice_body(self.activation, row);
+            match self.activation {
+                Activation::Identity => {}
+                Activation::Relu => row.iter_mut().for_each(|v| {
+                    if *v < 0.0 {
+                        *v = 0.0
+                    }
+                }),
+                act => row.iter_mut().for_each(|v| *v = act.apply(*v)),
+            }
             if let (Some(r), true) = (residual_row, self.residual_after_activation) {
                 row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);
             }

@@ -159,6 +159,7 @@ pub fn linear_epilogue(
     let mut out_sizes = input.sizes().to_vec();
     *out_sizes.last_mut().expect("input is at least 1-D") = n;
     let m: usize = input.sizes()[..input.dim() - 1].iter().product();
+    let packed = packed_linear_weight(weight, Kernel::best())?;
     let x = input.contiguous();
     let x_values = x.to_vec::<f32>()?;
     let bias_values = bias.map(|b| b.contiguous().to_vec::<f32>()).transpose()?;
@@ -178,26 +179,11 @@ pub fn linear_epilogue(
     };
     let mut out = vec![0f32; m * n];
     let lhs = StridedMatrix::row_major(&x_values, m, k)?;
-    if super::prefers_matrixmultiply() {
-        // No packing: matrixmultiply reads the weight where it lies.
-        let storage = weight.storage();
-        let guard = storage.read();
-        let values = f32::slice_of(&guard).ok_or(TensorError::TypeMismatch {
-            expected: DType::Float32,
-            actual: weight.dtype(),
-        })?;
-        let data = values.get(weight.storage_offset()..).unwrap_or(&[]);
-        let (rs, cs) = (weight.strides()[0], weight.strides()[1]);
-        let rhs = StridedMatrix::new(data, k, n, cs, rs)?;
-        super::gemm_matrixmultiply(lhs, rhs, &mut out, &epilogue)?;
-    } else {
-        let packed = packed_linear_weight(weight, Kernel::best())?;
-        gemm(
-            Operand::Strided(lhs),
-            Operand::Packed(&packed),
-            &mut out,
-            &epilogue,
-        )?;
-    }
+    gemm(
+        Operand::Strided(lhs),
+        Operand::Packed(&packed),
+        &mut out,
+        &epilogue,
+    )?;
     Ok(Tensor::from_values(out, &out_sizes))
 }

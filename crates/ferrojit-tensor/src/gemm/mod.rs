@@ -11,16 +11,13 @@
 mod epilogue;
 mod kernel;
 mod linear;
-mod matrixmultiply_path;
 mod pack;
-mod vector_math;
 
 pub use epilogue::{Activation, ChannelAxis, Epilogue, Residual};
 pub use kernel::Kernel;
 pub use linear::{
     cached_weight_count, linear_epilogue, linear_epilogue_supported, packed_linear_weight,
 };
-pub use matrixmultiply_path::{gemm_matrixmultiply, prefers_matrixmultiply};
 pub use pack::{PackedMatrix, Side, StridedMatrix};
 
 use crate::error::{Result, TensorError};
