@@ -2,8 +2,12 @@
 //! range block by block, with f32x4 loops and a scalar tail inside each block.
 //!
 //! The generated function has the C signature
-//! `fn(inputs: *const *const f32, outputs: *const *mut f32, start: i64, end: i64)` and
-//! computes elements `start..end` of every output. Each input is either "full" (one f32 per
+//! `fn(inputs: *const *const f32, outputs: *const *mut f32, start: i64, end: i64,
+//! row_length: i64)` and computes elements `start..end` of every output. A group that ends
+//! with a row reduction (softmax over the last dimension) walks `start..end` a row of
+//! `row_length` elements at a time (the launcher gives whole rows): it runs the pointwise
+//! blocks over the row, then calls the row kernel of `row_reduction.rs` on the reduced
+//! output's row while it is in L1. Other groups ignore `row_length`. Each input is either "full" (one f32 per
 //! element, contiguous) or "scalar" (one f32 broadcast to every element, loaded once).
 //!
 //! Inside a block of [`BLOCK`] elements the steps are split into segments: runs of inline
@@ -26,6 +30,7 @@ use std::sync::Mutex;
 
 use crate::math::MathFunction;
 use crate::program::{InlineBinary, InlineUnary, Program, Step};
+use crate::row_reduction::RowReductionKind;
 use crate::CodegenError;
 
 /// Elements per block: small enough that a block's temporaries stay in L1, large enough that
@@ -35,8 +40,8 @@ pub const BLOCK: i64 = 256;
 /// Lanes of the vector type used (Cranelift's x86-64 backend has 128-bit vectors only).
 pub const LANES: i64 = 4;
 
-/// The generated entry point.
-pub type KernelEntry = unsafe extern "C" fn(*const *const f32, *const *mut f32, i64, i64);
+/// The generated entry point: inputs, outputs, start, end, row length.
+pub type KernelEntry = unsafe extern "C" fn(*const *const f32, *const *mut f32, i64, i64, i64);
 
 /// A compiled group: the entry point and the module that owns its code.
 pub struct CompiledKernel {
@@ -112,6 +117,9 @@ fn new_module() -> Result<JITModule, CodegenError> {
     for function in MathFunction::all() {
         builder.symbol(function.symbol(), function.kernel() as *const u8);
     }
+    for reduction in RowReductionKind::all() {
+        builder.symbol(reduction.symbol(), reduction.kernel() as *const u8);
+    }
     Ok(JITModule::new(builder))
 }
 
@@ -123,7 +131,7 @@ pub fn compile(program: &Program, layouts: &[InputLayout]) -> Result<CompiledKer
         return Err(codegen_error("only 64-bit targets are supported"));
     }
     let mut signature = module.make_signature();
-    for _ in 0..4 {
+    for _ in 0..5 {
         signature.params.push(AbiParam::new(I64));
     }
     let function_id = module
@@ -149,6 +157,21 @@ pub fn compile(program: &Program, layouts: &[InputLayout]) -> Result<CompiledKer
         }
     }
 
+    let row_kernel_id = match &program.row_reduction {
+        Some(reduction) => {
+            let mut row_signature = module.make_signature();
+            row_signature
+                .params
+                .extend([AbiParam::new(I64), AbiParam::new(I64)]);
+            Some(
+                module
+                    .declare_function(reduction.kind.symbol(), Linkage::Import, &row_signature)
+                    .map_err(codegen_error)?,
+            )
+        }
+        None => None,
+    };
+
     let mut context = module.make_context();
     context.func.signature = signature;
     let mut builder_context = FunctionBuilderContext::new();
@@ -157,8 +180,11 @@ pub fn compile(program: &Program, layouts: &[InputLayout]) -> Result<CompiledKer
         for (&symbol, &id) in &kernel_ids {
             kernel_refs.insert(symbol, module.declare_func_in_func(id, &mut context.func));
         }
+        let row_kernel_ref =
+            row_kernel_id.map(|id| module.declare_func_in_func(id, &mut context.func));
         let builder = FunctionBuilder::new(&mut context.func, &mut builder_context);
         let mut emitter = Emitter::new(builder, program, layouts, kernel_refs)?;
+        emitter.row_kernel = row_kernel_ref;
         emitter.emit();
         let mut builder = emitter.builder;
         builder.seal_all_blocks();
@@ -171,7 +197,7 @@ pub fn compile(program: &Program, layouts: &[InputLayout]) -> Result<CompiledKer
     module.finalize_definitions().map_err(codegen_error)?;
     let address = module.get_finalized_function(function_id);
     // SAFETY: `address` is the start of the function just defined with the signature built
-    // above (four i64 parameters, no results, the platform's C calling convention), which is
+    // above (five i64 parameters, no results, the platform's C calling convention), which is
     // `KernelEntry`'s ABI; pointers are i64 on this target (checked above).
     let entry = unsafe { std::mem::transmute::<*const u8, KernelEntry>(address) };
     Ok(CompiledKernel {
@@ -225,6 +251,8 @@ struct Emitter<'a> {
     input_pointers: Vec<Value>,
     output_pointers: Vec<Value>,
     scratch: Option<cranelift_codegen::ir::StackSlot>,
+    /// The row kernel a group with a trailing reduction calls after each row.
+    row_kernel: Option<cranelift_codegen::ir::FuncRef>,
 }
 
 impl<'a> Emitter<'a> {
@@ -304,6 +332,7 @@ impl<'a> Emitter<'a> {
             input_pointers: Vec::new(),
             output_pointers: Vec::new(),
             scratch: None,
+            row_kernel: None,
         })
     }
 
@@ -357,6 +386,47 @@ impl<'a> Emitter<'a> {
             )));
         }
 
+        match (self.program.row_reduction, self.row_kernel) {
+            (Some(reduction), Some(row_kernel)) => {
+                // for row_start in (start..end).step_by(row_length): the pointwise blocks
+                // over the row, then the row kernel on the reduced output's row.
+                let row_length = params[4];
+                let row_head = self.builder.create_block();
+                let row_body = self.builder.create_block();
+                let exit = self.builder.create_block();
+                let row_start = self.builder.append_block_param(row_head, I64);
+                self.builder.ins().jump(row_head, &[BlockArg::Value(start)]);
+
+                self.builder.switch_to_block(row_head);
+                let more = self
+                    .builder
+                    .ins()
+                    .icmp(IntCC::SignedLessThan, row_start, end);
+                self.builder.ins().brif(more, row_body, &[], exit, &[]);
+
+                self.builder.switch_to_block(row_body);
+                let row_end = self.builder.ins().iadd(row_start, row_length);
+                self.emit_block_loop(row_start, row_end);
+                let pointer = self.output_pointers[reduction.output];
+                let zero = self.builder.ins().iconst(I64, 0);
+                let row_address = self.element_address(pointer, row_start, zero);
+                self.builder
+                    .ins()
+                    .call(row_kernel, &[row_address, row_length]);
+                self.builder
+                    .ins()
+                    .jump(row_head, &[BlockArg::Value(row_end)]);
+
+                self.builder.switch_to_block(exit);
+            }
+            _ => self.emit_block_loop(start, end),
+        }
+        self.builder.ins().return_(&[]);
+    }
+
+    /// The loop over `start..end` in blocks of [`BLOCK`] elements, running every segment
+    /// on each block; leaves the builder after the loop.
+    fn emit_block_loop(&mut self, start: Value, end: Value) {
         let block_head = self.builder.create_block();
         let block_body = self.builder.create_block();
         let exit = self.builder.create_block();
@@ -385,13 +455,13 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        self.segments = segments;
         let next = self.builder.ins().iadd(base, count);
         self.builder
             .ins()
             .jump(block_head, &[BlockArg::Value(next)]);
 
         self.builder.switch_to_block(exit);
-        self.builder.ins().return_(&[]);
     }
 
     /// The address of element `base + offset` of `step`'s home.

@@ -10,6 +10,7 @@ use ferrojit_tensor::{broadcast_shapes, DType, Element, Tensor};
 
 use crate::compile::{compile, CompiledKernel, InputLayout};
 use crate::program::{lower, Program, Step};
+use crate::row_reduction::RowReductionKind;
 use crate::CodegenError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -17,6 +18,9 @@ struct KernelKey {
     group_key: u64,
     dtypes: Vec<DType>,
     layouts: Vec<InputLayout>,
+    /// The group's trailing reduction (kind and dim), read from the subgraph: a row kernel
+    /// and an elementwise kernel are never confused, whatever key a caller reuses.
+    reduction: Option<(RowReductionKind, i64)>,
 }
 
 enum CacheEntry {
@@ -147,6 +151,7 @@ impl GroupCache {
             group_key,
             dtypes: dtypes.clone(),
             layouts: layouts.clone(),
+            reduction: trailing_reduction(subgraph),
         };
         let Some((kernel, program)) = self.kernel(&key, subgraph)? else {
             return Ok(None);
@@ -157,6 +162,23 @@ impl GroupCache {
         if program.outputs.iter().any(|&o| step_shapes[o] != shape) {
             return Ok(None);
         }
+        // A row reduction must be over the last dimension of the actual shape; any other
+        // dim runs in the interpreter. A 0-dim tensor is one row of one element.
+        let row_length = match &program.row_reduction {
+            Some(reduction) => {
+                let rank = shape.len().max(1) as i64;
+                let dim = if reduction.dim < 0 {
+                    reduction.dim + rank
+                } else {
+                    reduction.dim
+                };
+                if dim != rank - 1 {
+                    return Ok(None);
+                }
+                shape.last().copied().unwrap_or(1)
+            }
+            None => 1,
+        };
         if strided {
             self.stats
                 .lock()
@@ -168,7 +190,15 @@ impl GroupCache {
             .map(|_| vec![0.0f32; numel])
             .collect();
         if numel > 0 {
-            run_kernel(&kernel, &prepared, &layouts, &mut outputs, numel).map_err(input_error)?;
+            run_kernel(
+                &kernel,
+                &prepared,
+                &layouts,
+                &mut outputs,
+                numel,
+                row_length,
+            )
+            .map_err(input_error)?;
         }
         let tensors = outputs
             .into_iter()
@@ -247,6 +277,25 @@ impl GroupCache {
     }
 }
 
+/// The trailing softmax or log_softmax of a group's subgraph and its dim (a constant int
+/// in a group the fuser built), if it has one.
+fn trailing_reduction(subgraph: &Graph) -> Option<(RowReductionKind, i64)> {
+    let nodes = subgraph.block_nodes(subgraph.top_block());
+    nodes.iter().rev().find_map(|&node| {
+        let kind = RowReductionKind::from_operator(subgraph.kind(node).as_str())?;
+        let dim = subgraph
+            .node_inputs(node)
+            .get(1)
+            .and_then(|&value| subgraph.producer(value))
+            .and_then(|producer| match subgraph.attribute(producer, "value") {
+                Some(ferrojit_ir::AttributeValue::Int(dim)) => Some(*dim),
+                _ => None,
+            })
+            .unwrap_or(i64::MIN);
+        Some((kind, dim))
+    })
+}
+
 /// The shape of every step's value (broadcast through the operands).
 fn step_shapes(program: &Program, inputs: &[Tensor]) -> Result<Vec<Vec<usize>>, CodegenError> {
     let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(program.steps.len());
@@ -265,14 +314,22 @@ fn step_shapes(program: &Program, inputs: &[Tensor]) -> Result<Vec<Vec<usize>>, 
     Ok(shapes)
 }
 
-/// Runs `kernel` over `0..numel`, split across the intra-op threads when large.
+/// Runs `kernel` over `0..numel`, split across the intra-op threads when large. A kernel
+/// with a row reduction is given whole rows of `row_length` elements (each thread a range of
+/// rows); `row_length` is 1 for the others.
 fn run_kernel(
     kernel: &CompiledKernel,
     inputs: &[Tensor],
     layouts: &[InputLayout],
     outputs: &mut [Vec<f32>],
     numel: usize,
+    row_length: usize,
 ) -> Result<(), String> {
+    if row_length == 0 || numel % row_length != 0 {
+        return Err(format!(
+            "{numel} elements are not whole rows of {row_length}"
+        ));
+    }
     if inputs.len() != kernel.input_count || outputs.len() != kernel.output_count {
         return Err(format!(
             "kernel compiled for {} inputs and {} outputs got {} and {}",
@@ -326,21 +383,27 @@ fn run_kernel(
         // this function returns); every output pointer is valid for `numel` f32 writes.
         // `range` lies within 0..numel, so the kernel reads and writes elements
         // range.start..range.end only; the ranges given to different threads are disjoint,
-        // so no two calls write the same output element.
+        // so no two calls write the same output element. A row kernel reads and writes
+        // whole rows of `row_length` inside the range: every range starts and ends on a row
+        // boundary (rows are what is split, and numel is a whole number of rows, checked
+        // above).
         unsafe {
             entry(
                 arguments.inputs as *const *const f32,
                 arguments.outputs as *const *mut f32,
                 range.start as i64,
                 range.end as i64,
+                row_length as i64,
             )
         }
     };
     let threads = num_threads();
-    if numel >= PARALLEL_THRESHOLD && threads > 1 {
+    let rows = numel / row_length;
+    if numel >= PARALLEL_THRESHOLD && threads > 1 && rows > 1 {
         use rayon::prelude::*;
-        split_ranges(numel, threads)
+        split_ranges(rows, threads)
             .into_par_iter()
+            .map(|range| range.start * row_length..range.end * row_length)
             .for_each(run_range);
     } else {
         run_range(0..numel);

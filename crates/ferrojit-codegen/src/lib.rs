@@ -14,8 +14,14 @@
 //! rsqrt, reciprocal, minimum, maximum, clamp/clamp_min/clamp_max, pow with a scalar
 //! exponent, exp, log, tanh, sigmoid, silu, erf, gelu (none and tanh), where, and the casts
 //! that are the identity on f32 (`to(float32)`, `type_as`, `contiguous`, `clone`).
-//! Not supported (answered `Ok(None)`): f64 and other dtypes, reductions (sum/mean), outputs
-//! smaller than the broadcast shape, and math functions applied to constants.
+//! A group may end with one trailing reduction, `softmax` or `log_softmax` over the last
+//! dimension (dtype None) of a value the group computes; it must be a group output, with the
+//! full broadcast shape. Such a kernel walks whole rows: the pointwise chain over a row,
+//! then an out-of-line row kernel (`row_reduction.rs`: max, exp(x - max) and its sum, then
+//! the scale) on that row while it is in L1; rows are split across the intra-op threads.
+//! Not supported (answered `Ok(None)`): f64 and other dtypes, other reductions (sum/mean),
+//! a reduction over another dim, outputs smaller than the broadcast shape, and math
+//! functions applied to constants.
 //!
 //! # Shape classes
 //! * **flat**: every input is contiguous with the output's shape, or has one element (a 0-dim
@@ -55,12 +61,14 @@ pub mod compile;
 pub mod launch;
 pub mod math;
 pub mod program;
+pub mod row_reduction;
 
 pub use backend::{shared_backend, shared_cranelift_backend, CraneliftFusionBackend};
 pub use compile::{CompiledKernel, InputLayout};
 pub use launch::{CacheStats, GroupCache};
 pub use math::MathFunction;
-pub use program::{lower, Program, Step, Unsupported};
+pub use program::{lower, Program, RowReduction, Step, Unsupported};
+pub use row_reduction::RowReductionKind;
 
 /// Errors from running a group. Unsupported groups are not errors (`Ok(None)`).
 #[derive(Debug, thiserror::Error)]

@@ -10,6 +10,7 @@ use ferrojit_tensor::DType;
 use std::collections::HashMap;
 
 use crate::math::MathFunction;
+use crate::row_reduction::RowReductionKind;
 
 /// An arithmetic operation the generated code does inline, on a vector or a scalar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,19 @@ pub struct Program {
     pub outputs: Vec<usize>,
     /// For each group input: whether it is a `where` condition (bool) rather than data.
     pub condition_inputs: Vec<bool>,
+    /// The trailing reduction over the last dimension, if the group ends with one.
+    pub row_reduction: Option<RowReduction>,
+}
+
+/// A softmax or log_softmax ending the group: applied in place, row by row, to the group
+/// output `output` (an index into [`Program::outputs`]) after the steps have written it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowReduction {
+    pub kind: RowReductionKind,
+    pub output: usize,
+    /// The reduced dimension as the graph gives it (-1, or rank - 1 of the group's shape);
+    /// the launcher checks it against the actual rank.
+    pub dim: i64,
 }
 
 /// Why a group cannot be compiled (kept for diagnostics; the caller only needs "not").
@@ -83,6 +97,9 @@ struct Lowering<'g> {
     /// Graph value -> the step computing it (tensors only).
     tensor_steps: HashMap<ValueId, usize>,
     condition_inputs: Vec<bool>,
+    /// The trailing reduction seen so far: its kind, the graph value it makes, the step it
+    /// reduces and its dim.
+    reduction: Option<(RowReductionKind, ValueId, usize, i64)>,
 }
 
 /// Lowers `graph` (a fusion group's subgraph) for inputs of `input_dtypes`.
@@ -99,6 +116,7 @@ pub fn lower(graph: &Graph, input_dtypes: &[DType]) -> Lowered<Program> {
         steps: Vec::new(),
         tensor_steps: HashMap::new(),
         condition_inputs: Vec::new(),
+        reduction: None,
     };
     for (index, (&value, &dtype)) in graph.inputs().iter().zip(input_dtypes).enumerate() {
         let condition = match dtype {
@@ -111,7 +129,20 @@ pub fn lower(graph: &Graph, input_dtypes: &[DType]) -> Lowered<Program> {
         lowering.tensor_steps.insert(value, step);
     }
     for node in graph.block_nodes(graph.top_block()) {
+        if lowering.reduction.is_some() && !graph.kind(node).is_prim(Prim::Constant) {
+            return unsupported("a node after the trailing reduction");
+        }
         lowering.lower_node(node)?;
+    }
+    let mut row_reduction = None;
+    if let Some((kind, value, reduced, dim)) = lowering.reduction {
+        if matches!(lowering.steps[reduced], Step::Input(_) | Step::Constant(_)) {
+            return unsupported("the reduction's input is not computed in the group");
+        }
+        let Some(output) = graph.outputs().iter().position(|&o| o == value) else {
+            return unsupported("the reduction's result is not a group output");
+        };
+        row_reduction = Some(RowReduction { kind, output, dim });
     }
     let mut outputs = Vec::new();
     for &value in graph.outputs() {
@@ -135,6 +166,7 @@ pub fn lower(graph: &Graph, input_dtypes: &[DType]) -> Lowered<Program> {
         steps: lowering.steps,
         outputs,
         condition_inputs: lowering.condition_inputs,
+        row_reduction,
     })
 }
 
@@ -373,6 +405,27 @@ impl Lowering<'_> {
                     }
                 }
                 result
+            }
+            "aten::softmax" | "aten::log_softmax" => {
+                arity(3)?;
+                let reduced = first(self)?;
+                let dim = match self.constant(inputs[1])? {
+                    ConstantArgument::Number(dim) if dim.fract() == 0.0 => dim as i64,
+                    other => return unsupported(format!("{kind} dim {other:?}")),
+                };
+                if self.constant(inputs[2])? != ConstantArgument::None {
+                    return unsupported(format!("{kind} with a dtype"));
+                }
+                if self.reduction.is_some() {
+                    return unsupported("a second reduction");
+                }
+                let reduction_kind = RowReductionKind::from_operator(&kind)
+                    .ok_or_else(|| Unsupported(format!("operator {kind}")))?;
+                self.reduction = Some((reduction_kind, output, reduced, dim));
+                // The reduction rewrites its input's output buffer in place: the value
+                // names the reduced step, and nothing may read it as a pointwise value.
+                self.tensor_steps.insert(output, reduced);
+                return Ok(());
             }
             "aten::where" => {
                 arity(3)?;

@@ -8,6 +8,11 @@
 //! several steps compounds them, hence the wider `CHAIN_ULP`.
 //! Shapes include broadcasting (size-1 dims, 0-dim and missing leading dims), non-contiguous
 //! inputs (transposed and strided views, which run the strided class) and zero-size tensors.
+//!
+//! Every graph is also run a second time with a trailing softmax or log_softmax over the
+//! last dimension (a row-reduction group). Its reference is ferrojit-tensor's softmax of
+//! the pointwise group's own fused output, so the comparison isolates the row kernel:
+//! within `ROW_ULP`, or an absolute difference of `ROW_ABSOLUTE` scaled by max(1, |x|).
 
 mod common;
 
@@ -18,6 +23,8 @@ use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::{DType, Scalar, Tensor};
 
 const CHAIN_ULP: u64 = 64;
+const ROW_ULP: u64 = 16;
+const ROW_ABSOLUTE: f32 = 1e-6;
 
 /// xorshift64*: a small deterministic generator (no extra dependency).
 struct Rng(u64);
@@ -410,5 +417,115 @@ fn random_pointwise_graphs_match_ferrojit_tensor_kernels() {
     assert!(
         strided_cases >= 20,
         "too few strided cases: {strided_cases}"
+    );
+}
+
+/// `text` with its single output `%vN` sent through `reduction` (`softmax` or
+/// `log_softmax`) over dim -1.
+fn with_trailing_reduction(text: &str, reduction: &str) -> String {
+    let (body, last_line) = text
+        .trim_end()
+        .rsplit_once('\n')
+        .expect("a graph has a return line");
+    let output = last_line
+        .trim()
+        .strip_prefix("return (")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .expect("one returned value");
+    format!(
+        "{body}\n  %rdim : int = prim::Constant[value=-1]()\n  %rnone : NoneType = prim::Constant()\n  \
+         %reduced : Tensor = aten::{reduction}({output}, %rdim, %rnone)\n  return (%reduced)\n"
+    )
+}
+
+fn row_agree(actual: f32, expected: f32) -> bool {
+    ulp_distance(actual, expected) <= ROW_ULP
+        || (actual.is_finite()
+            && expected.is_finite()
+            && (actual - expected).abs() <= ROW_ABSOLUTE * expected.abs().max(1.0))
+}
+
+#[test]
+fn random_pointwise_graphs_with_a_trailing_softmax_match_ferrojit_tensor() {
+    let shapes: &[&[usize]] = &[
+        &[37],
+        &[4, 9],
+        &[2, 3, 5],
+        &[3, 1, 7],
+        &[0, 3],
+        &[257, 3],
+        &[64, 300],
+    ];
+    let mut rng = Rng(0x51f1_5eed_0022_0001);
+    let cache = GroupCache::new();
+    let mut compared = 0;
+    for case_number in 0..120u64 {
+        let full = shapes[case_number as usize % shapes.len()];
+        let case = generate(&mut rng, full);
+        let reduction = ["softmax", "log_softmax"][case_number as usize % 2];
+        let pointwise = parse_graph(&case.text).unwrap();
+        let reduced_text = with_trailing_reduction(&case.text, reduction);
+        let reduced = parse_graph(&reduced_text).unwrap_or_else(|e| panic!("{e}\n{reduced_text}"));
+        let base = cache
+            .run_group(2 * case_number, &pointwise, &case.inputs)
+            .unwrap_or_else(|e| panic!("case {case_number}: {e}"));
+        let fused = cache
+            .run_group(2 * case_number + 1, &reduced, &case.inputs)
+            .unwrap_or_else(|e| panic!("case {case_number}: {e}\n{reduced_text}"));
+        // The reduction compiles exactly when its pointwise chain does.
+        let (Some(base), Some(fused)) = (base, fused) else {
+            assert!(
+                cache
+                    .unsupported_reason(2 * case_number + 1, &case.inputs)
+                    .is_some_and(|reason| reason.starts_with("a math function")),
+                "case {case_number} declined:\n{reduced_text}"
+            );
+            continue;
+        };
+        let expected = if reduction == "softmax" {
+            base[0].softmax(-1, None)
+        } else {
+            base[0].log_softmax(-1, None)
+        }
+        .expect("reference softmax runs");
+        assert_eq!(
+            fused[0].sizes(),
+            expected.sizes(),
+            "case {case_number} shape"
+        );
+        let actual = fused[0].to_vec::<f32>().unwrap();
+        let wanted = expected.to_vec::<f32>().unwrap();
+        let before = base[0].to_vec::<f32>().unwrap();
+        let length = full.last().copied().unwrap_or(1).max(1);
+        for (row, ((got, want), input)) in actual
+            .chunks(length)
+            .zip(wanted.chunks(length))
+            .zip(before.chunks(length))
+            .enumerate()
+        {
+            // PyTorch 2.15 gives a whole row of NaN when the row holds NaN or +inf (its
+            // maximum is NaN or inf, and inf - inf is NaN); ferrojit-tensor's softmax does
+            // not, so such rows are checked against PyTorch's rule instead.
+            if input.iter().any(|v| v.is_nan() || *v == f32::INFINITY) {
+                assert!(
+                    got.iter().all(|v| v.is_nan()),
+                    "case {case_number} row {row}: {got:?} from {input:?}"
+                );
+                continue;
+            }
+            for (i, (&a, &e)) in got.iter().zip(want).enumerate() {
+                assert!(
+                    row_agree(a, e),
+                    "case {case_number} row {row} element {i}: fused {reduction} {a:e}, ferrojit-tensor {e:e} ({} ulp)\n{reduced_text}",
+                    ulp_distance(a, e)
+                );
+            }
+        }
+        compared += 1;
+    }
+    eprintln!("{compared} reduction groups compared");
+    assert!(
+        compared >= 80,
+        "too few reduction groups compiled: {compared}"
     );
 }

@@ -6,6 +6,11 @@
 //! a tensor (alpha, a scalar operand, clamp's bounds, gelu's `approximate`) must be a
 //! `prim::Constant`, because the group copies it into its subgraph as a constant: a group's
 //! inputs are tensors only.
+//!
+//! A group may also end with one trailing reduction ([`is_trailing_reduction`]): softmax or
+//! log_softmax over the last dimension. It only ever seeds a group (the pointwise chain
+//! before it joins), never joins one as a producer, so it is always the group's last node
+//! and a group holds at most one.
 
 use ferrojit_ir::{FunctionSchema, Graph, NodeId, Prim, TensorRefinement, Type, ValueId};
 
@@ -136,4 +141,70 @@ pub fn is_fusible(graph: &Graph, node: NodeId) -> bool {
         }
     }
     tensor_inputs > 0
+}
+
+/// The reductions a group may end with, as `(name, overload)`: over the last dimension only,
+/// the shape of the code generator's row kernel.
+pub const TRAILING_REDUCTIONS: &[(&str, &str)] =
+    &[("aten::softmax", "int"), ("aten::log_softmax", "int")];
+
+/// The constant int `value` holds, if a `prim::Constant` makes it.
+fn constant_int(graph: &Graph, value: ValueId) -> Option<i64> {
+    let producer = graph.producer(value)?;
+    if !graph.kind(producer).is_prim(Prim::Constant) {
+        return None;
+    }
+    match graph.attribute(producer, "value") {
+        Some(ferrojit_ir::AttributeValue::Int(number)) => Some(*number),
+        _ => None,
+    }
+}
+
+/// Whether `value` is a `prim::Constant` None.
+fn is_constant_none(graph: &Graph, value: ValueId) -> bool {
+    is_constant(graph, value) && *graph.value_type(value) == Type::NoneType
+}
+
+/// Whether `node` may end a fusion group as its trailing reduction: `softmax.int` or
+/// `log_softmax.int` with a constant dim that is the last one (-1 or rank - 1), dtype a
+/// constant None, and input and output of complete floating type with the same sizes, of
+/// rank at least 1.
+pub fn is_trailing_reduction(graph: &Graph, node: NodeId) -> bool {
+    let kind = graph.kind(node).as_str();
+    if !TRAILING_REDUCTIONS.iter().any(|(name, _)| *name == kind) {
+        return false;
+    }
+    let Some(schema) = node_schema(graph, node) else {
+        return false;
+    };
+    if !TRAILING_REDUCTIONS
+        .iter()
+        .any(|(name, overload)| *name == kind && *overload == schema.overload_name)
+    {
+        return false;
+    }
+    let [input, dim, dtype] = graph.node_inputs(node)[..] else {
+        return false;
+    };
+    let [output] = graph.node_outputs(node)[..] else {
+        return false;
+    };
+    if !is_complete_tensor_of(graph, input, FUSIBLE_DTYPES)
+        || !is_complete_tensor_of(graph, output, FUSIBLE_DTYPES)
+        || !is_constant_none(graph, dtype)
+    {
+        return false;
+    }
+    let sizes = |value: ValueId| {
+        complete_tensor_type(graph.value_type(value))
+            .and_then(|refinement| refinement.sizes.clone())
+    };
+    let (Some(input_sizes), Some(output_sizes)) = (sizes(input), sizes(output)) else {
+        return false;
+    };
+    let rank = input_sizes.len() as i64;
+    if input_sizes != output_sizes || rank == 0 {
+        return false;
+    }
+    constant_int(graph, dim).is_some_and(|dim| dim == -1 || dim == rank - 1)
 }

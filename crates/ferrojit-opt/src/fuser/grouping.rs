@@ -7,13 +7,14 @@
 //! nothing between them needs it first) and AliasDb lets it move to just before the group:
 //! it is never moved across a write to an alias of what it reads. The group's nodes stay
 //! contiguous, so replacing them by one node changes no order. Groups of fewer than
-//! [`MIN_GROUP_SIZE`] nodes are dropped.
+//! [`MIN_GROUP_SIZE`] nodes are dropped. A trailing reduction (softmax over the last dim)
+//! may seed a group but never joins one, so a group has at most one, at its end.
 
 use std::collections::{HashMap, HashSet};
 
 use ferrojit_ir::{BlockId, Graph, NodeId, ValueId};
 
-use super::fusible_ops::is_fusible;
+use super::fusible_ops::{is_fusible, is_trailing_reduction};
 use crate::alias_analysis::AliasDb;
 
 /// The fewest nodes worth a group: a single node gains nothing from fusion and pays for the
@@ -42,7 +43,11 @@ fn groups_in_block(graph: &mut Graph, alias_db: &AliasDb, block: BlockId) -> Vec
     let mut groups = Vec::new();
     let mut cursor = graph.block_nodes(block).last().copied();
     while let Some(seed) = cursor {
-        if grouped.contains(&seed) || !is_fusible(graph, seed) {
+        // A trailing reduction only seeds: producers that join are pointwise, so it stays
+        // the group's last node.
+        if grouped.contains(&seed)
+            || !(is_fusible(graph, seed) || is_trailing_reduction(graph, seed))
+        {
             cursor = graph.previous_node(seed);
             continue;
         }

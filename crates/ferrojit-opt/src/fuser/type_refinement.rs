@@ -8,6 +8,13 @@
 //!   sizes, and nothing after them does either. Their sizes follow from the chunked tensor's
 //!   (PyTorch's fuser turns this pair into `prim::ConstantChunk` for the same reason).
 //!
+//! * `aten::reshape` has no shape function, and `ferrojit::linear_epilogue` (made after the
+//!   first propagation) none either, so everything after them is untyped: the encoder's
+//!   second layer. Their sizes follow from their inputs ([`type_reshapes_and_epilogues`]).
+//!   Once they are typed, the `aten::size` calls on them are facts, so the peephole and
+//!   constant propagation run again to fold them (the view sizes a layer computes from its
+//!   input's sizes become constant lists, which shape propagation can read).
+//!
 //! Shape and dtype propagation then runs again, until the unpacked chunks stop gaining
 //! types (each round can type the chunks of the next unrolled iteration).
 
@@ -27,7 +34,13 @@ pub fn refine_types_for_fusion(graph: &mut Graph) -> Result<(), String> {
     for _ in 0..MAX_ROUNDS {
         crate::propagate_shapes_and_dtypes(&mut typed)?;
         let dtypes_filled = fill_kept_dtypes(&mut typed);
-        if !type_unpacked_chunks(&mut typed) && !dtypes_filled {
+        let shapes_filled = type_reshapes_and_epilogues(&mut typed);
+        if shapes_filled {
+            // Newly typed tensors make their `aten::size` calls foldable.
+            crate::run_pass("peephole", &mut typed)?;
+            crate::run_pass("constant_propagation", &mut typed)?;
+        }
+        if !type_unpacked_chunks(&mut typed) && !dtypes_filled && !shapes_filled {
             break;
         }
     }
@@ -79,6 +92,11 @@ fn type_tensor_constants(graph: &mut Graph) {
 const DTYPE_KEEPING_OPERATORS: &[&str] = &[
     "aten::select",
     "aten::t",
+    "aten::transpose",
+    "aten::view",
+    "aten::reshape",
+    "aten::permute",
+    "aten::contiguous",
     "aten::mm",
     "aten::matmul",
     "aten::add",
@@ -98,6 +116,9 @@ const DTYPE_KEEPING_OPERATORS: &[&str] = &[
     "aten::gelu",
     "aten::silu",
     "aten::erf",
+    // Their dtype argument is checked to be None below.
+    "aten::softmax",
+    "aten::log_softmax",
 ];
 
 /// Gives a dtype to the single tensor output of a [`DTYPE_KEEPING_OPERATORS`] node that has
@@ -119,6 +140,17 @@ fn fill_kept_dtypes(graph: &mut Graph) -> bool {
         if refinement.scalar_type.is_some() {
             continue;
         }
+        // softmax(x, dim, dtype) keeps x's dtype only when dtype is None.
+        if matches!(
+            graph.kind(node).as_str(),
+            "aten::softmax" | "aten::log_softmax"
+        ) && graph
+            .node_inputs(node)
+            .get(2)
+            .is_none_or(|&dtype| *graph.value_type(dtype) != Type::NoneType)
+        {
+            continue;
+        }
         let mut dtypes = graph
             .node_inputs(node)
             .iter()
@@ -138,6 +170,132 @@ fn fill_kept_dtypes(graph: &mut Graph) -> bool {
         let mut refined = (**refinement).clone();
         refined.scalar_type = Some(first);
         graph.set_value_type(output, Type::RefinedTensor(Box::new(refined)));
+        changed = true;
+    }
+    changed
+}
+
+/// Whether `ty` is a tensor type without known sizes (which this file may fill).
+fn lacks_sizes(ty: &Type) -> bool {
+    match ty {
+        Type::Tensor => true,
+        Type::RefinedTensor(refinement) => refinement
+            .sizes
+            .as_ref()
+            .is_none_or(|sizes| sizes.iter().any(Option::is_none)),
+        _ => false,
+    }
+}
+
+/// A contiguous-size tensor type (strides left unknown) of `dtype` and `sizes`.
+fn sized_tensor_type(like: &TensorRefinement, sizes: Vec<i64>) -> Type {
+    Type::RefinedTensor(Box::new(TensorRefinement {
+        scalar_type: like.scalar_type.clone(),
+        sizes: Some(sizes.into_iter().map(Some).collect()),
+        strides: None,
+        requires_grad: like.requires_grad,
+        device: like.device.clone(),
+        undefined: None,
+    }))
+}
+
+/// The constant int list `value` holds, if a `prim::Constant` makes it.
+fn constant_int_list(graph: &Graph, value: ferrojit_ir::ValueId) -> Option<Vec<i64>> {
+    if !is_constant(graph, value) {
+        return None;
+    }
+    match graph.attribute(graph.producer(value)?, "value") {
+        Some(AttributeValue::Ints(numbers)) => Some(numbers.clone()),
+        _ => None,
+    }
+}
+
+/// `aten::reshape`'s output sizes: `shape` with a -1 resolved against `numel`; `None` when
+/// it does not describe `numel` elements.
+fn reshape_sizes(numel: i64, shape: &[i64]) -> Option<Vec<i64>> {
+    let inferred: Vec<usize> = (0..shape.len()).filter(|&i| shape[i] == -1).collect();
+    let known: i64 = shape.iter().filter(|&&size| size != -1).product();
+    if shape.iter().any(|&size| size < -1) || inferred.len() > 1 {
+        return None;
+    }
+    let mut sizes = shape.to_vec();
+    if let [index] = inferred[..] {
+        if known == 0 || numel % known != 0 {
+            return None;
+        }
+        sizes[index] = numel / known;
+    } else if known != numel {
+        return None;
+    }
+    Some(sizes)
+}
+
+/// Types the outputs of `aten::reshape(t, constant shape)` and of
+/// `ferrojit::linear_epilogue(input, weight, ...)` (the input's sizes with the last one
+/// replaced by the weight's rows, as `aten::linear`) when their tensor inputs have complete
+/// types and the output has no sizes. Returns whether any output gained a type.
+fn type_reshapes_and_epilogues(graph: &mut Graph) -> bool {
+    let mut changed = false;
+    for node in graph.all_nodes() {
+        let kind = graph.kind(node).as_str();
+        if kind != "aten::reshape" && kind != "ferrojit::linear_epilogue" {
+            continue;
+        }
+        let [output] = graph.node_outputs(node)[..] else {
+            continue;
+        };
+        if !lacks_sizes(graph.value_type(output)) {
+            continue;
+        }
+        let inputs = graph.node_inputs(node).to_vec();
+        let Some(input) = inputs
+            .first()
+            .and_then(|&input| complete_tensor_type(graph.value_type(input)))
+        else {
+            continue;
+        };
+        let input_sizes: Vec<i64> = input
+            .sizes
+            .as_ref()
+            .map(|sizes| sizes.iter().map(|size| size.unwrap_or(0)).collect())
+            .unwrap_or_default();
+        let sizes = if kind == "aten::reshape" {
+            let Some(shape) = inputs
+                .get(1)
+                .and_then(|&list| constant_int_list(graph, list))
+            else {
+                continue;
+            };
+            match reshape_sizes(input_sizes.iter().product(), &shape) {
+                Some(sizes) => sizes,
+                None => continue,
+            }
+        } else {
+            let Some(weight) = inputs
+                .get(1)
+                .and_then(|&weight| complete_tensor_type(graph.value_type(weight)))
+            else {
+                continue;
+            };
+            let weight_sizes: Vec<i64> = weight
+                .sizes
+                .as_ref()
+                .map(|sizes| sizes.iter().map(|size| size.unwrap_or(0)).collect())
+                .unwrap_or_default();
+            let (Some(&rows), Some(_)) = (weight_sizes.first(), input_sizes.last()) else {
+                continue;
+            };
+            if weight_sizes.len() != 2 || weight_sizes[1] != *input_sizes.last().unwrap_or(&-1) {
+                continue;
+            }
+            let mut sizes = input_sizes.clone();
+            if let Some(last) = sizes.last_mut() {
+                *last = rows;
+            }
+            sizes
+        };
+        let ty = sized_tensor_type(input, sizes);
+        graph.set_value_type(output, ty);
         changed = true;
     }
     changed
