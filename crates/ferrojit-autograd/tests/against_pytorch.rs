@@ -96,6 +96,14 @@ fn as_f64(tensor: &Tensor) -> Vec<f64> {
             .into_iter()
             .map(f64::from)
             .collect(),
+        // Batch norm's num_batches_tracked.
+        DType::Int64 => tensor
+            .contiguous()
+            .to_vec::<i64>()
+            .unwrap()
+            .into_iter()
+            .map(|value| value as f64)
+            .collect(),
         _ => tensor.contiguous().to_vec::<f64>().unwrap(),
     }
 }
