@@ -325,7 +325,7 @@ fn run_kernel(
     numel: usize,
     row_length: usize,
 ) -> Result<(), String> {
-    if row_length == 0 || numel % row_length != 0 {
+    if row_length == 0 || !numel.is_multiple_of(row_length) {
         return Err(format!(
             "{numel} elements are not whole rows of {row_length}"
         ));
