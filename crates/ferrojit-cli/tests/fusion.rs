@@ -320,8 +320,6 @@ fn bert_encoder_plan_has_linear_epilogues() {
 /// compile to row kernels, and the result stays within the zoo's tolerances of PyTorch's.
 /// `FERROJIT_FUSER=off` (PlanOptions { fuse: false }) forms none.
 #[test]
-#[ignore = "fails today: only layer 1's div+softmax group forms; layer 2's tensors stay \
-            untyped after reshape/linear_epilogue, so its scores are not fused (issue 22)"]
 fn bert_encoder_attention_scores_fuse_with_their_softmax() {
     let graph = plan_graph("bert_encoder", true);
     let groups = count_kind(&graph, "prim::FusionGroup");

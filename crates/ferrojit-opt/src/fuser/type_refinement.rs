@@ -116,6 +116,9 @@ const DTYPE_KEEPING_OPERATORS: &[&str] = &[
     "aten::gelu",
     "aten::silu",
     "aten::erf",
+    // Input, weight and bias of one floating dtype give that dtype (the check below); the
+    // encoder's second layer hangs off a layer norm whose output had sizes but no dtype.
+    "aten::layer_norm",
     // Their dtype argument is checked to be None below.
     "aten::softmax",
     "aten::log_softmax",
