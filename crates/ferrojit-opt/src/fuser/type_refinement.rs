@@ -35,8 +35,9 @@ pub fn refine_types_for_fusion(graph: &mut Graph) -> Result<(), String> {
         crate::propagate_shapes_and_dtypes(&mut typed)?;
         let dtypes_filled = fill_kept_dtypes(&mut typed);
         let shapes_filled = type_reshapes_and_epilogues(&mut typed);
-        if shapes_filled {
-            // Newly typed tensors make their `aten::size` calls foldable.
+        if shapes_filled || dtypes_filled {
+            // Newly typed tensors make their `aten::size` calls foldable (a layer norm's
+            // output gets its sizes from propagation and its dtype here).
             crate::run_pass("peephole", &mut typed)?;
             crate::run_pass("constant_propagation", &mut typed)?;
         }
