@@ -9,6 +9,9 @@
 
 mod common;
 
+#[path = "../../ferrojit/tests/support/readme_fences.rs"]
+mod readme_fences;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output};
@@ -41,28 +44,7 @@ const RUN_ANY_MODEL_PREFIX: &str = "cargo run -p ferrojit --example run_any_mode
 /// The fenced blocks of README.md: (info string, body), in order.
 fn readme_blocks() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md reads");
-    let mut blocks = Vec::new();
-    let mut open: Option<(String, String)> = None;
-    for line in text.lines() {
-        match open.take() {
-            None => {
-                if let Some(info) = line.strip_prefix("```") {
-                    open = Some((info.trim().to_string(), String::new()));
-                }
-            }
-            Some((info, mut body)) => {
-                if line.trim_end() == "```" {
-                    blocks.push((info, body));
-                } else {
-                    body.push_str(line);
-                    body.push('\n');
-                    open = Some((info, body));
-                }
-            }
-        }
-    }
-    assert!(open.is_none(), "README.md has an unclosed code fence");
-    blocks
+    readme_fences::fenced_blocks(&text)
 }
 
 /// The ```sh blocks' commands: continuation lines (a `curl … -d '…` body spanning lines)

@@ -5,7 +5,9 @@
 //! skips with a message when the files are absent.
 //!
 //! Every model also runs through the optimizing executor (issue 19, item 6), from a second
-//! load of its archive, and must give exactly the result of the graph as written.
+//! load of its archive, and must give exactly the result of the graph as written: once with
+//! the fuser off and once with it on (issue 22), then again on the cached plan with the
+//! fusion groups compiled by Cranelift (within the zoo's tolerances when a kernel compiled).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -13,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use ferrojit_codegen::CraneliftFusionBackend;
 use ferrojit_conformance::{compare_with, repo_root, require_at_least, Comparison};
 
-use ferrojit_opt::graph_executor::SpecializingOptimizer;
+use ferrojit_opt::graph_executor::{PlanOptions, SpecializingOptimizer};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_runtime::registry::{pop_arguments, Stack};
 use ferrojit_runtime::{register_operator, IValue, RuntimeError};
@@ -87,9 +89,30 @@ fn run_zoo_model(dir: &Path, name: &str) -> Result<(), String> {
         .map_err(|problem| format!("{name}: mismatch: {problem}"))?;
     // The optimized run, on a fresh load (a model may update its buffers), twice: a new
     // plan, then the cached one.
+    // Fusion off first (issue 22: the zoo passes with fusion on and with it off), then on.
+    let unfused = load_module(&file(".pt")).map_err(|e| format!("{name}: reload: {e}"))?;
+    let unfused_options = RunOptions {
+        optimizer: Some(SpecializingOptimizer::with_options(PlanOptions {
+            fuse: false,
+        })),
+        ..RunOptions::default()
+    };
+    let optimized_unfused = unfused
+        .module
+        .run_method_with_options("forward", arguments.clone(), &unfused_options)
+        .map_err(|e| format!("{name}: optimized forward, fusion off: {e}"))?;
+    compare_with(
+        &optimized_unfused,
+        &actual,
+        name,
+        Comparison::models(0.0, 0.0),
+    )
+    .map_err(|problem| format!("{name}: optimized run with fusion off differs: {problem}"))?;
     let reloaded = load_module(&file(".pt")).map_err(|e| format!("{name}: reload: {e}"))?;
     let optimized_options = RunOptions {
-        optimizer: Some(SpecializingOptimizer::shared()),
+        optimizer: Some(SpecializingOptimizer::with_options(PlanOptions {
+            fuse: true,
+        })),
         ..RunOptions::default()
     };
     let optimized = reloaded

@@ -38,14 +38,20 @@ pub struct OpCase {
     pub expected: Result<IValue, String>,
 }
 
-/// Reads a case file written by a fixture generator.
-pub fn load_cases(path: &Path) -> Result<Vec<OpCase>, String> {
+/// The list a fixture generator `torch.save`d (one entry per case), unparsed: the common
+/// first step of every case loader in this crate.
+pub fn load_case_list(path: &Path) -> Result<Vec<IValue>, String> {
     let value = ferrojit_serialize::torch_save::load_file(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let list = value
+    Ok(value
         .to_list()
         .map_err(|e| format!("{}: {e}", path.display()))?
-        .to_vec();
+        .to_vec())
+}
+
+/// Reads a case file written by a fixture generator.
+pub fn load_cases(path: &Path) -> Result<Vec<OpCase>, String> {
+    let list = load_case_list(path)?;
     let mut cases = Vec::with_capacity(list.len());
     for (index, item) in list.iter().enumerate() {
         let dict = item.to_dict().map_err(|e| format!("case {index}: {e}"))?;

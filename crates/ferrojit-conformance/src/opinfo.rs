@@ -53,13 +53,8 @@ impl OpInfoCase {
 
 /// Reads `cases.pt`.
 pub fn load_opinfo_cases(path: &Path) -> Result<Vec<OpInfoCase>, String> {
-    let value = ferrojit_serialize::torch_save::load_file(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let list = value
-        .to_list()
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .to_vec();
-    list.iter()
+    crate::load_case_list(path)?
+        .iter()
         .enumerate()
         .map(|(index, item)| read_case(index, item))
         .collect()

@@ -3,6 +3,9 @@
 //! this crate's path and features; each `cargo run … --example run_any_model -- ARGS` line
 //! runs the example's own `run` on those arguments.
 
+#[path = "support/readme_fences.rs"]
+mod readme_fences;
+
 use std::path::{Path, PathBuf};
 
 // The example program's code, compiled into this test so its functions can be called.
@@ -20,28 +23,7 @@ fn repo() -> PathBuf {
 /// The fenced blocks of README.md: (info string, body), in order.
 fn readme_blocks() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(repo().join("README.md")).expect("README.md reads");
-    let mut blocks = Vec::new();
-    let mut open: Option<(String, String)> = None;
-    for line in text.lines() {
-        match open.take() {
-            None => {
-                if let Some(info) = line.strip_prefix("```") {
-                    open = Some((info.trim().to_string(), String::new()));
-                }
-            }
-            Some((info, mut body)) => {
-                if line.trim_end() == "```" {
-                    blocks.push((info, body));
-                } else {
-                    body.push_str(line);
-                    body.push('\n');
-                    open = Some((info, body));
-                }
-            }
-        }
-    }
-    assert!(open.is_none(), "README.md has an unclosed code fence");
-    blocks
+    readme_fences::fenced_blocks(&text)
 }
 
 fn blocks_of(language: &str) -> Vec<String> {

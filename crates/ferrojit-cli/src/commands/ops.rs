@@ -100,8 +100,9 @@ impl PublicOverload {
     }
 }
 
-/// The overloads PyTorch runs on CPU (every line but those marked `none`), in file order.
-pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
+/// Every line of PyTorch's public list, parsed: (overload, schema). The schema column is
+/// empty where a line has none.
+fn pytorch_public_lines() -> impl Iterator<Item = (PublicOverload, &'static str)> {
     PYTORCH_PUBLIC_OPS
         .lines()
         .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
@@ -109,11 +110,21 @@ pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
             let mut columns = line.split('\t');
             let full_name = columns.next()?.trim();
             let cpu_availability = columns.next().unwrap_or("cpu").trim();
-            Some(PublicOverload {
-                full_name,
-                cpu_availability,
-            })
+            let schema = columns.next().unwrap_or("").trim();
+            Some((
+                PublicOverload {
+                    full_name,
+                    cpu_availability,
+                },
+                schema,
+            ))
         })
+}
+
+/// The overloads PyTorch runs on CPU (every line but those marked `none`), in file order.
+pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
+    pytorch_public_lines()
+        .map(|(overload, _)| overload)
         .filter(|overload| overload.cpu_availability != "none")
         .collect()
 }
@@ -122,18 +133,9 @@ pub fn pytorch_public_overloads() -> Vec<PublicOverload> {
 /// whether or not PyTorch runs it on CPU), as schema strings. Empty for a name outside the
 /// public list (a custom operator, or one outside issue #20's scope).
 pub fn pytorch_schemas_of(name: &str) -> Vec<&'static str> {
-    PYTORCH_PUBLIC_OPS
-        .lines()
-        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
-        .filter_map(|line| {
-            let mut columns = line.split('\t');
-            let full_name = columns.next()?.trim();
-            let operator = full_name
-                .split_once('.')
-                .map_or(full_name, |(name, _)| name);
-            let schema = columns.nth(1)?.trim();
-            (operator == name).then_some(schema)
-        })
+    pytorch_public_lines()
+        .filter(|(overload, schema)| overload.operator_name() == name && !schema.is_empty())
+        .map(|(_, schema)| schema)
         .collect()
 }
 
