@@ -281,6 +281,19 @@ impl<'a> Emitter<'a> {
             if attr.name == "tolist" && receiver_type.is_tensor() {
                 return self.emit_tolist(receiver, &positional, hint, range);
             }
+            if receiver_type.is_tensor() {
+                if let Some(dtype) = tensor_cast_method_dtype(&attr.name) {
+                    // PyTorch's builtin `x.float()` (and byte, char, ...) is
+                    // `x.to(<dtype>, non_blocking, copy)`, inlined as one `aten::to`.
+                    let dtype = self.int_constant(dtype);
+                    let mut all = vec![
+                        (receiver, receiver_expr.range.clone()),
+                        (dtype, range.clone()),
+                    ];
+                    all.extend(positional);
+                    return self.emit_builtin_call("aten::to", &all, &named, range);
+                }
+            }
             let name = format!("aten::{}", attr.name);
             if self.context.unit.operators().overloads(&name).is_empty() {
                 return Err(self.error(
@@ -1277,4 +1290,23 @@ fn constant_generator_seed(args: &[Expr], keywords: &[Keyword]) -> Option<i64> {
         }
     }
     Some(seed)
+}
+
+/// The ScalarType index of a tensor cast method (`x.byte()`, `x.float()`, ...): the methods
+/// PyTorch's TorchScript builtins define as `self.to(<dtype>, non_blocking, copy)`. There is
+/// no `bool()` or `bfloat16()` among them, so PyTorch refuses those, as ferrojit does.
+fn tensor_cast_method_dtype(name: &str) -> Option<i64> {
+    Some(match name {
+        "byte" => 0,
+        "char" => 1,
+        "short" => 2,
+        "int" => 3,
+        "long" => 4,
+        "half" => 5,
+        "float" => 6,
+        "double" => 7,
+        "cfloat" => 9,
+        "cdouble" => 10,
+        _ => return None,
+    })
 }
