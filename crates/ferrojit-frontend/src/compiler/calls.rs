@@ -325,6 +325,65 @@ impl<'a> Emitter<'a> {
     }
 
     /// `torch.X(...)`, `ops.ns.X(...)`, `math.X(...)`, `__torch__.a.f(...)`.
+    /// `torch.lu(A, pivot=True, get_infos=False)`: a Python function that PyTorch scripts by
+    /// boolean dispatch on the constant `get_infos`. Both forms call
+    /// `aten::_lu_with_info(A, pivot, check_errors=not get_infos)`; with `get_infos` the
+    /// result is its three outputs, without it the first two (LU, pivots).
+    fn emit_torch_lu(
+        &mut self,
+        args: &[Expr],
+        keywords: &[Keyword],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let keyword = |name: &str| {
+            keywords
+                .iter()
+                .find(|k| k.name.as_ref().is_some_and(|n| n.name == name))
+                .map(|k| &k.value)
+        };
+        if let Some(unknown) = keywords.iter().find(|k| {
+            !k.name
+                .as_ref()
+                .is_some_and(|n| matches!(n.name.as_str(), "A" | "pivot" | "get_infos"))
+        }) {
+            return Err(self.error(
+                "torch.lu takes the arguments A, pivot and get_infos only",
+                &unknown.range,
+            ));
+        }
+        let get_infos = match args.get(2).or_else(|| keyword("get_infos")).map(|e| &e.kind) {
+            None => false,
+            Some(ExprKind::Bool(value)) => *value,
+            Some(_) => {
+                return Err(self.error(
+                    "torch.lu: get_infos must be a constant True or False (PyTorch chooses the function by it)",
+                    range,
+                ))
+            }
+        };
+        let Some(matrix) = args.first().or_else(|| keyword("A")) else {
+            return Err(self.error("torch.lu() is missing value for argument 'A'", range));
+        };
+        let matrix = self.emit_expr(matrix, None)?;
+        let pivot = match args.get(1).or_else(|| keyword("pivot")) {
+            Some(pivot) => self.emit_expr(pivot, None)?,
+            None => self.bool_constant(true),
+        };
+        let check_errors = self.bool_constant(!get_infos);
+        self.location = Some(range.clone());
+        let result =
+            self.emit_builtin("aten::_lu_with_info", &[matrix, pivot, check_errors], range)?;
+        if get_infos {
+            return Ok(result);
+        }
+        let items = self.tuple_items(result, &[Type::Tensor, Type::Tensor, Type::Tensor]);
+        Ok(self.insert_one(
+            Prim::TupleConstruct.name(),
+            &items[..2],
+            Type::Tuple(vec![Type::Tensor, Type::Tensor]),
+        ))
+    }
+
     fn emit_qualified_call(
         &mut self,
         expr: &Expr,
@@ -339,6 +398,7 @@ impl<'a> Emitter<'a> {
                 return self.emit_builtin_function_call(expr, "annotate", args, keywords, hint)
             }
             "torch.jit.is_scripting" => return Ok(self.bool_constant(true)),
+            "torch.lu" => return self.emit_torch_lu(args, keywords, range),
             "torch.Generator" => {
                 if let Some(seed) = constant_generator_seed(args, keywords) {
                     // As PyTorch: a generator built from constants is one graph constant, so

@@ -217,9 +217,7 @@ fn split_sections(
 fn split_indices(
     which: SplitDirection,
 ) -> impl Fn(Input, Vec<i64>) -> Result<Vec<Tensor>> + Clone + Send + Sync + 'static {
-    move |input: Input, indices: Vec<i64>| {
-        Ok(input.directional_split_indices(which, &indices)?)
-    }
+    move |input: Input, indices: Vec<i64>| Ok(input.directional_split_indices(which, &indices)?)
 }
 
 fn trapezoid_x(y: Input, x: Input, dim: i64) -> Result<Tensor> {
@@ -431,7 +429,10 @@ fn native_batch_norm(
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     if !training {
-        for (tensor, name) in [(&running_mean, "running_mean"), (&running_var, "running_var")] {
+        for (tensor, name) in [
+            (&running_mean, "running_mean"),
+            (&running_var, "running_var"),
+        ] {
             if tensor.is_none() {
                 return Err(RuntimeError::Other(format!(
                     "{name} must be defined in evaluation mode"
@@ -457,7 +458,18 @@ fn lu_unpack(
     unpack_data: bool,
     unpack_pivots: bool,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    Ok(natives::lu_unpack(&lu, &pivots, unpack_data, unpack_pivots)?)
+    Ok(natives::lu_unpack(
+        &lu,
+        &pivots,
+        unpack_data,
+        unpack_pivots,
+    )?)
+}
+
+/// `_lu_with_info` (what `torch.lu` calls): `linalg.lu_factor_ex`'s results; a singular
+/// matrix is reported in `info`, never raised, whatever `check_errors` says (as in PyTorch).
+fn lu_with_info(a: Input, pivot: bool, _check_errors: bool) -> Result<(Tensor, Tensor, Tensor)> {
+    Ok(la::lu_factor_ex(&a, pivot, false)?)
 }
 
 fn linalg_vander(x: Input, n: Option<i64>) -> Result<Tensor> {
@@ -614,6 +626,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", native_group_norm),
         typed("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", native_batch_norm),
         typed("aten::lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)", lu_unpack),
+        typed("aten::_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, Tensor info)", lu_with_info),
         typed("aten::linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor", linalg_vander),
         typed("aten::linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)", linalg_diagonal),
         typed("aten::linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor", pinv_tensor_tolerances),

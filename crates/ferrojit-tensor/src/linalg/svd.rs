@@ -232,7 +232,8 @@ pub fn pinv_with_tolerances(
                 "linalg.eigh: A must be batches of square matrices, but they are {m} by {n} matrices"
             )));
         }
-        for matrix in matrices.values.chunks_mut(n * n) {
+        // `chunks_mut(0)` panics: 0x0 matrices have nothing to mirror.
+        for matrix in matrices.values.chunks_mut((n * n).max(1)) {
             for i in 0..n {
                 for j in i + 1..n {
                     matrix[i * n + j] = matrix[j * n + i];
@@ -289,11 +290,17 @@ pub fn pinv_tensor_tolerances(
     for tolerance in [atol, rtol].into_iter().flatten() {
         batch = crate::shape::broadcast_shapes(&batch, tolerance.sizes())?;
     }
+    if a.numel() == 0 {
+        // PyTorch returns an empty pseudo-inverse of A's own shape here, whatever the
+        // tolerances' shapes.
+        return pinv(a, Some(0.0), Some(0.0));
+    }
     let mut full: Vec<i64> = batch.iter().map(|&s| s as i64).collect();
     full.extend(matrix.iter().map(|&s| s as i64));
     let expanded = a.expand(&full)?.contiguous();
     let read = |t: Option<&Tensor>| -> Result<Option<Vec<f64>>> {
-        t.map(|t| Ok(t.broadcast_to(&batch)?.to_f64_vec())).transpose()
+        t.map(|t| Ok(t.broadcast_to(&batch)?.to_f64_vec()))
+            .transpose()
     };
     let (atol, rtol) = (read(atol)?, read(rtol)?);
     pinv_with_tolerances(
@@ -307,7 +314,6 @@ pub fn pinv_tensor_tolerances(
         hermitian,
     )
 }
-
 
 /// `torch.linalg.matrix_rank(A, atol, rtol, hermitian)`: int64 counts of the singular values
 /// above the tolerance.

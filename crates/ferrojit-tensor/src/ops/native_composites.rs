@@ -78,7 +78,11 @@ pub fn native_group_norm(
     groups: i64,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    if batch.checked_mul(channels).and_then(|v| v.checked_mul(spatial)) != Some(input.numel() as i64) {
+    if batch
+        .checked_mul(channels)
+        .and_then(|v| v.checked_mul(spatial))
+        != Some(input.numel() as i64)
+    {
         return Err(invalid(
             "Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
         ));
@@ -116,7 +120,13 @@ fn check_integral_coefficients(dtype: DType, beta: &Scalar, alpha: &Scalar) -> R
 
 impl Tensor {
     /// `torch.addmv(self, mat, vec, beta, alpha)`: `beta * self + alpha * (mat @ vec)`.
-    pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: &Scalar, alpha: &Scalar) -> Result<Tensor> {
+    pub fn addmv(
+        &self,
+        mat: &Tensor,
+        vec: &Tensor,
+        beta: &Scalar,
+        alpha: &Scalar,
+    ) -> Result<Tensor> {
         let fits = mat.dim() == 2
             && vec.dim() == 1
             && mat.sizes()[1] == vec.sizes()[0]
@@ -143,7 +153,13 @@ impl Tensor {
     }
 
     /// `torch.addr(self, vec1, vec2, beta, alpha)`: `beta * self + alpha * outer(vec1, vec2)`.
-    pub fn addr(&self, vec1: &Tensor, vec2: &Tensor, beta: &Scalar, alpha: &Scalar) -> Result<Tensor> {
+    pub fn addr(
+        &self,
+        vec1: &Tensor,
+        vec2: &Tensor,
+        beta: &Scalar,
+        alpha: &Scalar,
+    ) -> Result<Tensor> {
         for (name, v) in [("vec1", vec1), ("vec2", vec2)] {
             if v.dim() != 1 {
                 return Err(invalid(format!(
@@ -239,7 +255,11 @@ pub fn vander(x: &Tensor, n: Option<i64>) -> Result<Tensor> {
         ));
     }
     // A 0-dim input is one sample (PyTorch's result is 1 x N).
-    let x = if x.dim() == 0 { x.reshape(&[1])? } else { x.clone() };
+    let x = if x.dim() == 0 {
+        x.reshape(&[1])?
+    } else {
+        x.clone()
+    };
     let count = n.unwrap_or(*x.sizes().last().unwrap_or(&1) as i64);
     if count <= 1 {
         return Err(invalid("N must be greater than 1."));

@@ -143,7 +143,11 @@ impl Tensor {
 
     /// `torch.hsplit`, `torch.vsplit` and `torch.dsplit` with a number of sections: equal
     /// parts along dimension 1 (0 for 1-D input), 0 and 2.
-    pub fn directional_split_sections(&self, which: SplitDirection, sections: i64) -> Result<Vec<Tensor>> {
+    pub fn directional_split_sections(
+        &self,
+        which: SplitDirection,
+        sections: i64,
+    ) -> Result<Vec<Tensor>> {
         let dim = which.check(self)?;
         let size = self.sizes()[dim] as i64;
         if sections == 0 || size % sections != 0 {
@@ -156,7 +160,11 @@ impl Tensor {
     }
 
     /// `torch.hsplit`/`vsplit`/`dsplit` at a list of indices.
-    pub fn directional_split_indices(&self, which: SplitDirection, indices: &[i64]) -> Result<Vec<Tensor>> {
+    pub fn directional_split_indices(
+        &self,
+        which: SplitDirection,
+        indices: &[i64],
+    ) -> Result<Vec<Tensor>> {
         let dim = which.check(self)?;
         self.tensor_split_indices(indices, dim as i64)
     }
@@ -298,7 +306,9 @@ pub fn combinations(input: &Tensor, r: i64, with_replacement: bool) -> Result<Te
     visit(0, 0, n, with_replacement, &mut current, &mut positions);
     let count = positions.len() / r;
     let index = Tensor::from_vec(positions, &[count * r])?;
-    input.index_select(0, &index)?.reshape(&[count as i64, r as i64])
+    input
+        .index_select(0, &index)?
+        .reshape(&[count as i64, r as i64])
 }
 
 /// `torch.column_stack(tensors)`: 0-D and 1-D inputs as columns, then `hstack`.

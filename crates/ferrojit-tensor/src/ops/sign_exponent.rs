@@ -66,9 +66,7 @@ impl Tensor {
     /// `torch.frexp(self)`: (mantissa, exponent) with `self = mantissa * 2 ** exponent`.
     pub fn frexp(&self) -> Result<(Tensor, Tensor)> {
         if !self.dtype().is_floating_point() {
-            return Err(invalid(
-                "torch.frexp() only supports floating-point dtypes",
-            ));
+            return Err(invalid("torch.frexp() only supports floating-point dtypes"));
         }
         let (mantissas, exponents): (Vec<f64>, Vec<i32>) =
             self.to_f64_vec().into_iter().map(frexp_f64).unzip();

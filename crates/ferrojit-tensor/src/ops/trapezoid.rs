@@ -80,8 +80,11 @@ pub fn trapezoid_dx(which: Integral, y: &Tensor, dx: &Scalar, dim: i64) -> Resul
                 .mul(&number(dx))
         }
         Integral::Cumulative => {
-            let pairs = part(y, d, Some(0), Some(-1))?.add(&part(y, d, Some(1), None)?, &Scalar::Int(1))?;
-            number(dx / 2.0).mul(&pairs)?.cumulative(d as i64, None, false)
+            let pairs =
+                part(y, d, Some(0), Some(-1))?.add(&part(y, d, Some(1), None)?, &Scalar::Int(1))?;
+            number(dx / 2.0)
+                .mul(&pairs)?
+                .cumulative(d as i64, None, false)
         }
     }
 }
@@ -116,7 +119,8 @@ pub fn trapezoid_x(which: Integral, y: &Tensor, x: &Tensor, dim: i64) -> Result<
     } else {
         x.clone()
     };
-    let dx = part(&viewed, d, Some(1), None)?.sub(&part(&viewed, d, Some(0), Some(-1))?, &Scalar::Int(1))?;
+    let dx = part(&viewed, d, Some(1), None)?
+        .sub(&part(&viewed, d, Some(0), Some(-1))?, &Scalar::Int(1))?;
     let pairs = part(y, d, Some(0), Some(-1))?.add(&part(y, d, Some(1), None)?, &Scalar::Int(1))?;
     let weighted = pairs.mul(&dx)?;
     let integrated = match which {
@@ -173,9 +177,8 @@ fn check_gradient(
             "torch.gradient only supports edge_order=1 and edge_order=2.",
         ));
     }
-    let too_small = || {
-        invalid("torch.gradient expected each dimension size to be at least edge_order+1")
-    };
+    let too_small =
+        || invalid("torch.gradient expected each dimension size to be at least edge_order+1");
     match dims {
         Some(dims) => {
             let mut seen = vec![false; input.dim()];
@@ -293,12 +296,16 @@ fn gradient_with_coordinates(
     let slice = |start: Option<i64>, end: Option<i64>| part(input, d, start, end);
     let mut shape = vec![1i64; input.dim()];
     shape[d] = -1;
-    let steps = part(coordinate, 0, Some(1), None)?.sub(&part(coordinate, 0, Some(0), Some(-1))?, &one)?;
+    let steps =
+        part(coordinate, 0, Some(1), None)?.sub(&part(coordinate, 0, Some(0), Some(-1))?, &one)?;
     let dx1 = part(&steps, 0, Some(0), Some(-1))?;
     let dx2 = part(&steps, 0, Some(1), None)?;
     let both = dx1.add(&dx2, &one)?;
     let a = dx2.neg()?.div(&dx1.mul(&both)?, None)?.reshape(&shape)?;
-    let b = dx2.sub(&dx1, &one)?.div(&dx1.mul(&dx2)?, None)?.reshape(&shape)?;
+    let b = dx2
+        .sub(&dx1, &one)?
+        .div(&dx1.mul(&dx2)?, None)?
+        .reshape(&shape)?;
     let c = dx1.div(&dx2.mul(&both)?, None)?.reshape(&shape)?;
     let center = a
         .mul(&slice(Some(0), Some(-2))?)?
