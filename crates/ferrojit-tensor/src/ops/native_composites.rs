@@ -89,11 +89,7 @@ pub fn native_group_norm(
     }
     let output = norm::group_norm(input, groups, weight, bias, eps)?;
     let (batch, groups_usize) = (batch as usize, groups as usize);
-    let len = if batch * groups_usize == 0 {
-        0
-    } else {
-        input.numel() / (batch * groups_usize)
-    };
+    let len = input.numel().checked_div(batch * groups_usize).unwrap_or(0);
     let (mean, rstd) = run_statistics(&input.contiguous().to_f64_vec(), len, eps);
     let sizes = [batch, groups_usize];
     Ok((
