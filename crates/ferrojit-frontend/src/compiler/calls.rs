@@ -281,6 +281,19 @@ impl<'a> Emitter<'a> {
             if attr.name == "tolist" && receiver_type.is_tensor() {
                 return self.emit_tolist(receiver, &positional, hint, range);
             }
+            if receiver_type.is_tensor() {
+                if let Some(dtype) = tensor_cast_method_dtype(&attr.name) {
+                    // PyTorch's builtin `x.float()` (and byte, char, ...) is
+                    // `x.to(<dtype>, non_blocking, copy)`, inlined as one `aten::to`.
+                    let dtype = self.int_constant(dtype);
+                    let mut all = vec![
+                        (receiver, receiver_expr.range.clone()),
+                        (dtype, range.clone()),
+                    ];
+                    all.extend(positional);
+                    return self.emit_builtin_call("aten::to", &all, &named, range);
+                }
+            }
             let name = format!("aten::{}", attr.name);
             if self.context.unit.operators().overloads(&name).is_empty() {
                 return Err(self.error(
@@ -312,6 +325,65 @@ impl<'a> Emitter<'a> {
     }
 
     /// `torch.X(...)`, `ops.ns.X(...)`, `math.X(...)`, `__torch__.a.f(...)`.
+    /// `torch.lu(A, pivot=True, get_infos=False)`: a Python function that PyTorch scripts by
+    /// boolean dispatch on the constant `get_infos`. Both forms call
+    /// `aten::_lu_with_info(A, pivot, check_errors=not get_infos)`; with `get_infos` the
+    /// result is its three outputs, without it the first two (LU, pivots).
+    fn emit_torch_lu(
+        &mut self,
+        args: &[Expr],
+        keywords: &[Keyword],
+        range: &SourceRange,
+    ) -> Result<ValueId, FrontendError> {
+        let keyword = |name: &str| {
+            keywords
+                .iter()
+                .find(|k| k.name.as_ref().is_some_and(|n| n.name == name))
+                .map(|k| &k.value)
+        };
+        if let Some(unknown) = keywords.iter().find(|k| {
+            !k.name
+                .as_ref()
+                .is_some_and(|n| matches!(n.name.as_str(), "A" | "pivot" | "get_infos"))
+        }) {
+            return Err(self.error(
+                "torch.lu takes the arguments A, pivot and get_infos only",
+                &unknown.range,
+            ));
+        }
+        let get_infos = match args.get(2).or_else(|| keyword("get_infos")).map(|e| &e.kind) {
+            None => false,
+            Some(ExprKind::Bool(value)) => *value,
+            Some(_) => {
+                return Err(self.error(
+                    "torch.lu: get_infos must be a constant True or False (PyTorch chooses the function by it)",
+                    range,
+                ))
+            }
+        };
+        let Some(matrix) = args.first().or_else(|| keyword("A")) else {
+            return Err(self.error("torch.lu() is missing value for argument 'A'", range));
+        };
+        let matrix = self.emit_expr(matrix, None)?;
+        let pivot = match args.get(1).or_else(|| keyword("pivot")) {
+            Some(pivot) => self.emit_expr(pivot, None)?,
+            None => self.bool_constant(true),
+        };
+        let check_errors = self.bool_constant(!get_infos);
+        self.location = Some(range.clone());
+        let result =
+            self.emit_builtin("aten::_lu_with_info", &[matrix, pivot, check_errors], range)?;
+        if get_infos {
+            return Ok(result);
+        }
+        let items = self.tuple_items(result, &[Type::Tensor, Type::Tensor, Type::Tensor]);
+        Ok(self.insert_one(
+            Prim::TupleConstruct.name(),
+            &items[..2],
+            Type::Tuple(vec![Type::Tensor, Type::Tensor]),
+        ))
+    }
+
     fn emit_qualified_call(
         &mut self,
         expr: &Expr,
@@ -326,6 +398,7 @@ impl<'a> Emitter<'a> {
                 return self.emit_builtin_function_call(expr, "annotate", args, keywords, hint)
             }
             "torch.jit.is_scripting" => return Ok(self.bool_constant(true)),
+            "torch.lu" => return self.emit_torch_lu(args, keywords, range),
             "torch.Generator" => {
                 if let Some(seed) = constant_generator_seed(args, keywords) {
                     // As PyTorch: a generator built from constants is one graph constant, so
@@ -1277,4 +1350,23 @@ fn constant_generator_seed(args: &[Expr], keywords: &[Keyword]) -> Option<i64> {
         }
     }
     Some(seed)
+}
+
+/// The ScalarType index of a tensor cast method (`x.byte()`, `x.float()`, ...): the methods
+/// PyTorch's TorchScript builtins define as `self.to(<dtype>, non_blocking, copy)`. There is
+/// no `bool()` or `bfloat16()` among them, so PyTorch refuses those, as ferrojit does.
+fn tensor_cast_method_dtype(name: &str) -> Option<i64> {
+    Some(match name {
+        "byte" => 0,
+        "char" => 1,
+        "short" => 2,
+        "int" => 3,
+        "long" => 4,
+        "half" => 5,
+        "float" => 6,
+        "double" => 7,
+        "cfloat" => 9,
+        "cdouble" => 10,
+        _ => return None,
+    })
 }

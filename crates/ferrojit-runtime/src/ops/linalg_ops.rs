@@ -191,13 +191,17 @@ fn pinv_atol_rtol(
     a: Input,
     atol: Option<f64>,
     rtol: Option<f64>,
-    _hermitian: bool,
+    hermitian: bool,
 ) -> Result<Tensor> {
-    Ok(la::pinv(&a, atol, rtol)?)
+    Ok(la::pinv_with_tolerances(&a, &|_| (atol, rtol), hermitian)?)
 }
 
-fn pinv_rcond(a: Input, rcond: f64, _hermitian: bool) -> Result<Tensor> {
-    Ok(la::pinv(&a, Some(0.0), Some(rcond))?)
+fn pinv_rcond(a: Input, rcond: f64, hermitian: bool) -> Result<Tensor> {
+    Ok(la::pinv_with_tolerances(
+        &a,
+        &|_| (Some(0.0), Some(rcond)),
+        hermitian,
+    )?)
 }
 
 fn pinverse(a: Input, rcond: f64) -> Result<Tensor> {

@@ -30,5 +30,7 @@ pub use lu::{
 pub use norms::{matrix_norm, matrix_norm_str, vector_norm};
 pub use products::{cross, matrix_power, multi_dot, vecdot};
 pub use qr::{geqrf, householder_product, qr};
-pub use svd::{cond_2, matrix_rank, pinv, svd, svdvals};
+pub use svd::{
+    cond_2, matrix_rank, pinv, pinv_tensor_tolerances, pinv_with_tolerances, svd, svdvals,
+};
 pub use triangular::{solve_triangular, triangular_solve};

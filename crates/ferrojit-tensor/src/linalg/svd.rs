@@ -209,15 +209,43 @@ fn tolerance(
     atol.unwrap_or(0.0).max(rtol * largest)
 }
 
-/// `torch.linalg.pinv(A, atol, rtol, hermitian)`: `V diag(1/S) U^T` over the singular values
-/// above the tolerance.
+/// `torch.linalg.pinv(A, atol, rtol)`: `V diag(1/S) U^T` over the singular values above the
+/// tolerance.
 pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
-    let matrices = read_matrices("linalg.pinv", "A", a)?;
+    pinv_with_tolerances(a, &|_| (atol, rtol), false)
+}
+
+/// `torch.linalg.pinv` with each matrix's own (atol, rtol), from `tolerances(matrix index)`.
+/// With `hermitian`, only the lower triangle is read (the upper is its mirror), as PyTorch's
+/// eigendecomposition path reads it; the singular values of that symmetric matrix are the
+/// magnitudes of its eigenvalues, so the cutoff is the same.
+pub fn pinv_with_tolerances(
+    a: &Tensor,
+    tolerances: &dyn Fn(usize) -> (Option<f64>, Option<f64>),
+    hermitian: bool,
+) -> Result<Tensor> {
+    let mut matrices = read_matrices("linalg.pinv", "A", a)?;
     let (m, n) = (matrices.rows, matrices.cols);
+    if hermitian {
+        if m != n {
+            return Err(crate::error::TensorError::InvalidArgument(format!(
+                "linalg.eigh: A must be batches of square matrices, but they are {m} by {n} matrices"
+            )));
+        }
+        // `chunks_mut(0)` panics: 0x0 matrices have nothing to mirror.
+        for matrix in matrices.values.chunks_mut((n * n).max(1)) {
+            for i in 0..n {
+                for j in i + 1..n {
+                    matrix[i * n + j] = matrix[j * n + i];
+                }
+            }
+        }
+    }
     let k = m.min(n);
     let mut values = Vec::new();
     for index in 0..matrices.count() {
         let (u, s, v) = jacobi_svd(matrices.matrix(index), m, n);
+        let (atol, rtol) = tolerances(index);
         let cut = tolerance(
             matrices.dtype,
             m,
@@ -241,6 +269,50 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> 
         values.extend(out);
     }
     tensor_from_f64(values, &matrices.sizes_with(&[n, m]), matrices.dtype)
+}
+
+/// `torch.linalg.pinv` with tensor tolerances (`atol_rtol_tensor`, and `rcond_tensor` as
+/// atol 0, rtol `rcond`): the tolerances broadcast against A's batch dimensions, so the result
+/// has the broadcast batch shape.
+pub fn pinv_tensor_tolerances(
+    a: &Tensor,
+    atol: Option<&Tensor>,
+    rtol: Option<&Tensor>,
+    hermitian: bool,
+) -> Result<Tensor> {
+    let split = a.dim().checked_sub(2).ok_or_else(|| {
+        crate::error::TensorError::InvalidArgument(
+            "linalg.pinv: The input tensor A must have at least 2 dimensions.".to_string(),
+        )
+    })?;
+    let matrix = &a.sizes()[split..];
+    let mut batch = a.sizes()[..split].to_vec();
+    for tolerance in [atol, rtol].into_iter().flatten() {
+        batch = crate::shape::broadcast_shapes(&batch, tolerance.sizes())?;
+    }
+    if a.numel() == 0 {
+        // PyTorch returns an empty pseudo-inverse of A's own shape here, whatever the
+        // tolerances' shapes.
+        return pinv(a, Some(0.0), Some(0.0));
+    }
+    let mut full: Vec<i64> = batch.iter().map(|&s| s as i64).collect();
+    full.extend(matrix.iter().map(|&s| s as i64));
+    let expanded = a.expand(&full)?.contiguous();
+    let read = |t: Option<&Tensor>| -> Result<Option<Vec<f64>>> {
+        t.map(|t| Ok(t.broadcast_to(&batch)?.to_f64_vec()))
+            .transpose()
+    };
+    let (atol, rtol) = (read(atol)?, read(rtol)?);
+    pinv_with_tolerances(
+        &expanded,
+        &|index| {
+            (
+                atol.as_ref().map(|values| values[index]),
+                rtol.as_ref().map(|values| values[index]),
+            )
+        },
+        hermitian,
+    )
 }
 
 /// `torch.linalg.matrix_rank(A, atol, rtol, hermitian)`: int64 counts of the singular values

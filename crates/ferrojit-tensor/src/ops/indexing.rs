@@ -299,7 +299,14 @@ impl Tensor {
         src: Option<&Tensor>,
         op: &'static str,
     ) -> Result<usize> {
-        require_long(index, op)?;
+        // PyTorch 2.15 takes int32 as well as int64 indices here; its message names the
+        // scatter family by `scatter()` whichever member refused.
+        if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+            let family = if op == "gather" { "gather" } else { "scatter" };
+            return Err(invalid(format!(
+                "{family}(): Expected dtype int32/int64 for index"
+            )));
+        }
         let d = wrap_dim(dim, self.dim().max(1))?;
         let self_dims = self.dim().max(1);
         let index_dims = index.dim().max(1);

@@ -106,7 +106,7 @@ impl Tensor {
     }
 }
 
-fn combine_scaled(
+pub(crate) fn combine_scaled(
     bias: &Tensor,
     product: &Tensor,
     beta: &Scalar,
@@ -119,6 +119,13 @@ fn combine_scaled(
             format_shape(product.sizes())
         ))
     })?;
+    // On integer products PyTorch converts beta and alpha to the integer type first
+    // (truncating: beta=0.6 is 0), so the result keeps the integer dtype.
+    let (beta, alpha) = if product.dtype().is_integral(false) {
+        (&Scalar::Int(beta.to_i64()), &Scalar::Int(alpha.to_i64()))
+    } else {
+        (beta, alpha)
+    };
     let scaled = if *alpha == Scalar::Int(1) {
         product.clone()
     } else {
