@@ -55,7 +55,11 @@ fn fine_tuning_the_last_layer_lowers_the_loss_and_saves_a_loadable_archive() {
         assert!(pair[1] < pair[0], "the loss rose: {:?}", report.losses);
     }
     let (first, last) = (report.losses[0], report.losses[settings.steps]);
-    assert!(last < 0.8 * first, "the loss fell too little: {:?}", report.losses);
+    assert!(
+        last < 0.8 * first,
+        "the loss fell too little: {:?}",
+        report.losses
+    );
 
     let original = ferrojit::load(archive()).unwrap();
     let reloaded = ferrojit::load(&output).expect("the saved archive reloads");
@@ -83,7 +87,10 @@ fn fine_tuning_the_last_layer_lowers_the_loss_and_saves_a_loadable_archive() {
         .zip(values(&report.logits))
         .enumerate()
     {
-        assert!((a - b).abs() <= 1e-5 + 1e-5 * b.abs(), "logit {index}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-5 + 1e-5 * b.abs(),
+            "logit {index}: {a} vs {b}"
+        );
     }
     let check = ferrojit::IValue::tuple(vec![
         report.images.clone().into(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferrojit::{IValue, Module, Tensor};
 use ferrojit_autograd::call::call1;
-use ferrojit_autograd::{GradOptions, GradModeGuard};
+use ferrojit_autograd::{GradModeGuard, GradOptions};
 
 /// What one run of the example did.
 #[derive(Debug, Clone)]
@@ -94,8 +94,8 @@ fn make_data(settings: &FineTuneSettings) -> Result<(Tensor, Tensor), Failure> {
         );
     }
     let size = settings.image_size;
-    let images = Tensor::from_vec(images, &[settings.batch, 3, size, size])
-        .map_err(failed("the images"))?;
+    let images =
+        Tensor::from_vec(images, &[settings.batch, 3, size, size]).map_err(failed("the images"))?;
     let labels = Tensor::from_vec(labels, &[settings.batch]).map_err(failed("the labels"))?;
     Ok((images, labels))
 }
