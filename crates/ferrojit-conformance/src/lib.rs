@@ -14,6 +14,7 @@ pub mod corpus;
 pub mod json;
 pub mod kernel_call;
 pub mod opinfo;
+pub mod opinfo_grad;
 
 use std::path::{Path, PathBuf};
 
