@@ -35,12 +35,7 @@ pub struct GradCase {
 /// Reads `cases.pt`: the fields every OpInfo case has, then `aten` and `requires_grad`.
 pub fn load_grad_cases(path: &Path) -> Result<Vec<GradCase>, String> {
     let cases = load_opinfo_cases(path)?;
-    let value = ferrojit_serialize::torch_save::load_file(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let items = value
-        .to_list()
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .to_vec();
+    let items = crate::load_case_list(path)?;
     if items.len() != cases.len() {
         return Err(format!(
             "{}: {} entries, {} cases read",
