@@ -127,9 +127,16 @@ fn bilinear_resize_with_recomputed_scale_factor() {
     check("resize_bilinear_recompute_scale_scripted");
 }
 
+/// Models of families_large that ferrojit cannot run yet, each with the reason
+/// FAMILIES_RESULTS.md gives. The large test checks that each still fails (so that a fix
+/// removes it from this list) and that every other model passes.
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    ("audio_melspectrogram_scripted", "aten::stft is not registered"),
+    ("audio_mfcc_scripted", "aten::stft is not registered"),
+];
+
 /// Every model of tests/fixtures/families_large that is present. Slow: run with
-/// `cargo test --release -p ferrojit-cli --test families -- --ignored`. FAMILIES_RESULTS.md
-/// lists the models ferrojit does not run yet; they are expected to fail here until fixed.
+/// `cargo test --release -p ferrojit-cli --test families -- --ignored`.
 #[test]
 #[ignore = "slow: runs tests/fixtures/families_large (build it with generate.py --large)"]
 fn large_family_models_match_pytorch() {
@@ -153,13 +160,20 @@ fn large_family_models_match_pytorch() {
     if let Err(message) = require_at_least(&dir.display().to_string(), names.len(), MINIMUM_LARGE) {
         panic!("{message}: rebuild it with generate.py --large");
     }
-    let failures: Vec<String> = names
-        .iter()
-        .filter_map(|name| run_family_model(&dir, name).err())
-        .collect();
+    let mut failures = Vec::new();
+    for name in &names {
+        let outcome = run_family_model(&dir, name);
+        match (KNOWN_GAPS.iter().find(|(gap, _)| gap == name), outcome) {
+            (None, Err(message)) => failures.push(message),
+            (Some((_, reason)), Ok(())) => failures.push(format!(
+                "{name} passes now: remove it from KNOWN_GAPS ({reason})"
+            )),
+            _ => {}
+        }
+    }
     assert!(
         failures.is_empty(),
-        "{} of {} family models failed:\n{}",
+        "{} of {} family models differ from what FAMILIES_RESULTS.md expects:\n{}",
         failures.len(),
         names.len(),
         failures.join("\n")
@@ -167,4 +181,4 @@ fn large_family_models_match_pytorch() {
 }
 
 /// How many models a whole families_large holds (the saved rows of FAMILIES_RESULTS.md).
-const MINIMUM_LARGE: usize = 60;
+const MINIMUM_LARGE: usize = 94;
