@@ -168,7 +168,10 @@ fn large_family_models_match_pytorch() {
     let mut failures = Vec::new();
     for name in &names {
         let outcome = run_family_model(&dir, name);
-        match (KNOWN_GAPS.iter().find(|(gap, _)| *gap == name.as_str()), outcome) {
+        match (
+            KNOWN_GAPS.iter().find(|(gap, _)| *gap == name.as_str()),
+            outcome,
+        ) {
             (None, Err(message)) => failures.push(message),
             (Some((_, reason)), Ok(())) => failures.push(format!(
                 "{name} passes now: remove it from KNOWN_GAPS ({reason})"
