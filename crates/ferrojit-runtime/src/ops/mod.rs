@@ -31,6 +31,7 @@ pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
 pub mod transformer_ops;
+pub mod weight_norm_ops;
 pub mod window_ops;
 
 use crate::error::{Result, RuntimeError};
@@ -72,6 +73,11 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("epilogue", NativeFunction, epilogue_ops::declarations()),
         ("window", NativeFunction, window_ops::declarations()),
         ("shape_copy", NativeFunction, shape_copy_ops::declarations()),
+        (
+            "weight_norm",
+            NativeFunction,
+            weight_norm_ops::declarations(),
+        ),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
