@@ -26,6 +26,7 @@ pub mod rnn_ops;
 pub mod scalar_ops;
 pub mod shape_rules;
 pub mod special_ops;
+pub mod statistics_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -70,6 +71,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("special", NativeFunction, special_ops::declarations()),
         ("epilogue", NativeFunction, epilogue_ops::declarations()),
         ("window", NativeFunction, window_ops::declarations()),
+        ("statistics", NativeFunction, statistics_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
