@@ -192,8 +192,8 @@ impl Tensor {
         if bins.dtype() != self.dtype() {
             return Err(invalid(format!(
                 "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with dtype {} and bins for dimension 0 with dtype {}",
-                self.dtype().name(),
-                bins.dtype().name()
+                cxx_type_name(self.dtype()),
+                cxx_type_name(bins.dtype())
             )));
         }
         if bins.dim() != 1 {
@@ -225,8 +225,8 @@ impl Tensor {
                 if w.dtype() != dtype {
                     return Err(invalid(format!(
                         "torch.histogramdd: if weight tensor is provided, it should have the same dtype as the input tensor, but got input with dtype {} and weight with dtype {}",
-                        dtype.name(),
-                        w.dtype().name()
+                        cxx_type_name(dtype),
+                        cxx_type_name(w.dtype())
                     )));
                 }
                 if w.sizes() != self.sizes() {
@@ -314,6 +314,24 @@ fn bincount_weight_dtype(weights: DType) -> DType {
         DType::Float32
     } else {
         DType::Float64
+    }
+}
+
+/// The C++ name PyTorch's messages give a dtype (its caffe2 TypeMeta name).
+fn cxx_type_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "bool",
+        DType::UInt8 => "unsigned char",
+        DType::Int8 => "signed char",
+        DType::Int16 => "short int",
+        DType::Int32 => "int",
+        DType::Int64 => "long int",
+        DType::Float16 => "c10::Half",
+        DType::BFloat16 => "c10::BFloat16",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::ComplexFloat => "c10::complex<float>",
+        DType::ComplexDouble => "c10::complex<double>",
     }
 }
 

@@ -261,7 +261,7 @@ impl Tensor {
     /// `renorm(p, dim, maxnorm)`: each slice along `dim` whose p-norm exceeds `maxnorm` is
     /// scaled to `maxnorm` (by `maxnorm / (norm + 1e-7)`).
     pub fn renorm(&self, p: f64, dim: i64, maxnorm: f64) -> Result<Tensor> {
-        if !(p > 0.0) {
+        if p.is_nan() || p <= 0.0 {
             return Err(invalid("renorm: non-positive-norm not supported"));
         }
         if maxnorm < 0.0 {

@@ -187,10 +187,10 @@ impl Tensor {
                         max = v;
                         break;
                     }
-                    if v < min {
+                    if v.partial_cmp(&min) == Some(std::cmp::Ordering::Less) {
                         min = v;
                     }
-                    if v > max {
+                    if v.partial_cmp(&max) == Some(std::cmp::Ordering::Greater) {
                         max = v;
                     }
                 }
@@ -445,9 +445,7 @@ impl Tensor {
             sorted.sort_by(|a, b| nan_last(*a, *b));
             let valid = sorted.iter().filter(|x| !x.is_nan()).count();
             for (qi, &qv) in qs.iter().enumerate() {
-                let value = if ignore_nan && valid == 0 {
-                    f64::NAN
-                } else if !ignore_nan && valid < sorted.len() {
+                let value = if (ignore_nan && valid == 0) || (!ignore_nan && valid < sorted.len()) {
                     f64::NAN
                 } else {
                     // PyTorch computes the rank in the input's dtype.
@@ -459,7 +457,11 @@ impl Tensor {
                     match interpolation {
                         QuantileInterpolation::Lower => low,
                         QuantileInterpolation::Higher => high,
-                        QuantileInterpolation::Nearest => sorted[rank.round_ties_even() as usize],
+                        // PyTorch's float32 result here matches the rank taken before
+                        // rounding to float32 (0.1f * 5 goes to rank 1, not 0).
+                        QuantileInterpolation::Nearest => {
+                            sorted[(qv * (valid as f64 - 1.0)).round_ties_even() as usize]
+                        }
                         QuantileInterpolation::Midpoint => lerp(low, high, 0.5),
                         QuantileInterpolation::Linear => {
                             lerp(low, high, round_like(rank - below, self.dtype()))
@@ -606,7 +608,12 @@ impl Tensor {
         if c.dim() == 0 {
             // A single variable: c / c, NaN for a zero or NaN variance.
             let v = c.to_f64_vec()[0];
-            return Ok(Tensor::from_values(vec![v / v], &[]).to_dtype(c.dtype()));
+            let ratio = if v.is_finite() && v != 0.0 {
+                1.0
+            } else {
+                f64::NAN
+            };
+            return Ok(Tensor::from_values(vec![ratio], &[]).to_dtype(c.dtype()));
         }
         let n = c.sizes()[0];
         let values = c.to_f64_vec();
