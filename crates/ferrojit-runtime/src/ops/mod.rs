@@ -27,6 +27,7 @@ pub mod scalar_ops;
 pub mod shape_copy_ops;
 pub mod shape_rules;
 pub mod special_ops;
+pub mod statistics_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_ops;
@@ -78,6 +79,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             NativeFunction,
             weight_norm_ops::declarations(),
         ),
+        ("statistics", NativeFunction, statistics_ops::declarations()),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),
