@@ -94,8 +94,6 @@ fn hugging_face_llama_style_decoder_left_padded_traced() {
 /// Wav2Vec2's positional convolution is weight-normed: the trace calls `aten::_weight_norm`,
 /// which ferrojit lacked.
 #[test]
-#[ignore = "aten::_weight_norm (crates/ferrojit-runtime/src/ops/weight_norm_ops.rs) landed at the \
-            deadline: it compiles, but this test was not yet run; run it and drop this ignore"]
 fn hugging_face_wav2vec2_traced_with_weight_norm() {
     check("hf_wav2vec2_traced");
 }
