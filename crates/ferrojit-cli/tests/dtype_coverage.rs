@@ -27,8 +27,11 @@ use ferrojit_runtime::IValue;
 use ferrojit_serialize::import::load_module;
 use ferrojit_serialize::torch_save;
 
-/// The untyped nodes measured when the rules were last extended (see the module comment).
-const MOST_UNTYPED: usize = usize::MAX;
+/// The untyped nodes measured when the rules were last extended (see the module comment):
+/// 333 graphs, 92 nodes left untyped by PyTorch's rules, 53 by the executor's (mostly
+/// `cat` of lists not built in the graph, `__getitem__` of tensor lists, and creation
+/// operators whose sizes or dtypes are not constants).
+const MOST_UNTYPED: usize = 53;
 
 fn archives(folder: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder)

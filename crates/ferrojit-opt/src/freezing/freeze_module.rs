@@ -472,13 +472,19 @@ fn frozen_constant(value: &IValue, declared: &Type) -> Option<(Option<AttributeV
 }
 
 /// Whether [`insert_frozen_value`] can build `value`: what [`frozen_constant`] holds, and
-/// tuples (not named ones), lists and dicts of such values.
+/// tuples (not named ones), lists (not of tensors) and dicts of such values.
 fn can_freeze_value(value: &IValue) -> bool {
     match value {
         IValue::Tuple(tuple) => {
             tuple.named.is_none() && tuple.items.iter().all(can_freeze_value)
         }
-        IValue::List(list) => list.to_vec().iter().all(can_freeze_value),
+        // A list of tensors stays an attribute: constant propagation would fold its
+        // construct into a tensor-list constant, which the archive printer cannot write.
+        IValue::List(list) => {
+            let items = list.to_vec();
+            !items.iter().any(|item| matches!(item, IValue::Tensor(_)))
+                && items.iter().all(can_freeze_value)
+        }
         IValue::Dict(dict) => dict
             .entries()
             .iter()

@@ -4,7 +4,8 @@
 //! attributes as constructs of constants, so indexing into a frozen tuple becomes the
 //! constant it picks, as indexing into PyTorch's tuple constant folds. Unlike
 //! `lower_all_tuples`, nothing is refused: tuples that are not taken apart this way stay.
-//! The constructs left unused are for dead code elimination to remove.
+//! The rewritten nodes are removed; the constructs left unused are for dead code
+//! elimination to remove.
 
 use ferrojit_ir::{Graph, Prim, ValueId};
 
@@ -38,6 +39,7 @@ pub fn lower_simple_tuples(graph: &mut Graph) -> bool {
             for (output, element) in outputs.into_iter().zip(elements) {
                 graph.replace_all_uses_with(output, element);
             }
+            graph.destroy_node(node);
             changed = true;
             continue;
         }
@@ -63,6 +65,7 @@ pub fn lower_simple_tuples(graph: &mut Graph) -> bool {
         };
         let output = graph.node_output(node, 0);
         graph.replace_all_uses_with(output, element);
+        graph.destroy_node(node);
         changed = true;
     }
     changed
