@@ -73,8 +73,7 @@ fn shaped_forward(archive: &Path) -> Result<Graph, String> {
     values.extend(arguments);
     let spec = ArgumentSpec::of(&values);
     for (index, input) in graph.inputs().to_vec().into_iter().enumerate() {
-        if let (Some(refined), Type::Tensor) = (spec.refined_type(index), graph.value_type(input))
-        {
+        if let (Some(refined), Type::Tensor) = (spec.refined_type(index), graph.value_type(input)) {
             graph.set_value_type(input, refined);
         }
     }

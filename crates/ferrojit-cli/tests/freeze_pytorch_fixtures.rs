@@ -20,7 +20,9 @@ use ferrojit_serialize::import::{load_module, load_module_from_bytes, LoadedModu
 use ferrojit_serialize::torch_save;
 
 fn fixture(name: &str) -> PathBuf {
-    repo_root().join("tests/fixtures/passes/freezing").join(name)
+    repo_root()
+        .join("tests/fixtures/passes/freezing")
+        .join(name)
 }
 
 /// What PyTorch recorded for one `freeze_interfaces` setting.
@@ -122,7 +124,11 @@ fn check_like_pytorch(name: &str) {
     let graph = &frozen.methods[0].graph;
     let (kinds, folded) = summary(graph);
     let text = graph.to_ir_string();
-    assert_eq!(kinds, strings(&record["kinds"]), "{name}: operations\n{text}");
+    assert_eq!(
+        kinds,
+        strings(&record["kinds"]),
+        "{name}: operations\n{text}"
+    );
     assert_eq!(
         folded,
         strings(&record["folded_attributes"]),
@@ -135,7 +141,11 @@ fn check_like_pytorch(name: &str) {
         .map(|attribute| attribute.name)
         .collect();
     kept.sort();
-    assert_eq!(kept, strings(&record["attributes"]), "{name}: attributes kept");
+    assert_eq!(
+        kept,
+        strings(&record["attributes"]),
+        "{name}: attributes kept"
+    );
 
     let reloaded = save_and_reload(name, &loaded, &frozen);
     let arguments = match torch_save::load_file(&fixture(&format!("{name}.inputs.pt"))).unwrap() {
@@ -147,8 +157,9 @@ fn check_like_pytorch(name: &str) {
         .module
         .forward(arguments)
         .unwrap_or_else(|e| panic!("{name}: forward of the frozen module: {e}"));
-    compare_with(&actual, &expected, name, Comparison::models(1e-5, 1e-6))
-        .unwrap_or_else(|problem| panic!("{name}: differs from PyTorch's frozen module: {problem}"));
+    compare_with(&actual, &expected, name, Comparison::models(1e-5, 1e-6)).unwrap_or_else(
+        |problem| panic!("{name}: differs from PyTorch's frozen module: {problem}"),
+    );
 }
 
 #[test]
@@ -159,7 +170,9 @@ fn interface_submodules_are_inlined_as_pytorch_inlines_them() {
 #[test]
 fn interface_modules_are_refused_when_interfaces_are_not_frozen() {
     let loaded = load("interface_module");
-    let error = freeze_with(&loaded, false).err().expect("froze with interfaces off");
+    let error = freeze_with(&loaded, false)
+        .err()
+        .expect("froze with interfaces off");
     let pytorch = recorded("interface_module", false)["error"]
         .as_str()
         .unwrap()
@@ -170,7 +183,9 @@ fn interface_modules_are_refused_when_interfaces_are_not_frozen() {
 #[test]
 fn setting_an_interface_attribute_is_refused_with_pytorchs_message() {
     let loaded = load("interface_reassigned");
-    let error = freeze_with(&loaded, true).err().expect("froze a SetAttr of an interface");
+    let error = freeze_with(&loaded, true)
+        .err()
+        .expect("froze a SetAttr of an interface");
     let pytorch = recorded("interface_reassigned", true)["error"]
         .as_str()
         .unwrap()

@@ -252,7 +252,11 @@ fn single_output_dtype(
 ) -> Option<Dtype> {
     let inputs = graph.node_inputs(node).to_vec();
     // In place or `out=`: the result is the argument it aliases and writes.
-    if let Some(written) = schema.returns.first().and_then(|ret| ret.alias_info.as_ref()) {
+    if let Some(written) = schema
+        .returns
+        .first()
+        .and_then(|ret| ret.alias_info.as_ref())
+    {
         if written.is_write {
             let position = schema.arguments.iter().position(|argument| {
                 argument
@@ -283,7 +287,10 @@ fn single_output_dtype(
 
 /// Rules that read a dtype argument or the types of the inputs.
 fn dtype_from_arguments(graph: &Graph, inputs: &[ValueId], full_name: &str) -> Option<Dtype> {
-    if let Some(&(_, position)) = CREATION_DTYPE_ARGUMENT.iter().find(|(n, _)| *n == full_name) {
+    if let Some(&(_, position)) = CREATION_DTYPE_ARGUMENT
+        .iter()
+        .find(|(n, _)| *n == full_name)
+    {
         return constant_dtype(graph, *inputs.get(position)?)?.or(Some(Dtype::Float));
     }
     if let Some(&(_, position)) = LIKE_DTYPE_ARGUMENT.iter().find(|(n, _)| *n == full_name) {
@@ -337,8 +344,7 @@ fn dtype_from_arguments(graph: &Graph, inputs: &[ValueId], full_name: &str) -> O
                 "aten::arange.start" => 2,
                 _ => 3,
             };
-            if let Some(Some(dtype)) = inputs.get(numbers).and_then(|&v| constant_dtype(graph, v))
-            {
+            if let Some(Some(dtype)) = inputs.get(numbers).and_then(|&v| constant_dtype(graph, v)) {
                 return Some(dtype);
             }
             let mut all_int = true;

@@ -264,8 +264,7 @@ pub(super) fn result_dtype(full_name: &str, operands: &[Operand]) -> Option<Dtyp
                 .then_some(dtype)
         }
         // The meta kernels of the matrix products keep the first operand's dtype.
-        "aten::mm" | "aten::bmm" | "aten::matmul" | "aten::linear" | "aten::addmm"
-        | "aten::mv" => {
+        "aten::mm" | "aten::bmm" | "aten::matmul" | "aten::linear" | "aten::addmm" | "aten::mv" => {
             let (dtype, rank) = tensor(0)?;
             let (_, other_rank) = tensor(1)?;
             let ranks_fit = match name {
@@ -310,12 +309,18 @@ pub(super) fn result_dtype(full_name: &str, operands: &[Operand]) -> Option<Dtyp
         // `where(|x| <= lambd, 0, x)`: an int scalar against the input.
         "aten::hardshrink" => {
             let (dtype, rank) = tensor(0)?;
-            Some(result_type(&[Operand::Tensor { dtype, rank }, Operand::Int]))
+            Some(result_type(&[
+                Operand::Tensor { dtype, rank },
+                Operand::Int,
+            ]))
         }
         // `pow(x, 2)`.
         "aten::square" => {
             let (dtype, rank) = tensor(0)?;
-            Some(result_type(&[Operand::Tensor { dtype, rank }, Operand::Int]))
+            Some(result_type(&[
+                Operand::Tensor { dtype, rank },
+                Operand::Int,
+            ]))
         }
         "aten::float_power.Tensor_Tensor"
         | "aten::float_power.Tensor_Scalar"

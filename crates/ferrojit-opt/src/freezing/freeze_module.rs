@@ -94,7 +94,10 @@ impl std::fmt::Display for FreezeError {
                  on '{name}'"
             ),
             FreezeError::UsesInterfaces => {
-                write!(f, "attempted to freeze a module that uses interface attributes")
+                write!(
+                    f,
+                    "attempted to freeze a module that uses interface attributes"
+                )
             }
             FreezeError::InterfaceNotFound { name } => {
                 write!(f, "failed to freeze interface attribute '{name}'")
@@ -475,9 +478,7 @@ fn frozen_constant(value: &IValue, declared: &Type) -> Option<(Option<AttributeV
 /// tuples (not named ones), lists (not of tensors) and dicts of such values.
 fn can_freeze_value(value: &IValue) -> bool {
     match value {
-        IValue::Tuple(tuple) => {
-            tuple.named.is_none() && tuple.items.iter().all(can_freeze_value)
-        }
+        IValue::Tuple(tuple) => tuple.named.is_none() && tuple.items.iter().all(can_freeze_value),
         // A list of tensors stays an attribute: constant propagation would fold its
         // construct into a tensor-list constant, which the archive printer cannot write.
         IValue::List(list) => {
@@ -549,7 +550,10 @@ fn insert_freezable_value(
                 let ty = item_type(item, ty);
                 inputs.push(insert_freezable_value(graph, item, &ty, inserted)?);
             }
-            let types = inputs.iter().map(|&v| graph.value_type(v).clone()).collect();
+            let types = inputs
+                .iter()
+                .map(|&v| graph.value_type(v).clone())
+                .collect();
             ("prim::TupleConstruct", inputs, Type::Tuple(types))
         }
         IValue::List(list) => {
