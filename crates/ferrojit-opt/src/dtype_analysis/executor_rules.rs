@@ -26,7 +26,7 @@ use crate::constant_insertion::constant_value;
 
 /// Operators whose tensor result has the dtype of their first tensor argument whatever
 /// their other arguments: views and copies, padding, pooling, normalization, dropout,
-/// softmax without a dtype, indexing and reordering.
+/// indexing and reordering.
 const KEEPS_FIRST_DTYPE: &[&str] = &[
     "aten::view",
     "aten::reshape",
@@ -70,7 +70,8 @@ const KEEPS_FIRST_DTYPE: &[&str] = &[
     "aten::leaky_relu",
     "aten::elu",
     "aten::threshold",
-    "aten::layer_norm",
+    // layer_norm, softmax and log_softmax are left to the fuser's type refinement
+    // (`fuser/type_refinement.rs`), which reruns the peephole when it types them.
     "aten::group_norm",
     "aten::batch_norm",
     "aten::instance_norm",
@@ -112,14 +113,6 @@ const KEEPS_FIRST_DTYPE: &[&str] = &[
     "aten::atleast_3d",
     "aten::flipud",
     "aten::fliplr",
-];
-
-/// Operators whose result is floating, with the first tensor's dtype when it is floating.
-const FLOATING_OF_FIRST: &[&str] = &[
-    "aten::softmax.int",
-    "aten::log_softmax.int",
-    "aten::_softmax",
-    "aten::_log_softmax",
 ];
 
 /// Creation operators whose `ScalarType? dtype` argument is at this position; None gives
@@ -273,14 +266,6 @@ fn single_output_dtype(
         .find(|&input| is_tensor(graph.value_type(input)));
     if KEEPS_FIRST_DTYPE.contains(&full_name) {
         return value_dtype(graph, first_tensor?);
-    }
-    if FLOATING_OF_FIRST.contains(&full_name) {
-        // softmax(x, dim, dtype): a dtype given wins.
-        if let Some(Some(dtype)) = inputs.get(2).and_then(|&v| constant_dtype(graph, v)) {
-            return Some(dtype);
-        }
-        let dtype = value_dtype(graph, first_tensor?)?;
-        return (dtype.is_floating() || dtype.is_complex()).then_some(dtype);
     }
     dtype_from_arguments(graph, &inputs, full_name)
 }
