@@ -105,6 +105,10 @@ enum Command {
         /// Then apply `torch.jit.optimize_for_inference`'s CPU passes (implies --eval).
         #[arg(long)]
         optimize_for_inference: bool,
+        /// Leave interface-typed submodules alone (`freeze_interfaces=False`): PyTorch then
+        /// refuses a module whose methods read one. By default their calls are inlined.
+        #[arg(long)]
+        no_freeze_interfaces: bool,
     },
     /// Convert a TorchScript module's method into an Export IR program (as torch.export would
     /// export it) on example inputs, and save it as a .pt2 archive torch.export.load reads.
@@ -358,9 +362,15 @@ fn run(cli: Cli) -> Result<(), String> {
             preserve,
             eval,
             optimize_for_inference,
-        } => {
-            commands::freeze::freeze_model(&model, &output, &preserve, eval, optimize_for_inference)
-        }
+            no_freeze_interfaces,
+        } => commands::freeze::freeze_model(
+            &model,
+            &output,
+            &preserve,
+            eval,
+            optimize_for_inference,
+            !no_freeze_interfaces,
+        ),
         Command::Export {
             model,
             inputs,

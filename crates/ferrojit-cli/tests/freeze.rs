@@ -373,11 +373,13 @@ fn preserved_attributes_and_methods_stay() {
     let loaded = counter_module();
     let options = FreezeOptions {
         preserved: vec!["scale".to_string()],
+        ..FreezeOptions::default()
     };
     let frozen = freeze(&loaded.module, &options).unwrap();
     assert!(frozen.class.attribute_index("scale").is_some());
     let unknown = FreezeOptions {
         preserved: vec!["no_such_name".to_string()],
+        ..FreezeOptions::default()
     };
     let error = freeze(&loaded.module, &unknown).unwrap_err();
     assert!(error.to_string().contains("no_such_name"), "{error}");

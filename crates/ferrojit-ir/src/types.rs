@@ -321,6 +321,14 @@ impl Type {
             (Type::Tuple(_) | Type::NamedTuple(_), Type::AnyTuple) => true,
             (Type::List(_), Type::AnyList) => true,
             (Type::Class(_), Type::AnyClass) => true,
+            // A class implements an interface that declares only methods it has (PyTorch
+            // also compares their signatures): a module assigned to an interface attribute.
+            (Type::Class(class), Type::Class(interface))
+                if interface.is_interface() && !class.is_interface() =>
+            {
+                let methods = interface.method_names();
+                !methods.is_empty() && methods.iter().all(|method| class.has_method(method))
+            }
             (Type::Enum(_), Type::AnyEnum) => true,
             (Type::Future(a), Type::Future(b)) => a.is_subtype_of(b),
             (Type::Await(a), Type::Await(b)) => a.is_subtype_of(b),

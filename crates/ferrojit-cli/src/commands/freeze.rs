@@ -1,5 +1,5 @@
 //! `ferrojit freeze MODEL.pt -o FROZEN.pt [--preserve NAME]... [--eval]
-//! [--optimize-for-inference]`: what `torch.jit.freeze(module)` does, saved as an archive
+//! [--optimize-for-inference] [--no-freeze-interfaces]`: what `torch.jit.freeze(module)` does, saved as an archive
 //! PyTorch loads. The module must be in eval mode, as PyTorch requires; `--eval` first sets
 //! `training` to False on the module and every submodule, as `module.eval()` does.
 //! `--optimize-for-inference` does what `torch.jit.optimize_for_inference(module,
@@ -23,6 +23,7 @@ pub fn freeze_model(
     preserved: &[String],
     eval: bool,
     for_inference: bool,
+    freeze_interfaces: bool,
 ) -> Result<(), String> {
     let eval = eval || for_inference;
     let _progress = super::progress::Progress::start(&format!("freezing {}", input.display()));
@@ -68,6 +69,7 @@ pub fn freeze_model(
     }
     let options = FreezeOptions {
         preserved: preserved.to_vec(),
+        freeze_interfaces,
     };
     let frozen = if for_inference {
         optimize_for_inference(&loaded.module, &options)

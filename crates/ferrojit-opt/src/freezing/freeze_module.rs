@@ -7,12 +7,25 @@
 //! more are dropped: the frozen module is an object of a new class that holds only what the
 //! frozen graphs still read.
 //!
+//! Tuples, lists and dicts of such values (tensors, numbers, strings, None, devices, and
+//! containers of them) fold too, as PyTorch's freezing folds them: PyTorch puts each in one
+//! `prim::Constant`; ferrojit's IR has no tuple or dict constant, so each becomes a
+//! `prim::TupleConstruct`/`ListConstruct`/`DictConstruct` of constants (named like the
+//! attribute), which the peephole and constant propagation then index into as PyTorch's do
+//! into its constant. A list or dict the graphs write to stays an attribute, as in PyTorch.
+//!
 //! An attribute stays an attribute when the graphs mutate it: a `prim::SetAttr` on it, or
 //! (alias analysis) a write to the memory it holds, or to the memory of an attribute that
-//! shares its storage. It also stays when an IR constant cannot hold its value (tuples,
-//! dicts, objects), when the module holding it is used other than to read or set
-//! attributes (passed to a call that could not be inlined, put in a list), and when the
-//! caller preserves it by name.
+//! shares its storage. It also stays when no constant can hold its value (objects, named
+//! tuples), when the module holding it is used other than to read or set attributes
+//! (passed to a call that could not be inlined, put in a list), and when the caller
+//! preserves it by name.
+//!
+//! Interfaces (PyTorch's `freezeInterfaces`, on by default): a submodule attribute typed by
+//! an interface is read with the type of the module it holds, so the methods called on it
+//! inline like any other submodule's ([`resolve_interface_reads`]); setting such an
+//! attribute is refused, as PyTorch refuses it. With interfaces not frozen, PyTorch refuses
+//! any module whose graphs read an interface-typed attribute, and so does ferrojit.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -45,6 +58,12 @@ pub enum FreezeError {
     Unsupported { kind: String },
     /// A pass run while freezing refused the graph.
     Pass { method: String, message: String },
+    /// A method sets an interface-typed attribute (interfaces frozen).
+    SetsInterfaceAttribute { name: String },
+    /// A method reads an interface-typed attribute, and interfaces are not frozen.
+    UsesInterfaces,
+    /// An interface-typed attribute whose module freezing cannot find.
+    InterfaceNotFound { name: String },
 }
 
 impl std::fmt::Display for FreezeError {
@@ -68,6 +87,20 @@ impl std::fmt::Display for FreezeError {
             }
             FreezeError::Pass { method, message } => {
                 write!(f, "freezing method '{method}': {message}")
+            }
+            FreezeError::SetsInterfaceAttribute { name } => write!(
+                f,
+                "Freezing does not support SetAttr on an interface type. SetAttr is attempted \
+                 on '{name}'"
+            ),
+            FreezeError::UsesInterfaces => {
+                write!(
+                    f,
+                    "attempted to freeze a module that uses interface attributes"
+                )
+            }
+            FreezeError::InterfaceNotFound { name } => {
+                write!(f, "failed to freeze interface attribute '{name}'")
             }
         }
     }
@@ -98,10 +131,22 @@ pub struct FrozenMethod {
 }
 
 /// What the caller asks to keep: methods besides `forward`, and attributes of the module
-/// that must stay attributes (PyTorch's `preserved_attrs`, which holds both).
-#[derive(Debug, Clone, Default)]
+/// that must stay attributes (PyTorch's `preserved_attrs`, which holds both); and whether
+/// interface-typed submodules are resolved and inlined (PyTorch's `freeze_interfaces`,
+/// true by default as in `torch.jit.freeze`).
+#[derive(Debug, Clone)]
 pub struct FreezeOptions {
     pub preserved: Vec<String>,
+    pub freeze_interfaces: bool,
+}
+
+impl Default for FreezeOptions {
+    fn default() -> FreezeOptions {
+        FreezeOptions {
+            preserved: Vec::new(),
+            freeze_interfaces: true,
+        }
+    }
 }
 
 /// Freezes `module` (which must be in eval mode, or have no `training` attribute, as a
@@ -133,6 +178,7 @@ pub fn freeze_module(
         }
     }
     let methods = module.object().methods().clone();
+    let root = module.object().clone();
     let mut graphs = Vec::new();
     for name in &method_names {
         let method_error = |reason: String| FreezeError::Method {
@@ -144,17 +190,29 @@ pub fn freeze_module(
             .method_graph(&class, name)
             .map_err(|error| method_error(error.to_string()))?;
         let mut graph = graph.as_ref().clone();
-        inline_calls(&mut graph, &MethodSourceCallees(methods.as_ref())).map_err(|message| {
-            FreezeError::Pass {
-                method: name.clone(),
-                message,
-            }
-        })?;
+        let inline = |graph: &mut Graph| {
+            inline_calls(graph, &MethodSourceCallees(methods.as_ref())).map_err(|message| {
+                FreezeError::Pass {
+                    method: name.clone(),
+                    message,
+                }
+            })
+        };
+        inline(&mut graph)?;
         check_supported(&graph)?;
+        if options.freeze_interfaces {
+            // Each round inlines the interface calls it resolved, whose bodies may read
+            // interface-typed attributes of their own.
+            while resolve_interface_reads(&mut graph, &root)? {
+                inline(&mut graph)?;
+                check_supported(&graph)?;
+            }
+        } else if reads_interface_attribute(&graph) {
+            return Err(FreezeError::UsesInterfaces);
+        }
         graphs.push((name.clone(), graph));
     }
 
-    let root = module.object().clone();
     let mut mutated = MutatedAttributes::default();
     for name in &preserved_attributes {
         mutated.insert(&root, name);
@@ -226,6 +284,69 @@ fn check_supported(graph: &Graph) -> Result<(), FreezeError> {
         }
     }
     Ok(())
+}
+
+fn is_interface_type(ty: &Type) -> bool {
+    match ty {
+        Type::Class(class) => class.is_interface(),
+        Type::Interface(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether any `prim::GetAttr` of `graph` reads an interface-typed attribute.
+fn reads_interface_attribute(graph: &Graph) -> bool {
+    graph.all_nodes().into_iter().any(|node| {
+        graph.kind(node).is_prim(Prim::GetAttr)
+            && is_interface_type(graph.value_type(graph.node_output(node, 0)))
+    })
+}
+
+/// PyTorch's `inlineInterfaceCalls` (the retyping half; the caller inlines): each
+/// `prim::GetAttr` reading an interface-typed submodule gets the class of the module the
+/// attribute holds, so the inliner finds the methods called on it. Refuses a `prim::SetAttr`
+/// of an interface-typed attribute (the module it holds could change, so its calls cannot
+/// be inlined). Returns whether any read was retyped.
+fn resolve_interface_reads(graph: &mut Graph, root: &Arc<Object>) -> Result<bool, FreezeError> {
+    let objects = objects_of_values(graph, root);
+    let mut retyped = false;
+    for node in graph.all_nodes() {
+        let kind = graph.kind(node);
+        let is_get = kind.is_prim(Prim::GetAttr);
+        if !is_get && !kind.is_prim(Prim::SetAttr) {
+            continue;
+        }
+        let Some(AttributeValue::Str(name)) = graph.attribute(node, "name") else {
+            continue;
+        };
+        let name = name.clone();
+        let receiver = graph.node_inputs(node).first().and_then(|v| objects.get(v));
+        if !is_get {
+            let Some(receiver) = receiver else {
+                continue;
+            };
+            let declared = receiver
+                .class()
+                .attributes()
+                .into_iter()
+                .find(|attribute| attribute.name == name);
+            if declared.is_some_and(|attribute| is_interface_type(&attribute.ty)) {
+                return Err(FreezeError::SetsInterfaceAttribute { name });
+            }
+            continue;
+        }
+        let output = graph.node_output(node, 0);
+        if !is_interface_type(graph.value_type(output)) {
+            continue;
+        }
+        let concrete = match receiver.map(|object| object.get_attr(&name)) {
+            Some(Ok(IValue::Object(object))) => object.class().clone(),
+            _ => return Err(FreezeError::InterfaceNotFound { name }),
+        };
+        graph.set_value_type(output, Type::Class(concrete));
+        retyped = true;
+    }
+    Ok(retyped)
 }
 
 /// The object each module-valued value of `graph` holds, found by following `prim::GetAttr`
@@ -332,8 +453,8 @@ fn attribute_reads(graph: &Graph, root: &Arc<Object>) -> Vec<(NodeId, Arc<Object
     reads
 }
 
-/// The IR constant an attribute's value becomes, if it can become one: tensors (detached),
-/// numbers, strings, devices, None, and lists of numbers and strings.
+/// The IR constant an attribute's value becomes, if one constant can hold it: tensors
+/// (detached), numbers, strings, devices, None, and lists of numbers and strings.
 fn frozen_constant(value: &IValue, declared: &Type) -> Option<(Option<AttributeValue>, Type)> {
     match value {
         IValue::Tensor(cell) => {
@@ -343,7 +464,7 @@ fn frozen_constant(value: &IValue, declared: &Type) -> Option<(Option<AttributeV
                 tensor_type(&tensor),
             ))
         }
-        IValue::Object(_) => None,
+        IValue::Object(_) | IValue::Tuple(_) | IValue::Dict(_) => None,
         IValue::List(list)
             if !matches!(list.element_type(), Type::Int | Type::Float | Type::Str) =>
         {
@@ -351,6 +472,119 @@ fn frozen_constant(value: &IValue, declared: &Type) -> Option<(Option<AttributeV
         }
         other => constant_for(other, declared),
     }
+}
+
+/// Whether [`insert_frozen_value`] can build `value`: what [`frozen_constant`] holds, and
+/// tuples (not named ones), lists (not of tensors) and dicts of such values.
+fn can_freeze_value(value: &IValue) -> bool {
+    match value {
+        IValue::Tuple(tuple) => tuple.named.is_none() && tuple.items.iter().all(can_freeze_value),
+        // A list of tensors stays an attribute: constant propagation would fold its
+        // construct into a tensor-list constant, which the archive printer cannot write.
+        IValue::List(list) => {
+            let items = list.to_vec();
+            !items.iter().any(|item| matches!(item, IValue::Tensor(_)))
+                && items.iter().all(can_freeze_value)
+        }
+        IValue::Dict(dict) => dict
+            .entries()
+            .iter()
+            .all(|(key, value)| can_freeze_value(key) && can_freeze_value(value)),
+        IValue::Tensor(_)
+        | IValue::Int(_)
+        | IValue::Double(_)
+        | IValue::Bool(_)
+        | IValue::Str(_)
+        | IValue::None
+        | IValue::Device(_) => true,
+        _ => false,
+    }
+}
+
+/// Inserts, at the graph's insert point, the nodes that give `value`: one constant where
+/// [`frozen_constant`] can hold it, else the construct of its items' values. Every value
+/// inserted is pushed on `inserted` (alias analysis asks each whether it is written).
+/// `None`, with nothing inserted, when [`can_freeze_value`] refuses `value`.
+fn insert_frozen_value(
+    graph: &mut Graph,
+    value: &IValue,
+    declared: &Type,
+    inserted: &mut Vec<ValueId>,
+) -> Option<ValueId> {
+    // Checked first, so that a refusal deep inside leaves no half-built construct behind.
+    if !can_freeze_value(value) {
+        return None;
+    }
+    insert_freezable_value(graph, value, declared, inserted)
+}
+
+/// The type a container's item is built with: its declared type, but `NoneType` for a
+/// None (as PyTorch types a None inside a constant).
+fn item_type(item: &IValue, declared: &Type) -> Type {
+    if matches!(item, IValue::None) {
+        Type::NoneType
+    } else {
+        declared.clone()
+    }
+}
+
+fn insert_freezable_value(
+    graph: &mut Graph,
+    value: &IValue,
+    declared: &Type,
+    inserted: &mut Vec<ValueId>,
+) -> Option<ValueId> {
+    if let Some((attribute, ty)) = frozen_constant(value, declared) {
+        let constant = graph.insert_constant(attribute, ty);
+        inserted.push(constant);
+        return Some(constant);
+    }
+    let (kind, inputs, ty) = match value {
+        IValue::Tuple(tuple) => {
+            let declared_items = match declared {
+                Type::Tuple(items) if items.len() == tuple.items.len() => items.clone(),
+                _ => vec![Type::NoneType; tuple.items.len()],
+            };
+            let mut inputs = Vec::with_capacity(tuple.items.len());
+            for (item, ty) in tuple.items.iter().zip(&declared_items) {
+                let ty = item_type(item, ty);
+                inputs.push(insert_freezable_value(graph, item, &ty, inserted)?);
+            }
+            let types = inputs
+                .iter()
+                .map(|&v| graph.value_type(v).clone())
+                .collect();
+            ("prim::TupleConstruct", inputs, Type::Tuple(types))
+        }
+        IValue::List(list) => {
+            let element = list.element_type().clone();
+            let mut inputs = Vec::new();
+            for item in list.to_vec() {
+                let ty = item_type(&item, &element);
+                inputs.push(insert_freezable_value(graph, &item, &ty, inserted)?);
+            }
+            ("prim::ListConstruct", inputs, Type::List(Box::new(element)))
+        }
+        IValue::Dict(dict) => {
+            let (key_type, value_type) = (dict.key_type().clone(), dict.value_type().clone());
+            let mut inputs = Vec::new();
+            for (key, item) in dict.entries() {
+                inputs.push(insert_freezable_value(graph, &key, &key_type, inserted)?);
+                let ty = item_type(&item, &value_type);
+                inputs.push(insert_freezable_value(graph, &item, &ty, inserted)?);
+            }
+            (
+                "prim::DictConstruct",
+                inputs,
+                Type::Dict(Box::new(key_type), Box::new(value_type)),
+            )
+        }
+        _ => return None,
+    };
+    let node = graph.insert(kind, &inputs, &[ty]);
+    let output = graph.node_output(node, 0);
+    inserted.push(output);
+    Some(output)
 }
 
 /// Records every attribute the graph sets, and every module it uses other than through
@@ -393,20 +627,23 @@ fn record_written_attributes(graph: &Graph, root: &Arc<Object>, mutated: &mut Mu
             continue;
         };
         let output = graph.node_output(node, 0);
-        let Some((attribute, ty)) = frozen_constant(&value, graph.value_type(output)) else {
+        let declared = graph.value_type(output).clone();
+        copy.set_insert_point(InsertPoint::Before(node));
+        let mut inserted = Vec::new();
+        let Some(constant) = insert_frozen_value(&mut copy, &value, &declared, &mut inserted)
+        else {
             continue;
         };
-        copy.set_insert_point(InsertPoint::Before(node));
-        let constant = copy.insert_constant(attribute, ty);
         copy.replace_all_uses_with(output, constant);
-        constant_of_read.push((constant, object, name));
+        constant_of_read.push((inserted, object, name));
     }
     let top = copy.top_block();
     copy.set_insert_point(InsertPoint::EndOf(top));
     attach_registry_schemas(&mut copy, ferrojit_runtime::OperatorRegistry::global());
     let alias_db = AliasDb::new(&copy);
-    for (constant, object, name) in constant_of_read {
-        if alias_db.has_writers(constant) {
+    for (inserted, object, name) in constant_of_read {
+        // A write to any part (a tensor in a tuple, the list itself) keeps the attribute.
+        if inserted.iter().any(|&value| alias_db.has_writers(value)) {
             mutated.insert(&object, &name);
         }
     }
@@ -449,11 +686,11 @@ fn fold_attributes(
             continue;
         }
         let output = graph.node_output(node, 0);
-        let Some((attribute, ty)) = frozen_constant(&value, graph.value_type(output)) else {
+        let declared = graph.value_type(output).clone();
+        graph.set_insert_point(InsertPoint::Before(node));
+        let Some(constant) = insert_frozen_value(graph, &value, &declared, &mut Vec::new()) else {
             continue;
         };
-        graph.set_insert_point(InsertPoint::Before(node));
-        let constant = graph.insert_constant(attribute, ty);
         if let Some(path) = paths.get(&output) {
             graph.set_debug_name(constant, path);
         }
@@ -489,12 +726,16 @@ fn value_paths(graph: &Graph) -> HashMap<ValueId, String> {
 /// What PyTorch's `runOptimization` does after attribute propagation, with the passes
 /// ferrojit has: dead code elimination, the peephole (which folds rank and size checks on
 /// constant weights), constant propagation (which folds the branches on `training`),
-/// common subexpressions and constant pooling.
+/// `LowerSimpleTuples`, common subexpressions and constant pooling.
 fn optimize_after_folding(graph: &mut Graph) -> Result<(), String> {
     crate::dead_code_elimination::eliminate_dead_code_with_alias_db(graph)
         .map_err(|error| error.to_string())?;
     crate::peephole::peephole(graph, false)?;
     crate::constant_propagation::propagate_constants(graph)?;
+    // Frozen tuples are constructs of constants: indexing into them picks the constant.
+    if super::lower_simple_tuples::lower_simple_tuples(graph) {
+        crate::constant_propagation::propagate_constants(graph)?;
+    }
     crate::peephole::peephole(graph, false)?;
     crate::common_subexpression_elimination::eliminate_common_subexpressions(graph);
     crate::constant_pooling::pool_constants(graph);
@@ -539,8 +780,17 @@ fn build_frozen_object(
     let mut values = Vec::new();
     for (index, attribute) in original.attributes().into_iter().enumerate() {
         if keep_everything || kept.contains(&attribute.name) {
-            class.add_attribute(&attribute.name, attribute.ty.clone(), attribute.kind);
-            values.push(slots.get(index).cloned().unwrap_or(IValue::None));
+            let value = slots.get(index).cloned().unwrap_or(IValue::None);
+            // PyTorch's `reassignInterfaceTypes`: a kept interface attribute takes the
+            // type of the module it holds.
+            let ty = match &value {
+                IValue::Object(object) if is_interface_type(&attribute.ty) => {
+                    Type::Class(object.class().clone())
+                }
+                _ => attribute.ty.clone(),
+            };
+            class.add_attribute(&attribute.name, ty, attribute.kind);
+            values.push(value);
         }
     }
     for name in method_names {

@@ -18,6 +18,7 @@ pub mod fold_conv_batch_norm;
 pub mod fold_conv_mul_or_div;
 pub mod fold_linear_batch_norm;
 pub mod freeze_module;
+pub mod lower_simple_tuples;
 pub mod operator_calls;
 pub mod transpose_linear;
 

@@ -7,40 +7,67 @@
 //! `None`, a string), with a tensor input whose dtype or rank is unknown, or with several
 //! outputs, and nothing when the operator fails on those arguments. Here the operators'
 //! dtype rules (type promotion, comparisons give `Bool`, true division and float functions
-//! give the default float type...) are written out for the operators listed in
-//! [`result_dtype`]; other operators are left alone.
+//! give the default float type...) are written out, with the meta run's refusals, for the
+//! operators of [`meta_rules`]; other operators are left alone.
 //!
 //! Like PyTorch's pass, it refuses a graph with a loop, a call, an `If` with outputs or a
 //! `prim` node with a tensor output ([`propagate_dtype`]); [`propagate_dtypes_where_possible`]
-//! skips those instead, for the graph executor.
+//! skips those instead, for the graph executor, and also types what the meta run cannot
+//! take (list, bool, None or dtype arguments) by the rules of [`executor_rules`].
 
 use ferrojit_ir::{BlockId, Graph, NodeId, Prim, TensorRefinement, Type};
 use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::alias_analysis::attach_registry_schemas;
 
+mod executor_rules;
+mod meta_rules;
+
+use meta_rules::result_dtype;
+
+/// How much of the pass runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// PyTorch's pass: its rules, and its refusals as errors.
+    Strict,
+    /// PyTorch's rules, skipping what the pass refuses.
+    MetaRules,
+    /// Also the executor's rules ([`executor_rules`]).
+    Executor,
+}
+
 /// Runs dtype propagation as PyTorch does, failing where PyTorch's pass fails.
 pub fn propagate_dtype(graph: &mut Graph) -> Result<(), String> {
     attach_registry_schemas(graph, OperatorRegistry::global());
     let top = graph.top_block();
-    propagate_in_block(graph, top, true)
+    propagate_in_block(graph, top, Mode::Strict)
 }
 
 /// Runs dtype propagation and skips, rather than refuses, what PyTorch's pass does not
-/// handle (loops and the nodes in them, calls, `If` outputs, `prim` nodes).
+/// handle (loops and the nodes in them, calls, `If` outputs, `prim` nodes); where PyTorch's
+/// meta run gives no dtype, the executor's rules ([`executor_rules`]) may.
 pub fn propagate_dtypes_where_possible(graph: &mut Graph) {
     attach_registry_schemas(graph, OperatorRegistry::global());
     let top = graph.top_block();
-    // Cannot fail: every refusal is turned into a skip when `strict` is false.
-    let _ = propagate_in_block(graph, top, false);
+    // Cannot fail: every refusal is turned into a skip outside `Mode::Strict`.
+    let _ = propagate_in_block(graph, top, Mode::Executor);
 }
 
-fn propagate_in_block(graph: &mut Graph, block: BlockId, strict: bool) -> Result<(), String> {
+/// [`propagate_dtypes_where_possible`] with PyTorch's rules only: what PyTorch's own
+/// analysis can know of a graph (the coverage measurement compares the two).
+pub fn propagate_meta_dtypes_where_possible(graph: &mut Graph) {
+    attach_registry_schemas(graph, OperatorRegistry::global());
+    let top = graph.top_block();
+    let _ = propagate_in_block(graph, top, Mode::MetaRules);
+}
+
+fn propagate_in_block(graph: &mut Graph, block: BlockId, mode: Mode) -> Result<(), String> {
+    let strict = mode == Mode::Strict;
     for node in graph.block_nodes(block) {
         let kind = graph.kind(node).clone();
         if kind.is_prim(Prim::If) {
             for branch in graph.node_blocks(node).to_vec() {
-                propagate_in_block(graph, branch, strict)?;
+                propagate_in_block(graph, branch, mode)?;
             }
             if strict && !graph.node_outputs(node).is_empty() {
                 return Err(
@@ -82,15 +109,33 @@ fn propagate_in_block(graph: &mut Graph, block: BlockId, strict: bool) -> Result
         }
         if let Some(dtype) = infer_dtype(graph, node) {
             let output = graph.node_output(node, 0);
-            let mut refinement = match graph.value_type(output) {
-                Type::RefinedTensor(refinement) => refinement.as_ref().clone(),
-                _ => TensorRefinement::default(),
-            };
-            refinement.scalar_type = Some(dtype.name().to_string());
-            graph.set_value_type(output, Type::RefinedTensor(Box::new(refinement)));
+            set_dtype(graph, output, dtype);
+        } else if mode == Mode::Executor {
+            let tensor_outputs: Vec<_> = graph
+                .node_outputs(node)
+                .iter()
+                .copied()
+                .filter(|&output| is_tensor_type(graph.value_type(output)))
+                .collect();
+            let dtypes = executor_rules::executor_dtypes(graph, node);
+            for (output, dtype) in tensor_outputs.into_iter().zip(dtypes) {
+                if let Some(dtype) = dtype {
+                    set_dtype(graph, output, dtype);
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Gives `output` the scalar type `dtype`, keeping what else its type knows.
+fn set_dtype(graph: &mut Graph, output: ferrojit_ir::ValueId, dtype: Dtype) {
+    let mut refinement = match graph.value_type(output) {
+        Type::RefinedTensor(refinement) => refinement.as_ref().clone(),
+        _ => TensorRefinement::default(),
+    };
+    refinement.scalar_type = Some(dtype.name().to_string());
+    graph.set_value_type(output, Type::RefinedTensor(Box::new(refinement)));
 }
 
 fn is_tensor_type(ty: &Type) -> bool {
@@ -340,206 +385,6 @@ fn infer_dtype(graph: &Graph, node: NodeId) -> Option<Dtype> {
     result_dtype(&schema.full_name(), &operands)
 }
 
-/// Operators whose result is a float even for integral inputs (PyTorch's "int to float"
-/// unary functions).
-const FLOAT_FUNCTIONS: &[&str] = &[
-    "aten::sin",
-    "aten::cos",
-    "aten::tan",
-    "aten::asin",
-    "aten::acos",
-    "aten::atan",
-    "aten::sinh",
-    "aten::cosh",
-    "aten::tanh",
-    "aten::exp",
-    "aten::exp2",
-    "aten::expm1",
-    "aten::log",
-    "aten::log2",
-    "aten::log10",
-    "aten::log1p",
-    "aten::sqrt",
-    "aten::rsqrt",
-    "aten::sigmoid",
-    "aten::erf",
-    "aten::erfc",
-    "aten::reciprocal",
-    "aten::lgamma",
-    "aten::digamma",
-];
-
-/// Operators that keep their input's dtype and refuse `Bool`.
-const SAME_DTYPE_NOT_BOOL: &[&str] = &[
-    "aten::relu",
-    "aten::relu6",
-    "aten::neg",
-    "aten::abs",
-    "aten::sign",
-];
-
-/// Operators that keep their input's dtype for any dtype.
-const SAME_DTYPE: &[&str] = &[
-    "aten::floor",
-    "aten::ceil",
-    "aten::round",
-    "aten::trunc",
-    "aten::t",
-    "aten::detach",
-    "aten::alias",
-    "aten::contiguous",
-    "aten::expand_as",
-    "aten::view_as",
-    "aten::reshape_as",
-];
-
-/// Operators defined only for floating inputs, which keep their dtype.
-const FLOAT_ONLY: &[&str] = &[
-    "aten::silu",
-    "aten::mish",
-    "aten::hardsigmoid",
-    "aten::hardswish",
-    "aten::log_sigmoid",
-];
-
-/// Binary operators whose result is the promoted type of their first two operands.
-const PROMOTING_BINARY: &[&str] = &[
-    "aten::add.Tensor",
-    "aten::add.Scalar",
-    "aten::sub.Tensor",
-    "aten::sub.Scalar",
-    "aten::mul.Tensor",
-    "aten::mul.Scalar",
-    "aten::remainder.Tensor",
-    "aten::remainder.Scalar",
-    "aten::fmod.Tensor",
-    "aten::fmod.Scalar",
-    "aten::maximum",
-    "aten::minimum",
-    "aten::max.other",
-    "aten::min.other",
-    "aten::pow.Tensor_Tensor",
-    "aten::pow.Tensor_Scalar",
-    "aten::floor_divide",
-    "aten::floor_divide.Scalar",
-];
-
-const COMPARISONS: &[&str] = &[
-    "aten::eq.Tensor",
-    "aten::eq.Scalar",
-    "aten::ne.Tensor",
-    "aten::ne.Scalar",
-    "aten::lt.Tensor",
-    "aten::lt.Scalar",
-    "aten::le.Tensor",
-    "aten::le.Scalar",
-    "aten::gt.Tensor",
-    "aten::gt.Scalar",
-    "aten::ge.Tensor",
-    "aten::ge.Scalar",
-];
-
-const BITWISE: &[&str] = &[
-    "aten::__and__.Tensor",
-    "aten::__and__.Scalar",
-    "aten::__or__.Tensor",
-    "aten::__or__.Scalar",
-    "aten::__xor__.Tensor",
-    "aten::__xor__.Scalar",
-    "aten::bitwise_and.Tensor",
-    "aten::bitwise_or.Tensor",
-    "aten::bitwise_xor.Tensor",
-];
-
-/// The dtype of the result of operator `full_name` on `operands`, or `None` when the
-/// operator has no rule here or would fail on the meta arguments PyTorch passes.
-fn result_dtype(full_name: &str, operands: &[Operand]) -> Option<Dtype> {
-    let tensor = |index: usize| match operands.get(index) {
-        Some(Operand::Tensor { dtype, rank }) => Some((*dtype, *rank)),
-        _ => None,
-    };
-    let name = full_name;
-    if FLOAT_FUNCTIONS.contains(&name) {
-        let (dtype, _) = tensor(0)?;
-        return Some(if dtype.is_floating() || dtype.is_complex() {
-            dtype
-        } else {
-            Dtype::Float
-        });
-    }
-    if SAME_DTYPE_NOT_BOOL.contains(&name) {
-        let (dtype, _) = tensor(0)?;
-        return (dtype != Dtype::Bool).then_some(dtype);
-    }
-    if SAME_DTYPE.contains(&name) {
-        return tensor(0).map(|(dtype, _)| dtype);
-    }
-    if FLOAT_ONLY.contains(&name) {
-        let (dtype, _) = tensor(0)?;
-        return dtype.is_floating().then_some(dtype);
-    }
-    if PROMOTING_BINARY.contains(&name) {
-        let promoted = result_type(operands.get(..2)?);
-        // add/sub take an `alpha` (passed as 1); subtraction refuses two bools.
-        if name.starts_with("aten::sub") && promoted == Dtype::Bool {
-            return None;
-        }
-        return Some(promoted);
-    }
-    if name == "aten::div.Tensor"
-        || name == "aten::div.Scalar"
-        || name == "aten::true_divide.Tensor"
-    {
-        let promoted = result_type(operands.get(..2)?);
-        return Some(if promoted.is_integral() || promoted == Dtype::Bool {
-            Dtype::Float
-        } else {
-            promoted
-        });
-    }
-    if COMPARISONS.contains(&name) {
-        operands.get(..2)?;
-        return Some(Dtype::Bool);
-    }
-    if BITWISE.contains(&name) {
-        let promoted = result_type(operands.get(..2)?);
-        return (promoted.is_integral() || promoted == Dtype::Bool).then_some(promoted);
-    }
-    match name {
-        "aten::where.self" => Some(result_type(operands.get(1..3)?)),
-        "aten::type_as" => tensor(1).map(|(dtype, _)| dtype),
-        // Dimension arguments are passed as 1, so the input needs that many dimensions.
-        "aten::transpose.int" | "aten::squeeze.dim" | "aten::flatten.using_ints" => {
-            let (dtype, rank) = tensor(0)?;
-            (rank >= 2).then_some(dtype)
-        }
-        "aten::unsqueeze" => {
-            let (dtype, rank) = tensor(0)?;
-            (rank >= 1).then_some(dtype)
-        }
-        "aten::squeeze" => tensor(0).map(|(dtype, _)| dtype),
-        "aten::index_select" => {
-            let (dtype, rank) = tensor(0)?;
-            let (index_dtype, index_rank) = tensor(2)?;
-            (rank >= 2 && matches!(index_dtype, Dtype::Long | Dtype::Int) && index_rank <= 1)
-                .then_some(dtype)
-        }
-        // The meta kernels of the matrix products keep the first operand's dtype.
-        "aten::mm" | "aten::bmm" | "aten::matmul" | "aten::linear" | "aten::addmm" => {
-            let (dtype, rank) = tensor(0)?;
-            let (_, other_rank) = tensor(1)?;
-            let ranks_fit = match name {
-                "aten::mm" => rank == 2 && other_rank == 2,
-                "aten::bmm" => rank == 3 && other_rank == 3,
-                "aten::addmm" => tensor(2).is_some_and(|(_, r)| r == 2) && other_rank == 2,
-                _ => rank >= 1 && other_rank >= 1,
-            };
-            ranks_fit.then_some(dtype)
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,6 +430,11 @@ mod tests {
             result_dtype("aten::div.Tensor", &[long, long]),
             Some(Dtype::Float)
         );
-        assert_eq!(result_dtype("aten::relu", &[tensor(Dtype::Bool, 1)]), None);
+        assert_eq!(result_dtype("aten::neg", &[tensor(Dtype::Bool, 1)]), None);
+        // The meta kernel of relu takes a Bool (PyTorch's pass gives Bool).
+        assert_eq!(
+            result_dtype("aten::relu", &[tensor(Dtype::Bool, 1)]),
+            Some(Dtype::Bool)
+        );
     }
 }
