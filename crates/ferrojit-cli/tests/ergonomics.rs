@@ -322,14 +322,20 @@ fn inspect_check_lists_missing_operators() {
     ]);
     assert!(!output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("missing operator aten::histc"), "{stdout}");
-    assert!(stdout.contains("missing operator aten::cummax"), "{stdout}");
-    assert!(stdout.contains("running_max"), "{stdout}");
+    assert!(
+        stdout.contains("missing operator aten::log_sigmoid"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("missing operator aten::embedding_renorm_"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("renormed"), "{stdout}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("2 operator(s) missing"), "{stderr}");
 
     assert!(
-        stdout.contains("missing operator aten::cummax: 1 call (MissingOps.running_max 1)"),
+        stdout.contains("missing operator aten::embedding_renorm_: 1 call (MissingOps.renormed 1)"),
         "{stdout}"
     );
 
@@ -355,8 +361,8 @@ fn inspect_check_lists_every_missing_operator_of_one_method() {
     assert_eq!(
         lines,
         [
-            "missing operator aten::cummax: 1 call (MissingOpsInOneMethod.forward 1)",
-            "missing operator aten::histc: 2 calls (MissingOpsInOneMethod.forward 2)",
+            "missing operator aten::embedding_renorm_: 1 call (MissingOpsInOneMethod.forward 1)",
+            "missing operator aten::log_sigmoid: 2 calls (MissingOpsInOneMethod.forward 2)",
         ],
         "{stdout}"
     );

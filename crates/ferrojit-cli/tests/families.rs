@@ -130,13 +130,7 @@ fn bilinear_resize_with_recomputed_scale_factor() {
 /// Models of families_large that ferrojit cannot run yet, each with the reason
 /// FAMILIES_RESULTS.md gives. The large test checks that each still fails (so that a fix
 /// removes it from this list) and that every other model passes.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "audio_melspectrogram_scripted",
-        "aten::stft is not registered",
-    ),
-    ("audio_mfcc_scripted", "aten::stft is not registered"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Every model of tests/fixtures/families_large that is present. Slow: run with
 /// `cargo test --release -p ferrojit-cli --test families -- --ignored`.

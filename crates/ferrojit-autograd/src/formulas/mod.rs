@@ -9,6 +9,7 @@ mod nn;
 mod pointwise;
 mod reduction;
 mod shape;
+mod unary_math;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -113,6 +114,7 @@ fn table() -> &'static HashMap<&'static str, &'static Formula> {
             shape::FORMULAS,
             linear::FORMULAS,
             nn::FORMULAS,
+            unary_math::FORMULAS,
         ] {
             for (name, formula) in formulas {
                 table.insert(*name, formula);

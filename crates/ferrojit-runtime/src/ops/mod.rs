@@ -26,6 +26,7 @@ pub mod rnn_ops;
 pub mod scalar_ops;
 pub mod shape_copy_ops;
 pub mod shape_rules;
+pub mod short_time_fourier_ops;
 pub mod special_ops;
 pub mod statistics_ops;
 pub mod str_format_ops;
@@ -80,6 +81,11 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             weight_norm_ops::declarations(),
         ),
         ("statistics", NativeFunction, statistics_ops::declarations()),
+        (
+            "short_time_fourier",
+            NativeFunction,
+            short_time_fourier_ops::declarations(),
+        ),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),
         ("str", Builtin, str_ops::declarations()),

@@ -23,6 +23,7 @@ pub mod reduce;
 pub mod search;
 pub mod set_membership;
 pub mod shape_copy;
+pub mod short_time_fourier;
 pub mod sign_exponent;
 pub mod special;
 pub mod statistics;

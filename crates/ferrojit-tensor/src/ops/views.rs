@@ -318,7 +318,7 @@ impl Tensor {
 }
 
 /// PyTorch's legacy type string used in a few messages ("torch.FloatTensor").
-fn legacy_type_name(t: &Tensor) -> String {
+pub(crate) fn legacy_type_name(t: &Tensor) -> String {
     let storage = t.dtype().to_torch_storage_name();
     format!("torch.{}Tensor", storage.trim_end_matches("Storage"))
 }
