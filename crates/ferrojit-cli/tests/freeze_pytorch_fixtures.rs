@@ -170,9 +170,9 @@ fn interface_submodules_are_inlined_as_pytorch_inlines_them() {
 #[test]
 fn interface_modules_are_refused_when_interfaces_are_not_frozen() {
     let loaded = load("interface_module");
-    let error = freeze_with(&loaded, false)
-        .err()
-        .expect("froze with interfaces off");
+    let Err(error) = freeze_with(&loaded, false) else {
+        panic!("froze with interfaces off");
+    };
     let pytorch = recorded("interface_module", false)["error"]
         .as_str()
         .unwrap()
@@ -183,9 +183,9 @@ fn interface_modules_are_refused_when_interfaces_are_not_frozen() {
 #[test]
 fn setting_an_interface_attribute_is_refused_with_pytorchs_message() {
     let loaded = load("interface_reassigned");
-    let error = freeze_with(&loaded, true)
-        .err()
-        .expect("froze a SetAttr of an interface");
+    let Err(error) = freeze_with(&loaded, true) else {
+        panic!("froze a SetAttr of an interface");
+    };
     let pytorch = recorded("interface_reassigned", true)["error"]
         .as_str()
         .unwrap()

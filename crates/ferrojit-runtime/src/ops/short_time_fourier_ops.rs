@@ -23,37 +23,30 @@ fn at<T: FromArgument>(arguments: &[IValue], index: usize) -> Result<T> {
 }
 
 /// Arguments 0–4, shared by every overload: self, n_fft, hop_length, win_length, window.
-fn input_and_window(
-    arguments: &[IValue],
-) -> Result<(
-    Arc<Tensor>,
-    i64,
-    Option<i64>,
-    Option<i64>,
-    Option<Arc<Tensor>>,
-)> {
-    Ok((
-        at(arguments, 0)?,
-        at(arguments, 1)?,
-        at(arguments, 2)?,
-        at(arguments, 3)?,
-        at(arguments, 4)?,
-    ))
-}
-
-fn layout<'a>(
+struct Leading {
+    input: Arc<Tensor>,
     n_fft: i64,
     hop_length: Option<i64>,
     win_length: Option<i64>,
-    window: Option<&'a Tensor>,
-    normalized: bool,
-    onesided: Option<bool>,
-) -> FrameLayout<'a> {
+    window: Option<Arc<Tensor>>,
+}
+
+fn leading(arguments: &[IValue]) -> Result<Leading> {
+    Ok(Leading {
+        input: at(arguments, 0)?,
+        n_fft: at(arguments, 1)?,
+        hop_length: at(arguments, 2)?,
+        win_length: at(arguments, 3)?,
+        window: at(arguments, 4)?,
+    })
+}
+
+fn layout(leading: &Leading, normalized: bool, onesided: Option<bool>) -> FrameLayout<'_> {
     FrameLayout {
-        n_fft,
-        hop_length,
-        win_length,
-        window,
+        n_fft: leading.n_fft,
+        hop_length: leading.hop_length,
+        win_length: leading.win_length,
+        window: leading.window.as_deref(),
         normalized,
         onesided,
     }
@@ -62,16 +55,10 @@ fn layout<'a>(
 /// `aten::stft(self, n_fft, hop_length, win_length, window, normalized, onesided,
 /// return_complex, align_to_window)`: no centring (Python's `torch.stft` pads first).
 fn stft(arguments: &[IValue]) -> Result<Vec<IValue>> {
-    let (input, n_fft, hop, win, window) = input_and_window(arguments)?;
-    let frame_layout = layout(
-        n_fft,
-        hop,
-        win,
-        window.as_deref(),
-        at(arguments, 5)?,
-        at(arguments, 6)?,
-    );
-    Ok(input
+    let leading = leading(arguments)?;
+    let frame_layout = layout(&leading, at(arguments, 5)?, at(arguments, 6)?);
+    Ok(leading
+        .input
         .stft(
             frame_layout,
             false,
@@ -85,18 +72,12 @@ fn stft(arguments: &[IValue]) -> Result<Vec<IValue>> {
 /// `aten::stft.center(self, n_fft, hop_length, win_length, window, center, pad_mode,
 /// normalized, onesided, return_complex, align_to_window)`.
 fn stft_center(arguments: &[IValue]) -> Result<Vec<IValue>> {
-    let (input, n_fft, hop, win, window) = input_and_window(arguments)?;
+    let leading = leading(arguments)?;
     let center: bool = at(arguments, 5)?;
     let pad_mode: String = at(arguments, 6)?;
-    let frame_layout = layout(
-        n_fft,
-        hop,
-        win,
-        window.as_deref(),
-        at(arguments, 7)?,
-        at(arguments, 8)?,
-    );
-    Ok(input
+    let frame_layout = layout(&leading, at(arguments, 7)?, at(arguments, 8)?);
+    Ok(leading
+        .input
         .stft(
             frame_layout,
             center,
@@ -110,17 +91,11 @@ fn stft_center(arguments: &[IValue]) -> Result<Vec<IValue>> {
 /// `aten::istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided,
 /// length, return_complex)`.
 fn istft(arguments: &[IValue]) -> Result<Vec<IValue>> {
-    let (input, n_fft, hop, win, window) = input_and_window(arguments)?;
+    let leading = leading(arguments)?;
     let center: bool = at(arguments, 5)?;
-    let frame_layout = layout(
-        n_fft,
-        hop,
-        win,
-        window.as_deref(),
-        at(arguments, 6)?,
-        at(arguments, 7)?,
-    );
-    Ok(input
+    let frame_layout = layout(&leading, at(arguments, 6)?, at(arguments, 7)?);
+    Ok(leading
+        .input
         .istft(frame_layout, center, at(arguments, 8)?, at(arguments, 9)?)?
         .into_results())
 }
