@@ -45,10 +45,33 @@ impl Device {
             }
             None => (text, None),
         };
-        let known = ["cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "lazy"];
+        // c10's device types, in the order its parser's message lists them.
+        let known = [
+            "cpu",
+            "cuda",
+            "ipu",
+            "xpu",
+            "mkldnn",
+            "opengl",
+            "opencl",
+            "ideep",
+            "hip",
+            "ve",
+            "fpga",
+            "maia",
+            "xla",
+            "lazy",
+            "vulkan",
+            "mps",
+            "meta",
+            "hpu",
+            "mtia",
+            "privateuseone",
+        ];
         if !known.contains(&kind) {
             return Err(RuntimeError::Other(format!(
-                "Expected one of cpu, cuda, xpu, mps, meta, hip, xla, lazy device type at start of device string: {text}"
+                "Expected one of {} device type at start of device string: {text}",
+                known.join(", ")
             )));
         }
         Ok(Device {

@@ -965,7 +965,25 @@ impl<'a> Emitter<'a> {
                     "grad" => ("prim::grad", Type::Tensor),
                     "is_leaf" => return self.emit_builtin("aten::is_leaf", &[object], &expr.range),
                     "ndim" => return self.emit_builtin("aten::dim", &[object], &expr.range),
+                    // The properties PyTorch's frontend maps to builtins (builtinProperties
+                    // in torch/csrc/jit/frontend/sugared_value.cpp).
                     "T" => return self.emit_builtin("aten::numpy_T", &[object], &expr.range),
+                    "H" => return self.emit_builtin("aten::matrix_H", &[object], &expr.range),
+                    "mT" => return self.emit_builtin("aten::mT", &[object], &expr.range),
+                    "mH" => return self.emit_builtin("aten::mH", &[object], &expr.range),
+                    "real" => return self.emit_builtin("aten::real", &[object], &expr.range),
+                    "imag" => return self.emit_builtin("aten::imag", &[object], &expr.range),
+                    "data" => ("prim::data", Type::Tensor),
+                    "layout" => ("prim::layout", Type::Int),
+                    "name" => ("prim::name", Type::Optional(Box::new(Type::Str))),
+                    "itemsize" => ("prim::itemsize", Type::Int),
+                    "nbytes" => ("prim::nbytes", Type::Int),
+                    "is_cpu" | "is_xpu" | "is_mps" | "is_ipu" | "is_maia" | "is_mtia"
+                    | "is_xla" | "is_vulkan" | "is_sparse" | "is_sparse_csr" | "is_quantized"
+                    | "is_meta" | "is_mkldnn" | "is_nested" => {
+                        let kind = format!("prim::{name}");
+                        return Ok(self.insert_one(&kind, &[object], Type::Bool));
+                    }
                     _ => {
                         return Err(self.error(
                             format!("Tensor object has no attribute '{name}'"),
@@ -975,6 +993,15 @@ impl<'a> Emitter<'a> {
                 };
                 Ok(self.insert_one(kind, &[object], ty))
             }
+            // `device.type` and `device.index`, as PyTorch compiles them.
+            Type::Device if name == "type" => {
+                Ok(self.insert_one("prim::type", &[object], Type::Str))
+            }
+            Type::Device if name == "index" => Ok(self.insert_one(
+                "prim::index",
+                &[object],
+                Type::Optional(Box::new(Type::Int)),
+            )),
             other => Err(self.error(
                 format!(
                     "'{}' object has no attribute or method '{name}'",

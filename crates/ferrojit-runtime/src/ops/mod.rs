@@ -15,6 +15,7 @@ pub mod distance_ops;
 pub mod epilogue_ops;
 pub mod fft_ops;
 pub mod indexing_ops;
+pub mod jit_builtin_ops;
 pub mod linalg_ops;
 pub mod list_ops;
 pub mod math_ops;
@@ -93,6 +94,7 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
         ("list", Builtin, list_ops::declarations()),
         ("dict", Builtin, dict_ops::declarations()),
         ("misc", Builtin, misc_ops::declarations()),
+        ("jit_builtin", Builtin, jit_builtin_ops::declarations()),
         ("prim_lang", Builtin, prim_lang_ops::declarations()),
         ("composite", Composite, composite_ops::declarations()),
     ]

@@ -746,6 +746,7 @@ fn stack_tensors(tensors: Vec<Tensor>, dim: i64) -> Result<Tensor> {
 // kernels with `typed_in_place`.
 
 fn copy_(target: Input, source: Input, _non_blocking: Unread) -> Result<Tensor> {
+    super::jit_builtin_ops::check_copy_broadcast(&target, &source)?;
     Ok(target.copy_(&source)?)
 }
 
