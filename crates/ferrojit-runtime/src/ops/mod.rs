@@ -10,6 +10,7 @@ pub mod complex_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
+mod derived_variants;
 pub mod dict_ops;
 pub mod distance_ops;
 pub mod epilogue_ops;
@@ -130,6 +131,11 @@ fn register_all_builtins(registry: &mut OperatorRegistry, stop_at_first_error: b
             let result = registry.register_declaration(rank, declaration);
             outcome(registry, result)?;
         }
+    }
+    // In-place and out= forms built from functional kernels, after every family has
+    // declared its own.
+    for result in derived_variants::register(registry) {
+        outcome(registry, result)?;
     }
     // Rules before aliases, so that an alias shares its operator's rules.
     let result = shape_rules::attach(registry);

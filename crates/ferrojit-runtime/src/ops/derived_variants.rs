@@ -1,0 +1,197 @@
+//! The in-place (`f_`) and out= (`f.out`) overloads of PyTorch's public operators that are
+//! their functional overload followed by a write, registered from the functional kernel
+//! ferrojit already has. `data/derived_variants.txt` (written from torch's own schemas by
+//! `data/derive_variants.py`) pairs each variant with its functional; a variant some family
+//! declares itself keeps that declaration, and one whose functional is not registered stays
+//! missing (`ferrojit ops --missing` lists it).
+
+use ferrojit_tensor::TensorError;
+
+use crate::error::{Result, RuntimeError};
+use crate::ivalue::IValue;
+use crate::opdef::{OperatorDeclaration, OverloadRank};
+use crate::registry::{Kernel, OperatorRegistry, Stack};
+
+const DERIVED_VARIANTS: &str = include_str!("../../data/derived_variants.txt");
+
+/// How a variant writes the functional's results.
+#[derive(Clone, Copy)]
+enum VariantKind {
+    /// Into `self`, which must already have the result's shape (ATen's in-place rule).
+    InPlace,
+    /// Into the trailing `out` tensors, each resized to its result's shape when it differs.
+    Out,
+}
+
+/// One line of the data file.
+struct DerivedVariant<'a> {
+    kind: VariantKind,
+    functional: &'a str,
+    schema: &'a str,
+}
+
+fn parse_line(line: &str) -> Result<DerivedVariant<'_>> {
+    let mut columns = line.splitn(3, '\t');
+    let (Some(kind), Some(functional), Some(schema)) =
+        (columns.next(), columns.next(), columns.next())
+    else {
+        return Err(RuntimeError::Registration(format!(
+            "derived_variants.txt: a line needs three tab-separated columns: {line}"
+        )));
+    };
+    let kind = match kind {
+        "in_place" => VariantKind::InPlace,
+        "out" => VariantKind::Out,
+        other => {
+            return Err(RuntimeError::Registration(format!(
+                "derived_variants.txt: unknown kind {other:?} in: {line}"
+            )))
+        }
+    };
+    Ok(DerivedVariant {
+        kind,
+        functional,
+        schema,
+    })
+}
+
+/// Runs the functional kernel on the first `functional_arity` arguments and returns what it
+/// pushed.
+fn run_functional(
+    functional: &Kernel,
+    arguments: &[IValue],
+    functional_arity: usize,
+) -> Result<Stack> {
+    let inputs = arguments.get(..functional_arity).ok_or_else(|| {
+        RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
+    })?;
+    let mut stack: Stack = inputs.to_vec();
+    functional(&mut stack)?;
+    Ok(stack)
+}
+
+fn variant_declaration(
+    kind: VariantKind,
+    schema: &str,
+    functional_name: &str,
+    functional: Kernel,
+    functional_arity: usize,
+) -> OperatorDeclaration {
+    let schema = schema.to_string();
+    // ATen's structured matrix products check an in-place call's shape in their meta
+    // function, with their own message; the others refuse as TensorIterator does.
+    let structured_product = matches!(
+        functional_name,
+        "aten::addmm" | "aten::addmv" | "aten::baddbmm"
+    );
+    match kind {
+        VariantKind::InPlace => {
+            OperatorDeclaration::arguments(schema, move |arguments: &[IValue]| {
+                let results = run_functional(&functional, arguments, functional_arity)?;
+                let [result] = results.as_slice() else {
+                    return Err(RuntimeError::InvalidGraph(format!(
+                        "an in-place operator's functional form gave {} results, not 1",
+                        results.len()
+                    )));
+                };
+                let result = result.to_tensor()?;
+                let target = arguments[0].to_tensor()?;
+                if result.sizes() != target.sizes() && structured_product {
+                    return Err(RuntimeError::Other(format!(
+                        "Bad in-place call: input tensor size {:?} and output tensor size {:?} \
+                         should match",
+                        target.sizes(),
+                        result.sizes()
+                    )));
+                }
+                if result.sizes() != target.sizes() {
+                    return Err(TensorError::OutputShapeMismatch {
+                        output: target.sizes().to_vec(),
+                        broadcast: result.sizes().to_vec(),
+                    }
+                    .into());
+                }
+                result.write_into_out(&target)?;
+                Ok(vec![arguments[0].clone()])
+            })
+        }
+        VariantKind::Out => {
+            OperatorDeclaration::arguments(schema, move |arguments: &[IValue]| {
+                let results = run_functional(&functional, arguments, functional_arity)?;
+                let outputs = &arguments[functional_arity..];
+                if results.len() != outputs.len() {
+                    return Err(RuntimeError::InvalidGraph(format!(
+                        "an out= operator's functional form gave {} results for {} outputs",
+                        results.len(),
+                        outputs.len()
+                    )));
+                }
+                results
+                    .iter()
+                    .zip(outputs)
+                    .map(|(result, out)| {
+                        let written = result.to_tensor()?.write_into_out(&*out.to_tensor()?)?;
+                        Ok(IValue::from(written))
+                    })
+                    .collect()
+            })
+        }
+    }
+}
+
+/// Registers every variant of the data file that no family declared and whose functional
+/// overload is registered; one result per registration attempted.
+pub(crate) fn register(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
+    let mut outcomes = Vec::new();
+    for line in DERIVED_VARIANTS.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let variant = match parse_line(line) {
+            Ok(variant) => variant,
+            Err(error) => {
+                outcomes.push(Err(error));
+                continue;
+            }
+        };
+        let variant_name = variant.schema.split('(').next().unwrap_or(variant.schema);
+        if registry.lookup(variant_name).is_some() {
+            continue;
+        }
+        let Some(functional) = registry.lookup(variant.functional) else {
+            continue;
+        };
+        let functional_arity = functional.schema.arguments.len();
+        let declaration = variant_declaration(
+            variant.kind,
+            variant.schema,
+            variant.functional,
+            functional.kernel.clone(),
+            functional_arity,
+        );
+        outcomes.push(registry.register_declaration(OverloadRank::NativeFunction, declaration));
+    }
+    outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_data_line_parses() {
+        for line in DERIVED_VARIANTS.lines().filter(|l| !l.starts_with('#')) {
+            let variant = parse_line(line).unwrap_or_else(|e| panic!("{e}"));
+            assert!(variant.functional.starts_with("aten::"), "{line}");
+            assert!(variant.schema.starts_with("aten::"), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_line_is_an_error() {
+        assert!(parse_line("in_place\taten::abs").is_err());
+        assert!(
+            parse_line("sideways\taten::abs\taten::abs_(Tensor(a!) self) -> Tensor(a!)").is_err()
+        );
+    }
+}
