@@ -1,0 +1,202 @@
+//! Matrix functions of real (batched) square matrices: inverse, determinant and its
+//! logarithms, linear solves, Cholesky solves and inverses, after PyTorch's
+//! derivatives.yaml (`linalg_inv`, `linalg_det_backward`, `slogdet_backward`,
+//! `linalg_solve_backward`, `cholesky_solve_backward`, `cholesky_inverse_backward`). The
+//! forward result a formula needs is recomputed from the saved inputs.
+
+use ferrojit_runtime::{IValue, Result};
+
+use super::support::{recompute, recompute1};
+use super::{Formula, FormulaInput, Gradients};
+use crate::call::{self, call1, int, matmul, mul, neg, sum_to};
+
+/// The last two dimensions swapped (`mT`; the conjugate is a no-op on real tensors).
+fn transposed(value: &IValue) -> Result<IValue> {
+    call::transpose(value, -2, -1)
+}
+
+/// A batch of scalars lifted to broadcast over the last two dimensions.
+fn as_matrix_scale(value: &IValue) -> Result<IValue> {
+    let once = call1("aten::unsqueeze", vec![value.clone(), int(-1)])?;
+    call1("aten::unsqueeze", vec![once, int(-1)])
+}
+
+fn inverse_of(value: &IValue) -> Result<IValue> {
+    call1("aten::linalg_inv", vec![value.clone()])
+}
+
+/// `-A^{-T} grad A^{-T}` for `inverse = A^{-1}`.
+fn inverse_backward(grad: &IValue, inverse: &IValue) -> Result<IValue> {
+    let inverse_t = transposed(inverse)?;
+    neg(&matmul(&inverse_t, &matmul(grad, &inverse_t)?)?)
+}
+
+fn only_self(input: &FormulaInput, gradient: IValue) -> Result<Gradients> {
+    let mut out = input.none();
+    out[0] = Some(gradient);
+    Ok(out)
+}
+
+/// `linalg_inv`/`inverse`/`linalg_inv_ex` (the info output is not differentiable).
+fn inv(input: &FormulaInput) -> Result<Gradients> {
+    let inverse = inverse_of(input.argument(0)?)?;
+    only_self(input, inverse_backward(input.grad(0)?, &inverse)?)
+}
+
+/// `linalg_det(A)`: `grad * det * A^{-T}`.
+fn det(input: &FormulaInput) -> Result<Gradients> {
+    let a = input.argument(0)?;
+    let determinant = recompute1("aten::linalg_det", input)?;
+    let factor = as_matrix_scale(&mul(input.grad(0)?, &determinant)?)?;
+    let inverse_t = transposed(&inverse_of(a)?)?;
+    only_self(input, mul(&factor, &inverse_t)?)
+}
+
+/// `logdet(A)`: `grad * A^{-T}`.
+fn logdet(input: &FormulaInput) -> Result<Gradients> {
+    let inverse_t = transposed(&inverse_of(input.argument(0)?)?)?;
+    only_self(input, mul(&as_matrix_scale(input.grad(0)?)?, &inverse_t)?)
+}
+
+/// `linalg_slogdet(A) -> (sign, logabsdet)`: only `logabsdet` is differentiable for real
+/// input; its gradient is `grad * A^{-T}`.
+fn slogdet(input: &FormulaInput) -> Result<Gradients> {
+    let inverse_t = transposed(&inverse_of(input.argument(0)?)?)?;
+    only_self(input, mul(&as_matrix_scale(input.grad(1)?)?, &inverse_t)?)
+}
+
+/// `linalg_solve(A, B, *, left)` with `X = A^{-1} B`: `gB = A^{-T} grad`, `gA = -gB X^T`;
+/// a vector `B` is a column.
+fn solve(input: &FormulaInput, name: &str) -> Result<Gradients> {
+    let a = input.argument(0)?;
+    let b_sizes = input.sizes(1)?;
+    let a_sizes = input.sizes(0)?;
+    let left = match input.arguments.get(2) {
+        Some(IValue::Bool(left)) => *left,
+        _ => true,
+    };
+    if !left {
+        return Err(super::support::refuse(
+            "the derivative for 'linalg_solve' with left=False is not implemented.",
+        ));
+    }
+    let vector = b_sizes.len() == 1 || b_sizes.len() + 1 == a_sizes.len();
+    let result = recompute(name, input)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| super::support::refuse(format!("autograd: {name} returned nothing")))?;
+    let column = |value: &IValue| -> Result<IValue> {
+        if vector {
+            call1("aten::unsqueeze", vec![value.clone(), int(-1)])
+        } else {
+            Ok(value.clone())
+        }
+    };
+    let grad = column(input.grad(0)?)?;
+    let x = column(&result)?;
+    let grad_b = call1("aten::linalg_solve", vec![transposed(a)?, grad])?;
+    let mut out = input.none();
+    if input.needs(0) {
+        let grad_a = neg(&matmul(&grad_b, &transposed(&x)?)?)?;
+        out[0] = Some(sum_to(&grad_a, &a_sizes)?);
+    }
+    if input.needs(1) {
+        let grad_b = if vector {
+            call1("aten::squeeze.dim", vec![grad_b, int(-1)])?
+        } else {
+            grad_b
+        };
+        out[1] = Some(sum_to(&grad_b, &b_sizes)?);
+    }
+    Ok(out)
+}
+
+fn linalg_solve(input: &FormulaInput) -> Result<Gradients> {
+    solve(input, "aten::linalg_solve")
+}
+
+fn linalg_solve_ex(input: &FormulaInput) -> Result<Gradients> {
+    solve(input, "aten::linalg_solve_ex")
+}
+
+/// `cholesky_solve(B, L, upper)`, `X = (L L^T)^{-1} B`: `gB = cholesky_solve(grad, L)`;
+/// `gL = -(gB X^T + X gB^T) L` (`-L (..)` when upper).
+fn cholesky_solve(input: &FormulaInput) -> Result<Gradients> {
+    let factor = input.argument(1)?;
+    let upper = input.argument(2)?.to_bool()?;
+    let result = recompute1("aten::cholesky_solve", input)?;
+    let grad_b = call1(
+        "aten::cholesky_solve",
+        vec![input.grad(0)?.clone(), factor.clone(), IValue::Bool(upper)],
+    )?;
+    let mut out = input.none();
+    if input.needs(1) {
+        let common = matmul(&grad_b, &transposed(&result)?)?;
+        let common = call::add(&common, &transposed(&common)?)?;
+        let grad_l = if upper {
+            neg(&matmul(factor, &common)?)?
+        } else {
+            neg(&matmul(&common, factor)?)?
+        };
+        out[1] = Some(sum_to(&grad_l, &input.sizes(1)?)?);
+    }
+    if input.needs(0) {
+        out[0] = Some(sum_to(&grad_b, &input.sizes(0)?)?);
+    }
+    Ok(out)
+}
+
+/// `cholesky_inverse(L, upper)`, `R = (L L^T)^{-1}`: `gL = -R (grad + grad^T) R L`
+/// (`-L R (..) R` when upper).
+fn cholesky_inverse(input: &FormulaInput) -> Result<Gradients> {
+    let factor = input.argument(0)?;
+    let upper = input.argument(1)?.to_bool()?;
+    let result = recompute1("aten::cholesky_inverse", input)?;
+    let grad = input.grad(0)?;
+    let symmetric = call::add(grad, &transposed(grad)?)?;
+    let common = matmul(&result, &matmul(&symmetric, &result)?)?;
+    let gradient = if upper {
+        neg(&matmul(factor, &common)?)?
+    } else {
+        neg(&matmul(&common, factor)?)?
+    };
+    only_self(input, gradient)
+}
+
+formula_table![
+    ("aten::linalg_inv", "LinalgInvExBackward0", inv, &[0]),
+    ("aten::linalg_inv_ex", "LinalgInvExBackward0", inv, &[0]),
+    ("aten::inverse", "LinalgInvExBackward0", inv, &[0]),
+    ("aten::linalg_det", "LinalgDetBackward0", det, &[0]),
+    ("aten::logdet", "LogdetBackward0", logdet, &[0]),
+    (
+        "aten::linalg_slogdet",
+        "LinalgSlogdetBackward0",
+        slogdet,
+        &[0]
+    ),
+    (
+        "aten::linalg_solve",
+        "LinalgSolveExBackward0",
+        linalg_solve,
+        &[0, 1]
+    ),
+    (
+        "aten::linalg_solve_ex",
+        "LinalgSolveExBackward0",
+        linalg_solve_ex,
+        &[0, 1]
+    ),
+    (
+        "aten::cholesky_solve",
+        "CholeskySolveBackward0",
+        cholesky_solve,
+        &[0, 1]
+    ),
+    (
+        "aten::cholesky_inverse",
+        "CholeskyInverseBackward0",
+        cholesky_inverse,
+        &[0]
+    ),
+];
