@@ -191,9 +191,6 @@ fn norm_backward(
     let norm = restore_dims(norm, dims, keepdim)?;
     let sign = call::unary("aten::sgn", x)?;
     let norm_is_zero = against("aten::eq.Scalar", &norm, 0.0)?;
-    if p == 0.0 {
-        return call1("aten::zeros_like", vec![x.clone()]);
-    }
     if p == 1.0 {
         return mul(&sign, &grad);
     }
@@ -250,6 +247,10 @@ fn norm_with(
     dims: &IValue,
     keepdim: bool,
 ) -> Result<Gradients> {
+    // PyTorch leaves the gradient of the 0-"norm" (a count) undefined.
+    if p == 0.0 {
+        return Ok(input.none());
+    }
     let rank = input.sizes(0)?.len();
     let dims = reduced_dims(dims, rank)?;
     let result = recompute1(name, input)?;
