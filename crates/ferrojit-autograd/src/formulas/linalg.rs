@@ -163,7 +163,172 @@ fn cholesky_inverse(input: &FormulaInput) -> Result<Gradients> {
     only_self(input, gradient)
 }
 
+/// `linalg_vecdot(x, y, *, dim)`: each input gets the other scaled by the (re-expanded)
+/// gradient.
+fn vecdot(input: &FormulaInput) -> Result<Gradients> {
+    let grad = call1(
+        "aten::unsqueeze",
+        vec![input.grad(0)?.clone(), int(input.int(2)?)],
+    )?;
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(sum_to(&mul(&grad, input.argument(1)?)?, &input.sizes(0)?)?);
+    }
+    if input.needs(1) {
+        out[1] = Some(sum_to(&mul(&grad, input.argument(0)?)?, &input.sizes(1)?)?);
+    }
+    Ok(out)
+}
+
+/// `linalg_matrix_power(A, n)`, `n >= 0`: `sum_k (A^T)^k grad (A^T)^(n-1-k)`.
+fn matrix_power(input: &FormulaInput) -> Result<Gradients> {
+    let n = input.int(1)?;
+    if n < 0 {
+        return Err(super::support::refuse(
+            "the derivative for 'linalg_matrix_power' with a negative exponent is not \
+             implemented.",
+        ));
+    }
+    let a_t = transposed(input.argument(0)?)?;
+    let grad = input.grad(0)?;
+    // powers[k] = (A^T)^k
+    let mut powers = vec![call1("aten::zeros_like", vec![a_t.clone()])?];
+    if n > 0 {
+        let identity = call1(
+            "aten::diagonal_scatter",
+            vec![
+                powers[0].clone(),
+                call1(
+                    "aten::ones_like",
+                    vec![call1(
+                        "aten::diagonal",
+                        vec![a_t.clone(), int(0), int(-2), int(-1)],
+                    )?],
+                )?,
+                int(0),
+                int(-2),
+                int(-1),
+            ],
+        )?;
+        powers[0] = identity;
+        for k in 1..n as usize {
+            let next = matmul(&powers[k - 1], &a_t)?;
+            powers.push(next);
+        }
+    }
+    let mut total = call1("aten::zeros_like", vec![a_t.clone()])?;
+    for k in 0..n as usize {
+        let term = matmul(&matmul(&powers[k], grad)?, &powers[n as usize - 1 - k])?;
+        total = call::add(&total, &term)?;
+    }
+    only_self(input, total)
+}
+
+/// `linalg_multi_dot(tensors)` of matrices: factor `i` gets
+/// `(M_0 .. M_{i-1})^T grad (M_{i+1} .. M_last)^T`.
+fn multi_dot(input: &FormulaInput) -> Result<Gradients> {
+    let factors = input.argument(0)?.to_list()?.to_vec();
+    if factors
+        .iter()
+        .any(|factor| call::sizes(factor).map_or(true, |sizes| sizes.len() != 2))
+    {
+        return Err(super::support::refuse(
+            "the derivative for 'linalg_multi_dot' of vectors is not implemented.",
+        ));
+    }
+    let grad = input.grad(0)?;
+    let chain = |range: &[IValue]| -> Result<Option<IValue>> {
+        let mut product: Option<IValue> = None;
+        for factor in range {
+            product = Some(match product {
+                None => factor.clone(),
+                Some(value) => matmul(&value, factor)?,
+            });
+        }
+        Ok(product)
+    };
+    let mut pieces = Vec::with_capacity(factors.len());
+    for index in 0..factors.len() {
+        let mut piece = grad.clone();
+        if let Some(before) = chain(&factors[..index])? {
+            piece = matmul(&transposed(&before)?, &piece)?;
+        }
+        if let Some(after) = chain(&factors[index + 1..])? {
+            piece = matmul(&piece, &transposed(&after)?)?;
+        }
+        pieces.push(piece);
+    }
+    let mut out = input.none();
+    out[0] = Some(call::optional_tensor_list(pieces));
+    Ok(out)
+}
+
+/// `linalg_solve_triangular(A, B, *, upper, left, unitriangular)` with `left=True`:
+/// `gB = A^{-T} grad`, `gA = -gB X^T` kept on `A`'s triangle (off the diagonal when
+/// unitriangular).
+fn solve_triangular(input: &FormulaInput) -> Result<Gradients> {
+    let a = input.argument(0)?;
+    let upper = input.argument(2)?.to_bool()?;
+    let left = input.argument(3)?.to_bool()?;
+    let unitriangular = input.argument(4)?.to_bool()?;
+    if !left {
+        return Err(super::support::refuse(
+            "the derivative for 'linalg_solve_triangular' with left=False is not implemented.",
+        ));
+    }
+    let result = recompute1("aten::linalg_solve_triangular", input)?;
+    let grad_b = call1(
+        "aten::linalg_solve_triangular",
+        vec![
+            transposed(a)?,
+            input.grad(0)?.clone(),
+            IValue::Bool(!upper),
+            IValue::Bool(true),
+            IValue::Bool(unitriangular),
+        ],
+    )?;
+    let mut out = input.none();
+    if input.needs(0) {
+        let full = neg(&matmul(&grad_b, &transposed(&result)?)?)?;
+        let offset = i64::from(unitriangular);
+        let kept = if upper {
+            call1("aten::triu", vec![full, int(offset)])?
+        } else {
+            call1("aten::tril", vec![full, int(-offset)])?
+        };
+        out[0] = Some(sum_to(&kept, &input.sizes(0)?)?);
+    }
+    if input.needs(1) {
+        out[1] = Some(sum_to(&grad_b, &input.sizes(1)?)?);
+    }
+    Ok(out)
+}
+
 formula_table![
+    (
+        "aten::linalg_vecdot",
+        "LinalgVecdotBackward0",
+        vecdot,
+        &[0, 1]
+    ),
+    (
+        "aten::linalg_matrix_power",
+        "LinalgMatrixPowerBackward0",
+        matrix_power,
+        &[0]
+    ),
+    (
+        "aten::linalg_multi_dot",
+        "LinalgMultiDotBackward0",
+        multi_dot,
+        &[0]
+    ),
+    (
+        "aten::linalg_solve_triangular",
+        "LinalgSolveTriangularBackward0",
+        solve_triangular,
+        &[0, 1]
+    ),
     ("aten::linalg_inv", "LinalgInvExBackward0", inv, &[0]),
     ("aten::linalg_inv_ex", "LinalgInvExBackward0", inv, &[0]),
     ("aten::inverse", "LinalgInvExBackward0", inv, &[0]),
