@@ -304,7 +304,89 @@ fn solve_triangular(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `matrix_exp(A)`: the top-right block of `exp([[A^T, grad], [0, A^T]])`.
+fn matrix_exp(input: &FormulaInput) -> Result<Gradients> {
+    let a_t = transposed(input.argument(0)?)?;
+    let grad = input.grad(0)?;
+    let n = *input
+        .sizes(0)?
+        .last()
+        .ok_or_else(|| super::support::refuse("matrix_exp expects a square matrix"))?
+        as i64;
+    let zeros = call1("aten::zeros_like", vec![a_t.clone()])?;
+    let join =
+        |items: Vec<IValue>, dim: i64| call1("aten::cat", vec![call::tensor_list(items), int(dim)]);
+    let top = join(vec![a_t.clone(), grad.clone()], -1)?;
+    let bottom = join(vec![zeros, a_t], -1)?;
+    let block = call1("aten::matrix_exp", vec![join(vec![top, bottom], -2)?])?;
+    let rows = call1("aten::narrow", vec![block, int(-2), int(0), int(n)])?;
+    only_self(
+        input,
+        call1("aten::narrow", vec![rows, int(-1), int(n), int(n)])?,
+    )
+}
+
+/// `linalg_cholesky(A, *, upper)` (`linalg_cholesky_ex` too) with `A = L L^T`:
+/// `S = L^{-T} phi(L^T gL) L^{-1}` (`phi`: lower triangle, diagonal halved),
+/// `gA = (S + S^T) / 2`.
+fn cholesky(input: &FormulaInput, name: &str) -> Result<Gradients> {
+    let upper = input.argument(1)?.to_bool()?;
+    let factor = recompute1(name, input)?;
+    let grad = input.grad(0)?;
+    let (lower, grad) = if upper {
+        (transposed(&factor)?, transposed(grad)?)
+    } else {
+        (factor, grad.clone())
+    };
+    let lower_t = transposed(&lower)?;
+    let phi = call1("aten::tril", vec![matmul(&lower_t, &grad)?, int(0)])?;
+    let half_diagonal = call1(
+        "aten::diag_embed",
+        vec![call1(
+            "aten::diagonal",
+            vec![phi.clone(), int(0), int(-2), int(-1)],
+        )?],
+    )?;
+    let phi = call::sub(&phi, &call::scale(&half_diagonal, 0.5)?)?;
+    let solve_upper = |b: &IValue| {
+        call1(
+            "aten::linalg_solve_triangular",
+            vec![lower_t.clone(), b.clone(), IValue::Bool(true)],
+        )
+    };
+    let left = solve_upper(&phi)?;
+    let both = transposed(&solve_upper(&transposed(&left)?)?)?;
+    let symmetric = call::scale(&call::add(&both, &transposed(&both)?)?, 0.5)?;
+    only_self(input, symmetric)
+}
+
+fn linalg_cholesky(input: &FormulaInput) -> Result<Gradients> {
+    cholesky(input, "aten::linalg_cholesky")
+}
+
+fn linalg_cholesky_ex(input: &FormulaInput) -> Result<Gradients> {
+    cholesky(input, "aten::linalg_cholesky_ex")
+}
+
 formula_table![
+    (
+        "aten::matrix_exp",
+        "LinalgMatrixExpBackward0",
+        matrix_exp,
+        &[0]
+    ),
+    (
+        "aten::linalg_cholesky",
+        "LinalgCholeskyExBackward0",
+        linalg_cholesky,
+        &[0]
+    ),
+    (
+        "aten::linalg_cholesky_ex",
+        "LinalgCholeskyExBackward0",
+        linalg_cholesky_ex,
+        &[0]
+    ),
     (
         "aten::linalg_vecdot",
         "LinalgVecdotBackward0",
