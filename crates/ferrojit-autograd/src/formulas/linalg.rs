@@ -368,7 +368,62 @@ fn linalg_cholesky_ex(input: &FormulaInput) -> Result<Gradients> {
     cholesky(input, "aten::linalg_cholesky_ex")
 }
 
+/// `triangular_solve(B, A, upper, transpose, unitriangular) -> (X, A copy)`:
+/// `gB = triangular_solve(gX, A, upper, !transpose)`, `gA = -gB X^T` (`-X gB^T` when
+/// transposed) on `A`'s triangle, plus the copy's gradient.
+fn triangular_solve(input: &FormulaInput) -> Result<Gradients> {
+    let a = input.argument(1)?;
+    let upper = input.argument(2)?.to_bool()?;
+    let transpose = input.argument(3)?.to_bool()?;
+    let unitriangular = input.argument(4)?.to_bool()?;
+    let solution = recompute1("aten::triangular_solve", input)?;
+    let grad_b = recompute(
+        "aten::triangular_solve",
+        &FormulaInput {
+            arguments: &[
+                input.grad(0)?.clone(),
+                a.clone(),
+                IValue::Bool(upper),
+                IValue::Bool(!transpose),
+                IValue::Bool(unitriangular),
+            ],
+            grads: input.grads,
+            needed: input.needed,
+            input_meta: input.input_meta,
+        },
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| super::support::refuse("autograd: triangular_solve returned nothing"))?;
+    let mut out = input.none();
+    if input.needs(1) {
+        let full = if transpose {
+            neg(&matmul(&solution, &transposed(&grad_b)?)?)?
+        } else {
+            neg(&matmul(&grad_b, &transposed(&solution)?)?)?
+        };
+        let offset = i64::from(unitriangular);
+        let kept = if upper {
+            call1("aten::triu", vec![full, int(offset)])?
+        } else {
+            call1("aten::tril", vec![full, int(-offset)])?
+        };
+        let kept = call::add(&kept, input.grad(1)?)?;
+        out[1] = Some(sum_to(&kept, &input.sizes(1)?)?);
+    }
+    if input.needs(0) {
+        out[0] = Some(sum_to(&grad_b, &input.sizes(0)?)?);
+    }
+    Ok(out)
+}
+
 formula_table![
+    (
+        "aten::triangular_solve",
+        "TriangularSolveBackward0",
+        triangular_solve,
+        &[0, 1]
+    ),
     (
         "aten::matrix_exp",
         "LinalgMatrixExpBackward0",
