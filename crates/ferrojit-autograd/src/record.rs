@@ -304,6 +304,15 @@ fn attach(
                 !written && matches!(value, IValue::Tensor(input) if Arc::ptr_eq(input, cell))
             })
     };
+    // A returned tensor list (`split`, `unbind`, `broadcast_tensors`) counts one output per
+    // element, as PyTorch numbers them (`output_nr` is the position in the list).
+    let outputs: Vec<IValue> = outputs
+        .iter()
+        .flat_map(|value| match value {
+            IValue::List(list) if is_tensor_type(list.element_type()) => list.read().to_vec(),
+            other => vec![other.clone()],
+        })
+        .collect();
     let mut output_meta = Vec::with_capacity(outputs.len());
     let mut output_cells = Vec::with_capacity(outputs.len());
     let mut targets = Vec::new();

@@ -4,12 +4,30 @@
 //! argument; it computes them by calling operators through [`crate::call`], so that a
 //! backward run with `create_graph=True` is itself recorded.
 
+/// A formula table from `(operator, node name, formula, saved arguments)` rows.
+macro_rules! formula_table {
+    ($(($operator:literal, $node:literal, $apply:expr, $saves:expr)),* $(,)?) => {
+        pub(super) const FORMULAS: &[(&str, Formula)] = &[
+            $(($operator, Formula { name: $node, saves: $saves, apply: $apply }),)*
+        ];
+    };
+}
+
+mod binary;
+mod indexing;
+mod linalg;
 mod linear;
 mod nn;
 mod pointwise;
+mod products;
 mod reduction;
 mod shape;
+mod special;
+mod splits;
+mod statistics;
+mod support;
 mod unary_math;
+mod views;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -34,7 +52,8 @@ pub type Gradients = Vec<Option<IValue>>;
 pub struct FormulaInput<'a> {
     /// The call's arguments; tensors the formula does not save are `None`.
     pub arguments: &'a [IValue],
-    /// Per schema return: the gradient reaching it (zeros where none did).
+    /// Per output: the gradient reaching it (zeros where none did). A returned tensor list
+    /// counts one output per element.
     pub grads: &'a [Option<IValue>],
     /// Per argument: whether any of its tensors needs a gradient.
     pub needed: &'a [bool],
@@ -104,18 +123,31 @@ impl FormulaInput<'_> {
     }
 }
 
+/// Every family's formula table.
+fn families() -> [&'static [(&'static str, Formula)]; 14] {
+    [
+        pointwise::FORMULAS,
+        reduction::FORMULAS,
+        shape::FORMULAS,
+        linear::FORMULAS,
+        nn::FORMULAS,
+        unary_math::FORMULAS,
+        statistics::FORMULAS,
+        binary::FORMULAS,
+        products::FORMULAS,
+        indexing::FORMULAS,
+        splits::FORMULAS,
+        views::FORMULAS,
+        special::FORMULAS,
+        linalg::FORMULAS,
+    ]
+}
+
 fn table() -> &'static HashMap<&'static str, &'static Formula> {
     static TABLE: OnceLock<HashMap<&'static str, &'static Formula>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = HashMap::new();
-        for formulas in [
-            pointwise::FORMULAS,
-            reduction::FORMULAS,
-            shape::FORMULAS,
-            linear::FORMULAS,
-            nn::FORMULAS,
-            unary_math::FORMULAS,
-        ] {
+        for formulas in families() {
             for (name, formula) in formulas {
                 table.insert(*name, formula);
             }
@@ -165,6 +197,17 @@ mod tests {
     fn default_names_follow_pytorch() {
         assert_eq!(default_name("aten::index_put"), "IndexPutBackward0");
         assert_eq!(default_name("aten::relu"), "ReluBackward0");
+    }
+
+    #[test]
+    fn each_operator_has_one_formula() {
+        let mut seen = std::collections::HashSet::new();
+        let repeated: Vec<&str> = families()
+            .iter()
+            .flat_map(|family| family.iter().map(|(name, _)| *name))
+            .filter(|name| !seen.insert(*name))
+            .collect();
+        assert!(repeated.is_empty(), "two formulas for {repeated:?}");
     }
 
     #[test]

@@ -192,10 +192,16 @@ fn special_ndtr(input: &FormulaInput) -> Result<Gradients> {
     times(input, normal_density(x(input)?)?)
 }
 
-/// `log_ndtr' = density / ndtr`.
+/// `log_ndtr' = density / ndtr = exp(-(log_ndtr(x) + x²/2)) / sqrt(2 pi)`: the
+/// logarithmic form stays accurate in the far left tail, where `ndtr` underflows.
 fn special_log_ndtr(input: &FormulaInput) -> Result<Gradients> {
-    let cumulative = call::unary("aten::special_ndtr", x(input)?)?;
-    times(input, div(&normal_density(x(input)?)?, &cumulative)?)
+    let logarithm = call::unary("aten::special_log_ndtr", x(input)?)?;
+    let exponent = call::add(&logarithm, &scale(&squared(x(input)?)?, 0.5)?)?;
+    let density_ratio = scale(
+        &call::unary("aten::exp", &neg(&exponent)?)?,
+        1.0 / (2.0 * PI).sqrt(),
+    )?;
+    times(input, density_ratio)
 }
 
 /// `ndtri' = sqrt(2 pi) * exp(ndtri(x)² / 2)`.

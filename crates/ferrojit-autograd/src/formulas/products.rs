@@ -1,0 +1,201 @@
+//! Products of several tensors: the fused pointwise ones (`addcmul`, `addcdiv`), the
+//! batched matrix ones (`addbmm`, `baddbmm`), vector products (`dot`, `vdot`, `mv`,
+//! `outer`/`ger`) and the cross product, after PyTorch's derivatives.yaml.
+
+use ferrojit_runtime::{IValue, Result};
+
+use super::{wrap_dim, Formula, FormulaInput, Gradients};
+use crate::call::{self, call1, div, expand, int, mul, neg, scale, sum_to, transpose};
+
+fn set(
+    input: &FormulaInput,
+    out: &mut Gradients,
+    index: usize,
+    gradient: impl FnOnce() -> Result<IValue>,
+) -> Result<()> {
+    if input.needs(index) {
+        out[index] = Some(sum_to(&gradient()?, &input.sizes(index)?)?);
+    }
+    Ok(())
+}
+
+/// `grad * factor`, skipping the multiplication by 1.
+fn times(value: &IValue, factor: f64) -> Result<IValue> {
+    if factor == 1.0 {
+        Ok(value.clone())
+    } else {
+        scale(value, factor)
+    }
+}
+
+/// `addcmul(self, tensor1, tensor2, *, value)`.
+fn addcmul(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let value = input.number(3)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || Ok(grad.clone()))?;
+    set(input, &mut out, 1, || {
+        times(&mul(grad, input.argument(2)?)?, value)
+    })?;
+    set(input, &mut out, 2, || {
+        times(&mul(grad, input.argument(1)?)?, value)
+    })?;
+    Ok(out)
+}
+
+/// `addcdiv(self, tensor1, tensor2, *, value)`.
+fn addcdiv(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let value = input.number(3)?;
+    let numerator = input.argument(1)?;
+    let denominator = input.argument(2)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || Ok(grad.clone()))?;
+    set(input, &mut out, 1, || {
+        times(&div(grad, denominator)?, value)
+    })?;
+    set(input, &mut out, 2, || {
+        let squared = mul(denominator, denominator)?;
+        times(&neg(&div(&mul(grad, numerator)?, &squared)?)?, value)
+    })?;
+    Ok(out)
+}
+
+fn bmm(a: &IValue, b: &IValue) -> Result<IValue> {
+    call1("aten::bmm", vec![a.clone(), b.clone()])
+}
+
+/// `baddbmm(self, batch1, batch2, *, beta, alpha)`.
+fn baddbmm(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let beta = input.number(3)?;
+    let alpha = input.number(4)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || times(grad, beta))?;
+    set(input, &mut out, 1, || {
+        times(&bmm(grad, &transpose(input.argument(2)?, 1, 2)?)?, alpha)
+    })?;
+    set(input, &mut out, 2, || {
+        times(&bmm(&transpose(input.argument(1)?, 1, 2)?, grad)?, alpha)
+    })?;
+    Ok(out)
+}
+
+/// `addbmm(self, batch1, batch2, *, beta, alpha)`: the batch sum's gradient is the
+/// gradient repeated over the batch.
+fn addbmm(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let beta = input.number(3)?;
+    let alpha = input.number(4)?;
+    let first = input.sizes(1)?;
+    let second = input.sizes(2)?;
+    let per_batch = || -> Result<IValue> {
+        let lifted = call1("aten::unsqueeze", vec![grad.clone(), int(0)])?;
+        expand(&lifted, &[first[0], first[1], second[2]])
+    };
+    let mut out = input.none();
+    set(input, &mut out, 0, || times(grad, beta))?;
+    set(input, &mut out, 1, || {
+        times(
+            &bmm(&per_batch()?, &transpose(input.argument(2)?, 1, 2)?)?,
+            alpha,
+        )
+    })?;
+    set(input, &mut out, 2, || {
+        times(
+            &bmm(&transpose(input.argument(1)?, 1, 2)?, &per_batch()?)?,
+            alpha,
+        )
+    })?;
+    Ok(out)
+}
+
+/// `dot`/`vdot(self, other)` of real vectors.
+fn dot(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || mul(grad, input.argument(1)?))?;
+    set(input, &mut out, 1, || mul(grad, input.argument(0)?))?;
+    Ok(out)
+}
+
+fn mv_call(matrix: &IValue, vector: &IValue) -> Result<IValue> {
+    call1("aten::mv", vec![matrix.clone(), vector.clone()])
+}
+
+fn outer_call(a: &IValue, b: &IValue) -> Result<IValue> {
+    call1("aten::outer", vec![a.clone(), b.clone()])
+}
+
+/// `mv(self, vec)`: `outer(grad, vec)` and `self^T grad`.
+fn mv(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || outer_call(grad, input.argument(1)?))?;
+    set(input, &mut out, 1, || {
+        mv_call(&call::t(input.argument(0)?)?, grad)
+    })?;
+    Ok(out)
+}
+
+/// `outer(self, vec2)`: `grad vec2` and `grad^T self`.
+fn outer(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || mv_call(grad, input.argument(1)?))?;
+    set(input, &mut out, 1, || {
+        mv_call(&call::t(grad)?, input.argument(0)?)
+    })?;
+    Ok(out)
+}
+
+fn linalg_cross(a: &IValue, b: &IValue, dim: i64) -> Result<IValue> {
+    call1("aten::linalg_cross", vec![a.clone(), b.clone(), int(dim)])
+}
+
+/// The cross product's gradients along `dim`: `other x grad` and `grad x self`.
+fn cross_along(input: &FormulaInput, dim: i64) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let x = input.argument(0)?;
+    let y = input.argument(1)?;
+    let mut out = input.none();
+    set(input, &mut out, 0, || linalg_cross(y, grad, dim))?;
+    set(input, &mut out, 1, || linalg_cross(grad, x, dim))?;
+    Ok(out)
+}
+
+/// `cross(self, other, dim=None)`: without `dim`, the first dimension of size 3.
+fn cross(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = call::sizes(input.grad(0)?)?;
+    let dim = match input.argument(2)? {
+        IValue::None => sizes.iter().position(|&size| size == 3).unwrap_or(0) as i64,
+        other => wrap_dim(other.to_int()?, sizes.len()) as i64,
+    };
+    cross_along(input, dim)
+}
+
+/// `linalg_cross(self, other, *, dim=-1)`.
+fn cross_linalg(input: &FormulaInput) -> Result<Gradients> {
+    let rank = call::sizes(input.grad(0)?)?.len();
+    let dim = wrap_dim(input.int(2)?, rank) as i64;
+    cross_along(input, dim)
+}
+
+formula_table![
+    ("aten::addcmul", "AddcmulBackward0", addcmul, &[1, 2]),
+    ("aten::addcdiv", "AddcdivBackward0", addcdiv, &[1, 2]),
+    ("aten::baddbmm", "BaddbmmBackward0", baddbmm, &[1, 2]),
+    ("aten::addbmm", "AddbmmBackward0", addbmm, &[1, 2]),
+    ("aten::dot", "DotBackward0", dot, &[0, 1]),
+    ("aten::vdot", "VdotBackward0", dot, &[0, 1]),
+    ("aten::mv", "MvBackward0", mv, &[0, 1]),
+    ("aten::outer", "MulBackward0", outer, &[0, 1]),
+    ("aten::ger", "MulBackward0", outer, &[0, 1]),
+    ("aten::cross", "LinalgCrossBackward0", cross, &[0, 1]),
+    (
+        "aten::linalg_cross",
+        "LinalgCrossBackward0",
+        cross_linalg,
+        &[0, 1]
+    ),
+];
