@@ -203,7 +203,7 @@ pub(crate) fn resolve_functional_call(
     range: &SourceRange,
 ) -> Result<Option<FunctionalCall>, FrontendError> {
     if let Some((_, builtin)) = BUILTIN_ALIASES.iter().find(|(alias, _)| *alias == name) {
-        return Ok(Some(FunctionalCall::Builtin(*builtin)));
+        return Ok(Some(FunctionalCall::Builtin(builtin)));
     }
     let function = match BOOLEAN_DISPATCH.iter().find(|d| d.name == name) {
         Some(dispatch) => dispatched_function(dispatch, args, keywords, range)?,

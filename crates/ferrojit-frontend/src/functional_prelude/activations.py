@@ -132,3 +132,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return torch.ops.aten.hardswish(input)
 
 
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if inplace:
+        return torch.dropout_(input, p, training)
+    return torch.dropout(input, p, training)
+
+
