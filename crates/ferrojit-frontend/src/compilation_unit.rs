@@ -142,6 +142,9 @@ struct UnitState {
     named_tuples: HashMap<String, Arc<NamedTupleType>>,
     enums: HashMap<String, Arc<EnumInfo>>,
     module_constants: HashMap<String, ConstantValue>,
+    /// `import torch.nn.functional as F` at a file's top level: `<qualifier>.F` names the
+    /// module `torch.nn.functional`.
+    module_aliases: HashMap<String, String>,
     functions: HashMap<String, Arc<FunctionEntry>>,
     function_order: Vec<String>,
     compiled_functions: HashMap<String, Arc<Function>>,
@@ -580,6 +583,7 @@ impl CompilationUnit {
         let mut named_tuples = Vec::new();
         let mut enums = Vec::new();
         let mut constants = Vec::new();
+        let mut aliases = Vec::new();
         // Statements are moved into their entries: cloning a class's definition copied every
         // method body's syntax tree, a large part of loading a model's code.
         for stmt in module.body {
@@ -655,7 +659,22 @@ impl CompilationUnit {
                         range,
                     ));
                 }
-                StmtKind::Import(_) | StmtKind::ImportFrom(_) | StmtKind::Pass => {}
+                StmtKind::Import(imports) => {
+                    for import in imports {
+                        if let Some(alias) = &import.alias {
+                            aliases.push((format!("{qualifier}.{}", alias.name), import.name));
+                        }
+                    }
+                }
+                // `from torch.nn import functional as F`
+                StmtKind::ImportFrom(from) if from.level == 0 && !from.module.is_empty() => {
+                    for import in from.names {
+                        let local = import.alias.map_or(import.name.clone(), |a| a.name);
+                        let module = format!("{}.{}", from.module, import.name);
+                        aliases.push((format!("{qualifier}.{local}"), module));
+                    }
+                }
+                StmtKind::ImportFrom(_) | StmtKind::Pass => {}
                 StmtKind::Expr(expr) if matches!(expr.kind, ExprKind::Str(_)) => {}
                 // `LIMIT: Final[int] = 3`: a module-level constant functions may read.
                 StmtKind::Assign(assign)
@@ -711,6 +730,7 @@ impl CompilationUnit {
         for (name, constant) in constants {
             state.module_constants.insert(name, constant);
         }
+        state.module_aliases.extend(aliases);
         Ok(())
     }
 
@@ -1122,6 +1142,14 @@ impl CompilationUnit {
     }
 
     /// Whether `name` is a `@property` of the class.
+    /// The module a top-level `import ... as NAME` of the file of `qualifier` bound NAME to.
+    pub(crate) fn module_alias(&self, qualifier: &str, name: &str) -> Option<String> {
+        lock(&self.state)
+            .module_aliases
+            .get(&format!("{qualifier}.{name}"))
+            .cloned()
+    }
+
     pub(crate) fn is_property(&self, class: &str, name: &str) -> bool {
         lock(&self.state)
             .classes
@@ -1287,6 +1315,10 @@ impl CompilationUnit {
                 (None, Some(class)) if index == 0 => Type::Class(class.clone()),
                 (None, _) => Type::Tensor,
             };
+            let list_length = param
+                .annotation
+                .as_ref()
+                .and_then(crate::compiler::types::broadcasting_list_length);
             let default = match &param.default {
                 Some(expr) => Some(literal_default(expr, &ty).ok_or_else(|| {
                     FrontendError::new(
@@ -1296,11 +1328,21 @@ impl CompilationUnit {
                 })?),
                 None => None,
             };
+            // `padding: BroadcastingList2[int] = 0` means [0, 0].
+            let default = match (list_length, default) {
+                (Some(length), Some(DefaultValue::Int(value))) => {
+                    Some(DefaultValue::IntList(vec![value; length]))
+                }
+                (Some(length), Some(DefaultValue::Float(value))) => {
+                    Some(DefaultValue::FloatList(vec![value; length]))
+                }
+                (_, default) => default,
+            };
             arguments.push(Argument {
                 name: param.name.name.clone(),
                 ty: ty.clone(),
                 type_spelling: ty.to_string(),
-                list_length: None,
+                list_length,
                 default,
                 kwarg_only,
                 alias_info: None,

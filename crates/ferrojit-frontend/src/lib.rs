@@ -4,6 +4,7 @@ pub mod ast;
 pub mod compilation_unit;
 pub(crate) mod compiler;
 pub mod error;
+pub(crate) mod functional_prelude;
 pub mod lexer;
 pub mod operators;
 pub mod parser;

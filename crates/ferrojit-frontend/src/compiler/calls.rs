@@ -13,6 +13,7 @@ use super::types::unify_types;
 use super::Emitter;
 use crate::ast::{Expr, ExprKind, Keyword};
 use crate::error::FrontendError;
+use crate::functional_prelude::{functional_callee, resolve_functional_call, FunctionalCall};
 use crate::source::SourceRange;
 use crate::upgraders;
 
@@ -522,6 +523,31 @@ impl<'a> Emitter<'a> {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
                 self.location = Some(range.clone());
                 return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
+            }
+        }
+        // `torch.nn.functional.X`: an aten builtin or a function of our prelude of
+        // torch/nn/functional.py (crate::functional_prelude), also as `F.X`.
+        let unit = self.context.unit;
+        if let Some(name) = functional_callee(unit, self.context.qualifier, dotted) {
+            if let Some(call) = resolve_functional_call(unit, &name, args, keywords, range)? {
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return match call {
+                    FunctionalCall::Builtin(op) => {
+                        self.emit_builtin_call(op, &positional, &named, range)
+                    }
+                    FunctionalCall::Function(qualified) => {
+                        self.emit_function_call(&qualified, &positional, &named, range)
+                    }
+                    FunctionalCall::Overloaded(overloads) => {
+                        let mut schemas = Vec::new();
+                        for overload in &overloads {
+                            schemas.push(Arc::new(unit.function(overload)?.schema().clone()));
+                        }
+                        let chosen = self.match_schemas(&schemas, &positional, &named, range)?.0;
+                        self.emit_function_call(&chosen.name, &positional, &named, range)
+                    }
+                };
             }
         }
         if dotted.starts_with("__torch__.") {

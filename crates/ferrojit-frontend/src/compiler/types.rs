@@ -22,6 +22,24 @@ fn strip_typing_prefix(name: &str) -> &str {
         .unwrap_or(name)
 }
 
+/// The N of a `BroadcastingListN` type constructor's name.
+fn broadcasting_length(name: &str) -> Option<usize> {
+    name.strip_prefix("BroadcastingList")?.parse().ok()
+}
+
+/// The N of a `BroadcastingListN[T]` annotation, also inside `Optional[...]`: a parameter
+/// that takes a list of N or one value, which stands for N copies of itself.
+pub(crate) fn broadcasting_list_length(annotation: &Expr) -> Option<usize> {
+    let ExprKind::Subscript { value, index } = &annotation.kind else {
+        return None;
+    };
+    let base = value.dotted_name()?;
+    match strip_typing_prefix(&base) {
+        "Optional" => broadcasting_list_length(index),
+        name => broadcasting_length(name),
+    }
+}
+
 /// Built-in type names that need no lookup.
 pub(crate) fn builtin_type(name: &str) -> Option<Type> {
     Some(match name {
@@ -92,6 +110,12 @@ impl<'a> TypeResolver<'a> {
                     "Optional" => {
                         expect_count(1)?;
                         Ok(Type::optional(self.resolve(elements[0])?))
+                    }
+                    // PyTorch's fixed-size list parameters (torch/nn/functional.py): a list
+                    // whose length only matters when one value is given for it.
+                    name if broadcasting_length(name).is_some() => {
+                        expect_count(1)?;
+                        Ok(Type::list(self.resolve(elements[0])?))
                     }
                     "Final" => {
                         expect_count(1)?;
