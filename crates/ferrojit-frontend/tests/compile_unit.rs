@@ -211,3 +211,69 @@ fn unit_is_send_and_sync() {
         assert!(texts.windows(2).all(|w| w[0] == w[1]));
     }
 }
+
+/// torch/functional.py's scripted functions: `torch.norm` and `torch.tensordot` call the
+/// first overload their argument types match, `torch.unique` the function its constant
+/// flags choose (which sets what it returns); a flag that is not a constant is refused.
+#[test]
+fn torch_functional_calls_pick_overloads_and_flag_dispatches() {
+    let source = "\
+def norms(x: Tensor):
+  return torch.norm(x), torch.norm(x, 'nuc', [0, 1]), torch.norm(x, 3), torch.norm(x, 2.5, 1)
+
+def dots(a: Tensor, b: Tensor):
+  return torch.tensordot(a, b, dims=1), torch.tensordot(a, b, ([0], [1]))
+
+def uniques(x: Tensor):
+  return torch.unique(x), torch.unique(x, return_counts=True), torch.unique_consecutive(x, True, True)
+";
+    let unit = compile_source(source, operators()).unwrap();
+    let called = |function: &str| -> Vec<String> {
+        let graph = unit
+            .function(&format!("__torch__.{function}"))
+            .unwrap()
+            .graph(&unit)
+            .unwrap();
+        let text = graph.to_ir_string();
+        text.split("name=\"__torch__.torch.functional.")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        called("norms"),
+        [
+            "_norm_str",
+            "_norm_str",
+            "_norm_number",
+            "_norm_number_int_dim"
+        ]
+    );
+    assert_eq!(called("dots"), ["_tensordot_count", "_tensordot_tuple"]);
+    assert_eq!(
+        called("uniques"),
+        [
+            "_return_output",
+            "_return_counts",
+            "_consecutive_return_inverse_and_counts"
+        ]
+    );
+    let uniques = unit.function("__torch__.uniques").unwrap();
+    assert_eq!(
+        uniques.schema().returns[0].ty.annotation_str(),
+        "Tuple[Tensor, Tuple[Tensor, Tensor], Tuple[Tensor, Tensor, Tensor]]"
+    );
+
+    let flag = "def f(x: Tensor, b: bool):\n  return torch.unique(x, return_inverse=b)\n";
+    let unit = compile_source(flag, operators()).unwrap();
+    // The function compiles on lookup (its return type is inferred), so either step refuses.
+    let error = unit
+        .function("__torch__.f")
+        .and_then(|function| function.graph(&unit))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("return_inverse must be a constant"),
+        "{error}"
+    );
+}

@@ -500,6 +500,10 @@ impl<'a> Emitter<'a> {
             }
         }
         if let Some(op) = dotted.strip_prefix("torch.") {
+            // torch/functional.py's scripted Python functions (`torch.norm`, `torch.unique`).
+            if let Some(value) = self.try_emit_torch_functional_call(op, args, keywords, range)? {
+                return Ok(value);
+            }
             if !op.contains('.') {
                 if !self.context.unit.compiles_archive_code()
                     && self
@@ -1029,7 +1033,10 @@ impl<'a> Emitter<'a> {
     }
 
     /// The value of a call expression: its single output, a tuple of several, or None.
-    fn pack_outputs(&mut self, node: ferrojit_ir::NodeId) -> Result<ValueId, FrontendError> {
+    pub(crate) fn pack_outputs(
+        &mut self,
+        node: ferrojit_ir::NodeId,
+    ) -> Result<ValueId, FrontendError> {
         let outputs = self.graph.node_outputs(node).to_vec();
         Ok(match outputs.len() {
             0 => self.none_constant(),
@@ -1189,7 +1196,11 @@ impl<'a> Emitter<'a> {
                 }
                 _ => formal_element.clone(),
             };
-            if !elements.is_empty() && elements.iter().all(|e| e.is_subtype_of(&formal_element)) {
+            // PyTorch's `convertibleToList`: every element fits, which an empty tuple `()`
+            // does too (`x.new_zeros(())`, `torch.permute(x, ())`) once the list's element
+            // type is known.
+            let element_known = !elements.is_empty() || !formal_element.has_free_variables();
+            if element_known && elements.iter().all(|e| e.is_subtype_of(&formal_element)) {
                 let node = self.insert(Prim::TupleUnpack.name(), &[value], elements);
                 let items = self.graph.node_outputs(node).to_vec();
                 value = self.insert_one(

@@ -14,6 +14,7 @@ mod fork;
 mod isinstance;
 mod statements;
 mod sugared;
+mod torch_functional;
 pub(crate) mod types;
 
 use ferrojit_ir::Prim;

@@ -254,6 +254,15 @@ impl IntoResults for Vec<Tensor> {
     }
 }
 
+/// `(Tensor, Tensor[])` (histogramdd's hist and bin edges).
+impl IntoResults for (Tensor, Vec<Tensor>) {
+    fn into_results(self) -> Vec<IValue> {
+        let mut results = self.0.into_results();
+        results.extend(self.1.into_results());
+        results
+    }
+}
+
 impl IntoResults for IValue {
     fn into_results(self) -> Vec<IValue> {
         vec![self]

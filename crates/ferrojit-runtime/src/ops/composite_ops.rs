@@ -1,7 +1,7 @@
 //! Operators PyTorch defines by composing other ATen operators (CompositeImplicit kernels):
 //! each kernel here is the same composition over the tensor library, so it rounds as PyTorch's
 //! does. `deg2rad`, `xlogy`, `heaviside`, `hardshrink`, `nansum`/`nanmean`, `diff`, `atleast_*`,
-//! the triangle index builders and small tensor predicates, as typed kernels; the in-place
+//! the triangle index builders, `sum_to_size` and small tensor predicates, as typed kernels; the in-place
 //! forms are made from the functional kernels (compute, then write into `self`), as ATen's are.
 
 use std::ops::Deref;
@@ -344,6 +344,47 @@ type Number = WrappedNumber;
 
 /// Every operator of this file, each in-place form beside its functional one.
 #[rustfmt::skip]
+/// `x.sum_to_size(size)`: sums `x` down to `size`, which must broadcast to `x`'s shape (the
+/// reduction autograd applies to an input that was broadcast). ATen's `sum_to`: the leading
+/// dimensions `size` lacks and those where it has 1 and `x` does not are summed (kept, then
+/// the leading ones viewed away); an empty `size` sums everything to a 0-d tensor; when
+/// nothing needs summing `x` itself comes back.
+fn sum_to_size(input: Input, size: Vec<i64>) -> Result<Tensor> {
+    let sizes = input.sizes().to_vec();
+    let expandable = size.len() <= sizes.len()
+        && size
+            .iter()
+            .rev()
+            .zip(sizes.iter().rev())
+            .all(|(&wanted, &have)| wanted == have as i64 || wanted == 1);
+    if !expandable {
+        let list = |values: Vec<String>| format!("[{}]", values.join(", "));
+        return Err(RuntimeError::Other(format!(
+            "size {{{}}} is not expandable to size {{{}}}.",
+            list(size.iter().map(i64::to_string).collect()),
+            list(sizes.iter().map(usize::to_string).collect())
+        )));
+    }
+    if size.is_empty() {
+        return Ok(input.sum(None)?);
+    }
+    let leading = sizes.len() - size.len();
+    let mut reduced: Vec<i64> = (0..leading as i64).collect();
+    for (index, &wanted) in size.iter().enumerate() {
+        if wanted == 1 && sizes[leading + index] != 1 {
+            reduced.push((leading + index) as i64);
+        }
+    }
+    let mut result = input.as_ref().clone();
+    if !reduced.is_empty() {
+        result = result.sum_dim(&reduced, true, None)?;
+    }
+    if leading > 0 {
+        result = result.view(&size)?;
+    }
+    Ok(result)
+}
+
 pub fn declarations() -> Vec<OperatorDeclaration> {
     vec![
         typed("aten::deg2rad(Tensor self) -> Tensor", deg2rad),
@@ -373,6 +414,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::is_nonzero(Tensor self) -> bool", is_nonzero),
         typed("aten::is_signed(Tensor self) -> bool", is_signed),
         typed("aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", empty_strided),
+        typed("aten::sum_to_size(Tensor self, SymInt[] size) -> Tensor", sum_to_size),
         typed("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", new_empty_strided),
     ]
 }

@@ -86,6 +86,37 @@ fn irfftn(
     Ok(input.irfftn(s.as_deref(), dim.as_deref(), norm.as_deref())?)
 }
 
+fn hfftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
+    Ok(input.hfftn(s.as_deref(), dim.as_deref(), norm.as_deref())?)
+}
+
+fn ihfftn(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Option<Vec<i64>>,
+    norm: Option<String>,
+) -> Result<Tensor> {
+    Ok(input.ihfftn(s.as_deref(), dim.as_deref(), norm.as_deref())?)
+}
+
+fn hfft2(input: Input, s: Option<Vec<i64>>, dim: Vec<i64>, norm: Option<String>) -> Result<Tensor> {
+    hfftn(input, s, Some(dim), norm)
+}
+
+fn ihfft2(
+    input: Input,
+    s: Option<Vec<i64>>,
+    dim: Vec<i64>,
+    norm: Option<String>,
+) -> Result<Tensor> {
+    ihfftn(input, s, Some(dim), norm)
+}
+
 fn fft2(input: Input, s: Option<Vec<i64>>, dim: Vec<i64>, norm: Option<String>) -> Result<Tensor> {
     fftn(input, s, Some(dim), norm)
 }
@@ -178,11 +209,13 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         ));
     }
     type TwoDim = fn(Input, Option<Vec<i64>>, Vec<i64>, Option<String>) -> Result<Tensor>;
-    let two_dim: [(&str, TwoDim); 4] = [
+    let two_dim: [(&str, TwoDim); 6] = [
         ("fft_fft2", fft2),
         ("fft_ifft2", ifft2),
         ("fft_rfft2", rfft2),
         ("fft_irfft2", irfft2),
+        ("fft_hfft2", hfft2),
+        ("fft_ihfft2", ihfft2),
     ];
     for (name, kernel) in two_dim {
         let args = "Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None";
@@ -193,11 +226,13 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         ));
     }
     type AnyDims = fn(Input, Option<Vec<i64>>, Option<Vec<i64>>, Option<String>) -> Result<Tensor>;
-    let any_dims: [(&str, AnyDims); 4] = [
+    let any_dims: [(&str, AnyDims); 6] = [
         ("fft_fftn", fftn),
         ("fft_ifftn", ifftn),
         ("fft_rfftn", rfftn),
         ("fft_irfftn", irfftn),
+        ("fft_hfftn", hfftn),
+        ("fft_ihfftn", ihfftn),
     ];
     for (name, kernel) in any_dims {
         let args = "Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None";

@@ -627,8 +627,39 @@ fn underscore_embedding_bag(
     Ok((output, offset2bag, bag_size, last))
 }
 
-/// `grid_sampler` and `grid_sampler_2d` (the 2-D case is the only one ferrojit samples;
-/// `grid_sampler` of a 5-D input is refused by the 2-D shape check).
+/// `grid_sampler_3d`: a 5-D input sampled at a 5-D grid of `(x, y, z)` locations.
+fn grid_sampler_3d(
+    input: Input,
+    grid: Input,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    Ok(ferrojit_tensor::ops::nn::grid_sample_3d::grid_sampler_3d(
+        &input,
+        &grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    )?)
+}
+
+/// `grid_sampler`: the 3-D sampler for a 5-D input, as ATen's dispatch, else the 2-D one
+/// (whose checks refuse other ranks).
+fn grid_sampler(
+    input: Input,
+    grid: Input,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    if input.dim() == 5 {
+        return grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners);
+    }
+    grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)
+}
+
+/// `grid_sampler_2d`: a 4-D input sampled at a 4-D grid of `(x, y)` locations.
 fn grid_sampler_2d(
     input: Input,
     grid: Input,
@@ -1037,7 +1068,9 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)", Wide(embedding_bag_padding_idx)),
         typed("aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", Wide(underscore_embedding_bag)),
         typed("aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", Wide(underscore_embedding_bag)),
-        typed("aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler_2d),
+        typed("aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler),
+        typed("aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler_3d),
+        out_from_functional("aten::grid_sampler_3d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)", grid_sampler_3d),
         typed("aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", grid_sampler_2d),
         out_from_functional("aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)", grid_sampler_2d),
         typed("aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", col2im),

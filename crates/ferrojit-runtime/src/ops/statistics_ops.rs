@@ -273,6 +273,27 @@ fn histograms(r: &mut Vec<OperatorDeclaration>) {
         2,
         by_count,
     ));
+    // histogramdd: a bin count per dimension, one count for every dimension, or edges.
+    r.push(typed(
+        "aten::histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)",
+        |input: Input, bins: Vec<i64>, range: Option<Vec<f64>>, weight: Option<Input>, density: bool| {
+            Ok(input.histogramdd_bin_counts(&bins, range.as_deref(), weight.as_deref(), density)?)
+        },
+    ));
+    r.push(typed(
+        "aten::histogramdd.int_bins(Tensor self, int bins, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)",
+        |input: Input, bins: i64, range: Option<Vec<f64>>, weight: Option<Input>, density: bool| {
+            let dims = input.sizes().last().copied().unwrap_or(1);
+            let counts = vec![bins; dims];
+            Ok(input.histogramdd_bin_counts(&counts, range.as_deref(), weight.as_deref(), density)?)
+        },
+    ));
+    r.push(typed(
+        "aten::histogramdd.TensorList_bins(Tensor self, Tensor[] bins, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)",
+        |input: Input, bins: Vec<Tensor>, _range: Option<Vec<f64>>, weight: Option<Input>, density: bool| {
+            Ok(input.histogramdd_bin_tensors(&bins, weight.as_deref(), density)?)
+        },
+    ));
     r.extend(functional_and_out(
         "aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
         "aten::bincount.out(Tensor self, Tensor? weights=None, SymInt minlength=0, *, Tensor(a!) out) -> Tensor(a!)",

@@ -1,6 +1,6 @@
 //! Discrete Fourier transforms: ATen's three primitives (`_fft_c2c`, `_fft_r2c`, `_fft_c2r`)
 //! over any list of dimensions, and the `torch.fft` functions built on them (`fft`, `rfft`,
-//! `irfftn`, `hfft`, ..., `fftfreq`, `fftshift`) with PyTorch's `n`/`s`, `dim` and `norm`
+//! `irfftn`, `hfft`, `hfftn`, ..., `fftfreq`, `fftshift`) with PyTorch's `n`/`s`, `dim` and `norm`
 //! rules (aten/src/ATen/native/SpectralOps.cpp).
 //!
 //! The transforms run in f64 with rustfft, one 1-D transform per line of each dimension, and
@@ -537,6 +537,72 @@ impl Tensor {
         let input = resize_fft_input(&input, &[d], &[n])?;
         let norm = FftNorm::from_name(norm, false)?;
         input.fft_r2c(&[d as i64], norm as i64, true)?.conj()
+    }
+
+    /// `torch.fft.hfftn` (and `hfft2`): the real signal whose one-sided Hermitian spectrum is
+    /// `self`, over several dimensions. As ATen: a forward complex transform over all but the
+    /// last dimension, then the conjugate's complex-to-real transform over the last one, whose
+    /// size is `s[-1]` (default `2 * (m - 1)`).
+    pub fn hfftn(
+        &self,
+        s: Option<&[i64]>,
+        dim: Option<&[i64]>,
+        norm: Option<&str>,
+    ) -> Result<Tensor> {
+        let (dims, mut shape) = shape_and_dims(self, s, dim)?;
+        let Some(&last) = dims.last() else {
+            return Err(invalid("hfftn must transform at least one axis"));
+        };
+        let last_dim_size = match s {
+            Some(s) if s.last().is_some_and(|&n| n != -1) => shape[shape.len() - 1],
+            _ => 2 * (self.sizes()[last] as i64 - 1),
+        };
+        let last_dim_size = check_points(last_dim_size)? as i64;
+        let index = shape.len() - 1;
+        shape[index] = last_dim_size / 2 + 1;
+        let input = promote_for_fft(self, true)?;
+        let sizes: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+        let input = resize_fft_input(&input, &dims, &sizes)?;
+        let norm = FftNorm::from_name(norm, true)? as i64;
+        let leading = &dims[..dims.len() - 1];
+        let partial = if leading.is_empty() {
+            input
+        } else {
+            input.fft_c2c(&as_i64(leading), norm, true)?
+        };
+        partial.conj()?.fft_c2r(&[last as i64], norm, last_dim_size)
+    }
+
+    /// `torch.fft.ihfftn` (and `ihfft2`): the inverse of `hfftn`. As ATen: a one-sided
+    /// real-to-complex transform over the last dimension, conjugated, then an inverse
+    /// complex transform over the others.
+    pub fn ihfftn(
+        &self,
+        s: Option<&[i64]>,
+        dim: Option<&[i64]>,
+        norm: Option<&str>,
+    ) -> Result<Tensor> {
+        let (dims, shape) = shape_and_dims(self, s, dim)?;
+        let Some(&last) = dims.last() else {
+            return Err(invalid("ihfftn must transform at least one axis"));
+        };
+        if self.dtype().is_complex() {
+            // ATen's one-sided transform refuses it (`_fft_r2c`'s dtype check).
+            return Err(invalid(format!(
+                "Only supports floating-point dtypes, but found: {}",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        let input = promote_for_fft(self, false)?;
+        let sizes: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+        let input = resize_fft_input(&input, &dims, &sizes)?;
+        let norm = FftNorm::from_name(norm, false)? as i64;
+        let spectrum = input.fft_r2c(&[last as i64], norm, true)?.conj()?;
+        let leading = &dims[..dims.len() - 1];
+        if leading.is_empty() {
+            return Ok(spectrum);
+        }
+        spectrum.fft_c2c(&as_i64(leading), norm, false)
     }
 
     /// `torch.fft.fftshift` (`inverse` false) and `ifftshift`: roll each of `dims` (all by

@@ -14,7 +14,7 @@ fn invalid(message: impl Into<String>) -> TensorError {
 
 /// `value` rounded to `dtype`'s precision: one float32 operation done in f64 and rounded
 /// once is exactly float32's own result.
-fn round_to(value: f64, dtype: DType) -> f64 {
+pub(super) fn round_to(value: f64, dtype: DType) -> f64 {
     match dtype {
         DType::Float32 => value as f32 as f64,
         DType::Float16 => half::f16::from_f64(value).to_f64(),
@@ -25,7 +25,7 @@ fn round_to(value: f64, dtype: DType) -> f64 {
 
 /// How an element finds its bin.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum BinSearch {
+pub(super) enum BinSearch {
     /// Evenly spaced edges, position by division (histc).
     Linear,
     /// Evenly spaced edges, position by division, then corrected against the edges
@@ -33,6 +33,44 @@ enum BinSearch {
     LinearChecked,
     /// Any increasing edges, found by binary search.
     Binary,
+}
+
+/// The bin of `x` among `edges` (in `dtype`'s precision), or None when `x` lies outside
+/// them or is NaN. The last bin includes its right edge.
+pub(super) fn bin_position(
+    x: f64,
+    edges: &[f64],
+    dtype: DType,
+    search: BinSearch,
+) -> Option<usize> {
+    let bins = edges.len() - 1;
+    let (left, right) = (edges[0], edges[bins]);
+    if !(x >= left && x <= right) {
+        return None;
+    }
+    let upper_bound = |from: usize, to: usize| -> usize {
+        // First position in edges[from..to] whose edge is greater than x.
+        from + edges[from..to].partition_point(|&e| e <= x)
+    };
+    let mut position = match search {
+        BinSearch::Binary => upper_bound(0, edges.len()) as i64 - 1,
+        BinSearch::Linear | BinSearch::LinearChecked => {
+            let offset = round_to(x - left, dtype);
+            let scaled = round_to(offset * bins as f64, dtype);
+            let p = round_to(scaled / round_to(right - left, dtype), dtype) as i64;
+            if search == BinSearch::LinearChecked {
+                let from = (p - 1).max(0) as usize;
+                let to = ((p + 2).max(0) as usize).min(edges.len());
+                upper_bound(from, to.max(from)) as i64 - 1
+            } else {
+                p
+            }
+        }
+    };
+    if position == bins as i64 {
+        position -= 1;
+    }
+    (position >= 0 && position < bins as i64).then_some(position as usize)
 }
 
 /// The histogram of `values` over `edges` (in `dtype`'s precision), with optional weights.
@@ -43,45 +81,17 @@ fn count_into_bins(
     dtype: DType,
     search: BinSearch,
 ) -> Vec<f64> {
-    let bins = edges.len() - 1;
-    let mut hist = vec![0.0f64; bins];
-    let (left, right) = (edges[0], edges[bins]);
-    let upper_bound = |from: usize, to: usize, x: f64| -> usize {
-        // First position in edges[from..to] whose edge is greater than x.
-        from + edges[from..to].partition_point(|&e| e <= x)
-    };
+    let mut hist = vec![0.0f64; edges.len() - 1];
     for (i, &x) in values.iter().enumerate() {
-        if !(x >= left && x <= right) {
-            continue;
+        if let Some(position) = bin_position(x, edges, dtype, search) {
+            let weight = weights.map_or(1.0, |w| w[i]);
+            hist[position] = round_to(hist[position] + weight, dtype);
         }
-        let mut position = match search {
-            BinSearch::Binary => upper_bound(0, edges.len(), x) as i64 - 1,
-            BinSearch::Linear | BinSearch::LinearChecked => {
-                let offset = round_to(x - left, dtype);
-                let scaled = round_to(offset * bins as f64, dtype);
-                let p = round_to(scaled / round_to(right - left, dtype), dtype) as i64;
-                if search == BinSearch::LinearChecked {
-                    let from = (p - 1).max(0) as usize;
-                    let to = ((p + 2).max(0) as usize).min(edges.len());
-                    upper_bound(from, to.max(from), x) as i64 - 1
-                } else {
-                    p
-                }
-            }
-        };
-        if position == bins as i64 {
-            position -= 1;
-        }
-        if position < 0 || position >= bins as i64 {
-            continue;
-        }
-        let weight = weights.map_or(1.0, |w| w[i]);
-        hist[position as usize] = round_to(hist[position as usize] + weight, dtype);
     }
     hist
 }
 
-fn check_floating(op: &'static str, dtype: DType) -> Result<()> {
+pub(super) fn check_floating(op: &'static str, dtype: DType) -> Result<()> {
     if !dtype.is_floating_point() {
         return Err(TensorError::NotImplementedForDType { op, dtype });
     }
@@ -318,7 +328,7 @@ fn bincount_weight_dtype(weights: DType) -> DType {
 }
 
 /// The C++ name PyTorch's messages give a dtype (its caffe2 TypeMeta name).
-fn cxx_type_name(dtype: DType) -> &'static str {
+pub(super) fn cxx_type_name(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "bool",
         DType::UInt8 => "unsigned char",
@@ -336,7 +346,7 @@ fn cxx_type_name(dtype: DType) -> &'static str {
 }
 
 /// A double as C++'s stream prints it in PyTorch's messages (`inf`, `nan`, shortest form).
-fn cxx_double(value: f64) -> String {
+pub(super) fn cxx_double(value: f64) -> String {
     if value.is_nan() {
         "nan".to_string()
     } else if value.is_infinite() {

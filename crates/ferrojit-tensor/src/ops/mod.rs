@@ -8,6 +8,7 @@ pub mod cxx_order;
 pub mod fft;
 pub(crate) mod fused;
 pub mod histogram;
+pub mod histogramdd;
 pub mod index_reduce;
 pub mod indexing;
 pub mod join;

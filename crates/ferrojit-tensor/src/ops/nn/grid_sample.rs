@@ -53,7 +53,7 @@ impl GridPadding {
 }
 
 /// The float operations the kernel needs, in the element type itself.
-trait GridFloat:
+pub(super) trait GridFloat:
     Element
     + PartialOrd
     + std::ops::Add<Output = Self>
@@ -68,6 +68,9 @@ trait GridFloat:
     fn round_even(self) -> Self;
     fn min_of(self, other: Self) -> Self;
     fn max_of(self, other: Self) -> Self;
+    /// C's `fmod`.
+    fn remainder(self, other: Self) -> Self;
+    fn is_nan_value(self) -> bool;
     /// Truncation to an integer as the CPU's conversion does; NaN and values out of range
     /// become `i64::MIN`, which every bounds check rejects.
     fn to_index(self) -> i64;
@@ -96,6 +99,12 @@ macro_rules! grid_float {
             }
             fn max_of(self, other: Self) -> Self {
                 <$t>::max(self, other)
+            }
+            fn remainder(self, other: Self) -> Self {
+                self % other
+            }
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
             }
             fn to_index(self) -> i64 {
                 if self.is_nan() || self.abs() >= 2_147_483_648.0 {
@@ -236,6 +245,11 @@ pub fn grid_sampler_2d(
 
 /// PyTorch's argument checks, in its order and words.
 fn check_grid_sampler_2d(input: &Tensor, grid: &Tensor) -> Result<()> {
+    check_grid_sampler_common(input, grid, 4)
+}
+
+/// The checks PyTorch's 2-D and 3-D samplers share, then the `dims`-D shape check.
+pub(super) fn check_grid_sampler_common(input: &Tensor, grid: &Tensor, dims: usize) -> Result<()> {
     if input.dtype() != grid.dtype() {
         // PyTorch's CPU kernel reads the grid as the input's type and fails with this.
         return Err(invalid(format!(
@@ -246,7 +260,7 @@ fn check_grid_sampler_2d(input: &Tensor, grid: &Tensor) -> Result<()> {
     }
     if input.dim() == 0 || grid.dim() == 0 {
         return Err(invalid(format!(
-            "grid_sampler(): expected 4D input and grid with same number of dimensions, but got input with sizes {} and grid with sizes {}",
+            "grid_sampler(): expected {dims}D input and grid with same number of dimensions, but got input with sizes {} and grid with sizes {}",
             format_shape(input.sizes()),
             format_shape(grid.sizes())
         )));
@@ -273,9 +287,9 @@ fn check_grid_sampler_2d(input: &Tensor, grid: &Tensor) -> Result<()> {
             )));
         }
     }
-    if input.dim() != 4 || grid.dim() != 4 {
+    if input.dim() != dims || grid.dim() != dims {
         return Err(invalid(format!(
-            "grid_sampler(): expected 4D input and grid with same number of dimensions, but got input with sizes {} and grid with sizes {}",
+            "grid_sampler(): expected {dims}D input and grid with same number of dimensions, but got input with sizes {} and grid with sizes {}",
             format_shape(input.sizes()),
             format_shape(grid.sizes())
         )));

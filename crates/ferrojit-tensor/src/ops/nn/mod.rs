@@ -9,6 +9,7 @@ pub mod conv_backward;
 pub mod distance;
 pub mod fold;
 pub mod grid_sample;
+pub mod grid_sample_3d;
 pub mod loss;
 pub mod misc;
 pub mod norm;
