@@ -90,51 +90,45 @@ struct Balance {
 }
 
 /// Balances `a` in place as LAPACK's `gebal` with job 'B' does.
+// `i` indexes a's rows and columns as well as `scale`.
+#[allow(clippy::needless_range_loop)]
 fn balance(a: &mut Square, precision: Precision) -> Balance {
     let n = a.n;
     let mut permutation: Vec<usize> = (0..n).collect();
     let mut scale = vec![1.0; n];
     let (mut low, mut high) = (0usize, n - 1);
     // Rows whose off-diagonal entries (in columns 0..=high) are all zero hold an isolated
-    // eigenvalue: move them to the bottom, restarting the search after every swap.
-    'rows: loop {
-        for i in (0..=high).rev() {
-            let isolated = (0..=high).all(|j| j == i || a.at(i, j) == 0.0);
-            if isolated {
-                permutation[high] = i;
-                if i != high {
-                    a.swap_columns(i, high, 0..high + 1);
-                    a.swap_rows(i, high, low..n);
-                }
-                if high == 0 {
-                    return Balance {
-                        low: 0,
-                        high: 0,
-                        permutation,
-                        scale,
-                    };
-                }
-                high -= 1;
-                continue 'rows;
-            }
+    // eigenvalue: move them to the bottom, searching again from the bottom after every swap.
+    loop {
+        let found = (0..=high)
+            .rev()
+            .find(|&i| (0..=high).all(|j| j == i || a.at(i, j) == 0.0));
+        let Some(i) = found else { break };
+        permutation[high] = i;
+        if i != high {
+            a.swap_columns(i, high, 0..high + 1);
+            a.swap_rows(i, high, low..n);
         }
-        break;
+        if high == 0 {
+            return Balance {
+                low: 0,
+                high: 0,
+                permutation,
+                scale,
+            };
+        }
+        high -= 1;
     }
     // Columns whose off-diagonal entries (in rows low..=high) are all zero: move them left.
-    'columns: loop {
-        for j in low..=high {
-            let isolated = (low..=high).all(|i| i == j || a.at(i, j) == 0.0);
-            if isolated {
-                permutation[low] = j;
-                if j != low {
-                    a.swap_columns(j, low, 0..high + 1);
-                    a.swap_rows(j, low, low..n);
-                }
-                low += 1;
-                continue 'columns;
-            }
+    loop {
+        let found = (low..=high).find(|&j| (low..=high).all(|i| i == j || a.at(i, j) == 0.0));
+        let Some(j) = found else { break };
+        permutation[low] = j;
+        if j != low {
+            a.swap_columns(j, low, 0..high + 1);
+            a.swap_rows(j, low, low..n);
         }
-        break;
+        low += 1;
     }
     // Scale rows and columns low..=high by powers of two until their 2-norms are close.
     let small1 = precision.safe_minimum / precision.ulp;
@@ -455,13 +449,13 @@ fn schur(
             }
             since_deflation += 1;
             let (h11, h12, h21, h22);
-            if since_deflation % 12 == 0 {
+            if since_deflation.is_multiple_of(12) {
                 let s = h.at(iu, iu - 1).abs() + h.at(iu - 1, iu - 2).abs();
                 h11 = 0.75 * s + h.at(iu, iu);
                 h12 = -0.4375 * s;
                 h21 = s;
                 h22 = h11;
-            } else if since_deflation % 6 == 0 {
+            } else if since_deflation.is_multiple_of(6) {
                 let s = h.at(l + 1, l).abs() + h.at(l + 2, l + 1).abs();
                 h11 = 0.75 * s + h.at(l, l);
                 h12 = -0.4375 * s;
@@ -766,6 +760,9 @@ fn normalise(v: &mut [Complex<f64>], complex: bool) {
     v[largest].im = 0.0;
 }
 
+/// Eigenvalues and row-major eigenvectors, as complex numbers.
+type EigenPairs = (Vec<Complex<f64>>, Vec<Complex<f64>>);
+
 /// Eigenvalues and (when `want_vectors`) eigenvectors of one real `n x n` matrix, or the
 /// index LAPACK reports when the QR iteration does not converge.
 fn eig_of(
@@ -773,7 +770,7 @@ fn eig_of(
     n: usize,
     precision: Precision,
     want_vectors: bool,
-) -> std::result::Result<(Vec<Complex<f64>>, Vec<Complex<f64>>), usize> {
+) -> std::result::Result<EigenPairs, usize> {
     if n == 0 {
         return Ok((Vec::new(), Vec::new()));
     }
