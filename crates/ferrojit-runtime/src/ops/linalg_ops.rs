@@ -183,6 +183,42 @@ fn eigh(a: Input, uplo: String) -> Result<(Tensor, Tensor)> {
     Ok(la::eigh(&a, &uplo)?)
 }
 
+fn eig(a: Input) -> Result<(Tensor, Tensor)> {
+    Ok(la::eig(&a)?)
+}
+
+fn eigvals(a: Input) -> Result<Tensor> {
+    Ok(la::eigvals(&a)?)
+}
+
+fn ldl_factor(a: Input, hermitian: bool) -> Result<(Tensor, Tensor)> {
+    Ok(la::ldl_factor(&a, hermitian)?)
+}
+
+fn ldl_factor_ex(
+    a: Input,
+    hermitian: bool,
+    check_errors: bool,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    Ok(la::ldl_factor_ex(&a, hermitian, check_errors)?)
+}
+
+fn ldl_solve(ld: Input, pivots: Input, b: Input, hermitian: bool) -> Result<Tensor> {
+    Ok(la::ldl_solve(&ld, &pivots, &b, hermitian)?)
+}
+
+fn ormqr(input: Input, tau: Input, other: Input, left: bool, transpose: bool) -> Result<Tensor> {
+    Ok(la::ormqr(&input, &tau, &other, left, transpose)?)
+}
+
+fn polar(a: Input) -> Result<(Tensor, Tensor)> {
+    Ok(la::polar(&a)?)
+}
+
+fn matrix_sqrth(a: Input) -> Result<Tensor> {
+    Ok(la::matrix_sqrth(&a)?)
+}
+
 fn eigvalsh(a: Input, uplo: String) -> Result<Tensor> {
     Ok(la::eigvalsh(&a, &uplo)?)
 }
@@ -464,6 +500,20 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         out_from_functional("aten::linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)", svdvals),
         typed("aten::linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)", eigh),
         typed("aten::linalg_eigvalsh(Tensor self, str UPLO=\"L\") -> Tensor", eigvalsh),
+        typed("aten::linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", eig),
+        typed("aten::linalg_eigvals(Tensor self) -> Tensor", eigvals),
+        out_from_functional("aten::linalg_eigvals.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", eigvals),
+        typed("aten::_linalg_eigvals(Tensor self) -> Tensor", eigvals),
+        typed("aten::linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)", ldl_factor),
+        typed("aten::linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)", ldl_factor_ex),
+        typed("aten::linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor", ldl_solve),
+        out_from_functional("aten::linalg_ldl_solve.out(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor(a!) out) -> Tensor(a!)", ldl_solve),
+        typed("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor", ormqr),
+        out_from_functional("aten::ormqr.out(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False, *, Tensor(a!) out) -> Tensor(a!)", ormqr),
+        typed("aten::linalg_polar(Tensor A) -> (Tensor U, Tensor H)", polar),
+        typed("aten::linalg_matrix_sqrth(Tensor self) -> Tensor", matrix_sqrth),
+        out_from_functional("aten::linalg_matrix_sqrth.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", matrix_sqrth),
+        out_from_functional("aten::linalg_matrix_exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", matrix_exp),
         out_from_functional("aten::linalg_eigvalsh.out(Tensor self, str UPLO=\"L\", *, Tensor(a!) out) -> Tensor(a!)", eigvalsh),
         typed("aten::linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor", pinv_atol_rtol),
         typed("aten::linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor", pinv_rcond),

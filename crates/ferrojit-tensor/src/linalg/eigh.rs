@@ -1,9 +1,12 @@
-//! Symmetric eigendecomposition by cyclic Jacobi rotations: `torch.linalg.eigh` and
-//! `eigvalsh`. Eigenvalues ascend, as LAPACK's `syevd` returns them. Eigenvectors are not
-//! unique in sign: each is scaled so that its entry of largest magnitude is positive (tests
-//! compare `A V = V diag(w)` and `V^T V = I`, not V itself).
+//! Symmetric eigendecomposition: `torch.linalg.eigh` and `eigvalsh`. Eigenvalues ascend, as
+//! LAPACK's `syevd` returns them. `eigh`'s eigenvectors (unique only in sign) follow
+//! `syevd`'s steps (`symmetric_qr.rs`), which gives PyTorch's signs. `eigvalsh` and the
+//! matrix functions built on eigenvalues use cyclic Jacobi rotations, whose eigenvectors are
+//! scaled so that their entry of largest magnitude is positive.
 
-use super::batch::{read_square, tensor_from_f64};
+use super::batch::{batch_prefix, read_square, tensor_from_f64};
+use super::symmetric_qr::lapack_eigh;
+use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;
 
@@ -98,9 +101,15 @@ pub fn eigh(a: &Tensor, uplo: &str) -> Result<(Tensor, Tensor)> {
     let upper = upper_from_uplo(op, uplo)?;
     let matrices = read_square(op, "A", a)?;
     let n = matrices.rows;
+    let single = matrices.dtype == DType::Float32;
     let (mut values, mut vectors) = (Vec::new(), Vec::new());
     for index in 0..matrices.count() {
-        let (w, v) = jacobi_eigh(matrices.matrix(index), n, upper);
+        let (w, v) = lapack_eigh(matrices.matrix(index), n, upper, single).ok_or_else(|| {
+            TensorError::InvalidArgument(format!(
+                "{op}: {}The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: {n}).",
+                batch_prefix(!matrices.batch_sizes.is_empty(), index)
+            ))
+        })?;
         values.extend(w);
         vectors.extend(v);
     }

@@ -1,73 +1,11 @@
-//! Matrix functions and solvers built on the factorizations: `matrix_exp` (scaling and
-//! squaring), `lstsq` (minimum-norm solution through the SVD), `cond` for the non-2 orders,
-//! `tensorinv` and `tensorsolve`.
+//! Solvers built on the factorizations: `lstsq` (minimum-norm solution through the SVD),
+//! `cond` for the non-2 orders, `tensorinv` and `tensorsolve`.
 
 use super::batch::{read_matrices, read_square, tensor_from_f64};
 use super::svd::jacobi_svd;
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;
-
-fn multiply(a: &[f64], b: &[f64], n: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n * n];
-    for i in 0..n {
-        for k in 0..n {
-            let aik = a[i * n + k];
-            if aik != 0.0 {
-                for j in 0..n {
-                    out[i * n + j] += aik * b[k * n + j];
-                }
-            }
-        }
-    }
-    out
-}
-
-/// `exp` of one row-major `n x n` matrix: scale by `2^-s` until the 1-norm is at most 1/2, sum
-/// 24 Taylor terms (below f64 rounding at that norm), then square `s` times.
-fn exp_of(a: &[f64], n: usize) -> Vec<f64> {
-    let norm = (0..n)
-        .map(|c| (0..n).map(|r| a[r * n + c].abs()).sum::<f64>())
-        .fold(0.0, f64::max);
-    let squarings = if norm > 0.5 {
-        (norm / 0.5).log2().ceil() as i32
-    } else {
-        0
-    };
-    let scale = 0.5f64.powi(squarings);
-    let scaled: Vec<f64> = a.iter().map(|x| x * scale).collect();
-    let mut result = vec![0.0; n * n];
-    let mut term = vec![0.0; n * n];
-    for i in 0..n {
-        result[i * n + i] = 1.0;
-        term[i * n + i] = 1.0;
-    }
-    for k in 1..=24 {
-        term = multiply(&term, &scaled, n);
-        let inverse = 1.0 / k as f64;
-        for value in term.iter_mut() {
-            *value *= inverse;
-        }
-        for (r, t) in result.iter_mut().zip(&term) {
-            *r += t;
-        }
-    }
-    for _ in 0..squarings {
-        result = multiply(&result, &result, n);
-    }
-    result
-}
-
-/// `torch.linalg.matrix_exp(A)`.
-pub fn matrix_exp(a: &Tensor) -> Result<Tensor> {
-    let matrices = read_square("linalg.matrix_exp", "A", a)?;
-    let n = matrices.rows;
-    let mut values = Vec::with_capacity(matrices.values.len());
-    for index in 0..matrices.count() {
-        values.extend(exp_of(matrices.matrix(index), n));
-    }
-    tensor_from_f64(values, a.sizes(), matrices.dtype)
-}
 
 /// `torch.linalg.lstsq(A, B, rcond, driver)`: `(solution, residuals, rank, singular_values)`.
 /// The solution is the minimum-norm one (what `gelsd` returns; `gelsy`, PyTorch's CPU

@@ -164,3 +164,123 @@ pub fn householder_product(a: &Tensor, tau: &Tensor) -> Result<Tensor> {
     }
     tensor_from_f64(values, a.sizes(), matrices.dtype)
 }
+
+/// `torch.ormqr(input, tau, other, left, transpose)`: `other` multiplied by the Q (or Q^T)
+/// whose reflectors `geqrf` stored in `input` and `tau`, from the left or the right,
+/// without forming Q.
+pub fn ormqr(
+    input: &Tensor,
+    tau: &Tensor,
+    other: &Tensor,
+    left: bool,
+    transpose: bool,
+) -> Result<Tensor> {
+    let op = "torch.ormqr";
+    let fail = |message: String| Err(TensorError::InvalidArgument(format!("{op}: {message}")));
+    if input.dim() < 2 {
+        return fail("input must have at least 2 dimensions.".into());
+    }
+    if other.dim() < 2 {
+        return fail("other must have at least 2 dimensions.".into());
+    }
+    let side = if left { -2 } else { -1 };
+    let other_side = other.sizes()[(other.dim() as i64 + side) as usize];
+    let input_rows = input.sizes()[input.dim() - 2];
+    let input_cols = input.sizes()[input.dim() - 1];
+    if other_side != input_rows {
+        return fail(format!(
+            "other.shape[{side}] must be equal to input.shape[-2]"
+        ));
+    }
+    if tau.dim() + 1 != input.dim() {
+        return fail(format!(
+            "Expected tau to have one dimension less than input, but got tau.ndim equal to {} and input.ndim is equal to {}",
+            tau.dim(),
+            input.dim()
+        ));
+    }
+    let reflectors = tau.sizes().last().copied().unwrap_or(0);
+    if reflectors > other_side.min(input_cols) {
+        return fail(format!(
+            "tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+        ));
+    }
+    if reflectors > input_cols {
+        return fail("tau.shape[-1] must be less than or equal to input.shape[-1]".into());
+    }
+    if input.dim() != other.dim() {
+        return fail(format!(
+            "Expected other to have the same number of dimensions as input, but got other.ndim equal to {} and input.ndim is equal to {}",
+            other.dim(),
+            input.dim()
+        ));
+    }
+    for (name, dtype) in [("tau", tau.dtype()), ("other", other.dtype())] {
+        if dtype != input.dtype() {
+            return fail(format!(
+                "Expected input and {name} to have the same dtype, but input has dtype{} and {name} has dtype {}",
+                input.dtype().scalar_type_name(),
+                dtype.scalar_type_name()
+            ));
+        }
+    }
+    let packed = read_matrices(op, "input", input)?;
+    let targets = read_matrices(op, "other", other)?;
+    let batch = &packed.batch_sizes;
+    if targets.batch_sizes != *batch || tau.sizes()[..tau.dim() - 1] != batch[..] {
+        return fail(format!(
+            "Expected batch dimensions of input, tau and other to be equal, got input {}, tau {} and other {}",
+            crate::error::format_shape(input.sizes()),
+            crate::error::format_shape(tau.sizes()),
+            crate::error::format_shape(other.sizes())
+        ));
+    }
+    let (m, n) = (packed.rows, packed.cols);
+    let (rows, cols) = (targets.rows, targets.cols);
+    let tau_values = tau.to_f64_vec();
+    let mut values = Vec::with_capacity(targets.values.len());
+    for index in 0..packed.count() {
+        let a = packed.matrix(index);
+        let taus = &tau_values[index * reflectors..(index + 1) * reflectors];
+        let mut c = targets.matrix(index).to_vec();
+        // Q = H_1 ... H_k. Q C applies H_k first; Q^T C applies H_1 first; C Q applies H_1
+        // first (from the right); C Q^T applies H_k first.
+        let forward = left == transpose;
+        let order: Vec<usize> = if forward {
+            (0..reflectors).collect()
+        } else {
+            (0..reflectors).rev().collect()
+        };
+        for j in order {
+            let tau_j = taus[j];
+            if tau_j == 0.0 {
+                continue;
+            }
+            // v = e_j + the stored tail below row j of column j.
+            let v = |r: usize| -> f64 {
+                if r == j {
+                    1.0
+                } else {
+                    a[r * n + j]
+                }
+            };
+            if left {
+                for col in 0..cols {
+                    let dot: f64 = (j..m).map(|r| v(r) * c[r * cols + col]).sum();
+                    for r in j..m {
+                        c[r * cols + col] -= tau_j * dot * v(r);
+                    }
+                }
+            } else {
+                for row in 0..rows {
+                    let dot: f64 = (j..m).map(|k| c[row * cols + k] * v(k)).sum();
+                    for k in j..m {
+                        c[row * cols + k] -= tau_j * dot * v(k);
+                    }
+                }
+            }
+        }
+        values.extend(c);
+    }
+    tensor_from_f64(values, other.sizes(), packed.dtype)
+}
