@@ -5,22 +5,9 @@
 
 use ferrojit_runtime::{IValue, Result};
 
-use super::support::{against, binary, keep_where, recompute1, zero_where};
+use super::support::{against, binary, give_summed, keep_where, recompute1, zero_where};
 use super::{Formula, FormulaInput, Gradients};
-use crate::call::{self, call1, div, mul, neg, scale, sub, sum_to};
-
-/// Sets `out[index]` to `gradient` summed to argument `index`'s shape, when it is needed.
-fn give(
-    input: &FormulaInput,
-    out: &mut Gradients,
-    index: usize,
-    gradient: impl FnOnce() -> Result<IValue>,
-) -> Result<()> {
-    if input.needs(index) {
-        out[index] = Some(sum_to(&gradient()?, &input.sizes(index)?)?);
-    }
-    Ok(())
-}
+use crate::call::{self, call1, div, mul, neg, scale, sub};
 
 /// `clamp.Tensor(self, min, max)` (`clamp_backward_min_max`): `self` gets the gradient
 /// where it lies within the bounds, `min` where `self < min` (and `min < max`), `max` where
@@ -33,7 +20,7 @@ fn clamp_tensor(input: &FormulaInput) -> Result<Gradients> {
     let mut out = input.none();
     match (low.is_none(), high.is_none()) {
         (false, false) => {
-            give(input, &mut out, 0, || {
+            give_summed(input, &mut out, 0, || {
                 let inside = binary(
                     "aten::logical_and",
                     &binary("aten::ge.Tensor", x, low)?,
@@ -41,7 +28,7 @@ fn clamp_tensor(input: &FormulaInput) -> Result<Gradients> {
                 )?;
                 keep_where(&inside, grad)
             })?;
-            give(input, &mut out, 1, || {
+            give_summed(input, &mut out, 1, || {
                 let below = binary(
                     "aten::logical_and",
                     &binary("aten::lt.Tensor", x, low)?,
@@ -49,7 +36,7 @@ fn clamp_tensor(input: &FormulaInput) -> Result<Gradients> {
                 )?;
                 keep_where(&below, grad)
             })?;
-            give(input, &mut out, 2, || {
+            give_summed(input, &mut out, 2, || {
                 let above = binary(
                     "aten::logical_or",
                     &binary("aten::gt.Tensor", x, high)?,
@@ -59,22 +46,22 @@ fn clamp_tensor(input: &FormulaInput) -> Result<Gradients> {
             })?;
         }
         (false, true) => {
-            give(input, &mut out, 0, || {
+            give_summed(input, &mut out, 0, || {
                 keep_where(&binary("aten::ge.Tensor", x, low)?, grad)
             })?;
-            give(input, &mut out, 1, || {
+            give_summed(input, &mut out, 1, || {
                 keep_where(&binary("aten::lt.Tensor", x, low)?, grad)
             })?;
         }
         (true, false) => {
-            give(input, &mut out, 0, || {
+            give_summed(input, &mut out, 0, || {
                 keep_where(&binary("aten::le.Tensor", x, high)?, grad)
             })?;
-            give(input, &mut out, 2, || {
+            give_summed(input, &mut out, 2, || {
                 keep_where(&binary("aten::gt.Tensor", x, high)?, grad)
             })?;
         }
-        (true, true) => give(input, &mut out, 0, || Ok(grad.clone()))?,
+        (true, true) => give_summed(input, &mut out, 0, || Ok(grad.clone()))?,
     }
     Ok(out)
 }
@@ -86,10 +73,10 @@ fn clamp_one_bound(input: &FormulaInput, keep: &str, pass: &str) -> Result<Gradi
     let bound = input.argument(1)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         keep_where(&binary(keep, x, bound)?, grad)
     })?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 1, || {
         keep_where(&binary(pass, x, bound)?, grad)
     })?;
     Ok(out)
@@ -114,10 +101,10 @@ fn extreme_of_two(input: &FormulaInput, self_loses: &str, other_loses: &str) -> 
         vec![tie, scale(grad, 0.5)?, grad.clone()],
     )?;
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         zero_where(&binary(self_loses, x, y)?, &shared)
     })?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 1, || {
         zero_where(&binary(other_loses, x, y)?, &shared)
     })?;
     Ok(out)
@@ -142,8 +129,8 @@ fn nan_ignoring_extreme(input: &FormulaInput, wins: &str) -> Result<Gradients> {
         &binary("aten::ne.Tensor", y, y)?,
     )?;
     let mut out = input.none();
-    give(input, &mut out, 0, || keep_where(&self_wins, grad))?;
-    give(input, &mut out, 1, || zero_where(&self_wins, grad))?;
+    give_summed(input, &mut out, 0, || keep_where(&self_wins, grad))?;
+    give_summed(input, &mut out, 1, || zero_where(&self_wins, grad))?;
     Ok(out)
 }
 
@@ -163,8 +150,8 @@ fn atan2(input: &FormulaInput) -> Result<Gradients> {
     let denominator = call::add(&mul(x, x)?, &mul(y, y)?)?;
     let shared = div(grad, &denominator)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || mul(&shared, y))?;
-    give(input, &mut out, 1, || mul(&shared, &neg(x)?))?;
+    give_summed(input, &mut out, 0, || mul(&shared, y))?;
+    give_summed(input, &mut out, 1, || mul(&shared, &neg(x)?))?;
     Ok(out)
 }
 
@@ -173,8 +160,8 @@ fn hypot(input: &FormulaInput) -> Result<Gradients> {
     let result = recompute1("aten::hypot", input)?;
     let shared = div(input.grad(0)?, &result)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || mul(&shared, input.argument(0)?))?;
-    give(input, &mut out, 1, || mul(&shared, input.argument(1)?))?;
+    give_summed(input, &mut out, 0, || mul(&shared, input.argument(0)?))?;
+    give_summed(input, &mut out, 1, || mul(&shared, input.argument(1)?))?;
     Ok(out)
 }
 
@@ -188,8 +175,8 @@ fn logaddexp(input: &FormulaInput) -> Result<Gradients> {
         div(grad, &call::add_scalar(&growth, 1.0)?)
     };
     let mut out = input.none();
-    give(input, &mut out, 0, || share(y, x))?;
-    give(input, &mut out, 1, || share(x, y))?;
+    give_summed(input, &mut out, 0, || share(y, x))?;
+    give_summed(input, &mut out, 1, || share(x, y))?;
     Ok(out)
 }
 
@@ -201,7 +188,7 @@ fn pow_tensor(input: &FormulaInput) -> Result<Gradients> {
     let exponent = input.argument(1)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         let lowered = call1(
             "aten::pow.Tensor_Tensor",
             vec![x.clone(), call::add_scalar(exponent, -1.0)?],
@@ -209,7 +196,7 @@ fn pow_tensor(input: &FormulaInput) -> Result<Gradients> {
         let slope = mul(&mul(grad, exponent)?, &lowered)?;
         zero_where(&against("aten::eq.Scalar", exponent, 0.0)?, &slope)
     })?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 1, || {
         let result = call1("aten::pow.Tensor_Tensor", vec![x.clone(), exponent.clone()])?;
         let slope = mul(&result, &call::unary("aten::log", x)?)?;
         let degenerate = binary(
@@ -230,7 +217,7 @@ fn x_log(input: &FormulaInput, name: &str, shift: f64) -> Result<Gradients> {
     let y = input.argument(1)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         let value = call1(name, vec![grad.clone(), y.clone()])?;
         let undefined = binary(
             "aten::logical_and",
@@ -239,7 +226,7 @@ fn x_log(input: &FormulaInput, name: &str, shift: f64) -> Result<Gradients> {
         )?;
         zero_where(&undefined, &value)
     })?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 1, || {
         let denominator = if shift == 0.0 {
             y.clone()
         } else {
@@ -263,8 +250,8 @@ fn xlog1py(input: &FormulaInput) -> Result<Gradients> {
 fn modulo(input: &FormulaInput, rounding: &str) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || Ok(grad.clone()))?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || Ok(grad.clone()))?;
+    give_summed(input, &mut out, 1, || {
         let quotient = call1(
             "aten::div.Tensor_mode",
             vec![
@@ -294,14 +281,14 @@ fn div_mode(input: &FormulaInput) -> Result<Gradients> {
     let y = input.argument(1)?;
     let rounded = !input.argument(2)?.is_none();
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         if rounded {
             scale(grad, 0.0)
         } else {
             div(grad, y)
         }
     })?;
-    give(input, &mut out, 1, || {
+    give_summed(input, &mut out, 1, || {
         if rounded {
             scale(grad, 0.0)
         } else {
@@ -316,8 +303,8 @@ fn lerp_scalar(input: &FormulaInput) -> Result<Gradients> {
     let weight = input.number(2)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || scale(grad, 1.0 - weight))?;
-    give(input, &mut out, 1, || scale(grad, weight))?;
+    give_summed(input, &mut out, 0, || scale(grad, 1.0 - weight))?;
+    give_summed(input, &mut out, 1, || scale(grad, weight))?;
     Ok(out)
 }
 
@@ -328,11 +315,11 @@ fn lerp_tensor(input: &FormulaInput) -> Result<Gradients> {
     let weight = input.argument(2)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    give(input, &mut out, 0, || {
+    give_summed(input, &mut out, 0, || {
         mul(grad, &call::rsub_scalar(weight, 1.0)?)
     })?;
-    give(input, &mut out, 1, || mul(grad, weight))?;
-    give(input, &mut out, 2, || mul(grad, &sub(end, x)?))?;
+    give_summed(input, &mut out, 1, || mul(grad, weight))?;
+    give_summed(input, &mut out, 2, || mul(grad, &sub(end, x)?))?;
     Ok(out)
 }
 

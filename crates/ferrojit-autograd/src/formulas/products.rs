@@ -4,20 +4,9 @@
 
 use ferrojit_runtime::{IValue, Result};
 
+use super::support::give_summed;
 use super::{wrap_dim, Formula, FormulaInput, Gradients};
-use crate::call::{self, call1, div, expand, int, mul, neg, scale, sum_to, transpose};
-
-fn set(
-    input: &FormulaInput,
-    out: &mut Gradients,
-    index: usize,
-    gradient: impl FnOnce() -> Result<IValue>,
-) -> Result<()> {
-    if input.needs(index) {
-        out[index] = Some(sum_to(&gradient()?, &input.sizes(index)?)?);
-    }
-    Ok(())
-}
+use crate::call::{self, call1, div, expand, int, mul, neg, scale, transpose};
 
 /// `grad * factor`, skipping the multiplication by 1.
 fn times(value: &IValue, factor: f64) -> Result<IValue> {
@@ -33,11 +22,11 @@ fn addcmul(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let value = input.number(3)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || Ok(grad.clone()))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || Ok(grad.clone()))?;
+    give_summed(input, &mut out, 1, || {
         times(&mul(grad, input.argument(2)?)?, value)
     })?;
-    set(input, &mut out, 2, || {
+    give_summed(input, &mut out, 2, || {
         times(&mul(grad, input.argument(1)?)?, value)
     })?;
     Ok(out)
@@ -50,11 +39,11 @@ fn addcdiv(input: &FormulaInput) -> Result<Gradients> {
     let numerator = input.argument(1)?;
     let denominator = input.argument(2)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || Ok(grad.clone()))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || Ok(grad.clone()))?;
+    give_summed(input, &mut out, 1, || {
         times(&div(grad, denominator)?, value)
     })?;
-    set(input, &mut out, 2, || {
+    give_summed(input, &mut out, 2, || {
         let squared = mul(denominator, denominator)?;
         times(&neg(&div(&mul(grad, numerator)?, &squared)?)?, value)
     })?;
@@ -71,11 +60,11 @@ fn baddbmm(input: &FormulaInput) -> Result<Gradients> {
     let beta = input.number(3)?;
     let alpha = input.number(4)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || times(grad, beta))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || times(grad, beta))?;
+    give_summed(input, &mut out, 1, || {
         times(&bmm(grad, &transpose(input.argument(2)?, 1, 2)?)?, alpha)
     })?;
-    set(input, &mut out, 2, || {
+    give_summed(input, &mut out, 2, || {
         times(&bmm(&transpose(input.argument(1)?, 1, 2)?, grad)?, alpha)
     })?;
     Ok(out)
@@ -94,14 +83,14 @@ fn addbmm(input: &FormulaInput) -> Result<Gradients> {
         expand(&lifted, &[first[0], first[1], second[2]])
     };
     let mut out = input.none();
-    set(input, &mut out, 0, || times(grad, beta))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || times(grad, beta))?;
+    give_summed(input, &mut out, 1, || {
         times(
             &bmm(&per_batch()?, &transpose(input.argument(2)?, 1, 2)?)?,
             alpha,
         )
     })?;
-    set(input, &mut out, 2, || {
+    give_summed(input, &mut out, 2, || {
         times(
             &bmm(&transpose(input.argument(1)?, 1, 2)?, &per_batch()?)?,
             alpha,
@@ -114,8 +103,8 @@ fn addbmm(input: &FormulaInput) -> Result<Gradients> {
 fn dot(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || mul(grad, input.argument(1)?))?;
-    set(input, &mut out, 1, || mul(grad, input.argument(0)?))?;
+    give_summed(input, &mut out, 0, || mul(grad, input.argument(1)?))?;
+    give_summed(input, &mut out, 1, || mul(grad, input.argument(0)?))?;
     Ok(out)
 }
 
@@ -131,8 +120,8 @@ fn outer_call(a: &IValue, b: &IValue) -> Result<IValue> {
 fn mv(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || outer_call(grad, input.argument(1)?))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || outer_call(grad, input.argument(1)?))?;
+    give_summed(input, &mut out, 1, || {
         mv_call(&call::t(input.argument(0)?)?, grad)
     })?;
     Ok(out)
@@ -142,8 +131,8 @@ fn mv(input: &FormulaInput) -> Result<Gradients> {
 fn outer(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || mv_call(grad, input.argument(1)?))?;
-    set(input, &mut out, 1, || {
+    give_summed(input, &mut out, 0, || mv_call(grad, input.argument(1)?))?;
+    give_summed(input, &mut out, 1, || {
         mv_call(&call::t(grad)?, input.argument(0)?)
     })?;
     Ok(out)
@@ -159,8 +148,8 @@ fn cross_along(input: &FormulaInput, dim: i64) -> Result<Gradients> {
     let x = input.argument(0)?;
     let y = input.argument(1)?;
     let mut out = input.none();
-    set(input, &mut out, 0, || linalg_cross(y, grad, dim))?;
-    set(input, &mut out, 1, || linalg_cross(grad, x, dim))?;
+    give_summed(input, &mut out, 0, || linalg_cross(y, grad, dim))?;
+    give_summed(input, &mut out, 1, || linalg_cross(grad, x, dim))?;
     Ok(out)
 }
 

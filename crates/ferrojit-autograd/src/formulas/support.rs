@@ -5,7 +5,7 @@
 use ferrojit_runtime::{IValue, Result, RuntimeError};
 use ferrojit_tensor::Tensor;
 
-use super::{wrap_dim, FormulaInput};
+use super::{wrap_dim, FormulaInput, Gradients};
 use crate::call::{self, call1, float, int};
 
 /// A formula that cannot proceed, with PyTorch's wording where it has one.
@@ -152,4 +152,18 @@ pub fn index_tensor(values: Vec<i64>, sizes: &[usize]) -> Result<IValue> {
 pub fn summed_to(grad: &IValue, sizes: &[usize]) -> Result<IValue> {
     let total = call1("aten::sum", vec![grad.clone()])?;
     call::reshape(&total, sizes)
+}
+
+/// Sets `out[index]` to `gradient` summed to argument `index`'s shape (undoing a broadcast),
+/// computing it only when that argument needs a gradient.
+pub fn give_summed(
+    input: &FormulaInput,
+    out: &mut Gradients,
+    index: usize,
+    gradient: impl FnOnce() -> Result<IValue>,
+) -> Result<()> {
+    if input.needs(index) {
+        out[index] = Some(call::sum_to(&gradient()?, &input.sizes(index)?)?);
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use ferrojit_tensor::TensorError;
 
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
-use crate::opdef::{OperatorDeclaration, OverloadRank};
+use crate::opdef::OperatorDeclaration;
 use crate::registry::{Kernel, OperatorRegistry, Stack};
 
 const DERIVED_VARIANTS: &str = include_str!("../../data/derived_variants.txt");
@@ -139,8 +139,21 @@ fn variant_declaration(
     }
 }
 
-/// Registers every variant of the data file that no family declared and whose functional
-/// overload is registered; one result per registration attempted.
+/// The full names (`aten::addmm_`, `aten::max.dim_max`) of every variant the data file
+/// lists, registered or not.
+pub fn listed_variant_names() -> Vec<String> {
+    DERIVED_VARIANTS
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .filter_map(|line| line.splitn(3, '\t').nth(2))
+        .map(|schema| schema.split('(').next().unwrap_or(schema).to_string())
+        .collect()
+}
+
+/// Registers every variant of the data file that is not registered yet and whose functional
+/// overload is, with its functional's rank; one result per registration attempted. The
+/// registry calls it after the native families and again after all families, so that a
+/// variant of a composite operator comes after its name's builtin overloads.
 pub(crate) fn register(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
     let mut outcomes = Vec::new();
     for line in DERIVED_VARIANTS.lines() {
@@ -162,6 +175,8 @@ pub(crate) fn register(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
             continue;
         };
         let functional_arity = functional.schema.arguments.len();
+        // The variant ranks with its functional among the overloads of its name.
+        let rank = functional.overload_rank;
         let declaration = variant_declaration(
             variant.kind,
             variant.schema,
@@ -169,7 +184,7 @@ pub(crate) fn register(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
             functional.kernel.clone(),
             functional_arity,
         );
-        outcomes.push(registry.register_declaration(OverloadRank::NativeFunction, declaration));
+        outcomes.push(registry.register_declaration(rank, declaration));
     }
     outcomes
 }

@@ -10,7 +10,7 @@ pub mod complex_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
-mod derived_variants;
+pub mod derived_variants;
 pub mod dict_ops;
 pub mod distance_ops;
 pub mod epilogue_ops;
@@ -126,14 +126,21 @@ fn register_all_builtins(registry: &mut OperatorRegistry, stop_at_first_error: b
             Ok(()) => Ok(()),
         }
     };
+    let mut derived_registered = false;
     for (_family, rank, declarations) in builtin_families() {
+        // In-place and out= forms built from functional kernels: after every native family
+        // has declared its own, and (being native functions) before any builtin overload.
+        if rank != OverloadRank::NativeFunction && !derived_registered {
+            for result in derived_variants::register(registry) {
+                outcome(registry, result)?;
+            }
+            derived_registered = true;
+        }
         for declaration in declarations {
             let result = registry.register_declaration(rank, declaration);
             outcome(registry, result)?;
         }
     }
-    // In-place and out= forms built from functional kernels, after every family has
-    // declared its own.
     for result in derived_variants::register(registry) {
         outcome(registry, result)?;
     }
