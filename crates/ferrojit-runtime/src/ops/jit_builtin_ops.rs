@@ -5,6 +5,7 @@
 //! the legacy `__interpolate`/`__upsample*` operators that archives written by PyTorch 1.x
 //! still call. PyTorch registers these in torch/csrc/jit/runtime/register_prim_ops*.cpp.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use ferrojit_tensor::ops::nn::pool;
@@ -18,10 +19,20 @@ use crate::opdef::OperatorDeclaration;
 
 type Input = Arc<Tensor>;
 
-/// PyTorch warns (once per process) where these views are deprecated; ferrojit writes the
-/// same text to stderr, as `aten::warn` does.
-fn deprecation_warning(message: &str) {
-    eprintln!("UserWarning: {message}");
+/// The deprecation warnings already printed: PyTorch gives each once per process
+/// (`TORCH_WARN_ONCE`), so a loop over 0-D tensors does not flood stderr.
+static WARNED: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// Writes the deprecation text PyTorch gives for these views to stderr, once per process;
+/// says whether it printed.
+fn deprecation_warning(message: &str) -> bool {
+    // A poisoned lock only means another thread panicked while inserting; the set is fine.
+    let mut warned = WARNED.lock().unwrap_or_else(|poison| poison.into_inner());
+    let first = warned.insert(message.to_string());
+    if first {
+        eprintln!("UserWarning: {message}");
+    }
+    first
 }
 
 /// `x.T` (`aten::numpy_T`): every dimension reversed.
@@ -705,4 +716,17 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::__upsample_bilinear.scale_list(Tensor input, int? size=None, int[]? scale_factor=None) -> Tensor", upsample_bilinear_builtin),
         typed("aten::__upsample_bilinear.size_list_scale_list(Tensor input, int[]? size=None, int[]? scale_factor=None) -> Tensor", upsample_bilinear_builtin),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deprecation_warning_prints_once_per_process() {
+        let message = "a warning only this test gives";
+        assert!(deprecation_warning(message));
+        assert!(!deprecation_warning(message));
+        assert!(deprecation_warning("another warning only this test gives"));
+    }
 }
