@@ -10,8 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use ferrojit_frontend::{compile_source, CompilationUnit};
+use ferrojit_ir::Graph;
+use ferrojit_runtime::interpreter::run_shared_graph;
 use ferrojit_runtime::ivalue::IValue;
+use ferrojit_runtime::module::{coerce_call_arguments, single_result};
+use ferrojit_serialize::import::{CompiledMethods, RegistrySchemas};
 
 use crate::{compare_with, repo_root, Comparison, Tolerance};
 
@@ -114,6 +120,48 @@ pub enum RunFailure {
     Compile(String),
     /// The compiled function raised, or the run panicked.
     Run(String),
+}
+
+/// A case's `the_method`, compiled by ferrojit's frontend from the case's source.
+pub struct ScriptedMethod {
+    graph: Arc<Graph>,
+    methods: Arc<CompiledMethods>,
+}
+
+impl ScriptedMethod {
+    /// Compiles `source` (which defines `the_method`) against the builtin operators.
+    pub fn compile(source: &str) -> Result<ScriptedMethod, RunFailure> {
+        let unit = compile_source(source, RegistrySchemas::builtins())
+            .map_err(|e| RunFailure::Compile(e.to_string()))?;
+        ScriptedMethod::from_unit(Arc::new(unit))
+    }
+
+    /// `the_method` of a unit already holding its definition (an archive's, say).
+    pub fn from_unit(unit: Arc<CompilationUnit>) -> Result<ScriptedMethod, RunFailure> {
+        let function = unit
+            .function("__torch__.the_method")
+            .map_err(|e| RunFailure::Compile(e.to_string()))?;
+        let graph = function
+            .graph(&unit)
+            .map_err(|e| RunFailure::Compile(e.to_string()))?;
+        Ok(ScriptedMethod {
+            graph,
+            methods: CompiledMethods::new(unit),
+        })
+    }
+
+    /// Runs the method on `args` (coerced to its parameter types as a call from Python is).
+    pub fn run(&self, mut args: Vec<IValue>) -> Result<IValue, RunFailure> {
+        coerce_call_arguments(&self.graph, &mut args);
+        run_shared_graph(
+            &self.graph,
+            args,
+            self.methods.as_ref(),
+            &crate::corpus::run_options(),
+        )
+        .map(single_result)
+        .map_err(|e| RunFailure::Run(e.to_string()))
+    }
 }
 
 /// Checks ferrojit's outcome against PyTorch's. A value must match with the case's float

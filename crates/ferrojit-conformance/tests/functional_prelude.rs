@@ -7,15 +7,14 @@
 
 use std::sync::Arc;
 
-use ferrojit_conformance::corpus::run_options;
-use ferrojit_conformance::opinfo::{check_outcome, load_opinfo_cases, OpInfoCase, RunFailure};
+use ferrojit_conformance::opinfo::{
+    check_outcome, load_opinfo_cases, OpInfoCase, RunFailure, ScriptedMethod,
+};
 use ferrojit_conformance::{fresh_copy, repo_root};
 use ferrojit_frontend::source::SourceFile;
-use ferrojit_frontend::{compile_source, CompilationUnit};
-use ferrojit_runtime::interpreter::run_shared_graph;
+use ferrojit_frontend::CompilationUnit;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_runtime::module::{coerce_call_arguments, single_result};
-use ferrojit_serialize::import::{CompiledMethods, RegistrySchemas};
+use ferrojit_serialize::import::RegistrySchemas;
 use ferrojit_tensor::Tensor;
 
 /// The number of cases generate.py writes: a truncated fixture must not pass by checking less.
@@ -28,21 +27,8 @@ fn cases() -> Vec<OpInfoCase> {
 
 /// Compiles the case's source and runs `the_method` on its inputs.
 fn run_case(case: &OpInfoCase) -> Result<IValue, RunFailure> {
-    let unit = compile_source(&case.source, RegistrySchemas::builtins())
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let unit = Arc::new(unit);
-    let function = unit
-        .function("__torch__.the_method")
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let graph = function
-        .graph(&unit)
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let methods = CompiledMethods::new(unit.clone());
-    let mut args: Vec<IValue> = case.inputs.iter().map(fresh_copy).collect();
-    coerce_call_arguments(&graph, &mut args);
-    run_shared_graph(&graph, args, methods.as_ref(), &run_options())
-        .map(single_result)
-        .map_err(|e| RunFailure::Run(e.to_string()))
+    let method = ScriptedMethod::compile(&case.source)?;
+    method.run(case.inputs.iter().map(fresh_copy).collect())
 }
 
 #[test]
@@ -94,16 +80,9 @@ fn run_with_archive_functional(source: &str, functional: Option<&'static str>) -
     }));
     unit.define_source(SourceFile::new("code/__torch__.py", source), "__torch__")
         .expect("the file parses");
-    let unit = Arc::new(unit);
-    let graph = unit
-        .function("__torch__.the_method")
-        .and_then(|f| f.graph(&unit))
-        .expect("the_method compiles");
-    let methods = CompiledMethods::new(unit.clone());
+    let method = ScriptedMethod::from_unit(Arc::new(unit)).expect("the_method compiles");
     let input = IValue::from(Tensor::from_vec(vec![-2.0f32, 0.5, 7.0], &[3]).expect("a tensor"));
-    let result = run_shared_graph(&graph, vec![input], methods.as_ref(), &run_options())
-        .map(single_result)
-        .expect("the_method runs");
+    let result = method.run(vec![input]).expect("the_method runs");
     let tensor = result.to_tensor().expect("a tensor");
     tensor.to_vec::<f32>().expect("float values")
 }

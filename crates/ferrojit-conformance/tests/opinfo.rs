@@ -9,19 +9,15 @@
 //! Run with `--nocapture` for the counts; set FERROJIT_OPINFO_GAPS_OUT=<file> to have the
 //! run write the gap list it would need (to review before committing it).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use ferrojit_conformance::corpus::{guarded, run_options};
+use ferrojit_conformance::corpus::guarded;
 use ferrojit_conformance::fresh_copy;
 use ferrojit_conformance::opinfo::{
     check_outcome, gap_reason, judge, load_opinfo_cases, opinfo_dir, parse_known_gaps, GapReport,
-    KnownGap, OpInfoCase, RunFailure,
+    KnownGap, OpInfoCase, RunFailure, ScriptedMethod,
 };
-use ferrojit_frontend::compile_source;
-use ferrojit_runtime::interpreter::run_shared_graph;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_runtime::module::{coerce_call_arguments, single_result};
-use ferrojit_serialize::import::{CompiledMethods, RegistrySchemas};
 
 /// The fewest cases cases.pt may hold (the number the generator saved): an emptied or
 /// truncated fixture must not pass by having nothing to check.
@@ -32,23 +28,10 @@ const MINIMUM_PASSING: usize = 2538;
 
 /// Compiles the case's source with ferrojit's frontend and runs `the_method`.
 fn run_case(case: &OpInfoCase) -> Result<IValue, RunFailure> {
-    let unit = compile_source(&case.source, RegistrySchemas::builtins())
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let unit = Arc::new(unit);
-    let function = unit
-        .function("__torch__.the_method")
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let graph = function
-        .graph(&unit)
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let methods = CompiledMethods::new(unit.clone());
+    let method = ScriptedMethod::compile(&case.source)?;
     // Fresh copies: torch.save keeps tensors that share storage shared, and a case must not
     // see another's writes.
-    let mut args: Vec<IValue> = case.inputs.iter().map(fresh_copy).collect();
-    coerce_call_arguments(&graph, &mut args);
-    run_shared_graph(&graph, args, methods.as_ref(), &run_options())
-        .map(single_result)
-        .map_err(|e| RunFailure::Run(e.to_string()))
+    method.run(case.inputs.iter().map(fresh_copy).collect())
 }
 
 /// What the run kept: each case's (OpInfo, dtype) and outcome (the cases themselves hold

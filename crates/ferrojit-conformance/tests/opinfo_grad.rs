@@ -11,23 +11,20 @@
 //! the run write both lists as it would need them (to review before committing).
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use ferrojit_conformance::corpus::{guarded, run_options};
+use ferrojit_conformance::corpus::guarded;
 use ferrojit_conformance::opinfo::{
-    check_outcome, gap_reason, judge, parse_known_gaps, GapReport, KnownGap, OpInfoCase, RunFailure,
+    check_outcome, gap_reason, judge, parse_known_gaps, GapReport, KnownGap, OpInfoCase,
+    RunFailure, ScriptedMethod,
 };
 use ferrojit_conformance::opinfo_grad::{
     load_grad_cases, opinfo_grad_dir, parse_operator_list, prepare_inputs, uncovered_operators,
     GradCase,
 };
-use ferrojit_frontend::compile_source;
 use ferrojit_runtime::autograd::GradModeGuard;
-use ferrojit_runtime::interpreter::run_shared_graph;
 use ferrojit_runtime::ivalue::IValue;
-use ferrojit_runtime::module::{coerce_call_arguments, single_result};
 use ferrojit_runtime::OperatorRegistry;
-use ferrojit_serialize::import::{CompiledMethods, RegistrySchemas};
 
 /// The fewest cases cases.pt may hold (the number the generator saved).
 const MINIMUM_CASES: usize = 862;
@@ -37,23 +34,11 @@ const MINIMUM_PASSING: usize = 474;
 
 /// Compiles the case's source and runs `the_method` with gradient recording on.
 fn run_case(case: &GradCase) -> Result<IValue, RunFailure> {
-    let unit = compile_source(&case.case.source, RegistrySchemas::builtins())
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let unit = Arc::new(unit);
-    let function = unit
-        .function("__torch__.the_method")
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let graph = function
-        .graph(&unit)
-        .map_err(|e| RunFailure::Compile(e.to_string()))?;
-    let methods = CompiledMethods::new(unit.clone());
-    let mut args = prepare_inputs(case).map_err(RunFailure::Run)?;
-    coerce_call_arguments(&graph, &mut args);
+    let method = ScriptedMethod::compile(&case.case.source)?;
+    let args = prepare_inputs(case).map_err(RunFailure::Run)?;
     // As a Python process runs: grad mode on (the test thread's own setting).
     let _recording = GradModeGuard::new(true);
-    run_shared_graph(&graph, args, methods.as_ref(), &run_options())
-        .map(single_result)
-        .map_err(|e| RunFailure::Run(e.to_string()))
+    method.run(args)
 }
 
 struct Run {
