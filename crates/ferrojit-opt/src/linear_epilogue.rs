@@ -1,11 +1,16 @@
-//! The `linear_epilogue` pass: `aten::linear` followed by a fusible epilogue chain (an
-//! activation, a residual `aten::add` before or after it) becomes one
-//! `ferrojit::linear_epilogue` node, which runs ferrojit-tensor's packed GEMM with the weight
-//! packed once (cached per weight storage and generation) and the epilogue applied to each
-//! output tile.
+//! The `linear_epilogue` pass: `aten::linear` or a convolution followed by a fusible
+//! epilogue chain (an activation, a residual `aten::add` before or after it) becomes one
+//! `ferrojit::linear_epilogue` or `ferrojit::conv_epilogue` node, which runs
+//! ferrojit-tensor's packed GEMM with the weight packed once (cached per weight storage and
+//! generation) and the epilogue applied to each output tile.
 //!
-//! The chain is `linear → [add residual] → [activation] → [add residual]` with at most one
-//! add, each intermediate used only by the next node. The fused node takes the place of the
+//! The chain is `head → [add residual] → [activation] → [add residual]` with at most one
+//! add, each intermediate used only by the next node. The head is `aten::linear`,
+//! `aten::conv1d/2d/3d` with explicit padding, or a non-transposed `aten::convolution` /
+//! `aten::_convolution` (what a trace records). The epilogue nodes may be the in-place forms
+//! (`relu_`, `add_` on the chain's value, as torchvision's ResNet writes them): the value
+//! they write is the head's fresh result, used by nothing else, so computing it into a new
+//! tensor instead changes nothing anyone can see. The fused node takes the place of the
 //! chain's last node, so the linear's work moves later: the pass refuses when a node in
 //! between may write to memory the linear reads (AliasDb), as PyTorch's fusers refuse to move
 //! a node across a write to its inputs. The operator checks its operands at run time and runs
@@ -44,9 +49,9 @@ pub fn fuse_linear_epilogues(graph: &mut Graph) -> Result<usize, String> {
     let mut replaced: std::collections::HashMap<ValueId, ValueId> = Default::default();
     for mut chain in chains {
         let follow = |v: ValueId| replaced.get(&v).copied().unwrap_or(v);
-        chain.input = follow(chain.input);
-        chain.weight = follow(chain.weight);
-        chain.bias = follow(chain.bias);
+        for argument in &mut chain.head_arguments {
+            *argument = follow(*argument);
+        }
         chain.residual = chain.residual.map(follow);
         let (old, new) = rewrite(graph, &chain);
         replaced.insert(old, new);
@@ -59,14 +64,39 @@ pub fn fuse_linear_epilogues(graph: &mut Graph) -> Result<usize, String> {
 
 /// One chain to fuse.
 struct Chain {
-    /// The linear, then the epilogue nodes in order.
+    /// The head (linear or convolution), then the epilogue nodes in order.
     nodes: Vec<NodeId>,
-    input: ValueId,
-    weight: ValueId,
-    bias: ValueId,
+    /// The fused operator.
+    fused_kind: &'static str,
+    /// The fused node's leading arguments: the head's (input, weight, bias and, for a
+    /// convolution, stride, padding, dilation and groups).
+    head_arguments: Vec<ValueId>,
     activation: &'static str,
     residual: Option<ValueId>,
     residual_after_activation: bool,
+}
+
+/// The fused operator and its leading arguments for a head node, if it is one.
+fn head_of(graph: &Graph, node: NodeId) -> Option<(&'static str, Vec<ValueId>)> {
+    let kind = graph.kind(node).as_str();
+    let inputs = graph.node_inputs(node);
+    let not_transposed = |v: ValueId| matches!(constant_value(graph, v), Some(IValue::Bool(false)));
+    match (kind, inputs.len()) {
+        ("aten::linear", 3) => Some(("ferrojit::linear_epilogue", inputs.to_vec())),
+        ("aten::conv1d" | "aten::conv2d" | "aten::conv3d", 7)
+            if !matches!(graph.value_type(inputs[4]), Type::Str) =>
+        {
+            Some(("ferrojit::conv_epilogue", inputs.to_vec()))
+        }
+        // convolution(input, weight, bias, stride, padding, dilation, transposed,
+        // output_padding, groups[, benchmark, deterministic, cudnn_enabled, allow_tf32]).
+        ("aten::convolution", 9) | ("aten::_convolution", 13) if not_transposed(inputs[6]) => {
+            let mut arguments = inputs[..6].to_vec();
+            arguments.push(inputs[8]);
+            Some(("ferrojit::conv_epilogue", arguments))
+        }
+        _ => None,
+    }
 }
 
 fn collect_chains(graph: &Graph, alias_db: &AliasDb, block: BlockId, out: &mut Vec<Chain>) {
@@ -85,10 +115,10 @@ fn activation_of(graph: &Graph, node: NodeId) -> Option<&'static str> {
     let kind = graph.kind(node).as_str();
     let inputs = graph.node_inputs(node);
     match (kind, inputs.len()) {
-        ("aten::relu", 1) => Some("relu"),
-        ("aten::silu", 1) => Some("silu"),
-        ("aten::sigmoid", 1) => Some("sigmoid"),
-        ("aten::hardswish", 1) => Some("hardswish"),
+        ("aten::relu" | "aten::relu_", 1) => Some("relu"),
+        ("aten::silu" | "aten::silu_", 1) => Some("silu"),
+        ("aten::sigmoid" | "aten::sigmoid_", 1) => Some("sigmoid"),
+        ("aten::hardswish" | "aten::hardswish_", 1) => Some("hardswish"),
         ("aten::gelu", 1) => Some("gelu"),
         ("aten::gelu", 2) => match constant_value(graph, inputs[1]) {
             Some(IValue::Str(s)) if &*s == "none" => Some("gelu"),
@@ -100,8 +130,11 @@ fn activation_of(graph: &Graph, node: NodeId) -> Option<&'static str> {
 }
 
 /// For `aten::add(a, b, 1)` with `a` or `b` being `value` and the other a tensor: the other.
+/// For the in-place `aten::add_(a, b, 1)`, only `a` may be `value` (the add writes `a`; with
+/// `value` second it would write the residual).
 fn residual_of(graph: &Graph, node: NodeId, value: ValueId) -> Option<ValueId> {
-    if !graph.kind(node).is("aten::add") {
+    let in_place = graph.kind(node).is("aten::add_");
+    if !graph.kind(node).is("aten::add") && !in_place {
         return None;
     }
     let [a, b, alpha] = graph.node_inputs(node)[..] else {
@@ -112,7 +145,7 @@ fn residual_of(graph: &Graph, node: NodeId, value: ValueId) -> Option<ValueId> {
     }
     let other = if a == value && b != value {
         b
-    } else if b == value && a != value {
+    } else if b == value && a != value && !in_place {
         a
     } else {
         return None;
@@ -129,17 +162,14 @@ fn single_user(graph: &Graph, value: ValueId) -> Option<NodeId> {
 }
 
 fn chain_at(graph: &Graph, alias_db: &AliasDb, linear: NodeId) -> Option<Chain> {
-    if !graph.kind(linear).is("aten::linear") || graph.node_outputs(linear).len() != 1 {
+    if graph.node_outputs(linear).len() != 1 {
         return None;
     }
-    let [input, weight, bias] = graph.node_inputs(linear)[..] else {
-        return None;
-    };
+    let (fused_kind, head_arguments) = head_of(graph, linear)?;
     let mut chain = Chain {
         nodes: vec![linear],
-        input,
-        weight,
-        bias,
+        fused_kind,
+        head_arguments,
         activation: "none",
         residual: None,
         residual_after_activation: false,
@@ -199,7 +229,7 @@ fn finish(graph: &Graph, alias_db: &AliasDb, chain: Chain, between: &[NodeId]) -
     if chain.nodes.len() < 2 {
         return None;
     }
-    let read = [chain.input, chain.weight, chain.bias];
+    let read = &chain.head_arguments;
     let last = *chain.nodes.last().expect("chain has nodes");
     for &node in between {
         // Nodes after the last chain node were walked only if the chain ended early; only
@@ -207,7 +237,7 @@ fn finish(graph: &Graph, alias_db: &AliasDb, chain: Chain, between: &[NodeId]) -
         if node == last {
             break;
         }
-        if alias_db.writes_to_alias(graph, node, &read) || alias_db.writes_to_wildcard(node) {
+        if alias_db.writes_to_alias(graph, node, read) || alias_db.writes_to_wildcard(node) {
             return None;
         }
     }
@@ -234,18 +264,9 @@ fn rewrite(graph: &mut Graph, chain: &Chain) -> (ValueId, ValueId) {
     );
     let output = graph.node_output(last, 0);
     let output_type = graph.value_type(output).clone();
-    let fused = graph.insert(
-        "ferrojit::linear_epilogue",
-        &[
-            chain.input,
-            chain.weight,
-            chain.bias,
-            activation,
-            residual,
-            after,
-        ],
-        &[output_type],
-    );
+    let mut arguments = chain.head_arguments.clone();
+    arguments.extend([activation, residual, after]);
+    let fused = graph.insert(chain.fused_kind, &arguments, &[output_type]);
     let result = graph.node_output(fused, 0);
     if let Some(name) = graph.debug_name(output).map(str::to_string) {
         graph.set_debug_name(result, &name);

@@ -1,6 +1,7 @@
-//! `ferrojit::linear_epilogue`: `aten::linear` followed by an activation and a residual add,
-//! as one operator over ferrojit-tensor's packed GEMM (the weight packed once and cached,
-//! the epilogue applied to each output tile). ferrojit-opt's `linear_epilogue` pass writes it.
+//! `ferrojit::linear_epilogue` and `ferrojit::conv_epilogue`: `aten::linear` or a
+//! convolution followed by an activation and a residual add, as one operator over
+//! ferrojit-tensor's packed GEMM (the weight packed once and cached, the epilogue applied to
+//! each output tile). ferrojit-opt's `linear_epilogue` pass writes them.
 //!
 //! Operands the packed kernel does not take (another dtype, a broadcast residual), and any
 //! call that autograd must record (grad mode on and an operand requiring grad), run the
@@ -9,6 +10,7 @@
 use std::sync::Arc;
 
 use ferrojit_tensor::gemm::{self, Activation};
+use ferrojit_tensor::ops::nn::conv::{convolution_epilogue, ConvPadding, TensorEpilogue};
 use ferrojit_tensor::Tensor;
 
 use crate::error::{Result, RuntimeError};
@@ -18,6 +20,9 @@ use crate::registry::OperatorRegistry;
 
 /// The operator's schema.
 pub const LINEAR_EPILOGUE_SCHEMA: &str = "ferrojit::linear_epilogue(Tensor input, Tensor weight, Tensor? bias, str activation, Tensor? residual, bool residual_after_activation) -> Tensor";
+
+/// The convolution's: `aten::convolution`'s non-transposed arguments, then the epilogue's.
+pub const CONV_EPILOGUE_SCHEMA: &str = "ferrojit::conv_epilogue(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str activation, Tensor? residual, bool residual_after_activation) -> Tensor";
 
 fn tensor_or_none(value: &IValue) -> Result<Option<Arc<Tensor>>> {
     if value.is_none() {
@@ -60,25 +65,16 @@ fn call_registered(full_name: &str, arguments: Vec<IValue>) -> Result<IValue> {
     })
 }
 
-/// The unfused operators the fused one stands for, in their order.
-fn unfused(
-    input: &IValue,
-    weight: &IValue,
-    bias: &IValue,
-    activation: Activation,
-    residual: &IValue,
-    after: bool,
-) -> Result<IValue> {
+/// The unfused operators the fused one stands for, in their order: `head` (the linear or
+/// the convolution, already computed), then the residual add and the activation.
+fn unfused(head: IValue, activation: Activation, residual: &IValue, after: bool) -> Result<IValue> {
     let add = |x: IValue| -> Result<IValue> {
         call_registered(
             "aten::add.Tensor",
             vec![x, residual.clone(), IValue::Int(1)],
         )
     };
-    let mut y = call_registered(
-        "aten::linear",
-        vec![input.clone(), weight.clone(), bias.clone()],
-    )?;
+    let mut y = head;
     if !residual.is_none() && !after {
         y = add(y)?;
     }
@@ -117,17 +113,70 @@ fn linear_epilogue(arguments: &[IValue]) -> Result<Vec<IValue>> {
     let fast = gemm::linear_epilogue_supported(&x, &w, b.as_deref(), r.as_deref())
         && !needs_grad(&[input, weight, bias, residual]);
     if !fast {
-        return Ok(vec![unfused(
-            input, weight, bias, activation, residual, after,
-        )?]);
+        let head = call_registered(
+            "aten::linear",
+            vec![input.clone(), weight.clone(), bias.clone()],
+        )?;
+        return Ok(vec![unfused(head, activation, residual, after)?]);
     }
     let out = gemm::linear_epilogue(&x, &w, b.as_deref(), activation, r.as_deref(), after)?;
     Ok(vec![IValue::from(out)])
 }
 
+fn conv_epilogue(arguments: &[IValue]) -> Result<Vec<IValue>> {
+    let [input, weight, bias, stride, padding, dilation, groups, activation, residual, after] =
+        arguments
+    else {
+        return Err(RuntimeError::Other(format!(
+            "conv_epilogue takes 10 arguments, got {}",
+            arguments.len()
+        )));
+    };
+    let activation = Activation::from_name(activation.to_str()?)?;
+    let after = after.to_bool()?;
+    let r = tensor_or_none(residual)?;
+    if !needs_grad(&[input, weight, bias, residual]) {
+        let x = input.to_tensor()?;
+        let w = weight.to_tensor()?;
+        let b = tensor_or_none(bias)?;
+        let fused = convolution_epilogue(
+            &x,
+            &w,
+            b.as_deref(),
+            &stride.to_int_vec()?,
+            &ConvPadding::Explicit(padding.to_int_vec()?),
+            &dilation.to_int_vec()?,
+            groups.to_int()?,
+            &TensorEpilogue {
+                activation,
+                residual: r.as_deref(),
+                residual_after_activation: after,
+            },
+        )?;
+        if let Some(out) = fused {
+            return Ok(vec![IValue::from(out)]);
+        }
+    }
+    let head = call_registered(
+        "aten::convolution",
+        vec![
+            input.clone(),
+            weight.clone(),
+            bias.clone(),
+            stride.clone(),
+            padding.clone(),
+            dilation.clone(),
+            IValue::Bool(false),
+            IValue::int_list(&[0]),
+            groups.clone(),
+        ],
+    )?;
+    Ok(vec![unfused(head, activation, residual, after)?])
+}
+
 pub fn declarations() -> Vec<OperatorDeclaration> {
-    vec![OperatorDeclaration::arguments(
-        LINEAR_EPILOGUE_SCHEMA,
-        linear_epilogue,
-    )]
+    vec![
+        OperatorDeclaration::arguments(LINEAR_EPILOGUE_SCHEMA, linear_epilogue),
+        OperatorDeclaration::arguments(CONV_EPILOGUE_SCHEMA, conv_epilogue),
+    ]
 }

@@ -95,48 +95,53 @@ impl Kernel {
         accumulate: bool,
     ) {
         let (mr, nr) = (self.mr(), self.nr());
-        assert!(a.len() >= kc * mr, "gemm kernel: A panel too short");
-        assert!(b.len() >= kc * nr, "gemm kernel: B panel too short");
         assert!(
             c_stride >= nr && c.len() >= (mr - 1) * c_stride + nr,
             "gemm kernel: output tile out of bounds"
         );
+        // SAFETY: the assert above: `c` holds rows `0..MR` of `NR` values at `c_stride`, and
+        // it is borrowed exclusively for the call.
+        unsafe { self.tile_raw(kc, a, b, c.as_mut_ptr(), c_stride, accumulate) }
+    }
+
+    /// [`Kernel::tile`] writing through a raw pointer, for callers whose tasks write
+    /// disjoint tiles of one buffer.
+    ///
+    /// # Safety
+    /// `c` points to `MR` rows of `NR` writable values `c_stride` apart (`c_stride >= NR`)
+    /// that nothing else reads or writes during the call. The panels are checked here.
+    pub(crate) unsafe fn tile_raw(
+        self,
+        kc: usize,
+        a: &[f32],
+        b: &[f32],
+        c: *mut f32,
+        c_stride: usize,
+        accumulate: bool,
+    ) {
+        let (mr, nr) = (self.mr(), self.nr());
+        assert!(a.len() >= kc * mr, "gemm kernel: A panel too short");
+        assert!(b.len() >= kc * nr, "gemm kernel: B panel too short");
+        assert!(c_stride >= nr, "gemm kernel: output rows overlap");
         match self {
-            Kernel::Portable => portable_tile(kc, a, b, c, c_stride, accumulate),
+            // SAFETY: the caller vouches for the tile's rows (see above).
+            Kernel::Portable => unsafe { portable_tile(kc, a, b, c, c_stride, accumulate) },
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2Fma => {
                 assert!(self.is_available(), "gemm kernel: CPU lacks AVX2+FMA");
                 // SAFETY: the CPU has AVX2 and FMA (asserted just above). The asserts at the
-                // top guarantee that `a` holds `kc * 6` values, `b` holds `kc * 16` and `c`
-                // holds rows `0..6` of 16 values at stride `c_stride`, which are all the
-                // addresses the kernel forms.
-                unsafe {
-                    x86::avx2_tile(
-                        kc,
-                        a.as_ptr(),
-                        b.as_ptr(),
-                        c.as_mut_ptr(),
-                        c_stride,
-                        accumulate,
-                    )
-                }
+                // top guarantee that `a` holds `kc * 6` values and `b` holds `kc * 16`; the
+                // caller vouches for rows `0..6` of 16 values at stride `c_stride` in `c`,
+                // which are all the addresses the kernel forms.
+                unsafe { x86::avx2_tile(kc, a.as_ptr(), b.as_ptr(), c, c_stride, accumulate) }
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => {
                 assert!(self.is_available(), "gemm kernel: CPU lacks AVX-512F");
-                // SAFETY: the CPU has AVX-512F (asserted just above); the bounds asserted at
-                // the top (`kc * 8` values of `a`, `kc * 32` of `b`, 8 rows of 32 at
-                // `c_stride` in `c`) cover every address the kernel forms.
-                unsafe {
-                    x86::avx512_tile(
-                        kc,
-                        a.as_ptr(),
-                        b.as_ptr(),
-                        c.as_mut_ptr(),
-                        c_stride,
-                        accumulate,
-                    )
-                }
+                // SAFETY: the CPU has AVX-512F (asserted just above); the asserts at the top
+                // cover `kc * 8` values of `a` and `kc * 32` of `b`, and the caller vouches
+                // for 8 rows of 32 at `c_stride` in `c`: every address the kernel forms.
+                unsafe { x86::avx512_tile(kc, a.as_ptr(), b.as_ptr(), c, c_stride, accumulate) }
             }
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("gemm kernel: {self:?} exists only on x86_64"),
@@ -147,11 +152,14 @@ impl Kernel {
 const PORTABLE_MR: usize = Kernel::Portable.mr();
 const PORTABLE_NR: usize = Kernel::Portable.nr();
 
-fn portable_tile(
+/// # Safety
+/// `c` points to `PORTABLE_MR` rows of `PORTABLE_NR` writable values `c_stride` apart that
+/// nothing else uses during the call.
+unsafe fn portable_tile(
     kc: usize,
     a: &[f32],
     b: &[f32],
-    c: &mut [f32],
+    c: *mut f32,
     c_stride: usize,
     accumulate: bool,
 ) {
@@ -168,7 +176,8 @@ fn portable_tile(
         }
     }
     for (i, acc_row) in acc.iter().enumerate() {
-        let out = &mut c[i * c_stride..i * c_stride + PORTABLE_NR];
+        // SAFETY: row `i < PORTABLE_MR` of the tile the caller vouches for.
+        let out = unsafe { std::slice::from_raw_parts_mut(c.add(i * c_stride), PORTABLE_NR) };
         for (o, &v) in out.iter_mut().zip(acc_row) {
             *o = if accumulate { *o + v } else { v };
         }

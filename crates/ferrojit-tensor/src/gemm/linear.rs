@@ -1,40 +1,21 @@
 //! `linear` followed by an epilogue, on float32 tensors, with the weight packed once and
 //! cached: the kernel behind the runtime's `ferrojit::linear_epilogue`.
 //!
-//! The cache is keyed on the weight's storage (the very buffer, held so its address cannot be
-//! reused), its generation (bumped by every write, so an in-place update of the weight is
-//! never answered from a stale copy), its view (offset, sizes, strides) and the kernel.
-//! Entries whose storage nobody else holds any more are dropped; the total is bounded.
+//! The packed weights live in the shared cache of `weight_cache.rs`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use super::weight_cache::{cached_packing, PackLayout};
 use super::{
     gemm, Activation, ChannelAxis, Epilogue, Kernel, Operand, PackedMatrix, Residual, StridedMatrix,
 };
 use crate::dtype::DType;
-use crate::element::Element;
 use crate::error::{Result, TensorError};
-use crate::storage::Storage;
 use crate::tensor::Tensor;
-
-/// Packed bytes the cache keeps at most (older entries go first).
-const CACHE_BYTES: usize = 1 << 30;
-
-struct CacheEntry {
-    storage: Storage,
-    generation: u64,
-    offset: usize,
-    sizes: Vec<usize>,
-    strides: Vec<usize>,
-    kernel: Kernel,
-    packed: Arc<PackedMatrix>,
-}
-
-static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
 
 /// The weight (`out_features x in_features`, float32, any strides) packed for `kernel`, from
 /// the cache when its values have not changed since it was packed.
-pub fn packed_linear_weight(weight: &Tensor, kernel: Kernel) -> Result<Arc<PackedMatrix>> {
+pub fn packed_linear_weight(weight: &Tensor, kernel: Kernel) -> Result<Arc<Vec<PackedMatrix>>> {
     if weight.dim() != 2 || weight.dtype() != DType::Float32 {
         return Err(TensorError::InvalidArgument(format!(
             "linear_epilogue: weight must be a 2-D float tensor, got {}-D {}",
@@ -42,59 +23,13 @@ pub fn packed_linear_weight(weight: &Tensor, kernel: Kernel) -> Result<Arc<Packe
             weight.dtype().scalar_type_name()
         )));
     }
-    let storage = weight.storage();
-    let guard = storage.read();
-    // Read under the read lock: writers bump it while holding the write lock.
-    let generation = storage.generation();
-    let matches = |e: &CacheEntry| {
-        Storage::ptr_eq(&e.storage, storage)
-            && e.generation == generation
-            && e.offset == weight.storage_offset()
-            && e.sizes == weight.sizes()
-            && e.strides == weight.strides()
-            && e.kernel == kernel
-    };
-    {
-        let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = cache.iter().find(|e| matches(e)) {
-            return Ok(Arc::clone(&entry.packed));
-        }
-    }
-    let values = f32::slice_of(&guard).ok_or(TensorError::TypeMismatch {
-        expected: DType::Float32,
-        actual: weight.dtype(),
-    })?;
     let (n, k) = (weight.sizes()[0], weight.sizes()[1]);
     let (rs, cs) = (weight.strides()[0], weight.strides()[1]);
-    let data = values.get(weight.storage_offset()..).unwrap_or(&[]);
-    // weight.T: k x n, element (p, j) = weight[j, p].
-    let src = StridedMatrix::new(data, k, n, cs, rs)?;
-    let packed = Arc::new(PackedMatrix::pack(&src, super::Side::Right, kernel));
-    drop(guard);
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    // Drop entries whose weights are gone (the cache's handle is the only one left) or stale.
-    cache.retain(|e| e.storage.handle_count() > 1 && e.storage.generation() == e.generation);
-    let mut total: usize = cache.iter().map(|e| e.packed.byte_len()).sum();
-    while total + packed.byte_len() > CACHE_BYTES && !cache.is_empty() {
-        total -= cache.remove(0).packed.byte_len();
-    }
-    if packed.byte_len() <= CACHE_BYTES {
-        cache.push(CacheEntry {
-            storage: storage.clone(),
-            generation,
-            offset: weight.storage_offset(),
-            sizes: weight.sizes().to_vec(),
-            strides: weight.strides().to_vec(),
-            kernel,
-            packed: Arc::clone(&packed),
-        });
-    }
-    Ok(packed)
-}
-
-/// Number of packed weights cached now (for tests).
-pub fn cached_weight_count() -> usize {
-    CACHE.lock().unwrap_or_else(|p| p.into_inner()).len()
+    cached_packing(weight, kernel, PackLayout::LinearRight, |data| {
+        // weight.T: k x n, element (p, j) = weight[j, p].
+        let src = StridedMatrix::new(data, k, n, cs, rs)?;
+        Ok(vec![PackedMatrix::pack(&src, super::Side::Right, kernel)])
+    })
 }
 
 /// Whether [`linear_epilogue`] computes these operands itself; otherwise the caller runs the
@@ -181,7 +116,7 @@ pub fn linear_epilogue(
     let lhs = StridedMatrix::row_major(&x_values, m, k)?;
     gemm(
         Operand::Strided(lhs),
-        Operand::Packed(&packed),
+        Operand::Packed(&packed[0]),
         &mut out,
         &epilogue,
     )?;

@@ -12,13 +12,13 @@ mod epilogue;
 mod kernel;
 mod linear;
 mod pack;
+pub(crate) mod weight_cache;
 
 pub use epilogue::{Activation, ChannelAxis, Epilogue, Residual};
 pub use kernel::Kernel;
-pub use linear::{
-    cached_weight_count, linear_epilogue, linear_epilogue_supported, packed_linear_weight,
-};
+pub use linear::{linear_epilogue, linear_epilogue_supported, packed_linear_weight};
 pub use pack::{PackedMatrix, Side, StridedMatrix};
+pub use weight_cache::cached_weight_count;
 
 use crate::error::{Result, TensorError};
 use pack::{kc_for, pack_left_block, pack_right_block};
@@ -45,11 +45,8 @@ impl Operand<'_> {
 /// (`KC x NC`) is meant to stay in the L2 cache.
 const NC: usize = 512;
 
-/// `c = epilogue(a @ b)` for an `m x k` left operand, a `k x n` right operand and a row-major
-/// `m x n` output `c`. Work above the pool threshold is split across the intra-op threads
-/// (by rows when there are enough, otherwise by columns); every element is computed by the
-/// same kernel over the same `k` order either way.
-pub fn gemm(a: Operand, b: Operand, c: &mut [f32], epilogue: &Epilogue) -> Result<()> {
+/// `(m, k, n, kernel)` of `a @ b`: the operands' sides, shared size and kernels checked.
+fn product_shape(a: Operand, b: Operand) -> Result<(usize, usize, usize, Kernel)> {
     let (m, k) = match a {
         Operand::Packed(p) if p.side() == Side::Left => (p.rows(), p.cols()),
         Operand::Strided(s) => (s.rows, s.cols),
@@ -77,13 +74,6 @@ pub fn gemm(a: Operand, b: Operand, c: &mut [f32], epilogue: &Epilogue) -> Resul
             cols_b: n,
         });
     }
-    if c.len() != m * n {
-        return Err(TensorError::InvalidArgument(format!(
-            "gemm: output has {} values, expected {m} x {n}",
-            c.len()
-        )));
-    }
-    epilogue.check(m, n)?;
     let kernel = match (a.packed(), b.packed()) {
         (Some(pa), Some(pb)) if pa.kernel() != pb.kernel() => {
             return Err(TensorError::InvalidArgument(format!(
@@ -100,6 +90,22 @@ pub fn gemm(a: Operand, b: Operand, c: &mut [f32], epilogue: &Epilogue) -> Resul
             "gemm: operand packed for {kernel:?}, which this CPU lacks"
         )));
     }
+    Ok((m, k, n, kernel))
+}
+
+/// `c = epilogue(a @ b)` for an `m x k` left operand, a `k x n` right operand and a row-major
+/// `m x n` output `c`. Work above the pool threshold is split across the intra-op threads
+/// (by rows when there are enough, otherwise by columns); every element is computed by the
+/// same kernel over the same `k` order either way.
+pub fn gemm(a: Operand, b: Operand, c: &mut [f32], epilogue: &Epilogue) -> Result<()> {
+    let (m, k, n, kernel) = product_shape(a, b)?;
+    if c.len() != m * n {
+        return Err(TensorError::InvalidArgument(format!(
+            "gemm: output has {} values, expected {m} x {n}",
+            c.len()
+        )));
+    }
+    epilogue.check(m, n)?;
     if m == 0 || n == 0 {
         return Ok(());
     }
@@ -154,6 +160,49 @@ pub fn gemm(a: Operand, b: Operand, c: &mut [f32], epilogue: &Epilogue) -> Resul
     Ok(())
 }
 
+/// Rows `rows` of `epilogue(a @ b)` on the calling thread, written into a block of a larger
+/// output: row `i`, column `j` of the product goes to
+/// `out[(i - rows.start) * out_stride + j]`. Tasks that each own a disjoint block of one
+/// buffer (a convolution's tiles of output positions, or its bands of output channels) call
+/// it side by side. The epilogue's row numbers are the product's (`rows.start` on), its
+/// column numbers start at 0.
+///
+/// # Safety
+/// `out` points to `rows.len()` rows of `n` writable values `out_stride` apart
+/// (`out_stride >= n`), which nothing else reads or writes during the call.
+pub(crate) unsafe fn gemm_block_raw(
+    a: Operand,
+    b: Operand,
+    rows: std::ops::Range<usize>,
+    out: *mut f32,
+    out_stride: usize,
+    epilogue: &Epilogue,
+) -> Result<()> {
+    let (m, k, n, kernel) = product_shape(a, b)?;
+    if n > out_stride || rows.end > m || rows.start % kernel.mr() != 0 {
+        return Err(TensorError::InvalidArgument(format!(
+            "gemm: block of rows {rows:?} of {m} (tile height {}) and {n} columns at row \
+             stride {out_stride} is not a valid output block",
+            kernel.mr()
+        )));
+    }
+    epilogue.check(m, n)?;
+    if rows.is_empty() || n == 0 {
+        return Ok(());
+    }
+    let job = Job {
+        kernel,
+        a,
+        b,
+        k,
+        epilogue,
+    };
+    // SAFETY: forwarded from the caller's contract: `rows.len()` rows of `n` columns at
+    // `out_stride`.
+    unsafe { job.run_raw(rows, 0..n, out, out_stride) };
+    Ok(())
+}
+
 /// The operands and epilogue of one product, shared by its tasks.
 struct Job<'a> {
     kernel: Kernel,
@@ -174,15 +223,47 @@ impl Job<'_> {
         out: &mut [f32],
         out_stride: usize,
     ) {
+        let (m_len, n_len) = (rows.len(), cols.len());
+        assert!(
+            m_len == 0
+                || n_len == 0
+                || (out_stride >= n_len && out.len() >= (m_len - 1) * out_stride + n_len),
+            "gemm: output block out of bounds"
+        );
+        // SAFETY: the assert covers every element of the block (rows below `m_len`, columns
+        // below `n_len` at `out_stride`), and `out` is borrowed exclusively for the call.
+        unsafe { self.run_raw(rows, cols, out.as_mut_ptr(), out_stride) }
+    }
+
+    /// [`Job::run`] through a raw output pointer, so that tasks can write disjoint column
+    /// blocks of the same rows (no task forms a reference to another's elements).
+    ///
+    /// # Safety
+    /// `out` points to `rows.len()` rows of `cols.len()` writable values `out_stride` apart
+    /// (`out_stride >= cols.len()`), which nothing else reads or writes during the call.
+    unsafe fn run_raw(
+        &self,
+        rows: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
+        out: *mut f32,
+        out_stride: usize,
+    ) {
         let kernel = self.kernel;
         let (mr, nr) = (kernel.mr(), kernel.nr());
         let (m_len, n_len) = (rows.len(), cols.len());
+        // One row segment of the block. SAFETY (for every caller below): `r < m_len` and
+        // `c0 + width <= n_len`, so the segment lies inside the block the caller vouches for,
+        // and segments of different (row, column range) pairs never overlap.
+        let segment = |r: usize, c0: usize, width: usize| unsafe {
+            std::slice::from_raw_parts_mut(out.add(r * out_stride + c0), width)
+        };
         if self.k == 0 {
-            for row in out.chunks_mut(out_stride).take(m_len) {
-                row[..n_len].fill(0.0);
+            for r in 0..m_len {
+                let row = segment(r, 0, n_len);
+                row.fill(0.0);
+                self.epilogue
+                    .apply_tile(row, out_stride, rows.start + r, 1, cols.start, n_len);
             }
-            self.epilogue
-                .apply_tile(out, out_stride, rows.start, m_len, cols.start, n_len);
             return;
         }
         let kc_max = kc_for(kernel);
@@ -220,20 +301,23 @@ impl Job<'_> {
                             let a_panel = &a_block[ip * kc * mr..(ip + 1) * kc * mr];
                             let i = i0 + ip * mr;
                             let height = mr.min(m_len - i);
-                            let corner = i * out_stride + j;
                             if width == nr && height == mr {
-                                kernel.tile(
-                                    kc,
-                                    a_panel,
-                                    b_panel,
-                                    &mut out[corner..],
-                                    out_stride,
-                                    accumulate,
-                                );
+                                // SAFETY: a full tile: rows i..i + mr and columns j..j + nr
+                                // lie inside the block (i + mr <= m_len, j + nr <= n_len).
+                                unsafe {
+                                    kernel.tile_raw(
+                                        kc,
+                                        a_panel,
+                                        b_panel,
+                                        out.add(i * out_stride + j),
+                                        out_stride,
+                                        accumulate,
+                                    )
+                                };
                             } else {
                                 kernel.tile(kc, a_panel, b_panel, &mut edge, nr, false);
                                 for r in 0..height {
-                                    let dst = &mut out[corner + r * out_stride..][..width];
+                                    let dst = segment(i + r, j, width);
                                     let src = &edge[r * nr..r * nr + width];
                                     if accumulate {
                                         dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
@@ -242,15 +326,17 @@ impl Job<'_> {
                                     }
                                 }
                             }
-                            if last {
-                                self.epilogue.apply_tile(
-                                    &mut out[corner..],
-                                    out_stride,
-                                    rows.start + i,
-                                    height,
-                                    cols.start + j,
-                                    width,
-                                );
+                            if last && !self.epilogue.is_identity() {
+                                for r in 0..height {
+                                    self.epilogue.apply_tile(
+                                        segment(i + r, j, width),
+                                        out_stride,
+                                        rows.start + i + r,
+                                        1,
+                                        cols.start + j,
+                                        width,
+                                    );
+                                }
                             }
                         }
                     }

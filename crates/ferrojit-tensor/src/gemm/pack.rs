@@ -183,6 +183,49 @@ impl PackedMatrix {
         }
     }
 
+    /// A right operand (`rows x cols`) packed from its rows, which `fill_row(r, dst)` writes
+    /// (`dst` holds `cols` values), into `buffer` (reused between calls: see
+    /// [`PackedMatrix::into_buffer`]). `row` is scratch for one row. A convolution's im2col
+    /// block is packed this way straight from the input, with no im2col matrix in between.
+    pub(crate) fn pack_right_from_rows(
+        rows: usize,
+        cols: usize,
+        kernel: Kernel,
+        mut buffer: Vec<f32>,
+        row: &mut Vec<f32>,
+        mut fill_row: impl FnMut(usize, &mut [f32]),
+    ) -> PackedMatrix {
+        let (kc_max, nr) = (kc_for(kernel), kernel.nr());
+        let panels = cols.div_ceil(nr);
+        buffer.clear();
+        buffer.resize(panels * nr * rows, 0.0);
+        row.clear();
+        row.resize(cols, 0.0);
+        for r in 0..rows {
+            fill_row(r, row);
+            let p0 = r - r % kc_max;
+            let kc = kc_max.min(rows - p0);
+            let block = &mut buffer[p0 * panels * nr..(p0 + kc) * panels * nr];
+            let step = r - p0;
+            for (panel, values) in row.chunks(nr).enumerate() {
+                let at = panel * kc * nr + step * nr;
+                block[at..at + values.len()].copy_from_slice(values);
+            }
+        }
+        PackedMatrix {
+            side: Side::Right,
+            kernel,
+            rows,
+            cols,
+            data: buffer,
+        }
+    }
+
+    /// The packed values' buffer, for reuse by the next [`PackedMatrix::pack_right_from_rows`].
+    pub(crate) fn into_buffer(self) -> Vec<f32> {
+        self.data
+    }
+
     /// A linear layer's weight (`out_features x in_features`, row-major) packed as the right
     /// operand `weight.T` of `input @ weight.T`.
     pub fn pack_linear_weight(

@@ -20,23 +20,23 @@ pub enum ConvPadding {
 
 /// Geometry of one (lifted to 3-D) convolution.
 #[derive(Debug, Clone)]
-struct Geometry {
-    in_size: [usize; 3],
-    kernel: [usize; 3],
-    stride: [usize; 3],
-    dilation: [usize; 3],
-    pad_before: [usize; 3],
-    out_size: [usize; 3],
+pub(crate) struct Geometry {
+    pub(crate) in_size: [usize; 3],
+    pub(crate) kernel: [usize; 3],
+    pub(crate) stride: [usize; 3],
+    pub(crate) dilation: [usize; 3],
+    pub(crate) pad_before: [usize; 3],
+    pub(crate) out_size: [usize; 3],
 }
 
 impl Geometry {
-    fn kernel_len(&self) -> usize {
+    pub(crate) fn kernel_len(&self) -> usize {
         self.kernel.iter().product()
     }
-    fn out_len(&self) -> usize {
+    pub(crate) fn out_len(&self) -> usize {
         self.out_size.iter().product()
     }
-    fn in_len(&self) -> usize {
+    pub(crate) fn in_len(&self) -> usize {
         self.in_size.iter().product()
     }
 }
@@ -51,7 +51,13 @@ fn lift(values: &[usize], fill: usize) -> [usize; 3] {
 /// Fills one im2col row (input channel `c` at kernel offset `(kd, kh, kw)`, numbered `row`)
 /// for the output positions `j0..j0 + dst.len()`: zeros where the tap falls in the padding, a
 /// copy (or strided gather) of the input line elsewhere.
-fn im2col_row<T: FloatGemm>(input: &[T], g: &Geometry, row: usize, j0: usize, dst: &mut [T]) {
+pub(crate) fn im2col_row<T: FloatGemm>(
+    input: &[T],
+    g: &Geometry,
+    row: usize,
+    j0: usize,
+    dst: &mut [T],
+) {
     let k_len = g.kernel_len();
     let in_len = g.in_len();
     let [id_, ih_, iw_] = g.in_size;
@@ -317,7 +323,7 @@ fn conv_tiled<T: FloatGemm + std::ops::AddAssign>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
+pub(crate) fn conv_forward<T: FloatGemm + std::ops::AddAssign + crate::element::Element>(
     input: &Tensor,
     weight: &Tensor,
     bias: Option<&Tensor>,
@@ -509,6 +515,93 @@ pub fn convolution(
     output_padding: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
+    let out = convolution_with_epilogue(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        &TensorEpilogue::NONE,
+    )?;
+    Ok(out.expect("a convolution without an epilogue always runs"))
+}
+
+/// What follows a convolution in [`convolution_epilogue`]: an activation, and a residual
+/// added before it (`act(conv + r)`) or after it (`act(conv) + r`).
+#[derive(Debug, Clone, Copy)]
+pub struct TensorEpilogue<'a> {
+    pub activation: crate::gemm::Activation,
+    pub residual: Option<&'a Tensor>,
+    pub residual_after_activation: bool,
+}
+
+impl TensorEpilogue<'_> {
+    /// Nothing after the convolution.
+    pub const NONE: TensorEpilogue<'static> = TensorEpilogue {
+        activation: crate::gemm::Activation::Identity,
+        residual: None,
+        residual_after_activation: false,
+    };
+
+    fn is_none(&self) -> bool {
+        self.activation == crate::gemm::Activation::Identity && self.residual.is_none()
+    }
+}
+
+/// `epilogue(convolution(...))` computed in one pass over each output tile (the packed
+/// float32 path), or `Ok(None)` when that path does not take these operands (another dtype,
+/// a transposed convolution, a residual that is not float32 of exactly the output's shape,
+/// or `FERROJIT_PACKED_CONV=off`): the caller then runs the operators one by one. Argument
+/// errors are the convolution's own.
+#[allow(clippy::too_many_arguments)]
+pub fn convolution_epilogue(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &ConvPadding,
+    dilation: &[i64],
+    groups: i64,
+    epilogue: &TensorEpilogue,
+) -> Result<Option<Tensor>> {
+    if !super::conv_packed::packed_conv_supported(input, weight)
+        || epilogue
+            .residual
+            .is_some_and(|r| r.dtype() != DType::Float32)
+    {
+        return Ok(None);
+    }
+    convolution_with_epilogue(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        false,
+        &[0],
+        groups,
+        epilogue,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn convolution_with_epilogue(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &ConvPadding,
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    epilogue: &TensorEpilogue,
+) -> Result<Option<Tensor>> {
     let spatial = weight.dim().saturating_sub(2);
     if !(1..=3).contains(&spatial) {
         return Err(invalid(format!(
@@ -680,41 +773,77 @@ pub fn convolution(
     let mut out_sizes = vec![batch, out_channels];
     out_sizes.extend(&out_spatial);
     crate::shape::checked_numel(&out_sizes)?;
-    let run = |t: &Tensor, w: &Tensor, b: Option<&Tensor>, as_f64: bool| -> Result<Tensor> {
-        if as_f64 {
-            let v: Vec<f64> = if transposed {
-                conv_transpose_forward(
-                    t,
-                    w,
-                    b,
-                    batch,
-                    in_channels,
-                    out_channels,
-                    groups,
-                    &geometry,
-                )?
+    let run =
+        |t: &Tensor, w: &Tensor, b: Option<&Tensor>, as_f64: bool| -> Result<Option<Tensor>> {
+            if !as_f64 && !epilogue.is_none() && !super::conv_packed::packed_conv_supported(t, w) {
+                return Ok(None);
+            }
+            if as_f64 {
+                if !epilogue.is_none() {
+                    return Ok(None);
+                }
+                let v: Vec<f64> = if transposed {
+                    conv_transpose_forward(
+                        t,
+                        w,
+                        b,
+                        batch,
+                        in_channels,
+                        out_channels,
+                        groups,
+                        &geometry,
+                    )?
+                } else {
+                    conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
+                };
+                Ok(Some(Tensor::from_values(v, &out_sizes)))
             } else {
-                conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
-            };
-            Ok(Tensor::from_values(v, &out_sizes))
-        } else {
-            let v: Vec<f32> = if transposed {
-                conv_transpose_forward(
-                    t,
-                    w,
-                    b,
-                    batch,
-                    in_channels,
-                    out_channels,
-                    groups,
-                    &geometry,
-                )?
-            } else {
-                conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
-            };
-            Ok(Tensor::from_values(v, &out_sizes))
-        }
-    };
+                let v: Vec<f32> = if transposed {
+                    conv_transpose_forward(
+                        t,
+                        w,
+                        b,
+                        batch,
+                        in_channels,
+                        out_channels,
+                        groups,
+                        &geometry,
+                    )?
+                } else if super::conv_packed::packed_conv_supported(t, w) {
+                    let bias = b.map(|b| b.gather::<f32>());
+                    let residual = match epilogue.residual {
+                        // The output's shape (without the batch dim for an unbatched input).
+                        Some(r) if r.sizes() == &out_sizes[usize::from(unbatched)..] => {
+                            Some(r.contiguous().to_vec::<f32>()?)
+                        }
+                        Some(_) => return Ok(None),
+                        None => None,
+                    };
+                    super::conv_packed::conv_forward_packed(
+                        t,
+                        w,
+                        &super::conv_packed::ConvShape {
+                            batch,
+                            in_channels,
+                            out_channels,
+                            groups,
+                            geometry: &geometry,
+                        },
+                        &super::conv_packed::ConvEpilogue {
+                            bias: bias.as_deref(),
+                            activation: epilogue.activation,
+                            residual: residual.as_deref(),
+                            residual_after_activation: epilogue.residual_after_activation,
+                        },
+                    )?
+                } else if !epilogue.is_none() {
+                    return Ok(None);
+                } else {
+                    conv_forward(t, w, b, batch, in_channels, out_channels, groups, &geometry)?
+                };
+                Ok(Some(Tensor::from_values(v, &out_sizes)))
+            }
+        };
     // Half types compute in f32 and round once at the end.
     let out = if integral {
         let b = bias.map(|b| b.to_dtype(DType::Float64));
@@ -724,14 +853,17 @@ pub fn convolution(
             b.as_ref(),
             true,
         )?
-        .to_dtype(dtype)
     } else {
-        run(&input, weight, bias, dtype == DType::Float64)?.to_dtype(dtype)
+        run(&input, weight, bias, dtype == DType::Float64)?
     };
+    let Some(out) = out else {
+        return Ok(None);
+    };
+    let out = out.to_dtype(dtype);
     if unbatched {
-        out.squeeze_dim(0)
+        out.squeeze_dim(0).map(Some)
     } else {
-        Ok(out)
+        Ok(Some(out))
     }
 }
 

@@ -6,6 +6,7 @@ pub mod activation;
 pub mod backward;
 pub mod conv;
 pub mod conv_backward;
+pub(crate) mod conv_packed;
 pub mod distance;
 pub mod fold;
 pub mod grid_sample;
