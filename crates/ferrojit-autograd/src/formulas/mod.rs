@@ -13,14 +13,21 @@ macro_rules! formula_table {
     };
 }
 
+mod activations_extra;
 mod binary;
+mod convolution;
+mod distances;
 mod indexing;
 mod linalg;
 mod linear;
+mod losses;
 mod nn;
+mod normalization;
 mod pointwise;
+mod pooling;
 mod products;
 mod reduction;
+mod resample;
 mod shape;
 mod special;
 mod splits;
@@ -124,7 +131,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 14] {
+fn families() -> [&'static [(&'static str, Formula)]; 21] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -140,6 +147,13 @@ fn families() -> [&'static [(&'static str, Formula)]; 14] {
         views::FORMULAS,
         special::FORMULAS,
         linalg::FORMULAS,
+        activations_extra::FORMULAS,
+        pooling::FORMULAS,
+        resample::FORMULAS,
+        normalization::FORMULAS,
+        distances::FORMULAS,
+        convolution::FORMULAS,
+        losses::FORMULAS,
     ]
 }
 

@@ -1,4 +1,4 @@
-//! Neural-network operators: convolution and pooling (through the backward kernels the
+//! Neural-network operators: `convolution` and 2-d pooling (through the backward kernels the
 //! runtime has), batch and layer norm and the losses (composed from differentiable ops, so
 //! they can be differentiated twice), dropout when it is the identity.
 
@@ -53,10 +53,6 @@ fn convolution_gradients(
         }
     }
     Ok(out)
-}
-
-fn conv2d(input: &FormulaInput) -> Result<Gradients> {
-    convolution_gradients(input, false, IValue::int_list(&[0, 0]))
 }
 
 /// `convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -122,7 +118,7 @@ fn per_channel(value: &IValue, rank: usize) -> Result<IValue> {
 
 /// `batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
 /// cudnn_enabled)`. Training: statistics of the batch; evaluation: the running ones.
-fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
+pub(super) fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
     let x = input.argument(0)?;
     let grad = input.grad(0)?;
     let sizes = input.sizes(0)?;
@@ -347,14 +343,6 @@ fn cross_entropy(input: &FormulaInput) -> Result<Gradients> {
 }
 
 pub const FORMULAS: &[(&str, Formula)] = &[
-    (
-        "aten::conv2d",
-        Formula {
-            name: "ConvolutionBackward0",
-            saves: &[0, 1],
-            apply: conv2d,
-        },
-    ),
     (
         "aten::convolution",
         Formula {

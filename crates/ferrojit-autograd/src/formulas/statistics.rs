@@ -179,7 +179,7 @@ fn std_correction(input: &FormulaInput) -> Result<Gradients> {
 }
 
 /// `norm_backward(grad, self, p, norm, dim, keepdim)`.
-fn norm_backward(
+pub(super) fn norm_backward(
     grad: &IValue,
     x: &IValue,
     p: f64,
