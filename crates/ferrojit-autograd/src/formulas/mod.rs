@@ -17,8 +17,10 @@ mod activations_extra;
 mod binary;
 mod convolution;
 mod distances;
+mod fft;
 mod indexing;
 mod linalg;
+mod linalg_decompositions;
 mod linear;
 mod losses;
 mod nn;
@@ -131,7 +133,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 21] {
+fn families() -> [&'static [(&'static str, Formula)]; 23] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -154,6 +156,8 @@ fn families() -> [&'static [(&'static str, Formula)]; 21] {
         distances::FORMULAS,
         convolution::FORMULAS,
         losses::FORMULAS,
+        fft::FORMULAS,
+        linalg_decompositions::FORMULAS,
     ]
 }
 

@@ -82,10 +82,6 @@ fn pad(input: &FormulaInput) -> Result<Gradients> {
     copied_back(input, "aten::pad", Some(3))
 }
 
-fn constant_pad_nd(input: &FormulaInput) -> Result<Gradients> {
-    copied_back(input, "aten::constant_pad_nd", Some(2))
-}
-
 macro_rules! copy_formula {
     ($function:ident, $name:literal) => {
         fn $function(input: &FormulaInput) -> Result<Gradients> {
@@ -248,12 +244,6 @@ interpolation_formula!(upsample_trilinear3d_vec, "aten::upsample_trilinear3d.vec
 
 formula_table![
     ("aten::pad", "PadBackward0", pad, &[]),
-    (
-        "aten::constant_pad_nd",
-        "ConstantPadNdBackward0",
-        constant_pad_nd,
-        &[]
-    ),
     (
         "aten::reflection_pad1d",
         "ReflectionPad1DBackward0",
