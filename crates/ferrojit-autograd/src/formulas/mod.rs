@@ -36,6 +36,7 @@ mod splits;
 mod statistics;
 mod support;
 mod unary_math;
+mod variants;
 mod views;
 
 use std::collections::HashMap;
@@ -133,7 +134,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 23] {
+fn families() -> [&'static [(&'static str, Formula)]; 24] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -158,6 +159,7 @@ fn families() -> [&'static [(&'static str, Formula)]; 23] {
         losses::FORMULAS,
         fft::FORMULAS,
         linalg_decompositions::FORMULAS,
+        variants::FORMULAS,
     ]
 }
 
