@@ -320,6 +320,155 @@ fn matrix_norm_str(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `linalg_lstsq(self, b, rcond, driver)`: the solution's gradient as PyTorch's
+/// `linalg_lstsq_backward`, through the pseudo-inverse (the other outputs carry none).
+fn linalg_lstsq(input: &FormulaInput) -> Result<Gradients> {
+    let (a, b) = (input.argument(0)?, input.argument(1)?);
+    let grad = input.grad(0)?;
+    let pinv = call1("aten::linalg_pinv.atol_rtol_float", vec![a.clone()])?;
+    let vector = call::sizes(b)?.len() + 1 == input.sizes(0)?.len();
+    let (b, grad) = if vector {
+        (unsqueeze(b, -1)?, unsqueeze(grad, -1)?)
+    } else {
+        (b.clone(), grad.clone())
+    };
+    let mut out = input.none();
+    if input.needs(0) {
+        let pinv_grad = matmul(&grad, &mt(&b)?)?;
+        out[0] = Some(pinv_backward(&pinv_grad, &pinv, a)?);
+    }
+    if input.needs(1) {
+        let gradient = matmul(&mt(&pinv)?, &grad)?;
+        out[1] = Some(if vector {
+            call1("aten::squeeze.dim", vec![gradient, int(-1)])?
+        } else {
+            gradient
+        });
+    }
+    Ok(out)
+}
+
+/// `linalg_cond(self, p)` for the 2-norm (`p` None or ±2 uses the singular values):
+/// `sigma_max / sigma_min` (or its inverse for -2).
+fn linalg_cond(input: &FormulaInput) -> Result<Gradients> {
+    let order = match input.argument(1)? {
+        IValue::None => 2.0,
+        IValue::Int(value) => *value as f64,
+        other => other.to_double()?,
+    };
+    if order.abs() != 2.0 {
+        return Err(refuse(format!(
+            "the derivative for 'linalg_cond' with p={order} is not implemented."
+        )));
+    }
+    let results = call(
+        "aten::linalg_svd",
+        vec![input.argument(0)?.clone(), IValue::Bool(false)],
+    )?;
+    let s = &results[1];
+    let k = *call::sizes(s)?.last().unwrap_or(&0);
+    if k == 0 {
+        return Err(refuse("linalg.cond: the input has no singular values"));
+    }
+    let largest = narrow(s, -1, 1)?;
+    let smallest = call1(
+        "aten::narrow",
+        vec![s.clone(), int(-1), int(k as i64 - 1), int(1)],
+    )?;
+    let (top, bottom) = if order > 0.0 {
+        (largest, smallest)
+    } else {
+        (smallest, largest)
+    };
+    let dtype = input.dtype(0)?;
+    let one_hot = |position: usize| -> Result<IValue> {
+        let values: Vec<f64> = (0..k)
+            .map(|i| if i == position { 1.0 } else { 0.0 })
+            .collect();
+        let tensor = call::fresh(ferrojit_tensor::Tensor::from_vec(values, &[k])?);
+        call1(
+            "aten::to.dtype",
+            vec![tensor, int(dtype.scalar_type_index())],
+        )
+    };
+    let (top_at, bottom_at) = if order > 0.0 { (0, k - 1) } else { (k - 1, 0) };
+    // d(top / bottom) = d top / bottom - top d bottom / bottom²
+    let grad_s = sub(
+        &call::div(&one_hot(top_at)?, &bottom)?,
+        &mul(
+            &one_hot(bottom_at)?,
+            &call::div(&top, &mul(&bottom, &bottom)?)?,
+        )?,
+    )?;
+    let grad_s = mul(&grad_s, &unsqueeze(input.grad(0)?, -1)?)?;
+    let scaled = mul(&results[0], &unsqueeze(&grad_s, -2)?)?;
+    let mut out = input.none();
+    out[0] = Some(matmul(&scaled, &results[2])?);
+    Ok(out)
+}
+
+/// `linalg_tensorinv(self, ind)`: the inverse of `self` as a `[prod(front), prod(back)]`
+/// matrix, reshaped; its gradient is the matrix inverse's, reshaped back.
+fn linalg_tensorinv(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let ind = usize::try_from(input.int(1)?).unwrap_or(0).min(sizes.len());
+    let rows: usize = sizes[..ind].iter().product();
+    let columns: usize = sizes[ind..].iter().product();
+    let matrix = call::reshape(input.argument(0)?, &[rows, columns])?;
+    let inverse = call1("aten::linalg_inv", vec![matrix])?;
+    let grad = call::reshape(input.grad(0)?, &[columns, rows])?;
+    let inverse_t = mt(&inverse)?;
+    let gradient = call::neg(&matmul(&inverse_t, &matmul(&grad, &inverse_t)?)?)?;
+    let mut out = input.none();
+    out[0] = Some(call::reshape(&gradient, &sizes)?);
+    Ok(out)
+}
+
+/// `linalg_tensorsolve(self, other, dims)`: `self` (its `dims` moved last) as a
+/// `[numel(other), rest]` matrix solved against `other` flattened.
+fn linalg_tensorsolve(input: &FormulaInput) -> Result<Gradients> {
+    let a_sizes = input.sizes(0)?;
+    let b_sizes = input.sizes(1)?;
+    let rank = a_sizes.len();
+    let moved_from: Vec<i64> = match input.argument(2)? {
+        IValue::None => Vec::new(),
+        other => other.to_int_vec()?,
+    };
+    let moved_to: Vec<i64> = (rank - moved_from.len().min(rank)..rank)
+        .map(|dim| dim as i64)
+        .collect();
+    let mut a = input.argument(0)?.clone();
+    if !moved_from.is_empty() {
+        a = call1(
+            "aten::movedim.intlist",
+            vec![a, ints(&moved_from), ints(&moved_to)],
+        )?;
+    }
+    let moved_sizes = call::sizes(&a)?;
+    let equations: usize = b_sizes.iter().product();
+    let unknowns: usize = moved_sizes[b_sizes.len().min(rank)..].iter().product();
+    let matrix = call::reshape(&a, &[equations, unknowns])?;
+    let solution = call::reshape(&recompute1("aten::linalg_tensorsolve", input)?, &[unknowns])?;
+    let grad = call::reshape(input.grad(0)?, &[unknowns])?;
+    let grad_b = call1("aten::linalg_solve", vec![mt(&matrix)?, grad])?;
+    let mut out = input.none();
+    if input.needs(0) {
+        let outer = call1("aten::outer", vec![grad_b.clone(), solution])?;
+        let mut gradient = call::reshape(&call::neg(&outer)?, &moved_sizes)?;
+        if !moved_from.is_empty() {
+            gradient = call1(
+                "aten::movedim.intlist",
+                vec![gradient, ints(&moved_to), ints(&moved_from)],
+            )?;
+        }
+        out[0] = Some(gradient);
+    }
+    if input.needs(1) {
+        out[1] = Some(call::reshape(&grad_b, &b_sizes)?);
+    }
+    Ok(out)
+}
+
 formula_table![
     ("aten::linalg_svd", "LinalgSvdBackward0", linalg_svd, &[0]),
     ("aten::svd", "SvdBackward0", svd, &[0]),
@@ -354,6 +503,30 @@ formula_table![
         &[0]
     ),
     ("aten::pinverse", "PinverseBackward0", pinverse, &[0]),
+    (
+        "aten::linalg_lstsq",
+        "LinalgLstsqBackward0",
+        linalg_lstsq,
+        &[0, 1]
+    ),
+    (
+        "aten::linalg_cond",
+        "LinalgCondBackward0",
+        linalg_cond,
+        &[0]
+    ),
+    (
+        "aten::linalg_tensorinv",
+        "LinalgTensorinvBackward0",
+        linalg_tensorinv,
+        &[0]
+    ),
+    (
+        "aten::linalg_tensorsolve",
+        "LinalgTensorsolveBackward0",
+        linalg_tensorsolve,
+        &[0, 1]
+    ),
     (
         "aten::linalg_matrix_norm.str_ord",
         "LinalgMatrixNormBackward0",

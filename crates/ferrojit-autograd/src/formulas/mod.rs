@@ -17,7 +17,9 @@ mod activations_extra;
 mod binary;
 mod convolution;
 mod distances;
+mod embedding_bag;
 mod fft;
+mod grid_sample;
 mod indexing;
 mod linalg;
 mod linalg_decompositions;
@@ -30,6 +32,7 @@ mod pooling;
 mod products;
 mod reduction;
 mod resample;
+mod selections;
 mod shape;
 mod special;
 mod splits;
@@ -134,7 +137,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 24] {
+fn families() -> [&'static [(&'static str, Formula)]; 27] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -160,6 +163,9 @@ fn families() -> [&'static [(&'static str, Formula)]; 24] {
         fft::FORMULAS,
         linalg_decompositions::FORMULAS,
         variants::FORMULAS,
+        grid_sample::FORMULAS,
+        selections::FORMULAS,
+        embedding_bag::FORMULAS,
     ]
 }
 

@@ -8,7 +8,7 @@
 use ferrojit_runtime::{IValue, Result};
 
 use super::statistics::norm_backward;
-use super::support::{against, keep_where, recompute1, refuse};
+use super::support::{against, keep_where, recompute1, reduced_dims, refuse, restore_dims};
 use super::{formula_for, Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, float, int, ints, mul, reshape, sum_to};
 
@@ -175,6 +175,38 @@ fn msort(input: &FormulaInput) -> Result<Gradients> {
 /// `var_mean`/`std_mean(self, unbiased)`: the first output's gradient through `var`/`std`,
 /// the mean's spread evenly.
 fn spread_and_mean(input: &FormulaInput, name: &str) -> Result<Gradients> {
+    spread_and_mean_over(input, name, None)
+}
+
+/// The `.dim`/`.correction` overloads: `(self, dim, unbiased or correction, keepdim)`.
+fn spread_and_mean_dims(input: &FormulaInput, name: &str) -> Result<Gradients> {
+    let rank = input.sizes(0)?.len();
+    let dims = reduced_dims(input.argument(1)?, rank)?;
+    let keepdim = input.argument(3)?.to_bool()?;
+    spread_and_mean_over(input, name, Some((dims, keepdim)))
+}
+
+fn var_mean_dim(input: &FormulaInput) -> Result<Gradients> {
+    spread_and_mean_dims(input, "aten::var.dim")
+}
+
+fn var_mean_correction(input: &FormulaInput) -> Result<Gradients> {
+    spread_and_mean_dims(input, "aten::var.correction")
+}
+
+fn std_mean_dim(input: &FormulaInput) -> Result<Gradients> {
+    spread_and_mean_dims(input, "aten::std.dim")
+}
+
+fn std_mean_correction(input: &FormulaInput) -> Result<Gradients> {
+    spread_and_mean_dims(input, "aten::std.correction")
+}
+
+fn spread_and_mean_over(
+    input: &FormulaInput,
+    name: &str,
+    reduction: Option<(Vec<usize>, bool)>,
+) -> Result<Gradients> {
     let first = vec![input.grads.first().cloned().flatten()];
     let mut out = as_call(
         input,
@@ -184,8 +216,14 @@ fn spread_and_mean(input: &FormulaInput, name: &str) -> Result<Gradients> {
         &first,
     )?;
     let sizes = input.sizes(0)?;
-    let count: usize = sizes.iter().product();
-    let mean_grad = call::scale(input.grad(1)?, 1.0 / count.max(1) as f64)?;
+    let (mean_grad, count) = match &reduction {
+        None => (input.grad(1)?.clone(), sizes.iter().product::<usize>()),
+        Some((dims, keepdim)) => (
+            restore_dims(input.grad(1)?, dims, *keepdim)?,
+            dims.iter().map(|&dim| sizes[dim]).product::<usize>(),
+        ),
+    };
+    let mean_grad = call::scale(&mean_grad, 1.0 / count.max(1) as f64)?;
     let spread = call::expand(&mean_grad, &sizes)?;
     out[0] = Some(match out[0].take() {
         Some(gradient) => call::add(&gradient, &spread)?,
@@ -534,6 +572,20 @@ formula_table![
     ("aten::msort", "SortBackward0", msort, &[0]),
     ("aten::var_mean", "VarMeanBackward0", var_mean, &[0]),
     ("aten::std_mean", "StdMeanBackward0", std_mean, &[0]),
+    ("aten::var_mean.dim", "VarMeanBackward0", var_mean_dim, &[0]),
+    (
+        "aten::var_mean.correction",
+        "VarMeanBackward0",
+        var_mean_correction,
+        &[0]
+    ),
+    ("aten::std_mean.dim", "StdMeanBackward0", std_mean_dim, &[0]),
+    (
+        "aten::std_mean.correction",
+        "StdMeanBackward0",
+        std_mean_correction,
+        &[0]
+    ),
     ("aten::sgn", "SgnBackward0", sgn, &[]),
     ("aten::sum_to_size", "SumToSizeBackward0", sum_to_size, &[]),
     ("aten::repeat", "RepeatBackward0", repeat, &[]),

@@ -1,0 +1,198 @@
+//! Derivatives of the selecting and cumulative operators ferrojit registers beyond the
+//! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `index_copy`,
+//! `put`, `frexp`, and the `hsplit`/`vsplit`/`dsplit` splits (whose gradient is
+//! the pieces' gradients concatenated back).
+
+use ferrojit_runtime::{IValue, Result};
+
+use super::statistics::{value_selecting, whole_extremum};
+use super::support::{recompute, refuse};
+use super::{formula_for, wrap_dim, Formula, FormulaInput, Gradients};
+use crate::call::{self, call1, int, tensor_list};
+
+fn mode(input: &FormulaInput) -> Result<Gradients> {
+    value_selecting(input, "aten::mode", 1, input.argument(2)?.to_bool()?)
+}
+
+fn nanmedian_dim(input: &FormulaInput) -> Result<Gradients> {
+    value_selecting(
+        input,
+        "aten::nanmedian.dim",
+        1,
+        input.argument(2)?.to_bool()?,
+    )
+}
+
+fn nanmedian(input: &FormulaInput) -> Result<Gradients> {
+    whole_extremum(input, "aten::nanmedian")
+}
+
+/// `cummax`/`cummin(self, dim) -> (values, indices)`: each output's gradient goes to the
+/// element its index names (`cummaxmin_backward`).
+fn cumulative_extremum(input: &FormulaInput, name: &str) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let mut out = input.none();
+    if sizes.is_empty() {
+        out[0] = Some(input.grad(0)?.clone());
+        return Ok(out);
+    }
+    let dim = wrap_dim(input.int(1)?, sizes.len()) as i64;
+    let indices = recompute(name, input)?
+        .into_iter()
+        .nth(1)
+        .ok_or_else(|| refuse(format!("autograd: {name} returned no indices")))?;
+    let zeros = call::zeros(&sizes, input.dtype(0)?)?;
+    out[0] = Some(call1(
+        "aten::scatter_add",
+        vec![zeros, int(dim), indices, input.grad(0)?.clone()],
+    )?);
+    Ok(out)
+}
+
+fn cummax(input: &FormulaInput) -> Result<Gradients> {
+    cumulative_extremum(input, "aten::cummax")
+}
+
+fn cummin(input: &FormulaInput) -> Result<Gradients> {
+    cumulative_extremum(input, "aten::cummin")
+}
+
+/// `aminmax(self, dim, keepdim) -> (min, max)`: `amin`'s and `amax`'s gradients summed.
+fn aminmax(input: &FormulaInput) -> Result<Gradients> {
+    let dims = match input.argument(1)? {
+        IValue::None => IValue::int_list(&[]),
+        IValue::Int(dim) => IValue::int_list(&[*dim]),
+        other => other.clone(),
+    };
+    let arguments = vec![input.argument(0)?.clone(), dims, input.argument(2)?.clone()];
+    let mut total: Option<IValue> = None;
+    for (name, output) in [("aten::amin", 0), ("aten::amax", 1)] {
+        let formula =
+            formula_for(name).ok_or_else(|| refuse(format!("autograd: no formula for {name}")))?;
+        let grads = vec![input.grads.get(output).cloned().flatten()];
+        let inner = FormulaInput {
+            arguments: &arguments,
+            grads: &grads,
+            needed: &[input.needs(0), false, false],
+            input_meta: &input.input_meta[..1],
+        };
+        if let Some(Some(gradient)) = (formula.apply)(&inner)?.into_iter().next() {
+            total = Some(match total {
+                Some(previous) => call::add(&previous, &gradient)?,
+                None => gradient,
+            });
+        }
+    }
+    let mut out = input.none();
+    out[0] = total;
+    Ok(out)
+}
+
+/// `index_copy(self, dim, index, source)`: `self` loses the overwritten rows; `source` gets
+/// the rows it was copied to.
+fn index_copy(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let (dim, index) = (input.argument(1)?, input.argument(2)?);
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(call1(
+            "aten::index_fill.int_Scalar",
+            vec![grad.clone(), dim.clone(), index.clone(), call::float(0.0)],
+        )?);
+    }
+    if input.needs(3) {
+        out[3] = Some(call1(
+            "aten::index_select",
+            vec![grad.clone(), dim.clone(), index.clone()],
+        )?);
+    }
+    Ok(out)
+}
+
+/// `put(self, index, source, accumulate)`: `source` gets `grad.take(index)`; `self` keeps
+/// the gradient except where overwritten (when not accumulating).
+fn put(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let index = input.argument(1)?;
+    let accumulate = input.argument(3)?.to_bool()?;
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(if accumulate {
+            grad.clone()
+        } else {
+            let zeros = call::zeros(&input.sizes(2)?, input.dtype(0)?)?;
+            call1(
+                "aten::put",
+                vec![grad.clone(), index.clone(), zeros, IValue::Bool(false)],
+            )?
+        });
+    }
+    if input.needs(2) {
+        out[2] = Some(call1("aten::take", vec![grad.clone(), index.clone()])?);
+    }
+    Ok(out)
+}
+
+/// `frexp(self) -> (mantissa, exponent)`: `mantissa = self / 2^exponent`.
+fn frexp(input: &FormulaInput) -> Result<Gradients> {
+    let exponent = recompute("aten::frexp.Tensor", input)?
+        .into_iter()
+        .nth(1)
+        .ok_or_else(|| refuse("autograd: frexp returned no exponent"))?;
+    let scale = call1("aten::pow.Scalar", vec![call::float(2.0), exponent])?;
+    let mut out = input.none();
+    out[0] = Some(call::div(input.grad(0)?, &scale)?);
+    Ok(out)
+}
+
+/// The gradient of a split along `dim`: the pieces' gradients concatenated.
+fn concatenated(input: &FormulaInput, dim: i64) -> Result<Gradients> {
+    let pieces: Vec<IValue> = input
+        .grads
+        .iter()
+        .map(|grad| {
+            grad.clone()
+                .ok_or_else(|| refuse("autograd: split piece without gradient"))
+        })
+        .collect::<Result<_>>()?;
+    let mut out = input.none();
+    out[0] = Some(call1("aten::cat", vec![tensor_list(pieces), int(dim)])?);
+    Ok(out)
+}
+
+/// `hsplit` splits dim 1 (dim 0 of a 1-D tensor).
+fn hsplit(input: &FormulaInput) -> Result<Gradients> {
+    let dim = if input.sizes(0)?.len() == 1 { 0 } else { 1 };
+    concatenated(input, dim)
+}
+
+fn vsplit(input: &FormulaInput) -> Result<Gradients> {
+    concatenated(input, 0)
+}
+
+fn dsplit(input: &FormulaInput) -> Result<Gradients> {
+    concatenated(input, 2)
+}
+
+formula_table![
+    ("aten::mode", "ModeBackward0", mode, &[0]),
+    ("aten::nanmedian", "NanmedianBackward0", nanmedian, &[0]),
+    (
+        "aten::nanmedian.dim",
+        "NanmedianBackward1",
+        nanmedian_dim,
+        &[0]
+    ),
+    ("aten::cummax", "CummaxBackward0", cummax, &[0]),
+    ("aten::cummin", "CumminBackward0", cummin, &[0]),
+    ("aten::aminmax", "AminmaxBackward0", aminmax, &[0]),
+    ("aten::index_copy", "IndexCopyBackward0", index_copy, &[2]),
+    ("aten::put", "PutBackward0", put, &[1]),
+    ("aten::frexp.Tensor", "FrexpBackward0", frexp, &[0]),
+    ("aten::hsplit.int", "SplitBackward0", hsplit, &[]),
+    ("aten::hsplit.array", "SplitBackward0", hsplit, &[]),
+    ("aten::vsplit.int", "SplitBackward0", vsplit, &[]),
+    ("aten::vsplit.array", "SplitBackward0", vsplit, &[]),
+    ("aten::dsplit.int", "SplitBackward0", dsplit, &[]),
+    ("aten::dsplit.array", "SplitBackward0", dsplit, &[]),
+];
