@@ -25,6 +25,7 @@ mod linalg;
 mod linalg_decompositions;
 mod linear;
 mod losses;
+mod lu;
 mod nn;
 mod normalization;
 mod pointwise;
@@ -137,7 +138,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 27] {
+fn families() -> [&'static [(&'static str, Formula)]; 28] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -166,6 +167,7 @@ fn families() -> [&'static [(&'static str, Formula)]; 27] {
         grid_sample::FORMULAS,
         selections::FORMULAS,
         embedding_bag::FORMULAS,
+        lu::FORMULAS,
     ]
 }
 

@@ -1,6 +1,6 @@
 //! Derivatives of the selecting and cumulative operators ferrojit registers beyond the
-//! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `index_copy`,
-//! `put`, `frexp`, and the `hsplit`/`vsplit`/`dsplit` splits (whose gradient is
+//! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `quantile`,
+//! `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/`dsplit` splits (whose gradient is
 //! the pieces' gradients concatenated back).
 
 use ferrojit_runtime::{IValue, Result};
@@ -8,7 +8,7 @@ use ferrojit_runtime::{IValue, Result};
 use super::statistics::{value_selecting, whole_extremum};
 use super::support::{recompute, refuse};
 use super::{formula_for, wrap_dim, Formula, FormulaInput, Gradients};
-use crate::call::{self, call1, int, tensor_list};
+use crate::call::{self, call1, int, mul, tensor_list};
 
 fn mode(input: &FormulaInput) -> Result<Gradients> {
     value_selecting(input, "aten::mode", 1, input.argument(2)?.to_bool()?)
@@ -174,8 +174,100 @@ fn dsplit(input: &FormulaInput) -> Result<Gradients> {
     concatenated(input, 2)
 }
 
+/// `quantile`/`nanquantile.scalar(self, q, dim, keepdim, interpolation)`: the gradient goes
+/// to the one or two order statistics the interpolation reads, with their weights, and back
+/// through the sort's permutation.
+fn quantile(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let q = input.number(1)?;
+    let whole = input.argument(2)?.is_none();
+    let keepdim = input.argument(3)?.to_bool()?;
+    let interpolation = match input.argument(4)? {
+        IValue::Str(text) => text.to_string(),
+        _ => "linear".to_string(),
+    };
+    let x = if whole {
+        call::reshape(input.argument(0)?, &[sizes.iter().product()])?
+    } else {
+        input.argument(0)?.clone()
+    };
+    let x_sizes = call::sizes(&x)?;
+    let rank = x_sizes.len().max(1);
+    let dim = if whole {
+        0
+    } else {
+        wrap_dim(input.int(2)?, rank)
+    };
+    let x = if x_sizes.is_empty() {
+        call::reshape(&x, &[1])?
+    } else {
+        x
+    };
+    let x_sizes = call::sizes(&x)?;
+    let count = x_sizes[dim];
+    if count == 0 {
+        return Err(refuse("quantile() input tensor must be non-empty"));
+    }
+    let position = q * (count - 1) as f64;
+    let (low, high) = (position.floor() as usize, position.ceil() as usize);
+    let fraction = position - low as f64;
+    let mut weights = vec![0.0f64; count];
+    match interpolation.as_str() {
+        "lower" => weights[low] += 1.0,
+        "higher" => weights[high] += 1.0,
+        "midpoint" => {
+            weights[low] += 0.5;
+            weights[high] += 0.5;
+        }
+        "nearest" => {
+            let rounded = position.round_ties_even() as usize;
+            weights[rounded.min(count - 1)] += 1.0;
+        }
+        _ => {
+            weights[low] += 1.0 - fraction;
+            weights[high] += fraction;
+        }
+    }
+    let mut shape = vec![1usize; x_sizes.len()];
+    shape[dim] = count;
+    let weights = call::fresh(ferrojit_tensor::Tensor::from_vec(weights, &shape)?);
+    let weights = call1(
+        "aten::to.dtype",
+        vec![weights, int(input.dtype(0)?.scalar_type_index())],
+    )?;
+    let mut grad = input.grad(0)?.clone();
+    if whole {
+        grad = call::reshape(&grad, &vec![1usize; x_sizes.len()])?;
+    } else if !keepdim && !sizes.is_empty() {
+        grad = call1("aten::unsqueeze", vec![grad, int(dim as i64)])?;
+    }
+    let spread = mul(&grad, &weights)?;
+    let order = call::call(
+        "aten::sort",
+        vec![x.clone(), int(dim as i64), IValue::Bool(false)],
+    )?
+    .into_iter()
+    .nth(1)
+    .ok_or_else(|| refuse("autograd: sort returned no indices"))?;
+    let zeros = call::zeros(&x_sizes, input.dtype(0)?)?;
+    let placed = call1(
+        "aten::scatter_add",
+        vec![zeros, int(dim as i64), order, spread],
+    )?;
+    let mut out = input.none();
+    out[0] = Some(call::reshape(&placed, &sizes)?);
+    Ok(out)
+}
+
 formula_table![
     ("aten::mode", "ModeBackward0", mode, &[0]),
+    ("aten::quantile.scalar", "QuantileBackward0", quantile, &[0]),
+    (
+        "aten::nanquantile.scalar",
+        "NanquantileBackward0",
+        quantile,
+        &[0]
+    ),
     ("aten::nanmedian", "NanmedianBackward0", nanmedian, &[0]),
     (
         "aten::nanmedian.dim",

@@ -3,7 +3,7 @@
 //! `native_layer_norm`/`native_group_norm`, `var_mean`/`std_mean`, `msort`, `float_power`,
 //! and a few small ones PyTorch writes as compositions (`positive`, `sgn`, `repeat`/`tile`,
 //! `sum_to_size`, `addmv`, `addr`, `inner`, `dist`, `logaddexp2`, `copysign`, `ldexp`,
-//! `diag_embed`, `diagflat`).
+//! `diag_embed`, `diagflat`, `renorm`, `diagonal_scatter`).
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -457,6 +457,63 @@ fn diagflat(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `renorm(self, p, dim, maxnorm)`: slices along `dim` whose p-norm exceeds `maxnorm` are
+/// scaled to it (`renorm_backward`).
+fn renorm(input: &FormulaInput) -> Result<Gradients> {
+    let x = input.argument(0)?;
+    let grad = input.grad(0)?;
+    let p = input.number(1)?;
+    let rank = input.sizes(0)?.len();
+    let dim = super::wrap_dim(input.int(2)?, rank);
+    let maxnorm = input.number(3)?;
+    let reduce: Vec<usize> = (0..rank).filter(|&d| d != dim).collect();
+    let reduce_values: Vec<i64> = reduce.iter().map(|&d| d as i64).collect();
+    let norm = call1(
+        "aten::linalg_vector_norm",
+        vec![
+            x.clone(),
+            float(p),
+            ints(&reduce_values),
+            IValue::Bool(true),
+        ],
+    )?;
+    let projected = call::sum_dims(&mul(x, grad)?, &reduce_values, true)?;
+    let through_norm = norm_backward(&projected, x, p, &norm, &reduce, true)?;
+    let inverse = call::unary("aten::reciprocal", &call::add_scalar(&norm, 1e-7)?)?;
+    let scaled = call::scale(
+        &mul(&inverse, &call::sub(grad, &mul(&inverse, &through_norm)?)?)?,
+        maxnorm,
+    )?;
+    let over = against("aten::gt.Scalar", &norm, maxnorm)?;
+    let mut out = input.none();
+    out[0] = Some(call1("aten::where.self", vec![over, scaled, grad.clone()])?);
+    Ok(out)
+}
+
+/// `diagonal_scatter(self, src, offset, dim1, dim2)`: `self` keeps the gradient off the
+/// diagonal, `src` gets the diagonal.
+fn diagonal_scatter(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let placement = [
+        input.argument(2)?.clone(),
+        input.argument(3)?.clone(),
+        input.argument(4)?.clone(),
+    ];
+    let mut out = input.none();
+    if input.needs(0) {
+        let zeros = call::zeros(&input.sizes(1)?, input.dtype(0)?)?;
+        let mut arguments = vec![grad.clone(), zeros];
+        arguments.extend(placement.iter().cloned());
+        out[0] = Some(call1("aten::diagonal_scatter", arguments)?);
+    }
+    if input.needs(1) {
+        let mut arguments = vec![grad.clone()];
+        arguments.extend(placement.iter().cloned());
+        out[1] = Some(call1("aten::diagonal", arguments)?);
+    }
+    Ok(out)
+}
+
 formula_table![
     ("aten::alias_copy", "AliasBackward0", alias_copy, &[0]),
     (
@@ -608,5 +665,12 @@ formula_table![
     ),
     ("aten::ldexp.Tensor", "LdexpBackward0", ldexp, &[0, 1]),
     ("aten::diag_embed", "DiagEmbedBackward0", diag_embed, &[]),
+    ("aten::renorm", "RenormBackward0", renorm, &[0]),
+    (
+        "aten::diagonal_scatter",
+        "DiagonalScatterBackward0",
+        diagonal_scatter,
+        &[]
+    ),
     ("aten::diagflat", "DiagflatBackward0", diagflat, &[]),
 ];
