@@ -1,6 +1,7 @@
 //! Derivatives of the real matrix decompositions and what is built on them: `linalg_svd`/
 //! `svd`/`linalg_svdvals` (PyTorch's `svd_backward`), `linalg_eigh`/`linalg_eigvalsh`
-//! (`linalg_eig_backward`, Hermitian case), the pseudo-inverse (`pinv_backward`) and the
+//! (`linalg_eig_backward`, Hermitian case), `linalg_qr`, the pseudo-inverse
+//! (`pinv_backward`, also behind `lstsq`), `cond`, `tensorinv`/`tensorsolve` and the
 //! Frobenius and nuclear matrix norms. The decomposition a formula needs is recomputed from
 //! the saved input.
 
@@ -469,6 +470,44 @@ fn linalg_tensorsolve(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `linalg_qr(A, mode)` for `"reduced"` (or `"complete"` on a square or tall input with the
+/// square `Q`) when `m >= n`: `gA = [gQ + Q copyltu(M)] R^-T` with `M = R gR^T - gQ^T Q` and
+/// `copyltu` the symmetric matrix of `M`'s lower triangle.
+fn linalg_qr(input: &FormulaInput) -> Result<Gradients> {
+    let (rows, columns) = matrix_sizes(input)?;
+    let mode = match input.argument(1)? {
+        IValue::Str(text) => text.to_string(),
+        _ => "reduced".to_string(),
+    };
+    if rows < columns || mode == "r" || (mode == "complete" && rows != columns) {
+        return Err(refuse(format!(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='{mode}' \
+             or is not unique for wide inputs; it is implemented for m >= n with mode='reduced'"
+        )));
+    }
+    let results = recompute("aten::linalg_qr", input)?;
+    let (q, r) = (&results[0], &results[1]);
+    let (grad_q, grad_r) = (input.grad(0)?, input.grad(1)?);
+    let m = sub(&matmul(r, &mt(grad_r)?)?, &matmul(&mt(grad_q)?, q)?)?;
+    let lower = call1("aten::tril", vec![m.clone(), int(-1)])?;
+    let diagonal = call1("aten::diagonal", vec![m, int(0), int(-2), int(-1)])?;
+    let symmetric = call::add(&call::add(&lower, &mt(&lower)?)?, &diag_embed(&diagonal)?)?;
+    let combined = call::add(grad_q, &matmul(q, &symmetric)?)?;
+    let gradient = call1(
+        "aten::linalg_solve_triangular",
+        vec![
+            mt(r)?,
+            combined,
+            IValue::Bool(false),
+            IValue::Bool(false),
+            IValue::Bool(false),
+        ],
+    )?;
+    let mut out = input.none();
+    out[0] = Some(gradient);
+    Ok(out)
+}
+
 formula_table![
     ("aten::linalg_svd", "LinalgSvdBackward0", linalg_svd, &[0]),
     ("aten::svd", "SvdBackward0", svd, &[0]),
@@ -503,6 +542,7 @@ formula_table![
         &[0]
     ),
     ("aten::pinverse", "PinverseBackward0", pinverse, &[0]),
+    ("aten::linalg_qr", "LinalgQrBackward0", linalg_qr, &[0]),
     (
         "aten::linalg_lstsq",
         "LinalgLstsqBackward0",

@@ -39,6 +39,7 @@ mod special;
 mod splits;
 mod statistics;
 mod support;
+mod trapezoid;
 mod unary_math;
 mod variants;
 mod views;
@@ -138,7 +139,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 28] {
+fn families() -> [&'static [(&'static str, Formula)]; 29] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -168,6 +169,7 @@ fn families() -> [&'static [(&'static str, Formula)]; 28] {
         selections::FORMULAS,
         embedding_bag::FORMULAS,
         lu::FORMULAS,
+        trapezoid::FORMULAS,
     ]
 }
 

@@ -3,7 +3,8 @@
 //! `native_layer_norm`/`native_group_norm`, `var_mean`/`std_mean`, `msort`, `float_power`,
 //! and a few small ones PyTorch writes as compositions (`positive`, `sgn`, `repeat`/`tile`,
 //! `sum_to_size`, `addmv`, `addr`, `inner`, `dist`, `logaddexp2`, `copysign`, `ldexp`,
-//! `diag_embed`, `diagflat`, `renorm`, `diagonal_scatter`).
+//! `diag_embed`, `diagflat`, `renorm`, `diagonal_scatter`, `nextafter`,
+//! `cov`).
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -514,6 +515,46 @@ fn diagonal_scatter(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `nextafter(self, other)`: the result moves with `self` (one ulp away); `other` only picks
+/// the direction.
+fn nextafter(input: &FormulaInput) -> Result<Gradients> {
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(sum_to(input.grad(0)?, &input.sizes(0)?)?);
+    }
+    if input.needs(1) {
+        out[1] = Some(call::zeros(&input.sizes(1)?, input.dtype(1)?)?);
+    }
+    Ok(out)
+}
+
+/// `cov(self, correction, fweights, aweights)` without weights: `C = Xc Xc^T / (N - c)` for
+/// the centred rows `Xc` (a 1-D input is one row), so `dX = (G + G^T) Xc / (N - c)`.
+fn cov(input: &FormulaInput) -> Result<Gradients> {
+    if !input.argument(2)?.is_none() || !input.argument(3)?.is_none() {
+        return Err(refuse(
+            "the derivative for 'cov' with fweights or aweights is not implemented.",
+        ));
+    }
+    let sizes = input.sizes(0)?;
+    let x = input.argument(0)?;
+    let rows = if sizes.len() < 2 {
+        reshape(x, &[1, sizes.iter().product()])?
+    } else {
+        x.clone()
+    };
+    let observations = call::sizes(&rows)?[1];
+    let divisor = observations as f64 - input.number(1)?;
+    let centred = call::sub(&rows, &call::mean_dims(&rows, &[1], true)?)?;
+    let variables = call::sizes(&rows)?[0];
+    let grad = reshape(input.grad(0)?, &[variables, variables])?;
+    let symmetric = call::add(&grad, &call::t(&grad)?)?;
+    let gradient = call::scale(&call::mm(&symmetric, &centred)?, 1.0 / divisor)?;
+    let mut out = input.none();
+    out[0] = Some(reshape(&gradient, &sizes)?);
+    Ok(out)
+}
+
 formula_table![
     ("aten::alias_copy", "AliasBackward0", alias_copy, &[0]),
     (
@@ -666,6 +707,8 @@ formula_table![
     ("aten::ldexp.Tensor", "LdexpBackward0", ldexp, &[0, 1]),
     ("aten::diag_embed", "DiagEmbedBackward0", diag_embed, &[]),
     ("aten::renorm", "RenormBackward0", renorm, &[0]),
+    ("aten::nextafter", "NextafterBackward0", nextafter, &[]),
+    ("aten::cov", "CovBackward0", cov, &[0]),
     (
         "aten::diagonal_scatter",
         "DiagonalScatterBackward0",
