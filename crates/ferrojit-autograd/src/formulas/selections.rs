@@ -1,7 +1,7 @@
 //! Derivatives of the selecting and cumulative operators ferrojit registers beyond the
 //! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `quantile`,
-//! `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/`dsplit` splits (whose gradient is
-//! the pieces' gradients concatenated back).
+//! `combinations`, `linalg_vander`, `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/
+//! `dsplit` splits (whose gradient is the pieces' gradients concatenated back).
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -259,8 +259,98 @@ fn quantile(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// The element positions of `combinations(self, r, with_replacement)`'s rows, in order.
+fn combination_positions(count: usize, r: usize, with_replacement: bool) -> Vec<i64> {
+    let mut positions = Vec::new();
+    let mut current: Vec<usize> = Vec::with_capacity(r);
+    fn extend(
+        start: usize,
+        count: usize,
+        r: usize,
+        with_replacement: bool,
+        current: &mut Vec<usize>,
+        positions: &mut Vec<i64>,
+    ) {
+        if current.len() == r {
+            positions.extend(current.iter().map(|&p| p as i64));
+            return;
+        }
+        for next in start..count {
+            current.push(next);
+            let following = if with_replacement { next } else { next + 1 };
+            extend(following, count, r, with_replacement, current, positions);
+            current.pop();
+        }
+    }
+    if r > 0 {
+        extend(0, count, r, with_replacement, &mut current, &mut positions);
+    }
+    positions
+}
+
+/// `combinations(self, r, with_replacement)`: each output element's gradient goes to the
+/// input element it copies.
+fn combinations(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let count: usize = sizes.iter().product();
+    let r = usize::try_from(input.int(1)?).unwrap_or(0);
+    let positions = combination_positions(count, r, input.argument(2)?.to_bool()?);
+    let total = positions.len();
+    let grad = call::reshape(input.grad(0)?, &[total])?;
+    let index = super::support::index_tensor(positions, &[total])?;
+    let zeros = call::zeros(&[count], input.dtype(0)?)?;
+    let summed = call1("aten::index_add", vec![zeros, int(0), index, grad])?;
+    let mut out = input.none();
+    out[0] = Some(call::reshape(&summed, &sizes)?);
+    Ok(out)
+}
+
+/// `linalg_vander(x, N)`: `out[..., i, j] = x_i^j`, so `dx_i = sum_j j x_i^(j-1) g_ij`.
+fn linalg_vander(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let powers = super::support::recompute1("aten::linalg_vander", input)?;
+    let columns = *call::sizes(&powers)?.last().unwrap_or(&0);
+    let mut out = input.none();
+    if columns < 2 {
+        out[0] = Some(call::zeros(&sizes, input.dtype(0)?)?);
+        return Ok(out);
+    }
+    let lower = call1(
+        "aten::narrow",
+        vec![powers, int(-1), int(0), int(columns as i64 - 1)],
+    )?;
+    let grad = call1(
+        "aten::narrow",
+        vec![
+            input.grad(0)?.clone(),
+            int(-1),
+            int(1),
+            int(columns as i64 - 1),
+        ],
+    )?;
+    let exponents: Vec<f64> = (1..columns).map(|j| j as f64).collect();
+    let exponents = call::fresh(ferrojit_tensor::Tensor::from_vec(
+        exponents,
+        &[columns - 1],
+    )?);
+    let exponents = call1(
+        "aten::to.dtype",
+        vec![exponents, int(input.dtype(0)?.scalar_type_index())],
+    )?;
+    let summed = call::sum_dims(&mul(&mul(&grad, &lower)?, &exponents)?, &[-1], false)?;
+    out[0] = Some(call::reshape(&summed, &sizes)?);
+    Ok(out)
+}
+
 formula_table![
     ("aten::mode", "ModeBackward0", mode, &[0]),
+    ("aten::combinations", "IndexBackward0", combinations, &[]),
+    (
+        "aten::linalg_vander",
+        "LinalgVanderBackward0",
+        linalg_vander,
+        &[0]
+    ),
     ("aten::quantile.scalar", "QuantileBackward0", quantile, &[0]),
     (
         "aten::nanquantile.scalar",
