@@ -1,6 +1,6 @@
 //! Derivatives of the selecting and cumulative operators ferrojit registers beyond the
 //! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `quantile`,
-//! `combinations`, `linalg_vander`, `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/
+//! `combinations`, `linalg_vander`, `index_reduce`, `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/
 //! `dsplit` splits (whose gradient is the pieces' gradients concatenated back).
 
 use ferrojit_runtime::{IValue, Result};
@@ -342,8 +342,156 @@ fn linalg_vander(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// A 0-d tensor as a 1-element vector (the index operators read dim 0 of it).
+fn at_least_1d(value: &IValue) -> Result<IValue> {
+    if call::sizes(value)?.is_empty() {
+        call::reshape(value, &[1])
+    } else {
+        Ok(value.clone())
+    }
+}
+
+/// `index_reduce(self, dim, index, source, reduce, include_self)` for "mean", "amax",
+/// "amin" and "prod", after PyTorch's `index_reduce_backward`.
+fn index_reduce(input: &FormulaInput) -> Result<Gradients> {
+    let self_sizes = input.sizes(0)?;
+    let source_sizes = input.sizes(3)?;
+    let x = at_least_1d(input.argument(0)?)?;
+    let source = at_least_1d(input.argument(3)?)?;
+    let grad = at_least_1d(input.grad(0)?)?;
+    let (dim, index) = (input.argument(1)?.clone(), input.argument(2)?.clone());
+    let reduce = match input.argument(4)? {
+        IValue::Str(text) => text.to_string(),
+        _ => return Err(refuse("index_reduce: reduce must be a string")),
+    };
+    let include_self = input.argument(5)?.to_bool()?;
+    let select = |value: &IValue| {
+        call1(
+            "aten::index_select",
+            vec![value.clone(), dim.clone(), index.clone()],
+        )
+    };
+    let add_at = |base: IValue, value: IValue| {
+        call1(
+            "aten::index_add",
+            vec![base, dim.clone(), index.clone(), value],
+        )
+    };
+    let reduced = |base: &IValue, values: &IValue| {
+        call1(
+            "aten::index_reduce",
+            vec![
+                base.clone(),
+                dim.clone(),
+                index.clone(),
+                values.clone(),
+                IValue::Str(reduce.as_str().into()),
+                IValue::Bool(include_self),
+            ],
+        )
+    };
+    let as_float = |mask: &IValue| call::mask_like(mask, &grad);
+    let (grad_self, grad_source) = match reduce.as_str() {
+        "mean" => {
+            // Each slot averages its own value (when included) and the sources added to it.
+            let base = call::add_scalar(
+                &call::scale(&grad, 0.0)?,
+                if include_self { 1.0 } else { 0.0 },
+            )?;
+            let ones = call::add_scalar(&call::scale(&source, 0.0)?, 1.0)?;
+            let counts = add_at(base, ones)?;
+            let counts = super::support::fill_where(
+                &super::support::against("aten::eq.Scalar", &counts, 0.0)?,
+                1.0,
+                &counts,
+            )?;
+            (
+                call::div(&grad, &counts)?,
+                call::div(&select(&grad)?, &select(&counts)?)?,
+            )
+        }
+        "amax" | "amin" => {
+            let result = reduced(&x, &source)?;
+            let value = select(&result)?;
+            let self_hits = as_float(&super::support::binary("aten::eq.Tensor", &x, &result)?)?;
+            let source_hits =
+                as_float(&super::support::binary("aten::eq.Tensor", &source, &value)?)?;
+            let self_hits = if include_self {
+                self_hits
+            } else {
+                call1(
+                    "aten::index_fill.int_Scalar",
+                    vec![self_hits, dim.clone(), index.clone(), call::float(0.0)],
+                )?
+            };
+            let shares = add_at(self_hits.clone(), source_hits.clone())?;
+            let distributed = call::div(&grad, &shares)?;
+            (
+                mul(&self_hits, &distributed)?,
+                mul(&source_hits, &select(&distributed)?)?,
+            )
+        }
+        "prod" => {
+            let result = reduced(&x, &source)?;
+            let self_zero = super::support::against("aten::eq.Scalar", &x, 0.0)?;
+            let masked_self = super::support::fill_where(&self_zero, 1.0, &x)?;
+            let masked_result = reduced(&masked_self, &source)?;
+            let grad_self = call::div(&mul(&grad, &masked_result)?, &masked_self)?;
+            let source_zero = super::support::against("aten::eq.Scalar", &source, 0.0)?;
+            let zero_counts = add_at(call::scale(&x, 0.0)?, as_float(&source_zero)?)?;
+            let single = super::support::binary(
+                "aten::logical_and",
+                &source_zero,
+                &super::support::against("aten::eq.Scalar", &select(&zero_counts)?, 1.0)?,
+            )?;
+            let masked_source = super::support::fill_where(&single, 1.0, &source)?;
+            let masked_source_result = reduced(&x, &masked_source)?;
+            let divided = call::div(
+                &select(&mul(&grad, &result)?)?,
+                &super::support::fill_where(&source_zero, 1.0, &source)?,
+            )?;
+            let grad_source = call1(
+                "aten::where.self",
+                vec![
+                    single,
+                    select(&mul(&grad, &masked_source_result)?)?,
+                    divided,
+                ],
+            )?;
+            (grad_self, grad_source)
+        }
+        other => {
+            return Err(refuse(format!(
+                "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {other}."
+            )))
+        }
+    };
+    let grad_self = if include_self {
+        grad_self
+    } else {
+        call1(
+            "aten::index_fill.int_Scalar",
+            vec![grad_self, dim.clone(), index.clone(), call::float(0.0)],
+        )?
+    };
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(call::reshape(&grad_self, &self_sizes)?);
+    }
+    if input.needs(3) {
+        out[3] = Some(call::reshape(&grad_source, &source_sizes)?);
+    }
+    Ok(out)
+}
+
 formula_table![
     ("aten::mode", "ModeBackward0", mode, &[0]),
+    (
+        "aten::index_reduce",
+        "IndexReduceBackward0",
+        index_reduce,
+        &[0, 2, 3]
+    ),
     ("aten::combinations", "IndexBackward0", combinations, &[]),
     (
         "aten::linalg_vander",
