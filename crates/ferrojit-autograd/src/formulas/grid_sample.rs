@@ -1,9 +1,9 @@
-//! Derivative of 2-d grid sampling (`grid_sampler_2d`, `grid_sampler` on a 4-D input) with
-//! bilinear interpolation and zeros or border padding, after PyTorch's
-//! `grid_sampler_2d_backward` kernel: each output is a weighted sum of (up to) four input
-//! pixels, so the input's gradient spreads the output gradient over them with the same
-//! weights, and the grid's gradient is the change of that sum as the sampling point moves.
-//! Computed directly on the values (first order only, like PyTorch's kernel).
+//! Derivatives of grid sampling (`grid_sampler_2d`, `grid_sampler_3d`, `grid_sampler`) with
+//! bilinear (trilinear) interpolation and zeros or border padding, after PyTorch's
+//! `grid_sampler_*_backward` kernels: each output is a weighted sum of (up to) four input
+//! pixels (eight voxels), so the input's gradient spreads the output gradient over them with
+//! the same weights, and the grid's gradient is the change of that sum as the sampling point
+//! moves. Computed directly on the values (first order only, like PyTorch's kernels).
 
 use ferrojit_runtime::{IValue, Result};
 use ferrojit_tensor::{DType, Tensor};
@@ -131,6 +131,126 @@ fn grid_sampler_2d(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners)`:
+/// trilinear, each output a weighted sum of (up to) eight input voxels.
+fn grid_sampler_3d(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let grid_sizes = input.sizes(1)?;
+    if sizes.len() != 5 || grid_sizes.len() != 5 || grid_sizes[4] != 3 {
+        return Err(refuse(format!(
+            "grid_sampler(): expected 5D input and grid with last dimension 3, but got input \
+             of size {sizes:?} and grid of size {grid_sizes:?}"
+        )));
+    }
+    let padding = input.int(3)?;
+    let align_corners = input.argument(4)?.to_bool()?;
+    if input.int(2)? != 0 || padding > 1 {
+        return Err(refuse(
+            "the derivative for 'grid_sampler_3d' is implemented for bilinear interpolation \
+             with zeros or border padding only",
+        ));
+    }
+    let (batch, channels) = (sizes[0], sizes[1]);
+    // Per axis: x along W, y along H, z along D.
+    let extent = [sizes[4], sizes[3], sizes[2]];
+    let points = grid_sizes[1] * grid_sizes[2] * grid_sizes[3];
+    let values = call::tensor(input.argument(0)?)?.to_f64_vec();
+    let grid = call::tensor(input.argument(1)?)?.to_f64_vec();
+    let grad = call::tensor(input.grad(0)?)?.to_f64_vec();
+    let mut grad_input = vec![0.0f64; values.len()];
+    let mut grad_grid = vec![0.0f64; grid.len()];
+    let volume = extent[0] * extent[1] * extent[2];
+    for n in 0..batch {
+        for p in 0..points {
+            let slot = (n * points + p) * 3;
+            let mut position = [0.0f64; 3];
+            let mut slope = [0.0f64; 3];
+            for axis in 0..3 {
+                let (mut coordinate, mut step) =
+                    unnormalize(grid[slot + axis], extent[axis], align_corners);
+                if padding == 1 {
+                    let (clipped, inside) = clip(coordinate, extent[axis]);
+                    coordinate = clipped;
+                    step *= inside;
+                }
+                position[axis] = coordinate;
+                slope[axis] = step;
+            }
+            let base = position.map(f64::floor);
+            let fraction = [
+                position[0] - base[0],
+                position[1] - base[1],
+                position[2] - base[2],
+            ];
+            let mut along = [0.0f64; 3];
+            for corner in 0..8usize {
+                let offsets = [corner & 1, (corner >> 1) & 1, (corner >> 2) & 1];
+                let mut coordinates = [0usize; 3];
+                let mut inside = true;
+                let mut factors = [0.0f64; 3];
+                let mut derivatives = [0.0f64; 3];
+                for axis in 0..3 {
+                    let at = base[axis] + offsets[axis] as f64;
+                    inside &= at >= 0.0 && at < extent[axis] as f64;
+                    coordinates[axis] = at.max(0.0) as usize;
+                    if offsets[axis] == 1 {
+                        factors[axis] = fraction[axis];
+                        derivatives[axis] = 1.0;
+                    } else {
+                        factors[axis] = 1.0 - fraction[axis];
+                        derivatives[axis] = -1.0;
+                    }
+                }
+                if !inside {
+                    continue;
+                }
+                let weight = factors[0] * factors[1] * factors[2];
+                let weight_derivative = [
+                    derivatives[0] * factors[1] * factors[2],
+                    factors[0] * derivatives[1] * factors[2],
+                    factors[0] * factors[1] * derivatives[2],
+                ];
+                let voxel =
+                    (coordinates[2] * extent[1] + coordinates[1]) * extent[0] + coordinates[0];
+                for c in 0..channels {
+                    let g = grad[(n * channels + c) * points + p];
+                    let at = (n * channels + c) * volume + voxel;
+                    grad_input[at] += g * weight;
+                    for axis in 0..3 {
+                        along[axis] += g * values[at] * weight_derivative[axis];
+                    }
+                }
+            }
+            for axis in 0..3 {
+                grad_grid[slot + axis] = along[axis] * slope[axis];
+            }
+        }
+    }
+    let mut out = input.none();
+    if input.needs(0) {
+        out[0] = Some(as_dtype(
+            Tensor::from_vec(grad_input, &sizes)?,
+            input.dtype(0)?,
+        )?);
+    }
+    if input.needs(1) {
+        out[1] = Some(as_dtype(
+            Tensor::from_vec(grad_grid, &grid_sizes)?,
+            input.dtype(1)?,
+        )?);
+    }
+    Ok(out)
+}
+
+/// `grid_sampler(input, grid, ...)`: the 2-d or 3-d sampler by the input's rank.
+fn grid_sampler(input: &FormulaInput) -> Result<Gradients> {
+    if input.sizes(0)?.len() == 5 {
+        grid_sampler_3d(input)
+    } else {
+        grid_sampler_2d(input)
+    }
+}
+
 formula_table![
     (
         "aten::grid_sampler_2d",
@@ -139,9 +259,15 @@ formula_table![
         &[0, 1]
     ),
     (
+        "aten::grid_sampler_3d",
+        "GridSampler3DBackward0",
+        grid_sampler_3d,
+        &[0, 1]
+    ),
+    (
         "aten::grid_sampler",
         "GridSampler2DBackward0",
-        grid_sampler_2d,
+        grid_sampler,
         &[0, 1]
     ),
 ];
