@@ -4,7 +4,7 @@
 //! and a few small ones PyTorch writes as compositions (`positive`, `sgn`, `repeat`/`tile`,
 //! `sum_to_size`, `addmv`, `addr`, `inner`, `dist`, `logaddexp2`, `copysign`, `ldexp`,
 //! `diag_embed`, `diagflat`, `renorm`, `diagonal_scatter`, `nextafter`,
-//! `cov`).
+//! `cov`, `corrcoef`).
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -543,13 +543,59 @@ fn cov(input: &FormulaInput) -> Result<Gradients> {
     } else {
         x.clone()
     };
-    let observations = call::sizes(&rows)?[1];
-    let divisor = observations as f64 - input.number(1)?;
-    let centred = call::sub(&rows, &call::mean_dims(&rows, &[1], true)?)?;
     let variables = call::sizes(&rows)?[0];
     let grad = reshape(input.grad(0)?, &[variables, variables])?;
-    let symmetric = call::add(&grad, &call::t(&grad)?)?;
-    let gradient = call::scale(&call::mm(&symmetric, &centred)?, 1.0 / divisor)?;
+    let gradient = cov_backward(&grad, &rows, input.number(1)?)?;
+    let mut out = input.none();
+    out[0] = Some(reshape(&gradient, &sizes)?);
+    Ok(out)
+}
+
+/// The rows' gradient for `grad`, the gradient of their covariance with `correction`.
+fn cov_backward(grad: &IValue, rows: &IValue, correction: f64) -> Result<IValue> {
+    let observations = call::sizes(rows)?[1];
+    let divisor = observations as f64 - correction;
+    let centred = call::sub(rows, &call::mean_dims(rows, &[1], true)?)?;
+    let symmetric = call::add(grad, &call::t(grad)?)?;
+    call::scale(&call::mm(&symmetric, &centred)?, 1.0 / divisor)
+}
+
+/// `corrcoef(self) = C / (s s^T)` with `C = cov(self)`, `s = sqrt(diag(C))`, clipped to
+/// [-1, 1] (no gradient where the clip acts): `dC = dR / (s s^T)` plus, on the diagonal,
+/// `-sum_j (dR R)_ij + (dR R)_ji) / (2 C_ii)`.
+fn corrcoef(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let x = input.argument(0)?;
+    let rows = if sizes.len() < 2 {
+        reshape(x, &[1, sizes.iter().product()])?
+    } else {
+        x.clone()
+    };
+    let variables = call::sizes(&rows)?[0];
+    let covariance = call1("aten::cov", vec![rows.clone()])?;
+    let covariance = reshape(&covariance, &[variables, variables])?;
+    let variance = call1("aten::diagonal", vec![covariance.clone()])?;
+    let deviation = call::unary("aten::sqrt", &variance)?;
+    let scale = call1("aten::outer", vec![deviation.clone(), deviation])?;
+    let correlation = call::div(&covariance, &scale)?;
+    let inside = super::support::binary(
+        "aten::logical_and",
+        &against("aten::ge.Scalar", &correlation, -1.0)?,
+        &against("aten::le.Scalar", &correlation, 1.0)?,
+    )?;
+    let grad = reshape(input.grad(0)?, &[variables, variables])?;
+    let grad = keep_where(&inside, &grad)?;
+    let weighted = mul(&grad, &correlation)?;
+    let spread = call::add(
+        &call::sum_dims(&weighted, &[1], false)?,
+        &call::sum_dims(&weighted, &[0], false)?,
+    )?;
+    let diagonal = call::div(&call::scale(&spread, -0.5)?, &variance)?;
+    let grad_covariance = call::add(
+        &call::div(&grad, &scale)?,
+        &call1("aten::diag_embed", vec![diagonal])?,
+    )?;
+    let gradient = cov_backward(&grad_covariance, &rows, 1.0)?;
     let mut out = input.none();
     out[0] = Some(reshape(&gradient, &sizes)?);
     Ok(out)
@@ -709,6 +755,7 @@ formula_table![
     ("aten::renorm", "RenormBackward0", renorm, &[0]),
     ("aten::nextafter", "NextafterBackward0", nextafter, &[]),
     ("aten::cov", "CovBackward0", cov, &[0]),
+    ("aten::corrcoef", "CorrcoefBackward0", corrcoef, &[0]),
     (
         "aten::diagonal_scatter",
         "DiagonalScatterBackward0",
