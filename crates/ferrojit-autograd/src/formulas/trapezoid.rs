@@ -1,7 +1,8 @@
 //! Derivatives of the trapezoid rule (`trapezoid`/`trapz` and `cumulative_trapezoid`, with
-//! sample points `x` or a spacing `dx`): each interval adds `dx_i (y_i + y_{i+1}) / 2`, so
-//! `y_i` collects half of the two intervals it bounds and `x_i` the difference of the two
-//! interval averages beside it.
+//! sample points `x` or a spacing `dx`) and of `torch.gradient`'s finite differences: each
+//! interval adds `dx_i (y_i + y_{i+1}) / 2`, so `y_i` collects half of the two intervals it
+//! bounds and `x_i` the difference of the two interval averages beside it; a difference
+//! stencil's gradient is the stencil transposed.
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -112,7 +113,92 @@ fn cumulative_trapezoid(input: &FormulaInput) -> Result<Gradients> {
     trapezoid_with(input, true)
 }
 
+/// The adjoint of `torch.gradient`'s first-order stencil along `dim` with spacing `h`:
+/// one-sided differences at the ends, central ones inside.
+fn stencil_adjoint(grad: &IValue, dim: usize, h: f64) -> Result<IValue> {
+    let sizes = call::sizes(grad)?;
+    let count = sizes[dim];
+    let axis = dim as i64;
+    let dtype = call::tensor(grad)?.dtype();
+    let zeros = |width: usize| {
+        let mut shape = sizes.clone();
+        shape[dim] = width;
+        call::zeros(&shape, dtype)
+    };
+    let join = |pieces: Vec<IValue>| call1("aten::cat", vec![tensor_list(pieces), int(axis)]);
+    let first = call::scale(&slice(grad, axis, 0, 1)?, 1.0 / h)?;
+    let last = call::scale(&slice(grad, axis, count - 1, 1)?, 1.0 / h)?;
+    let mut total = call::add(
+        &join(vec![call::neg(&first)?, first, zeros(count - 2)?])?,
+        &join(vec![zeros(count - 2)?, call::neg(&last)?, last])?,
+    )?;
+    if count > 2 {
+        let inner = call::scale(&slice(grad, axis, 1, count - 2)?, 0.5 / h)?;
+        let forward = join(vec![zeros(2)?, inner.clone()])?;
+        let backward = join(vec![inner, zeros(2)?])?;
+        total = call::add(&total, &call::sub(&forward, &backward)?)?;
+    }
+    Ok(total)
+}
+
+/// `gradient.scalarint(self, spacing, dim, edge_order)` and `gradient.scalararray(self,
+/// spacing, dim, edge_order)` with one uniform spacing and `edge_order = 1`: each output's
+/// stencil transposed, summed.
+fn gradient(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    let spacing = match input.argument(1)? {
+        IValue::None => 1.0,
+        IValue::Int(value) => *value as f64,
+        other => other.to_double()?,
+    };
+    if input.int(3)? != 1 {
+        return Err(refuse(
+            "the derivative for 'gradient' with edge_order=2 is not implemented.",
+        ));
+    }
+    let dims: Vec<usize> = match input.argument(2)? {
+        IValue::None => (0..sizes.len()).collect(),
+        IValue::Int(dim) => vec![wrap_dim(*dim, sizes.len())],
+        other => other
+            .to_int_vec()?
+            .into_iter()
+            .map(|dim| wrap_dim(dim, sizes.len()))
+            .collect(),
+    };
+    let mut total: Option<IValue> = None;
+    for (output, &dim) in dims.iter().enumerate() {
+        if sizes[dim] < 2 {
+            return Err(refuse(
+                "torch.gradient expected each dimension size to be at least edge_order+1",
+            ));
+        }
+        let Some(Some(grad)) = input.grads.get(output) else {
+            continue;
+        };
+        let part = stencil_adjoint(grad, dim, spacing)?;
+        total = Some(match total {
+            Some(previous) => call::add(&previous, &part)?,
+            None => part,
+        });
+    }
+    let mut out = input.none();
+    out[0] = total;
+    Ok(out)
+}
+
 formula_table![
+    (
+        "aten::gradient.scalarint",
+        "GradientBackward0",
+        gradient,
+        &[]
+    ),
+    (
+        "aten::gradient.scalararray",
+        "GradientBackward0",
+        gradient,
+        &[]
+    ),
     (
         "aten::trapezoid.x",
         "TrapezoidBackward0",
