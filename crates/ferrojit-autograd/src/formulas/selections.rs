@@ -1,7 +1,8 @@
 //! Derivatives of the selecting and cumulative operators ferrojit registers beyond the
 //! basic reductions: `mode`, `nanmedian`, `cummax`/`cummin`, `aminmax`, `quantile`,
-//! `combinations`, `linalg_vander`, `index_reduce`, `index_copy`, `put`, `frexp`, and the `hsplit`/`vsplit`/
-//! `dsplit` splits (whose gradient is the pieces' gradients concatenated back).
+//! `combinations`, `linalg_vander`, `index_reduce`, `_segment_reduce`, `index_copy`, `put`,
+//! `frexp`, and the `hsplit`/`vsplit`/`dsplit` splits (whose gradient is the pieces'
+//! gradients concatenated back).
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -484,7 +485,115 @@ fn index_reduce(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `_segment_reduce(data, reduce, lengths, indices, offsets, axis, unsafe, initial)` along
+/// axis 0 for "sum", "mean", "max" and "min": a sum's gradient copies to every element of the
+/// segment, a mean's is divided by its length, an extremum's is shared evenly by the elements
+/// equal to the result (none when `initial` won), as PyTorch's `_segment_reduce_backward`.
+fn segment_reduce(input: &FormulaInput) -> Result<Gradients> {
+    let reduce = match input.argument(1)? {
+        IValue::Str(text) => text.to_string(),
+        _ => return Err(refuse("_segment_reduce: reduce must be a string")),
+    };
+    if input.int(5)? != 0 {
+        return Err(refuse(
+            "the derivative for '_segment_reduce' is implemented for axis=0 only",
+        ));
+    }
+    let sizes = input.sizes(0)?;
+    let rows = sizes.first().copied().unwrap_or(0);
+    let inner: usize = sizes.iter().skip(1).product();
+    // Segment boundaries from the lengths or the offsets.
+    let bounds: Vec<(usize, usize)> = if !input.argument(2)?.is_none() {
+        let mut start = 0usize;
+        call::tensor(input.argument(2)?)?
+            .to_i64_vec()
+            .into_iter()
+            .map(|length| {
+                let length = usize::try_from(length).unwrap_or(0);
+                let segment = (start, (start + length).min(rows));
+                start += length;
+                segment
+            })
+            .collect()
+    } else if !input.argument(4)?.is_none() {
+        let offsets = call::tensor(input.argument(4)?)?.to_i64_vec();
+        offsets
+            .windows(2)
+            .map(|pair| {
+                let start = usize::try_from(pair[0]).unwrap_or(0).min(rows);
+                (
+                    start,
+                    usize::try_from(pair[1]).unwrap_or(0).clamp(start, rows),
+                )
+            })
+            .collect()
+    } else {
+        return Err(refuse(
+            "the derivative for '_segment_reduce' needs lengths or offsets",
+        ));
+    };
+    let grad = call::tensor(input.grad(0)?)?.to_f64_vec();
+    let data = call::tensor(input.argument(0)?)?.to_f64_vec();
+    let output = if reduce == "max" || reduce == "min" {
+        let result = super::support::recompute1("aten::_segment_reduce", input)?;
+        call::tensor(&result)?.to_f64_vec()
+    } else {
+        Vec::new()
+    };
+    let mut gradient = vec![0.0f64; data.len()];
+    for (segment, &(start, end)) in bounds.iter().enumerate() {
+        for column in 0..inner {
+            let g = grad[segment * inner + column];
+            match reduce.as_str() {
+                "sum" | "mean" => {
+                    let share = if reduce == "mean" {
+                        g / (end - start).max(1) as f64
+                    } else {
+                        g
+                    };
+                    for row in start..end {
+                        gradient[row * inner + column] = share;
+                    }
+                }
+                "max" | "min" => {
+                    let target = output[segment * inner + column];
+                    let hits: Vec<usize> = (start..end)
+                        .filter(|&row| {
+                            let value = data[row * inner + column];
+                            value == target || value.is_nan()
+                        })
+                        .collect();
+                    for &row in &hits {
+                        gradient[row * inner + column] = g / hits.len() as f64;
+                    }
+                }
+                other => {
+                    return Err(refuse(format!(
+                        "the derivative for '_segment_reduce' with reduce='{other}' is not implemented."
+                    )))
+                }
+            }
+        }
+    }
+    let mut out = input.none();
+    let tensor = ferrojit_tensor::Tensor::from_vec(gradient, &sizes)?;
+    out[0] = Some(call1(
+        "aten::to.dtype",
+        vec![
+            call::fresh(tensor),
+            int(input.dtype(0)?.scalar_type_index()),
+        ],
+    )?);
+    Ok(out)
+}
+
 formula_table![
+    (
+        "aten::_segment_reduce",
+        "SegmentReduceBackward0",
+        segment_reduce,
+        &[0, 2, 4]
+    ),
     ("aten::mode", "ModeBackward0", mode, &[0]),
     (
         "aten::index_reduce",
