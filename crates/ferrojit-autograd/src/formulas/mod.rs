@@ -13,20 +13,35 @@ macro_rules! formula_table {
     };
 }
 
+mod activations_extra;
 mod binary;
+mod convolution;
+mod distances;
+mod embedding_bag;
+mod fft;
+mod grid_sample;
 mod indexing;
 mod linalg;
+mod linalg_decompositions;
 mod linear;
+mod losses;
+mod lu;
 mod nn;
+mod normalization;
 mod pointwise;
+mod pooling;
 mod products;
 mod reduction;
+mod resample;
+mod selections;
 mod shape;
 mod special;
 mod splits;
 mod statistics;
 mod support;
+mod trapezoid;
 mod unary_math;
+mod variants;
 mod views;
 
 use std::collections::HashMap;
@@ -124,7 +139,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 14] {
+fn families() -> [&'static [(&'static str, Formula)]; 29] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -140,6 +155,21 @@ fn families() -> [&'static [(&'static str, Formula)]; 14] {
         views::FORMULAS,
         special::FORMULAS,
         linalg::FORMULAS,
+        activations_extra::FORMULAS,
+        pooling::FORMULAS,
+        resample::FORMULAS,
+        normalization::FORMULAS,
+        distances::FORMULAS,
+        convolution::FORMULAS,
+        losses::FORMULAS,
+        fft::FORMULAS,
+        linalg_decompositions::FORMULAS,
+        variants::FORMULAS,
+        grid_sample::FORMULAS,
+        selections::FORMULAS,
+        embedding_bag::FORMULAS,
+        lu::FORMULAS,
+        trapezoid::FORMULAS,
     ]
 }
 

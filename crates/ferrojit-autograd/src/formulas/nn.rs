@@ -1,4 +1,4 @@
-//! Neural-network operators: convolution and pooling (through the backward kernels the
+//! Neural-network operators: `convolution` and 2-d pooling (through the backward kernels the
 //! runtime has), batch and layer norm and the losses (composed from differentiable ops, so
 //! they can be differentiated twice), dropout when it is the identity.
 
@@ -53,10 +53,6 @@ fn convolution_gradients(
         }
     }
     Ok(out)
-}
-
-fn conv2d(input: &FormulaInput) -> Result<Gradients> {
-    convolution_gradients(input, false, IValue::int_list(&[0, 0]))
 }
 
 /// `convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -122,7 +118,7 @@ fn per_channel(value: &IValue, rank: usize) -> Result<IValue> {
 
 /// `batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
 /// cudnn_enabled)`. Training: statistics of the batch; evaluation: the running ones.
-fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
+pub(super) fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
     let x = input.argument(0)?;
     let grad = input.grad(0)?;
     let sizes = input.sizes(0)?;
@@ -313,17 +309,14 @@ fn nll_loss(input: &FormulaInput) -> Result<Gradients> {
 /// `cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing)`:
 /// `nll_loss(log_softmax(self, 1))`, class-index targets, no label smoothing.
 fn cross_entropy(input: &FormulaInput) -> Result<Gradients> {
-    if input.number(5)? != 0.0 {
-        return Err(RuntimeError::Other(
-            "the derivative for 'cross_entropy_loss' with label_smoothing is not implemented."
-                .into(),
-        ));
-    }
     let sizes = input.sizes(0)?;
     let target = input.argument(1)?;
     if call::tensor(target)?.dtype().is_floating_point() {
+        return cross_entropy_probabilities(input);
+    }
+    if input.number(5)? != 0.0 {
         return Err(RuntimeError::Other(
-            "the derivative for 'cross_entropy_loss' with probability targets is not implemented."
+            "the derivative for 'cross_entropy_loss' with label_smoothing is not implemented."
                 .into(),
         ));
     }
@@ -346,15 +339,59 @@ fn cross_entropy(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `cross_entropy_loss` with class-probability targets, PyTorch's composite
+/// `-(log_softmax(self) * t * weight)` summed over the class dim, reduced (a mean divides by
+/// the number of samples), with `t = target (1 - s) + s / C` for label smoothing `s`.
+fn cross_entropy_probabilities(input: &FormulaInput) -> Result<Gradients> {
+    let x = input.argument(0)?;
+    let sizes = input.sizes(0)?;
+    let class_dim: usize = if sizes.len() == 1 { 0 } else { 1 };
+    let classes = sizes.get(class_dim).copied().unwrap_or(1);
+    let smoothing = input.number(5)?;
+    let target = input.argument(1)?;
+    let smoothed = if smoothing > 0.0 {
+        call::add_scalar(&scale(target, 1.0 - smoothing)?, smoothing / classes as f64)?
+    } else {
+        target.clone()
+    };
+    let weight = input.argument(2)?;
+    let grad = input.grad(0)?;
+    let reaching = match input.int(3)? {
+        0 => call1("aten::unsqueeze", vec![grad.clone(), int(class_dim as i64)])?,
+        1 => {
+            let samples = sizes.iter().product::<usize>() / classes.max(1);
+            scale(grad, 1.0 / samples.max(1) as f64)?
+        }
+        _ => grad.clone(),
+    };
+    let weighted = if weight.is_none() {
+        reaching
+    } else {
+        let mut shape = vec![1usize; sizes.len()];
+        shape[class_dim] = classes;
+        mul(&reaching, &reshape(weight, &shape)?)?
+    };
+    let mut out = input.none();
+    if input.needs(0) {
+        let log_grad = call::neg(&mul(&smoothed, &weighted)?)?;
+        out[0] = Some(log_softmax_backward(x, &log_grad, class_dim as i64)?);
+    }
+    if input.needs(1) {
+        let log_probabilities = call1(
+            "aten::log_softmax.int",
+            vec![x.clone(), int(class_dim as i64)],
+        )?;
+        let gradient = call::neg(&mul(&log_probabilities, &weighted)?)?;
+        out[1] = Some(if smoothing > 0.0 {
+            scale(&gradient, 1.0 - smoothing)?
+        } else {
+            gradient
+        });
+    }
+    Ok(out)
+}
+
 pub const FORMULAS: &[(&str, Formula)] = &[
-    (
-        "aten::conv2d",
-        Formula {
-            name: "ConvolutionBackward0",
-            saves: &[0, 1],
-            apply: conv2d,
-        },
-    ),
     (
         "aten::convolution",
         Formula {

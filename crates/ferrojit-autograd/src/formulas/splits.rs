@@ -1,8 +1,8 @@
 //! Operators that return a list of tensors (`chunk`, `split`, `split_with_sizes`,
 //! `tensor_split`, `unbind`, `broadcast_tensors`, `meshgrid`, the `atleast_*d` sequence
-//! forms) and the joining ones built on lists (`hstack`, `vstack`). Each element of a
-//! returned list is its own output of the node (PyTorch's `output_nr`), so the formula gets
-//! one gradient per element, zeros where none reached it.
+//! forms) and the joining ones built on lists (`hstack`, `vstack`, `column_stack`, `dstack`,
+//! `block_diag`, `cartesian_prod`). Each element of a returned list is its own output of the node (PyTorch's
+//! `output_nr`), so the formula gets one gradient per element, zeros where none reached it.
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -149,6 +149,92 @@ fn stacked_along(input: &FormulaInput, vertical: bool) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `column_stack`/`dstack(tensors)`: each input's slice of the gradient along dim 1 (inputs
+/// of rank 0 or 1 joined as one column) or dim 2 (inputs promoted to 3-d), reshaped back.
+fn stacked_at(input: &FormulaInput, dim: usize) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let sizes = list_sizes(input, 0)?;
+    let mut offset = 0i64;
+    let mut pieces = Vec::with_capacity(sizes.len());
+    for sizes in &sizes {
+        let length = if sizes.len() <= dim { 1 } else { sizes[dim] } as i64;
+        let piece = call1(
+            "aten::narrow",
+            vec![grad.clone(), int(dim as i64), int(offset), int(length)],
+        )?;
+        offset += length;
+        pieces.push(reshape(&piece, sizes)?);
+    }
+    let mut out = input.none();
+    out[0] = Some(call::optional_tensor_list(pieces));
+    Ok(out)
+}
+
+fn column_stack(input: &FormulaInput) -> Result<Gradients> {
+    stacked_at(input, 1)
+}
+
+fn dstack(input: &FormulaInput) -> Result<Gradients> {
+    stacked_at(input, 2)
+}
+
+/// `block_diag(tensors)`: each input's block of the gradient (a 0-d input is 1x1, a 1-d one
+/// a single row).
+fn block_diag(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let sizes = list_sizes(input, 0)?;
+    let (mut row, mut column) = (0i64, 0i64);
+    let mut pieces = Vec::with_capacity(sizes.len());
+    for sizes in &sizes {
+        let (rows, columns) = match sizes.len() {
+            0 => (1, 1),
+            1 => (1, sizes[0]),
+            _ => (sizes[0], sizes[1]),
+        };
+        let band = call1(
+            "aten::narrow",
+            vec![grad.clone(), int(0), int(row), int(rows as i64)],
+        )?;
+        let block = call1(
+            "aten::narrow",
+            vec![band, int(1), int(column), int(columns as i64)],
+        )?;
+        row += rows as i64;
+        column += columns as i64;
+        pieces.push(reshape(&block, sizes)?);
+    }
+    let mut out = input.none();
+    out[0] = Some(call::optional_tensor_list(pieces));
+    Ok(out)
+}
+
+/// `cartesian_prod(tensors)`: column `i` of the gradient, laid out on the grid of the
+/// inputs, summed over every other input's axis.
+fn cartesian_prod(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let sizes = list_sizes(input, 0)?;
+    let grid: Vec<usize> = sizes.iter().map(|s| s.iter().product()).collect();
+    let mut pieces = Vec::with_capacity(sizes.len());
+    if sizes.len() == 1 {
+        pieces.push(reshape(grad, &sizes[0])?);
+    }
+    for (position, own) in sizes.iter().enumerate().filter(|_| sizes.len() > 1) {
+        let column = call1(
+            "aten::select.int",
+            vec![grad.clone(), int(1), int(position as i64)],
+        )?;
+        let laid_out = reshape(&column, &grid)?;
+        let others: Vec<i64> = (0..grid.len() as i64)
+            .filter(|&dim| dim != position as i64)
+            .collect();
+        let summed = call::sum_dims(&laid_out, &others, false)?;
+        pieces.push(reshape(&summed, own)?);
+    }
+    let mut out = input.none();
+    out[0] = Some(call::optional_tensor_list(pieces));
+    Ok(out)
+}
+
 fn hstack(input: &FormulaInput) -> Result<Gradients> {
     stacked_along(input, false)
 }
@@ -158,6 +244,15 @@ fn vstack(input: &FormulaInput) -> Result<Gradients> {
 }
 
 formula_table![
+    ("aten::column_stack", "CatBackward0", column_stack, &[]),
+    ("aten::dstack", "CatBackward0", dstack, &[]),
+    ("aten::block_diag", "BlockDiagBackward0", block_diag, &[]),
+    (
+        "aten::cartesian_prod",
+        "StackBackward0",
+        cartesian_prod,
+        &[]
+    ),
     ("aten::chunk", "SplitBackward0", split_like, &[]),
     ("aten::split.Tensor", "SplitBackward0", split_like, &[]),
     (

@@ -179,7 +179,7 @@ fn std_correction(input: &FormulaInput) -> Result<Gradients> {
 }
 
 /// `norm_backward(grad, self, p, norm, dim, keepdim)`.
-fn norm_backward(
+pub(super) fn norm_backward(
     grad: &IValue,
     x: &IValue,
     p: f64,
@@ -356,7 +356,7 @@ fn amin(input: &FormulaInput) -> Result<Gradients> {
 }
 
 /// `max`/`min`/`median(self)`: every entry equal to the result shares the gradient.
-fn whole_extremum(input: &FormulaInput, name: &str) -> Result<Gradients> {
+pub(super) fn whole_extremum(input: &FormulaInput, name: &str) -> Result<Gradients> {
     let x = input.argument(0)?;
     let result = recompute1(name, input)?;
     let hits = mask_like(&binary("aten::eq.Tensor", x, &result)?, x)?;
@@ -376,7 +376,7 @@ fn median_all(input: &FormulaInput) -> Result<Gradients> {
 
 /// `value_selecting_reduction_backward`: the gradient goes back to the positions the
 /// recomputed indices (the operator's second output) name.
-fn value_selecting(
+pub(super) fn value_selecting(
     input: &FormulaInput,
     name: &str,
     dim_argument: usize,
