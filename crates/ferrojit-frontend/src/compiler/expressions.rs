@@ -46,6 +46,7 @@ impl<'a> Emitter<'a> {
                 Ok(self.int_constant(value))
             }
             ExprKind::Float(value) => Ok(self.float_constant(*value)),
+            ExprKind::Imaginary(value) => Ok(self.complex_constant(0.0, *value)),
             ExprKind::Bool(value) => Ok(self.bool_constant(*value)),
             ExprKind::Str(text) => Ok(self.str_constant(text)),
             ExprKind::None => Ok(self.none_constant()),
@@ -288,6 +289,10 @@ impl<'a> Emitter<'a> {
                 return Ok(self.int_constant(value));
             }
             (UnaryOpKind::Neg, ExprKind::Float(value)) => return Ok(self.float_constant(-value)),
+            // PyTorch folds `-1.5j` into the constant `0.-1.5j`.
+            (UnaryOpKind::Neg, ExprKind::Imaginary(value)) => {
+                return Ok(self.complex_constant(0.0, -value))
+            }
             _ => {}
         }
         match op {
