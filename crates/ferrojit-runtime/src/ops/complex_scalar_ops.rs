@@ -215,7 +215,10 @@ fn complex_atanh(z: Complex<f64>) -> Complex<f64> {
     (plus.ln() - minus.ln()) * 0.5
 }
 
-fn unary(function: fn(Complex<f64>) -> Complex<f64>) -> impl Fn(Complex128) -> Result<Complex128> {
+/// A complex function of one complex number (`Complex::exp`, [`complex_asin`]...).
+type ComplexFunction = fn(Complex<f64>) -> Complex<f64>;
+
+fn unary(function: ComplexFunction) -> impl Fn(Complex128) -> Result<Complex128> {
     move |a| Ok(from_num(function(to_num(a))))
 }
 
@@ -440,7 +443,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
             log_with_base,
         ));
     }
-    let math: [(&str, fn(Complex<f64>) -> Complex<f64>); 15] = [
+    let math: [(&str, ComplexFunction); 15] = [
         ("log", Complex::ln),
         ("log10", Complex::log10),
         ("exp", Complex::exp),
