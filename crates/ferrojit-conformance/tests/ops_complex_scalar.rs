@@ -224,3 +224,32 @@ fn complex_attributes_survive_a_ferrojit_save() {
     let after = reloaded.module.run_method("forward", args).expect("runs");
     compare(&after, &before, "forward").expect("the same result after the save");
 }
+
+/// Programs PyTorch refuses to compile (no implicit int/float to complex conversion inside
+/// TorchScript): ferrojit refuses them with PyTorch's message.
+#[test]
+fn complex_conversions_are_refused_as_pytorch_refuses_them() {
+    let records = torch_save::load_file(&fixture_dir().join("rejected.pt")).expect("rejected.pt");
+    let records = records.to_list().expect("a list of programs").to_vec();
+    assert!(records.len() >= 3, "only {} programs", records.len());
+    let mut failures = Vec::new();
+    for record in &records {
+        let record = record.to_dict().expect("a program record").clone();
+        let text = |key: &str| {
+            field(&record, key)
+                .and_then(|v| v.to_str().map(str::to_string).map_err(|e| e.to_string()))
+                .expect("a string field")
+        };
+        let (name, source, message) = (text("name"), text("source"), text("rejected"));
+        let outcome = compile_source(&source, RegistrySchemas::builtins()).and_then(|unit| {
+            let function = unit.function("__torch__.fn")?;
+            function.graph(&unit).map(|_| ())
+        });
+        match outcome {
+            Ok(()) => failures.push(format!("{name}: compiled, PyTorch refuses: {message}")),
+            Err(error) if error.to_string().contains(&message) => {}
+            Err(error) => failures.push(format!("{name}: '{error}', PyTorch '{message}'")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
