@@ -1007,9 +1007,10 @@ impl<'a> Emitter<'a> {
                 &[object],
                 Type::Optional(Box::new(Type::Int)),
             )),
+            // PyTorch's SimpleValue::attr message, period included.
             other => Err(self.error(
                 format!(
-                    "'{}' object has no attribute or method '{name}'",
+                    "'{}' object has no attribute or method '{name}'.",
                     other.annotation_str()
                 ),
                 &expr.range,
