@@ -231,7 +231,7 @@ fn complex_attributes_survive_a_ferrojit_save() {
 fn complex_conversions_are_refused_as_pytorch_refuses_them() {
     let records = torch_save::load_file(&fixture_dir().join("rejected.pt")).expect("rejected.pt");
     let records = records.to_list().expect("a list of programs").to_vec();
-    assert!(records.len() >= 3, "only {} programs", records.len());
+    assert!(records.len() >= 5, "only {} programs", records.len());
     let mut failures = Vec::new();
     for record in &records {
         let record = record.to_dict().expect("a program record").clone();

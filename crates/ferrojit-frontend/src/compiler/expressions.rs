@@ -157,6 +157,29 @@ impl<'a> Emitter<'a> {
         Err(self.error(format!("undefined value {name}"), range))
     }
 
+    /// The elements' types unified as PyTorch's `unifyTypeList` with `default_to_union`: one
+    /// type when they unify, else the union of the distinct types in order
+    /// (`Union[float, complex]`).
+    fn unified_element_types(&self, values: &[ValueId]) -> Type {
+        let mut members: Vec<Type> = Vec::new();
+        let mut unified: Option<Option<Type>> = None;
+        for value in values {
+            let ty = self.graph.value_type(*value).clone();
+            if !members.contains(&ty) {
+                members.push(ty.clone());
+            }
+            unified = Some(match unified {
+                None => Some(ty),
+                Some(Some(so_far)) => unify_types(&so_far, &ty),
+                Some(None) => None,
+            });
+        }
+        match unified {
+            Some(Some(ty)) => ty,
+            _ => Type::Union(members),
+        }
+    }
+
     fn emit_list_literal(
         &mut self,
         expr: &Expr,
@@ -182,9 +205,9 @@ impl<'a> Emitter<'a> {
                     if !actual.is_subtype_of(ty) {
                         return Err(self.error(
                             format!(
-                                "List type annotation `List[{}]` did not match the types of the given list elements, which were {}",
+                                "List type annotation `List[{}]` did not match the types of the given list elements, which were unified to {}",
                                 ty.annotation_str(),
-                                actual.annotation_str()
+                                self.unified_element_types(&values).annotation_str()
                             ),
                             &item.range,
                         ));
