@@ -173,7 +173,8 @@ impl UnpicklerOptions {
     /// `torch._utils.{_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
     /// _rebuild_parameter_with_state}`, `collections.OrderedDict`, `torch.device`,
     /// `torch.Size`, dtype globals (`torch.float32` ...), storage classes, and
-    /// `_codecs.encode` (Python's protocol-2 spelling of `bytes`). No `__torch__`.
+    /// `_codecs.encode` (Python's protocol-2 spelling of `bytes`), and `builtins.complex`
+    /// (which `weights_only` allows too). No `__torch__`.
     pub fn torch_save() -> Self {
         UnpicklerOptions::new(|module, name| {
             (module == "torch._utils"
@@ -188,6 +189,7 @@ impl UnpicklerOptions {
                 || (module == "torch" && matches!(name, "device" | "Size"))
                 || (module == "torch" && DTYPE_NAMES.contains(&name))
                 || (module == "_codecs" && name == "encode")
+                || (module == "builtins" && name == "complex")
                 || is_storage_global(module, name)
         })
     }

@@ -236,6 +236,22 @@ pub fn compare_with(
                 Err(format!("{path}: {a} vs PyTorch's {e}"))
             }
         }
+        // Per part, with the float tolerance.
+        (IValue::Complex(a), IValue::Complex(e)) => {
+            let bounds = match how.tolerance {
+                Tolerance::ByDtype => (1e-9, 1e-12),
+                Tolerance::Fixed { rtol, atol } => (rtol, atol),
+            };
+            if floats_match(a.re, e.re, bounds) && floats_match(a.im, e.im, bounds) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{path}: {} vs PyTorch's {}",
+                    actual.python_repr(),
+                    expected.python_repr()
+                ))
+            }
+        }
         (IValue::Tuple(a), IValue::Tuple(e)) => compare_items(&a.items, &e.items, path, how),
         (IValue::List(a), IValue::List(e)) => compare_items(&a.to_vec(), &e.to_vec(), path, how),
         (IValue::List(a), IValue::Tuple(e)) => compare_items(&a.to_vec(), &e.items, path, how),

@@ -201,6 +201,8 @@ pub enum ExprKind {
     /// Integer literal magnitude (negative numbers are `UnaryOp(Neg, Int)`).
     Int(u64),
     Float(f64),
+    /// Imaginary literal `2j`: the complex number with real part 0 and this imaginary part.
+    Imaginary(f64),
     /// String literal; adjacent literals are concatenated into one.
     Str(String),
     /// f-string (or concatenation containing one): the raw template text with `{...}` fields

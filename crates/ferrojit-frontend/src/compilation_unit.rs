@@ -345,6 +345,9 @@ fn literal_constant(expr: &Expr) -> Option<ConstantValue> {
             Type::Int,
         ),
         ExprKind::Float(v) => ConstantValue::Scalar(Some(AttributeValue::Float(*v)), Type::Float),
+        ExprKind::Imaginary(v) => {
+            ConstantValue::Scalar(Some(AttributeValue::Complex(0.0, *v)), Type::Complex)
+        }
         ExprKind::Bool(v) => {
             ConstantValue::Scalar(Some(AttributeValue::Int(*v as i64)), Type::Bool)
         }
@@ -364,6 +367,9 @@ fn literal_constant(expr: &Expr) -> Option<ConstantValue> {
             }
             ExprKind::Float(v) => {
                 ConstantValue::Scalar(Some(AttributeValue::Float(-v)), Type::Float)
+            }
+            ExprKind::Imaginary(v) => {
+                ConstantValue::Scalar(Some(AttributeValue::Complex(0.0, -v)), Type::Complex)
             }
             _ => return None,
         },

@@ -264,6 +264,8 @@ pub enum TokenKind {
     /// Integer literal; Python's magnitude (sign is a separate operator), at most `u64::MAX`.
     Int(u64),
     Float(f64),
+    /// Imaginary literal (`2j`, `1.5J`): the imaginary part of a complex with real part 0.
+    Imaginary(f64),
     Str(StringToken),
     Punct(Punct),
     /// A `# type: ...` comment; holds the text after `type:`, trimmed.
@@ -282,6 +284,7 @@ impl TokenKind {
             TokenKind::Keyword(keyword) => format!("'{}'", keyword.as_str()),
             TokenKind::Int(value) => format!("integer literal {value}"),
             TokenKind::Float(value) => format!("float literal {value:?}"),
+            TokenKind::Imaginary(value) => format!("imaginary literal {value:?}j"),
             TokenKind::Str(_) => "string literal".to_string(),
             TokenKind::Punct(punct) => format!("'{}'", punct.as_str()),
             TokenKind::TypeComment(_) => "type comment".to_string(),
@@ -790,7 +793,22 @@ impl<'a> Lexer<'a> {
         };
         if let Some(next) = self.peek_char() {
             if next == 'j' || next == 'J' {
-                return Err(self.error("complex literals are not supported", start, self.pos + 1));
+                // Python's imaginary literal: a decimal integer or float followed by `j`.
+                let magnitude = match kind {
+                    TokenKind::Int(value) if radix_prefix.is_none() => value as f64,
+                    TokenKind::Float(value) => value,
+                    _ => {
+                        let end = self.word_end(start);
+                        return Err(self.error("invalid number literal", start, end));
+                    }
+                };
+                self.pos += 1;
+                if self.peek_char().is_some_and(is_identifier_continue) {
+                    let end = self.word_end(start);
+                    return Err(self.error("invalid number literal", start, end));
+                }
+                self.push(TokenKind::Imaginary(magnitude), start, self.pos);
+                return Ok(());
             }
             if is_identifier_continue(next) {
                 let end = self.word_end(start);

@@ -185,9 +185,11 @@ fn augmented_operator(punct: Punct) -> Option<BinOpKind> {
 fn describe_expr(expr: &Expr) -> &'static str {
     match &expr.kind {
         ExprKind::Call { .. } => "function call",
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::FString(_) => {
-            "literal"
-        }
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Imaginary(_)
+        | ExprKind::Str(_)
+        | ExprKind::FString(_) => "literal",
         ExprKind::Bool(_) | ExprKind::None | ExprKind::Ellipsis => "constant",
         ExprKind::BinOp { .. } | ExprKind::UnaryOp { .. } | ExprKind::BoolOp { .. } => "expression",
         ExprKind::Compare { .. } => "comparison",
@@ -1407,6 +1409,7 @@ impl Parser {
             TokenKind::Name(name) => ExprKind::Name(name.clone()),
             TokenKind::Int(value) => ExprKind::Int(*value),
             TokenKind::Float(value) => ExprKind::Float(*value),
+            TokenKind::Imaginary(value) => ExprKind::Imaginary(*value),
             TokenKind::Keyword(Keyword::True) => ExprKind::Bool(true),
             TokenKind::Keyword(Keyword::False) => ExprKind::Bool(false),
             TokenKind::Keyword(Keyword::None) => ExprKind::None,

@@ -20,6 +20,7 @@ fn show(text: &str) -> String {
             TokenKind::Keyword(keyword) => keyword.as_str().to_string(),
             TokenKind::Int(value) => format!("int:{value}"),
             TokenKind::Float(value) => format!("float:{value:?}"),
+            TokenKind::Imaginary(value) => format!("imag:{value:?}"),
             TokenKind::Str(literal) => {
                 let mut flags = String::new();
                 if literal.is_fstring {
@@ -136,6 +137,16 @@ fn float_literals() {
     );
 }
 
+/// Python's imaginary literals: an integer or float followed by `j` or `J`; `1.+2.j` (how
+/// PyTorch writes a complex constant in code) is a float plus an imaginary literal.
+#[test]
+fn imaginary_literals() {
+    assert_eq!(
+        show("3j 1.5J 1.+2.j 1e3j"),
+        "imag:3.0 imag:1.5 float:1.0 + imag:2.0 imag:1000.0 NL EOF"
+    );
+}
+
 #[test]
 fn string_literals() {
     assert_eq!(
@@ -223,7 +234,8 @@ fn literal_errors() {
     assert!(lex_error("x = 1_\n").message.contains("invalid number"));
     assert!(lex_error("x = 0x\n").message.contains("invalid number"));
     assert!(lex_error("x = 12abc\n").message.contains("invalid number"));
-    assert!(lex_error("x = 3j\n").message.contains("complex"));
+    assert!(lex_error("x = 0x3j\n").message.contains("invalid number"));
+    assert!(lex_error("x = 3jk\n").message.contains("invalid number"));
     assert!(lex_error("x = 18446744073709551616\n")
         .message
         .contains("too large"));

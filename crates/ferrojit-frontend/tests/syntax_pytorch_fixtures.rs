@@ -183,6 +183,7 @@ fn count_expr(expr: &Expr, counts: &mut BTreeMap<&'static str, usize>) {
         ExprKind::Name(_) => "Name",
         ExprKind::Int(_)
         | ExprKind::Float(_)
+        | ExprKind::Imaginary(_)
         | ExprKind::Str(_)
         | ExprKind::Bool(_)
         | ExprKind::None

@@ -67,9 +67,16 @@ impl AttributeValue {
     }
 }
 
-/// C++ `ostream << c10::complex<double>`: `(re,im)` with default float formatting.
+/// A complex constant as PyTorch's graph printer writes it (c10's `printComplex`): the real
+/// part, the imaginary part's sign and magnitude, then `j` (`1.+2.j`, `0.-1.5j`). A NaN
+/// imaginary part is not `>= 0` and prints with `-`, as in c10.
 fn format_complex(real: f64, imaginary: f64) -> String {
-    format!("({},{})", format_g(real, 6), format_g(imaginary, 6))
+    let sign = if imaginary >= 0.0 { '+' } else { '-' };
+    format!(
+        "{}{sign}{}j",
+        format_float(real),
+        format_float(imaginary.abs())
+    )
 }
 
 /// Tensors with at most this many elements print their values (PyTorch's

@@ -607,7 +607,15 @@ impl<'a> Parser<'a> {
             return self.parse_attribute_list(depth);
         }
         if starts_number(rest) {
-            return Ok(match self.parse_number()? {
+            let number = self.parse_number()?;
+            if let Some(imaginary) = self.parse_imaginary_part()? {
+                let real = match number {
+                    Number::Int(value) => value as f64,
+                    Number::Float(value) => value,
+                };
+                return Ok(AttributeValue::Complex(real, imaginary));
+            }
+            return Ok(match number {
                 Number::Int(value) => AttributeValue::Int(value),
                 Number::Float(value) => AttributeValue::Float(value),
             });
@@ -748,6 +756,36 @@ impl<'a> Parser<'a> {
             }
         }
         String::from_utf8(bytes).map_err(|_| self.error_at(start, "string is not valid UTF-8"))
+    }
+
+    /// The `+2.j` / `-0.25j` / `+infj` after a complex constant's real part (PyTorch prints
+    /// `prim::Constant[value=1.+2.j]`), or `None` when no imaginary part follows.
+    fn parse_imaginary_part(&mut self) -> Result<Option<f64>, IrParseError> {
+        let rest = self.rest();
+        let sign = match rest.as_bytes().first() {
+            Some(b'+') => 1.0,
+            Some(b'-') => -1.0,
+            _ => return Ok(None),
+        };
+        let body = &rest[1..];
+        for (word, value) in [("infj", f64::INFINITY), ("nanj", f64::NAN)] {
+            if body.starts_with(word) {
+                self.position += 1 + word.len();
+                return Ok(Some(sign * value));
+            }
+        }
+        if !body.starts_with(|c: char| c.is_ascii_digit()) {
+            return Ok(None);
+        }
+        self.position += 1;
+        let magnitude = match self.parse_number()? {
+            Number::Int(value) => value as f64,
+            Number::Float(value) => value,
+        };
+        if !self.eat("j") {
+            return Err(self.error("a complex constant's imaginary part must end in `j`"));
+        }
+        Ok(Some(sign * magnitude))
     }
 
     fn parse_number(&mut self) -> Result<Number, IrParseError> {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ferrojit_ir::attributes::format_g;
 use ferrojit_ir::Type;
-use ferrojit_tensor::{Scalar, Tensor};
+use ferrojit_tensor::{Complex128, Scalar, Tensor};
 
 use crate::autograd::AutogradMeta;
 use crate::error::{Result, RuntimeError};
@@ -337,6 +337,8 @@ pub enum IValue {
     Bool(bool),
     Int(i64),
     Double(f64),
+    /// Python's `complex` (TorchScript's `complex` type): two f64 parts, as c10::complex<double>.
+    Complex(Complex128),
     Str(Arc<str>),
     /// Shared: copying a tensor value bumps a count, and every copy is the same tensor
     /// (see [`TensorCell`]).
@@ -449,6 +451,7 @@ impl IValue {
             IValue::Bool(_) => "Bool",
             IValue::Int(_) => "Int",
             IValue::Double(_) => "Double",
+            IValue::Complex(_) => "ComplexDouble",
             IValue::Str(_) => "String",
             IValue::Tensor(_) => "Tensor",
             IValue::Device(_) => "Device",
@@ -469,6 +472,7 @@ impl IValue {
             IValue::Bool(_) => Type::Bool,
             IValue::Int(_) => Type::Int,
             IValue::Double(_) => Type::Float,
+            IValue::Complex(_) => Type::Complex,
             IValue::Str(_) => Type::Str,
             IValue::Tensor(_) => Type::Tensor,
             IValue::Device(_) => Type::Device,
@@ -504,6 +508,15 @@ impl IValue {
         match self {
             IValue::Double(value) => Ok(*value),
             other => Err(other.mismatch("float")),
+        }
+    }
+
+    /// A `complex` value (only a complex: ints and floats are converted by the operators
+    /// that accept them, as PyTorch's `toComplexDouble` does for tagged complex only).
+    pub fn to_complex(&self) -> Result<Complex128> {
+        match self {
+            IValue::Complex(value) => Ok(*value),
+            other => Err(other.mismatch("complex")),
         }
     }
 
@@ -642,6 +655,9 @@ impl IValue {
             (IValue::Bool(a), IValue::Bool(b)) => a == b,
             (IValue::Int(a), IValue::Int(b)) => a == b,
             (IValue::Double(a), IValue::Double(b)) => a.to_bits() == b.to_bits(),
+            (IValue::Complex(a), IValue::Complex(b)) => {
+                a.re.to_bits() == b.re.to_bits() && a.im.to_bits() == b.im.to_bits()
+            }
             (IValue::Str(a), IValue::Str(b)) => a == b,
             (IValue::Device(a), IValue::Device(b)) => a == b,
             (IValue::Uninitialized, IValue::Uninitialized) => true,
@@ -654,6 +670,7 @@ impl IValue {
         match (self, other) {
             (IValue::Tensor(a), IValue::Tensor(b)) => same_tensor(a, b),
             (IValue::Double(a), IValue::Double(b)) => a == b,
+            (IValue::Complex(a), IValue::Complex(b)) => a == b,
             _ => self.is_same_identity(other),
         }
     }
@@ -668,6 +685,7 @@ impl IValue {
             (IValue::Bool(a), IValue::Bool(b)) => a == b,
             (IValue::Int(a), IValue::Int(b)) => a == b,
             (IValue::Double(a), IValue::Double(b)) => a == b,
+            (IValue::Complex(a), IValue::Complex(b)) => a == b,
             (IValue::Str(a), IValue::Str(b)) => a == b,
             (IValue::Device(a), IValue::Device(b)) => a == b,
             (IValue::Tensor(a), IValue::Tensor(b)) => {
@@ -723,6 +741,7 @@ impl IValue {
         match self {
             IValue::Str(text) => out.push_str(&python_quote(text)),
             IValue::Double(value) => out.push_str(&python_float_repr(*value)),
+            IValue::Complex(value) => out.push_str(&python_complex_repr(*value)),
             IValue::List(list) => {
                 out.push('[');
                 for (index, item) in list.read().iter().enumerate() {
@@ -805,6 +824,37 @@ pub fn format_torchscript_float(value: f64) -> String {
     format_g(value, 17)
 }
 
+/// A complex as TorchScript's `print`/`str` and the IR printer write it (c10's
+/// `printComplex`): the real part as a float, then the sign of the imaginary part, its
+/// magnitude and `j` (`1.+2.j`, `0.5-0.25j`). A NaN imaginary part is not `>= 0`, so it
+/// prints with `-`, as c10 does.
+pub fn format_torchscript_complex(value: Complex128) -> String {
+    let sign = if value.im >= 0.0 { '+' } else { '-' };
+    format!(
+        "{}{sign}{}j",
+        format_torchscript_float(value.re),
+        format_torchscript_float(value.im.abs())
+    )
+}
+
+/// Python's `repr(complex)`: `(1+2j)`, `2j` when the real part is +0, parts in `repr(float)`
+/// form with a `.0` dropped (`(1.5-2j)`).
+pub fn python_complex_repr(value: Complex128) -> String {
+    fn part(value: f64) -> String {
+        let text = python_float_repr(value);
+        text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+    }
+    if value.re == 0.0 && value.re.is_sign_positive() {
+        return format!("{}j", part(value.im));
+    }
+    let sign = if value.im.is_sign_negative() && !value.im.is_nan() {
+        "-"
+    } else {
+        "+"
+    };
+    format!("({}{sign}{}j)", part(value.re), part(value.im.abs()))
+}
+
 /// Python's `repr(float)`: shortest round-trip digits, scientific outside [1e-4, 1e16).
 pub fn python_float_repr(value: f64) -> String {
     if value.is_nan() {
@@ -884,6 +934,7 @@ impl fmt::Display for IValue {
             IValue::Bool(value) => write!(f, "{}", if *value { "True" } else { "False" }),
             IValue::Int(value) => write!(f, "{value}"),
             IValue::Double(value) => write!(f, "{}", format_torchscript_float(*value)),
+            IValue::Complex(value) => write!(f, "{}", format_torchscript_complex(*value)),
             IValue::Str(text) => write!(f, "{text}"),
             IValue::Tensor(cell) => write!(
                 f,
@@ -957,7 +1008,11 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         (Type::Bool, IValue::Bool(_)) => true,
         (Type::Str, IValue::Str(_)) => true,
         (Type::Device, IValue::Device(_)) => true,
-        (Type::Number, IValue::Int(_) | IValue::Double(_) | IValue::Bool(_)) => true,
+        (Type::Complex, IValue::Complex(_)) => true,
+        (
+            Type::Number,
+            IValue::Int(_) | IValue::Double(_) | IValue::Bool(_) | IValue::Complex(_),
+        ) => true,
         (Type::List(element), IValue::List(list)) => {
             list.element_type() == element.as_ref()
                 || list

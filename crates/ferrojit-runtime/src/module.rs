@@ -236,7 +236,8 @@ pub fn method_declaration(name: &str, graph: &Graph) -> String {
 /// messages for too many, too few and mistyped arguments.
 /// Applies the conversions PyTorch's Python binding makes when a caller passes a Python
 /// value for a declared argument: an `int` where `float` (or `Optional[float]`) is declared
-/// becomes a float, so `forward(x, 1)` works for `scale: float` as it does in PyTorch.
+/// becomes a float, so `forward(x, 1)` works for `scale: float` as it does in PyTorch, and
+/// an `int` or `float` where `complex` is declared becomes a complex.
 pub fn coerce_call_arguments(graph: &Graph, inputs: &mut [IValue]) {
     for (value, &declared) in inputs.iter_mut().zip(graph.inputs()) {
         let wants_float = match graph.value_type(declared) {
@@ -247,6 +248,23 @@ pub fn coerce_call_arguments(graph: &Graph, inputs: &mut [IValue]) {
         if wants_float {
             if let IValue::Int(integer) = value {
                 *value = IValue::Double(*integer as f64);
+            }
+        }
+        // A Python int or float passed for a `complex` parameter becomes a complex number,
+        // as PyTorch's argument conversion does (`fn(2)` gets `2+0j`).
+        let wants_complex = match graph.value_type(declared) {
+            Type::Complex => true,
+            Type::Optional(inner) => **inner == Type::Complex,
+            _ => false,
+        };
+        if wants_complex {
+            let real = match value {
+                IValue::Int(integer) => Some(*integer as f64),
+                IValue::Double(number) => Some(*number),
+                _ => None,
+            };
+            if let Some(real) = real {
+                *value = IValue::Complex(ferrojit_tensor::Complex128::new(real, 0.0));
             }
         }
     }

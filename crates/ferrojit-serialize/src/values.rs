@@ -9,7 +9,7 @@ use ferrojit_ir::{ClassType, Type};
 use ferrojit_runtime::ivalue::{DictValue, IValue, ListValue, TupleValue};
 use ferrojit_runtime::object::{MethodSource, Object};
 use ferrojit_runtime::Device;
-use ferrojit_tensor::{DType, Storage, Tensor, TensorError};
+use ferrojit_tensor::{Complex128, DType, Storage, Tensor, TensorError};
 
 use crate::load_error::LoadError;
 use ferrojit_archive::pickle_value::PickleValue;
@@ -312,6 +312,22 @@ impl<'a> ValueReader<'a> {
                     device.index = Some(index);
                 }
                 Ok(IValue::from(device))
+            }
+            // Python's pickling of a complex number: `complex(re, im)` (ints are accepted as
+            // Python's constructor accepts them).
+            ("builtins", "complex") => {
+                let part = |index: usize| match args.get(index) {
+                    Some(PickleValue::Float(value)) => Some(*value),
+                    Some(PickleValue::Int(value)) => Some(*value as f64),
+                    None => Some(0.0),
+                    Some(_) => None,
+                };
+                match (part(0), part(1)) {
+                    (Some(re), Some(im)) if args.len() <= 2 => {
+                        Ok(IValue::Complex(Complex128::new(re, im)))
+                    }
+                    _ => Err(self.error("builtins.complex takes up to two numbers")),
+                }
             }
             ("collections", "OrderedDict") => {
                 // The unpickler turns OrderedDict() into a dict already; a call with items
@@ -785,6 +801,12 @@ impl ValueWriter {
             IValue::Bool(b) => PickleValue::Bool(*b),
             IValue::Int(i) => PickleValue::Int(*i),
             IValue::Double(f) => PickleValue::Float(*f),
+            // Python pickles a complex as `builtins.complex(re, im)`, which PyTorch's
+            // unpickler reads back too.
+            IValue::Complex(c) => PickleValue::reduce(
+                PickleValue::global("builtins", "complex"),
+                vec![PickleValue::Float(c.re), PickleValue::Float(c.im)],
+            ),
             IValue::Str(s) => self.string(s),
             IValue::Tensor(cell) => self.tensor(&cell.get(), cell.requires_grad()),
             IValue::Device(device) => {

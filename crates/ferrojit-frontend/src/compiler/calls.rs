@@ -522,6 +522,16 @@ impl<'a> Emitter<'a> {
                 return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
             }
         }
+        // `cmath.X(z)`: the `.complex` overloads of the same aten operators; `phase` is
+        // `angle`.
+        if let Some(op) = dotted.strip_prefix("cmath.") {
+            if !op.contains('.') {
+                let op = if op == "phase" { "angle" } else { op };
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                self.location = Some(range.clone());
+                return self.emit_builtin_call(&format!("aten::{op}"), &positional, &named, range);
+            }
+        }
         if let Some(op) = dotted.strip_prefix("math.") {
             if !op.contains('.') {
                 let (positional, named) = self.emit_arguments(args, keywords)?;
@@ -689,6 +699,21 @@ impl<'a> Emitter<'a> {
                 };
                 self.location = Some(range.clone());
                 self.emit_builtin(op, &[value], range)
+            }
+            // `complex(re, im)` and `complex(x)`: `aten::Complex`, whose overloads take every
+            // mix of int, float, bool and tensor parts.
+            "complex" => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err(self.error("complex() takes one or two arguments", range));
+                }
+                let (positional, named) = self.emit_arguments(args, keywords)?;
+                if let [(value, _)] = positional.as_slice() {
+                    if *self.graph.value_type(*value) == Type::Complex {
+                        return Ok(*value);
+                    }
+                }
+                self.location = Some(range.clone());
+                self.emit_builtin_call("aten::Complex", &positional, &named, range)
             }
             "print" => {
                 let (positional, _) = self.emit_arguments(args, &[])?;

@@ -46,6 +46,7 @@ impl<'a> Emitter<'a> {
                 Ok(self.int_constant(value))
             }
             ExprKind::Float(value) => Ok(self.float_constant(*value)),
+            ExprKind::Imaginary(value) => Ok(self.complex_constant(0.0, *value)),
             ExprKind::Bool(value) => Ok(self.bool_constant(*value)),
             ExprKind::Str(text) => Ok(self.str_constant(text)),
             ExprKind::None => Ok(self.none_constant()),
@@ -156,6 +157,29 @@ impl<'a> Emitter<'a> {
         Err(self.error(format!("undefined value {name}"), range))
     }
 
+    /// The elements' types unified as PyTorch's `unifyTypeList` with `default_to_union`: one
+    /// type when they unify, else the union of the distinct types in order
+    /// (`Union[float, complex]`).
+    fn unified_element_types(&self, values: &[ValueId]) -> Type {
+        let mut members: Vec<Type> = Vec::new();
+        let mut unified: Option<Option<Type>> = None;
+        for value in values {
+            let ty = self.graph.value_type(*value).clone();
+            if !members.contains(&ty) {
+                members.push(ty.clone());
+            }
+            unified = Some(match unified {
+                None => Some(ty),
+                Some(Some(so_far)) => unify_types(&so_far, &ty),
+                Some(None) => None,
+            });
+        }
+        match unified {
+            Some(Some(ty)) => ty,
+            _ => Type::Union(members),
+        }
+    }
+
     fn emit_list_literal(
         &mut self,
         expr: &Expr,
@@ -181,9 +205,9 @@ impl<'a> Emitter<'a> {
                     if !actual.is_subtype_of(ty) {
                         return Err(self.error(
                             format!(
-                                "List type annotation `List[{}]` did not match the types of the given list elements, which were {}",
+                                "List type annotation `List[{}]` did not match the types of the given list elements, which were unified to {}",
                                 ty.annotation_str(),
-                                actual.annotation_str()
+                                self.unified_element_types(&values).annotation_str()
                             ),
                             &item.range,
                         ));
@@ -288,6 +312,10 @@ impl<'a> Emitter<'a> {
                 return Ok(self.int_constant(value));
             }
             (UnaryOpKind::Neg, ExprKind::Float(value)) => return Ok(self.float_constant(-value)),
+            // PyTorch folds `-1.5j` into the constant `0.-1.5j`.
+            (UnaryOpKind::Neg, ExprKind::Imaginary(value)) => {
+                return Ok(self.complex_constant(0.0, -value))
+            }
             _ => {}
         }
         match op {
@@ -1002,9 +1030,10 @@ impl<'a> Emitter<'a> {
                 &[object],
                 Type::Optional(Box::new(Type::Int)),
             )),
+            // PyTorch's SimpleValue::attr message, period included.
             other => Err(self.error(
                 format!(
-                    "'{}' object has no attribute or method '{name}'",
+                    "'{}' object has no attribute or method '{name}'.",
                     other.annotation_str()
                 ),
                 &expr.range,

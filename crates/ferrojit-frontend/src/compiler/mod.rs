@@ -295,6 +295,13 @@ impl<'a> Emitter<'a> {
         self.constant(Some(AttributeValue::Float(value)), Type::Float)
     }
 
+    pub fn complex_constant(&mut self, real: f64, imaginary: f64) -> ValueId {
+        self.constant(
+            Some(AttributeValue::Complex(real, imaginary)),
+            Type::Complex,
+        )
+    }
+
     pub fn bool_constant(&mut self, value: bool) -> ValueId {
         self.constant(Some(AttributeValue::Int(value as i64)), Type::Bool)
     }

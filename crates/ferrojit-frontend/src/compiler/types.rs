@@ -45,6 +45,7 @@ pub(crate) fn builtin_type(name: &str) -> Option<Type> {
     Some(match name {
         "int" => Type::Int,
         "float" => Type::Float,
+        "complex" => Type::Complex,
         "bool" => Type::Bool,
         "str" => Type::Str,
         "Tensor" | "torch.Tensor" => Type::Tensor,

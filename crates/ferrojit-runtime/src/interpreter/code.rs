@@ -1098,6 +1098,9 @@ pub fn decode_constant(ty: &Type, attribute: Option<&AttributeValue>) -> Result<
         (Type::Float, AttributeValue::Int(v)) => IValue::Double(*v as f64),
         (Type::Number, AttributeValue::Int(v)) => IValue::Int(*v),
         (Type::Number, AttributeValue::Float(v)) => IValue::Double(*v),
+        (Type::Complex | Type::Number, AttributeValue::Complex(re, im)) => {
+            IValue::Complex(ferrojit_tensor::Complex128::new(*re, *im))
+        }
         (Type::Str, AttributeValue::Str(v)) => IValue::string(v),
         (Type::Device, AttributeValue::Str(v)) => IValue::from(Device::parse(v)?),
         // `torch.Generator(device="cpu", seed=N)`, made once per compiled graph, as PyTorch's

@@ -103,6 +103,13 @@ impl FromArgument for DType {
     }
 }
 
+/// `complex`: only a complex value (schemas name int and float operands separately).
+impl FromArgument for ferrojit_tensor::Complex128 {
+    fn from_argument(value: &IValue) -> Result<Self> {
+        value.to_complex()
+    }
+}
+
 /// The value itself, for arguments a kernel inspects on its own.
 impl FromArgument for IValue {
     fn from_argument(value: &IValue) -> Result<Self> {
@@ -291,6 +298,12 @@ impl IntoResults for i64 {
 impl IntoResults for f64 {
     fn into_results(self) -> Vec<IValue> {
         vec![IValue::Double(self)]
+    }
+}
+
+impl IntoResults for ferrojit_tensor::Complex128 {
+    fn into_results(self) -> Vec<IValue> {
+        vec![IValue::Complex(self)]
     }
 }
 

@@ -151,7 +151,7 @@ fn empty_dict() -> Result<IValue> {
 }
 
 /// The dict operators of one key type (`str`, `int`, ...), in PyTorch's order.
-fn declarations_for_key(key: &str) -> Vec<OperatorDeclaration> {
+pub(crate) fn declarations_for_key(key: &str) -> Vec<OperatorDeclaration> {
     vec![
         typed(&format!("aten::len.Dict_{key}(Dict({key}, t) self) -> int"), dict_len),
         typed(&format!("aten::keys.{key}(Dict({key}, t) self) -> {key}[](*)"), dict_keys),

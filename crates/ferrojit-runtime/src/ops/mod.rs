@@ -7,6 +7,7 @@ pub mod arrange_ops;
 pub mod binding;
 pub mod comparison_ops;
 pub mod complex_ops;
+pub mod complex_scalar_ops;
 pub mod composite_ops;
 pub mod core_ops;
 pub mod creation_ops;
@@ -87,6 +88,13 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "short_time_fourier",
             NativeFunction,
             short_time_fourier_ops::declarations(),
+        ),
+        // Before the int/float family: a complex operand also matches `Scalar`, and the
+        // exact `.complex` overloads must be found first.
+        (
+            "complex_scalar",
+            Builtin,
+            complex_scalar_ops::declarations(),
         ),
         ("scalar", Builtin, scalar_ops::declarations()),
         ("math", Builtin, math_ops::declarations()),

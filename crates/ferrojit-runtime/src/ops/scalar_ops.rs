@@ -358,7 +358,7 @@ fn int_from_str(text: String) -> Result<i64> {
 
 /// PyTorch's `checkImplicitTensorToNum`: a tensor passed where a number is expected must be
 /// 0-dimensional (and integral when an int is expected).
-fn implicit_tensor_number(tensor: &Tensor, to_int: bool) -> Result<Scalar> {
+pub(crate) fn implicit_tensor_number(tensor: &Tensor, to_int: bool) -> Result<Scalar> {
     if !tensor.sizes().is_empty() {
         return Err(RuntimeError::Other(
             "Cannot input a tensor of dimension other than 0 as a scalar argument".to_string(),
@@ -381,8 +381,13 @@ fn float_implicit(tensor: Arc<Tensor>) -> Result<f64> {
     Ok(implicit_tensor_number(&tensor, false)?.to_f64())
 }
 
-fn scalar_implicit(tensor: Arc<Tensor>) -> Result<Scalar> {
-    implicit_tensor_number(&tensor, false)
+/// A complex tensor gives a `complex` (TorchScript's Scalar covers complex numbers).
+fn scalar_implicit(tensor: Arc<Tensor>) -> Result<IValue> {
+    let number = implicit_tensor_number(&tensor, false)?;
+    if tensor.dtype().is_complex() {
+        return super::complex_scalar_ops::complex_element(&tensor).map(IValue::Complex);
+    }
+    Ok(IValue::from(number))
 }
 
 /// `Float(x)` for int, bool, float and Scalar inputs.

@@ -467,7 +467,12 @@ fn bool_tensor(input: Input) -> Result<bool> {
     Ok(input.item()?.to_bool())
 }
 
-fn num_to_tensor(value: Scalar) -> Result<Tensor> {
+/// A complex number gives a complex128 tensor, as c10's `scalar_to_tensor`.
+fn num_to_tensor(value: IValue) -> Result<Tensor> {
+    if let IValue::Complex(number) = value {
+        return Ok(Tensor::from_vec(vec![number], &[])?);
+    }
+    let value = value.to_scalar()?;
     Ok(Tensor::scalar_tensor(value, value.dtype()))
 }
 

@@ -733,6 +733,8 @@ impl<'g, 'c> FunctionPrinter<'g, 'c> {
             }
             (Some(AttributeValue::Int(v)), _) => v.to_string(),
             (Some(AttributeValue::Float(v)), _) => float_literal(v),
+            // PyTorch writes `1.+2.j`, which Python reads as float + imaginary literal.
+            (Some(complex @ AttributeValue::Complex(..)), _) => complex.to_ir_string(),
             (Some(AttributeValue::Str(text)), Type::Device) => {
                 format!("torch.device({})", quote_string(&text))
             }

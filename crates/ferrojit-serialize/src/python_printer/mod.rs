@@ -468,6 +468,9 @@ fn constant_literal(constant: &ConstantValue) -> Option<String> {
         }
         ConstantValue::Scalar(Some(AttributeValue::Int(v)), _) => v.to_string(),
         ConstantValue::Scalar(Some(AttributeValue::Float(v)), _) => float_literal(*v),
+        ConstantValue::Scalar(Some(complex @ AttributeValue::Complex(..)), _) => {
+            complex.to_ir_string()
+        }
         ConstantValue::Scalar(Some(AttributeValue::Str(s)), _) => quote_string(s),
         ConstantValue::Scalar(Some(AttributeValue::Ints(v)), _) => format!(
             "[{}]",
