@@ -4,14 +4,18 @@
 
 pub mod activation;
 pub mod backward;
+pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;
 pub mod distance;
 pub mod fold;
+pub mod gated_activations;
 pub mod grid_sample;
 pub mod grid_sample_3d;
 pub mod loss;
+pub mod margin_losses;
 pub mod misc;
+pub mod nll_forward;
 pub mod norm;
 pub mod norm_backward;
 pub mod pool;
@@ -19,6 +23,7 @@ pub mod resample;
 mod resample_linear;
 pub mod rnn;
 pub mod transformer;
+pub mod unpool;
 
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
