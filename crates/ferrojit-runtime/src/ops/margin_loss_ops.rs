@@ -33,7 +33,11 @@ fn margin_ranking_loss(
     reduction: i64,
 ) -> Result<Tensor> {
     Ok(margin_losses::margin_ranking_loss(
-        &input1, &input2, &target, margin, composite_reduction(reduction),
+        &input1,
+        &input2,
+        &target,
+        margin,
+        composite_reduction(reduction),
     )?)
 }
 
@@ -44,7 +48,10 @@ fn hinge_embedding_loss(
     reduction: i64,
 ) -> Result<Tensor> {
     Ok(margin_losses::hinge_embedding_loss(
-        &input, &target, margin, composite_reduction(reduction),
+        &input,
+        &target,
+        margin,
+        composite_reduction(reduction),
     )?)
 }
 
@@ -60,7 +67,11 @@ fn cosine_embedding_loss(
     reduction: i64,
 ) -> Result<Tensor> {
     Ok(margin_losses::cosine_embedding_loss(
-        &input1, &input2, &target, margin, composite_reduction(reduction),
+        &input1,
+        &input2,
+        &target,
+        margin,
+        composite_reduction(reduction),
     )?)
 }
 
@@ -73,7 +84,12 @@ fn poisson_nll_loss(
     reduction: i64,
 ) -> Result<Tensor> {
     Ok(margin_losses::poisson_nll_loss(
-        &input, &target, log_input, full, eps, composite_reduction(reduction),
+        &input,
+        &target,
+        log_input,
+        full,
+        eps,
+        composite_reduction(reduction),
     )?)
 }
 
@@ -89,7 +105,14 @@ fn triplet_margin_loss(
     reduction: i64,
 ) -> Result<Tensor> {
     Ok(margin_losses::triplet_margin_loss(
-        &anchor, &positive, &negative, margin, p, eps, swap, composite_reduction(reduction),
+        &anchor,
+        &positive,
+        &negative,
+        margin,
+        p,
+        eps,
+        swap,
+        composite_reduction(reduction),
     )?)
 }
 

@@ -65,13 +65,21 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             nn_backward_ops::declarations(),
         ),
         ("distance", NativeFunction, distance_ops::declarations()),
-        ("margin_loss", NativeFunction, margin_loss_ops::declarations()),
+        (
+            "margin_loss",
+            NativeFunction,
+            margin_loss_ops::declarations(),
+        ),
         (
             "nn_layer_extra",
             NativeFunction,
             nn_layer_extra_ops::declarations(),
         ),
-        ("nn_internal", NativeFunction, nn_internal_ops::declarations()),
+        (
+            "nn_internal",
+            NativeFunction,
+            nn_internal_ops::declarations(),
+        ),
         ("rnn", NativeFunction, rnn_ops::declarations()),
         (
             "transformer",

@@ -23,12 +23,7 @@ fn list_text(values: &[i64]) -> String {
 
 /// The slow kernels take the kernel size again; it must be the weight's spatial sizes.
 fn check_kernel_size(weight: &Tensor, kernel_size: &[i64]) -> Result<()> {
-    let spatial: Vec<i64> = weight
-        .sizes()
-        .iter()
-        .skip(2)
-        .map(|&s| s as i64)
-        .collect();
+    let spatial: Vec<i64> = weight.sizes().iter().skip(2).map(|&s| s as i64).collect();
     if spatial != kernel_size {
         return Err(TensorError::InvalidArgument(format!(
             "weight[2:] shape {} must be equal to kernel_size {}",

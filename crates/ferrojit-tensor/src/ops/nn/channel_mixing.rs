@@ -71,7 +71,9 @@ pub fn bilinear(
         )));
     }
     if input1.dim() == 0 {
-        return Err(invalid("bilinear(): input1 must have at least one dimension"));
+        return Err(invalid(
+            "bilinear(): input1 must have at least one dimension",
+        ));
     }
     let last = input1.dim() - 1;
     for dim in 0..last {

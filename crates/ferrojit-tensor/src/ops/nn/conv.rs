@@ -551,8 +551,8 @@ pub fn convolution(
     // PyTorch's slow (im2col/vol2col) kernels also take integer tensors: every integer
     // dtype forward, only int64 transposed. They are computed here in f64, exact while the
     // products and sums stay below 2^53.
-    let integral = input.dtype().is_integral(false)
-        && (!transposed || input.dtype() == DType::Int64);
+    let integral =
+        input.dtype().is_integral(false) && (!transposed || input.dtype() == DType::Int64);
     let dtype = if integral {
         input.dtype()
     } else {

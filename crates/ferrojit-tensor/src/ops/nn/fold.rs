@@ -278,7 +278,8 @@ mod tests {
     /// number of blocks covering it.
     #[test]
     fn unfolding_then_folding_scales_by_the_cover_count() {
-        let image = Tensor::from_vec((1..=9).map(f64::from).collect::<Vec<_>>(), &[1, 1, 3, 3]).unwrap();
+        let image =
+            Tensor::from_vec((1..=9).map(f64::from).collect::<Vec<_>>(), &[1, 1, 3, 3]).unwrap();
         let columns = im2col(&image, &[2, 2], &[1, 1], &[0, 0], &[1, 1]).unwrap();
         assert_eq!(columns.sizes(), &[1, 4, 4]);
         let folded = col2im(&columns, &[3, 3], &[2, 2], &[1], &[0], &[1]).unwrap();

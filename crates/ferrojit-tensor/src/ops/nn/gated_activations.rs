@@ -83,7 +83,7 @@ pub fn glu(input: &Tensor, dim: i64) -> Result<Tensor> {
     }
     let wrapped = crate::shape::wrap_dim(dim, input.dim())?;
     let size = input.sizes()[wrapped];
-    if size % 2 != 0 {
+    if !size.is_multiple_of(2) {
         return Err(invalid(format!(
             "Halving dimension must be even, but dimension {wrapped} is size {size}"
         )));

@@ -52,7 +52,10 @@ pub fn margin_ranking_loss(
     reduction: Reduction,
 ) -> Result<Tensor> {
     let difference = input1.sub(input2, &one())?;
-    let unclamped = target.neg()?.mul(&difference)?.add(&number(margin), &one())?;
+    let unclamped = target
+        .neg()?
+        .mul(&difference)?
+        .add(&number(margin), &one())?;
     let loss = unclamped.clamp(Some(&Scalar::Int(0)), None)?;
     apply_reduction(loss, reduction)
 }
@@ -118,7 +121,11 @@ pub fn cosine_embedding_loss(
             "0D or 1D target tensor expected, multi-target not supported",
         ));
     }
-    let (expected, what) = if target_dim == 1 { (2, "1D target tensor expects 2D") } else { (1, "0D target tensor expects 1D") };
+    let (expected, what) = if target_dim == 1 {
+        (2, "1D target tensor expects 2D")
+    } else {
+        (1, "0D target tensor expects 1D")
+    };
     if input1.dim() != expected {
         return Err(invalid(format!(
             "{what} input tensors, but found inputs with sizes {} and {}.",
@@ -171,7 +178,10 @@ pub fn poisson_nll_loss(
         let stirling = target
             .mul(&target.unary(UnaryOp::Log)?)?
             .sub(target, &one())?
-            .add(&two_pi_target.unary(UnaryOp::Log)?.mul(&number(0.5))?, &one())?;
+            .add(
+                &two_pi_target.unary(UnaryOp::Log)?.mul(&number(0.5))?,
+                &one(),
+            )?;
         let stirling = stirling.masked_fill(&target.le(&integer(1))?, &Scalar::Int(0))?;
         // ATen adds in place, so the sum keeps the loss's dtype.
         let sum = loss.add(&stirling, &one())?;

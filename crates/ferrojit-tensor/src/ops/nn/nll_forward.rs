@@ -2,8 +2,8 @@
 //! the total weight of the counted targets, the pair ATen's forward kernels return (and
 //! traced or exported graphs record).
 
-use super::loss::{nll_loss, Reduction};
 use super::from_f64;
+use super::loss::{nll_loss, Reduction};
 use crate::error::Result;
 use crate::tensor::Tensor;
 

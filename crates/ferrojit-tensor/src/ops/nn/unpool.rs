@@ -10,14 +10,19 @@ use crate::Element;
 
 /// The shared scatter: `input` and `indices` of one shape `[..., spatial...]` (the last
 /// `output_size.len()` dims spatial), each index a flat position within one output volume.
-fn unpool(input: &Tensor, indices: &Tensor, output_size: &[usize], op: &'static str) -> Result<Tensor> {
+fn unpool(
+    input: &Tensor,
+    indices: &Tensor,
+    output_size: &[usize],
+    op: &'static str,
+) -> Result<Tensor> {
     let spatial = output_size.len();
     let leading = &input.sizes()[..input.dim() - spatial];
     let mut out_sizes = leading.to_vec();
     out_sizes.extend_from_slice(output_size);
     let volume: usize = output_size.iter().product();
     let planes: usize = leading.iter().product();
-    let per_plane = if planes == 0 { 0 } else { input.numel() / planes };
+    let per_plane = input.numel().checked_div(planes).unwrap_or(0);
     let positions = indices.to_i64_vec();
     let volume_text = output_size
         .iter()
@@ -25,7 +30,10 @@ fn unpool(input: &Tensor, indices: &Tensor, output_size: &[usize], op: &'static 
         .collect::<Vec<_>>()
         .join("x");
     if !input.dtype().is_floating_point() {
-        return Err(TensorError::NotImplementedForDType { op, dtype: input.dtype() });
+        return Err(TensorError::NotImplementedForDType {
+            op,
+            dtype: input.dtype(),
+        });
     }
     crate::macros::dispatch_dtype!(input.dtype(), T => {
         let values = input.gather::<T>();
@@ -80,7 +88,13 @@ fn same_shape_and_nonempty(input: &Tensor, indices: &Tensor, kernel: &str) -> Re
 fn output_extent(output_size: &[i64]) -> Result<Vec<usize>> {
     output_size
         .iter()
-        .map(|&s| usize::try_from(s).map_err(|_| invalid(format!("Trying to create tensor with negative dimension {s}: {output_size:?}"))))
+        .map(|&s| {
+            usize::try_from(s).map_err(|_| {
+                invalid(format!(
+                    "Trying to create tensor with negative dimension {s}: {output_size:?}"
+                ))
+            })
+        })
         .collect()
 }
 
