@@ -20,9 +20,12 @@ pub mod indexing_ops;
 pub mod jit_builtin_ops;
 pub mod linalg_ops;
 pub mod list_ops;
+pub mod margin_loss_ops;
 pub mod math_ops;
 pub mod misc_ops;
 pub mod nn_backward_ops;
+pub mod nn_internal_ops;
+pub mod nn_layer_extra_ops;
 pub mod nn_ops;
 pub mod prim_lang_ops;
 pub mod rnn_ops;
@@ -63,6 +66,21 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             nn_backward_ops::declarations(),
         ),
         ("distance", NativeFunction, distance_ops::declarations()),
+        (
+            "margin_loss",
+            NativeFunction,
+            margin_loss_ops::declarations(),
+        ),
+        (
+            "nn_layer_extra",
+            NativeFunction,
+            nn_layer_extra_ops::declarations(),
+        ),
+        (
+            "nn_internal",
+            NativeFunction,
+            nn_internal_ops::declarations(),
+        ),
         ("rnn", NativeFunction, rnn_ops::declarations()),
         (
             "transformer",

@@ -62,10 +62,21 @@ impl Tensor {
         let mut contract_a = Vec::new();
         let mut contract_b = Vec::new();
         let mut size = 1usize;
+        // A contracted dim of size 1 on one side broadcasts: the other side is summed over
+        // it first (keeping the dim), as ATen's tensordot does.
+        let mut left = self.clone();
+        let mut right = other.clone();
         for (&da, &db) in dims_a.iter().zip(dims_b) {
             let a = wrap_dim(da, self.dim())?;
             let b = wrap_dim(db, other.dim())?;
-            let (sa, sb) = (self.sizes()[a], other.sizes()[b]);
+            let (mut sa, mut sb) = (left.sizes()[a], right.sizes()[b]);
+            if sb == 1 && sa != 1 {
+                left = left.sum_dim(&[a as i64], true, Some(left.dtype()))?;
+                sa = 1;
+            } else if sa == 1 && sb != 1 {
+                right = right.sum_dim(&[b as i64], true, Some(right.dtype()))?;
+                sb = 1;
+            }
             if sa != sb {
                 return Err(invalid(format!(
                     "contracted dimensions need to match, but first has size {sa} in dim {a} and second has size {sb} in dim {b}"
@@ -80,7 +91,8 @@ impl Tensor {
             contract_b.push(b);
             size *= sa;
         }
-        let free_a: Vec<usize> = (0..self.dim())
+        let (this, other) = (&left, &right);
+        let free_a: Vec<usize> = (0..this.dim())
             .filter(|d| !contract_a.contains(d))
             .collect();
         let free_b: Vec<usize> = (0..other.dim())
@@ -96,11 +108,11 @@ impl Tensor {
             .chain(&free_b)
             .map(|&d| d as i64)
             .collect();
-        let rows: usize = free_a.iter().map(|&d| self.sizes()[d]).product();
+        let rows: usize = free_a.iter().map(|&d| this.sizes()[d]).product();
         let cols: usize = free_b.iter().map(|&d| other.sizes()[d]).product();
-        let a = self.permute(&perm_a)?.reshape_usize(&[rows, size])?;
+        let a = this.permute(&perm_a)?.reshape_usize(&[rows, size])?;
         let b = other.permute(&perm_b)?.reshape_usize(&[size, cols])?;
-        let mut out_sizes: Vec<usize> = free_a.iter().map(|&d| self.sizes()[d]).collect();
+        let mut out_sizes: Vec<usize> = free_a.iter().map(|&d| this.sizes()[d]).collect();
         out_sizes.extend(free_b.iter().map(|&d| other.sizes()[d]));
         a.mm(&b)?.reshape_usize(&out_sizes)
     }

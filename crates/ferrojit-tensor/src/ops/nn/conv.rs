@@ -641,13 +641,21 @@ fn convolution_with_epilogue(
             )));
         }
     }
-    // PyTorch's slow (im2col) 1-D/2-D kernel also takes integer tensors; they are computed
-    // here in f64, exact while the products and sums stay below 2^53.
-    let integral = !transposed && spatial <= 2 && input.dtype().is_integral(false);
+    // PyTorch's slow (im2col/vol2col) kernels also take integer tensors: every integer
+    // dtype forward, only int64 transposed. They are computed here in f64, exact while the
+    // products and sums stay below 2^53.
+    let integral =
+        input.dtype().is_integral(false) && (!transposed || input.dtype() == DType::Int64);
     let dtype = if integral {
         input.dtype()
     } else {
-        require_float(&input, "slow_conv2d_cpu")?
+        let kernel_name = match (transposed, spatial) {
+            (true, 3) => "slow_conv_transpose3d_out_cpu",
+            (true, _) => "slow_conv_transpose2d_out_cpu",
+            (false, 3) => "compute_columns3d",
+            (false, _) => "slow_conv2d_cpu",
+        };
+        require_float(&input, kernel_name)?
     };
     if groups <= 0 {
         return Err(invalid("non-positive groups is not supported"));

@@ -151,6 +151,25 @@ pub fn pdist(input: &Tensor, p: f64, require_contiguous: bool) -> Result<Tensor>
     Ok(from_f64(out, &[pairs], input.dtype()))
 }
 
+/// `_euclidean_dist(x1, x2)`: ATen's matrix-product form of the Euclidean distances between
+/// the rows of `x1 [*, P, M]` and `x2 [*, R, M]`: `[-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T`,
+/// clamped below at 1e-30 before the square root, composed of the same operators.
+pub fn euclidean_dist(x1: &Tensor, x2: &Tensor) -> Result<Tensor> {
+    use crate::dtype::Scalar;
+    let two = Scalar::Int(2);
+    let norm1 = x1.pow_scalar(&two)?.sum_dim(&[-1], true, None)?;
+    let pad1 = Tensor::ones(norm1.sizes(), norm1.dtype())?;
+    let norm2 = x2.pow_scalar(&two)?.sum_dim(&[-1], true, None)?;
+    let pad2 = Tensor::ones(norm2.sizes(), norm2.dtype())?;
+    let scaled1 = x1.mul(&Tensor::wrapped_scalar(Scalar::Int(-2)))?;
+    let left = crate::ops::join::cat(&[scaled1, norm1, pad1], -1)?;
+    let right = crate::ops::join::cat(&[x2.clone(), pad2, norm2], -1)?;
+    let product = left.matmul(&right.transpose(-2, -1)?)?;
+    product
+        .clamp(Some(&Scalar::Float(1e-30)), None)?
+        .unary(crate::ops::pointwise::UnaryOp::Sqrt)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,7 +238,12 @@ pub fn pad(input: &Tensor, pad: &[i64], mode: PadMode, value: f64) -> Result<Ten
     let mut out_sizes = Vec::with_capacity(nd);
     for d in 0..nd {
         let s = input.sizes()[d] as i64 + before[d] + after[d];
-        if s < 0 || (mode != PadMode::Constant && s <= 0) {
+        // Reflect and replicate refuse an empty padded dim; a batch dim may be empty, and
+        // circular padding may shrink a dim to nothing, as PyTorch's kernels allow.
+        let padded_dim = d >= nd - n;
+        let empty_refused =
+            matches!(mode, PadMode::Reflect | PadMode::Replicate) && padded_dim && s <= 0;
+        if s < 0 || empty_refused {
             return Err(invalid(format!(
                 "The input size {}, plus negative padding {} and {} resulted in a negative output size, which is invalid. Check dimension {d} of your input.",
                 input.sizes()[d], before[d], after[d]
@@ -580,6 +585,16 @@ pub fn pairwise_distance(
     keepdim: bool,
 ) -> Result<Tensor> {
     let dtype = crate::dtype::promote_types(x1.dtype(), x2.dtype());
+    if !dtype.is_floating_point() && !dtype.is_complex() {
+        // ATen computes `norm(x1 - x2 + eps)`: integers subtract in their own dtype (uint8
+        // wraps), and adding the float eps makes the difference floating.
+        let eps_tensor = Tensor::wrapped_scalar(crate::dtype::Scalar::Float(eps));
+        let shifted = x1
+            .sub(x2, &crate::dtype::Scalar::Int(1))?
+            .add(&eps_tensor, &crate::dtype::Scalar::Int(1))?;
+        let zero = Tensor::scalar_tensor(crate::dtype::Scalar::Int(0), shifted.dtype());
+        return pairwise_distance(&shifted, &zero, p, 0.0, keepdim);
+    }
     let shape = broadcast_shapes(x1.sizes(), x2.sizes())?;
     let dims = shape.len();
     let (x, y) = (

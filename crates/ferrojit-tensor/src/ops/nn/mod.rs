@@ -4,15 +4,19 @@
 
 pub mod activation;
 pub mod backward;
+pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;
 pub(crate) mod conv_packed;
 pub mod distance;
 pub mod fold;
+pub mod gated_activations;
 pub mod grid_sample;
 pub mod grid_sample_3d;
 pub mod loss;
+pub mod margin_losses;
 pub mod misc;
+pub mod nll_forward;
 pub mod norm;
 pub mod norm_backward;
 pub mod pool;
@@ -20,6 +24,7 @@ pub mod resample;
 mod resample_linear;
 pub mod rnn;
 pub mod transformer;
+pub mod unpool;
 
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
