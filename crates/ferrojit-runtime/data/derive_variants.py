@@ -11,6 +11,11 @@ A line is `KIND<TAB>FUNCTIONAL<TAB>SCHEMA`:
   outputs, and it returns those outputs; FUNCTIONAL returns k tensors. The variant runs the
   functional and writes result i into output i (resized when its shape differs), as ATen's
   out= kernels do.
+- `out_options`: as `out`, for a factory whose functional also takes tensor options
+  (`ScalarType? dtype, Layout? layout, Device? device, bool? pin_memory`) that its out=
+  overload lacks: SCHEMA's arguments are the functional's less those options. The variant runs
+  the functional with `dtype` set to `out`'s dtype (the others None), as ATen's generated
+  out= kernels take the options from `out`, and writes the result into `out`.
 
 Run from the repository root: `.venv/bin/python crates/ferrojit-runtime/data/derive_variants.py`.
 """
@@ -20,6 +25,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLIC = os.path.join(HERE, "..", "..", "ferrojit-cli", "data", "pytorch_public_ops.txt")
+
+
+# The tensor options of a factory, which its out= overload takes from `out`.
+OPTIONS = {"dtype", "layout", "device", "pin_memory"}
 
 
 def full_name(schema):
@@ -95,6 +104,20 @@ def main():
         ]
         if len(candidates) == 1:
             lines.append(("out", full_name(candidates[0]), str(schema)))
+            continue
+        if count != 1:
+            continue
+        input_keys = [argument_key(a) for a in inputs]
+        with_options = [
+            s for s in schemas.values()
+            if s.name == base and not any(writes(a) for a in s.arguments)
+            and len(s.returns) == 1 and str(s.returns[0].type) == "Tensor"
+            and s.returns[0].alias_info is None
+            and any(a.name in OPTIONS for a in s.arguments)
+            and [argument_key(a) for a in s.arguments if a.name not in OPTIONS] == input_keys
+        ]
+        if len(with_options) == 1:
+            lines.append(("out_options", full_name(with_options[0]), str(schema)))
     with open(os.path.join(HERE, "derived_variants.txt"), "w", encoding="utf-8") as handle:
         handle.write(
             f"# Written by derive_variants.py from torch {torch.__version__}: in-place and out= "
@@ -102,7 +125,8 @@ def main():
         )
         for kind, functional, schema in lines:
             handle.write(f"{kind}\t{functional}\t{schema}\n")
-    print(len(lines), "variants:", sum(k == "in_place" for k, _, _ in lines), "in place")
+    print(len(lines), "variants:", sum(k == "in_place" for k, _, _ in lines), "in place,",
+          sum(k == "out_options" for k, _, _ in lines), "with options from out")
 
 
 if __name__ == "__main__":

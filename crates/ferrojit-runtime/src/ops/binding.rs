@@ -463,6 +463,7 @@ typed_kernel_for_arity!(5; A => 0, B => 1, C => 2, D => 3, E => 4);
 typed_kernel_for_arity!(6; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5);
 typed_kernel_for_arity!(7; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6);
 typed_kernel_for_arity!(8; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7);
+typed_kernel_for_arity!(9; A => 0, B => 1, C => 2, D => 3, E => 4, F => 5, G => 6, H => 7, I => 8);
 
 /// `schema` bound to a typed kernel: its results are the kernel's return value.
 pub fn typed<Parameters, Kernel>(schema: &str, kernel: Kernel) -> OperatorDeclaration

@@ -57,7 +57,7 @@ impl FromArgument for Sizes {
 
 /// A `Generator? generator` argument: the generator the kernel's draws come from, or None
 /// for the default one.
-struct GeneratorChoice(Option<random::SharedGenerator>);
+pub(super) struct GeneratorChoice(pub(super) Option<random::SharedGenerator>);
 
 impl FromArgument for GeneratorChoice {
     fn from_argument(value: &IValue) -> Result<Self> {
@@ -74,7 +74,7 @@ impl FromArgument for GeneratorChoice {
 
 impl GeneratorChoice {
     /// Draws come from this generator until the returned scope drops.
-    fn enter(&self) -> random::GeneratorScope {
+    pub(super) fn enter(&self) -> random::GeneratorScope {
         random::GeneratorScope::enter(self.0.as_ref())
     }
 }

@@ -1,6 +1,6 @@
 //! The in-place (`f_`) and out= (`f.out`) overloads of PyTorch's public operators that are
 //! their functional overload followed by a write, registered from the functional kernel
-//! ferrojit already has. `data/derived_variants.txt` (written from torch's own schemas by
+//! ferrojit already has (a factory's out= overload calls it with `out`'s dtype). `data/derived_variants.txt` (written from torch's own schemas by
 //! `data/derive_variants.py`) pairs each variant with its functional; a variant some family
 //! declares itself keeps that declaration, and one whose functional is not registered stays
 //! missing (`ferrojit ops --missing` lists it).
@@ -21,7 +21,14 @@ enum VariantKind {
     InPlace,
     /// Into the trailing `out` tensors, each resized to its result's shape when it differs.
     Out,
+    /// Into the trailing `out` tensor, from a factory called with `out`'s dtype for its
+    /// `dtype` option (and None for its layout, device and pinning), as ATen's generated
+    /// out= kernels take a factory's options from `out`.
+    OutOptions,
 }
+
+/// A factory's tensor options, which its out= overload takes from `out`.
+const TENSOR_OPTIONS: [&str; 4] = ["dtype", "layout", "device", "pin_memory"];
 
 /// One line of the data file.
 struct DerivedVariant<'a> {
@@ -42,6 +49,7 @@ fn parse_line(line: &str) -> Result<DerivedVariant<'_>> {
     let kind = match kind {
         "in_place" => VariantKind::InPlace,
         "out" => VariantKind::Out,
+        "out_options" => VariantKind::OutOptions,
         other => {
             return Err(RuntimeError::Registration(format!(
                 "derived_variants.txt: unknown kind {other:?} in: {line}"
@@ -68,6 +76,76 @@ fn run_functional(
     let mut stack: Stack = inputs.to_vec();
     functional(&mut stack)?;
     Ok(stack)
+}
+
+/// Where each argument of a factory comes from when its out= overload calls it: the variant's
+/// argument of the same name, or one of the tensor options.
+#[derive(Clone, Copy)]
+enum FactoryArgument {
+    Variant(usize),
+    Dtype,
+    NoOption,
+}
+
+/// Pairs the functional's arguments with the variant's, by name.
+fn factory_arguments(
+    functional: &ferrojit_ir::FunctionSchema,
+    variant_schema: &str,
+) -> Result<Vec<FactoryArgument>> {
+    let variant = ferrojit_ir::parse_schema(variant_schema)
+        .map_err(|error| RuntimeError::Registration(error.to_string()))?;
+    functional
+        .arguments
+        .iter()
+        .map(|argument| match argument.name.as_str() {
+            "dtype" => Ok(FactoryArgument::Dtype),
+            name if TENSOR_OPTIONS.contains(&name) => Ok(FactoryArgument::NoOption),
+            name => variant
+                .arguments
+                .iter()
+                .position(|candidate| candidate.name == name)
+                .map(FactoryArgument::Variant)
+                .ok_or_else(|| {
+                    RuntimeError::Registration(format!(
+                        "derived_variants.txt: {variant_schema} lacks the argument {name} of \
+                         {}",
+                        functional.full_name()
+                    ))
+                }),
+        })
+        .collect()
+}
+
+/// The out= overload of a factory: the factory called with `out`'s dtype, its result written
+/// into `out` (resized when its shape differs).
+fn factory_out_declaration(
+    schema: &str,
+    functional: Kernel,
+    mapping: Vec<FactoryArgument>,
+) -> OperatorDeclaration {
+    OperatorDeclaration::arguments(schema.to_string(), move |arguments: &[IValue]| {
+        let out_value = arguments.last().ok_or_else(|| {
+            RuntimeError::InvalidGraph("operand stack underflow in an operator".to_string())
+        })?;
+        let out = out_value.to_tensor()?;
+        let mut stack: Stack = mapping
+            .iter()
+            .map(|source| match source {
+                FactoryArgument::Variant(index) => arguments[*index].clone(),
+                FactoryArgument::Dtype => IValue::Int(out.dtype().scalar_type_index()),
+                FactoryArgument::NoOption => IValue::None,
+            })
+            .collect();
+        functional(&mut stack)?;
+        let [result] = stack.as_slice() else {
+            return Err(RuntimeError::InvalidGraph(format!(
+                "a factory's out= overload got {} results from the factory, not 1",
+                stack.len()
+            )));
+        };
+        let written = result.to_tensor()?.write_into_out(&out)?;
+        Ok(vec![IValue::from(written)])
+    })
 }
 
 fn variant_declaration(
@@ -115,7 +193,7 @@ fn variant_declaration(
                 Ok(vec![arguments[0].clone()])
             })
         }
-        VariantKind::Out => {
+        VariantKind::Out | VariantKind::OutOptions => {
             OperatorDeclaration::arguments(schema, move |arguments: &[IValue]| {
                 let results = run_functional(&functional, arguments, functional_arity)?;
                 let outputs = &arguments[functional_arity..];
@@ -177,6 +255,17 @@ pub(crate) fn register(registry: &mut OperatorRegistry) -> Vec<Result<()>> {
         let functional_arity = functional.schema.arguments.len();
         // The variant ranks with its functional among the overloads of its name.
         let rank = functional.overload_rank;
+        if let VariantKind::OutOptions = variant.kind {
+            let declaration =
+                factory_arguments(&functional.schema, variant.schema).map(|mapping| {
+                    factory_out_declaration(variant.schema, functional.kernel.clone(), mapping)
+                });
+            outcomes.push(
+                declaration
+                    .and_then(|declaration| registry.register_declaration(rank, declaration)),
+            );
+            continue;
+        }
         let declaration = variant_declaration(
             variant.kind,
             variant.schema,

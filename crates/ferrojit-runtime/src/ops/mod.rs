@@ -9,16 +9,19 @@ pub mod comparison_ops;
 pub mod complex_ops;
 pub mod complex_scalar_ops;
 pub mod composite_ops;
+pub mod copy_overloads;
 pub mod core_ops;
 pub mod creation_ops;
 pub mod derived_variants;
 pub mod dict_ops;
 pub mod distance_ops;
 pub mod epilogue_ops;
+pub mod factory_overloads;
 pub mod fft_ops;
 pub mod indexing_ops;
 pub mod jit_builtin_ops;
 pub mod linalg_ops;
+pub mod linalg_overloads;
 pub mod list_ops;
 pub mod margin_loss_ops;
 pub mod math_ops;
@@ -28,6 +31,7 @@ pub mod nn_internal_ops;
 pub mod nn_layer_extra_ops;
 pub mod nn_ops;
 pub mod prim_lang_ops;
+pub mod random_overloads;
 pub mod rnn_ops;
 pub mod scalar_ops;
 pub mod shape_copy_ops;
@@ -102,6 +106,26 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             weight_norm_ops::declarations(),
         ),
         ("statistics", NativeFunction, statistics_ops::declarations()),
+        (
+            "random_overloads",
+            NativeFunction,
+            random_overloads::declarations(),
+        ),
+        (
+            "factory_overloads",
+            NativeFunction,
+            factory_overloads::declarations(),
+        ),
+        (
+            "linalg_overloads",
+            NativeFunction,
+            linalg_overloads::declarations(),
+        ),
+        (
+            "copy_overloads",
+            NativeFunction,
+            copy_overloads::declarations(),
+        ),
         (
             "short_time_fourier",
             NativeFunction,

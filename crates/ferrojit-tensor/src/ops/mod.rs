@@ -5,6 +5,7 @@ pub mod binary;
 pub mod complex;
 pub mod creation;
 pub mod cxx_order;
+pub mod distributions;
 pub mod fft;
 pub(crate) mod fused;
 pub mod histogram;

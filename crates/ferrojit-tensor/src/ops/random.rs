@@ -227,7 +227,7 @@ impl Generator {
 /// `uniform_int_from_to_distribution`: `(draw % range) + base`, wrapping like the C++, where
 /// the draw is `random64()` once the range reaches 2^28 (keeping the modulo skew small) and
 /// `random()` below.
-fn random_from_to(g: &mut Generator, range: u64, base: i64) -> i64 {
+pub(crate) fn random_from_to(g: &mut Generator, range: u64, base: i64) -> i64 {
     let draw = if range >= 1 << 28 {
         g.random64()
     } else {
@@ -635,7 +635,7 @@ fn write_drawn<T: Element + Default>(target: &Tensor, values: Vec<T>) -> Result<
     target.copy_(&Tensor::from_values(logical, target.sizes()))
 }
 
-fn require_float_dtype(dtype: DType, op: &'static str) -> Result<()> {
+pub(crate) fn require_float_dtype(dtype: DType, op: &'static str) -> Result<()> {
     if dtype.is_floating_point() {
         Ok(())
     } else {
@@ -728,7 +728,7 @@ fn empty(sizes: &[usize], dtype: DType) -> Result<Tensor> {
     Tensor::zeros(sizes, dtype)
 }
 
-fn empty_like(t: &Tensor, dtype: DType) -> Result<Tensor> {
+pub(crate) fn empty_like(t: &Tensor, dtype: DType) -> Result<Tensor> {
     let numel = checked_numel(t.sizes())?;
     check_allocation(numel, dtype)?;
     let strides = like_strides(t.sizes(), t.strides());
@@ -759,7 +759,7 @@ fn cpp_type_name(dtype: DType) -> &'static str {
 }
 
 /// `check_from_to_in_range`: `from` and `to - 1` must fit the dtype.
-fn check_random_bounds(from: i64, to_inclusive: i64, dtype: DType) -> Result<()> {
+pub(crate) fn check_random_bounds(from: i64, to_inclusive: i64, dtype: DType) -> Result<()> {
     let (min, max): (f64, f64) = match dtype {
         DType::Bool => (0.0, 1.0),
         DType::UInt8 => (0.0, f64::from(u8::MAX)),
@@ -784,7 +784,7 @@ fn check_random_bounds(from: i64, to_inclusive: i64, dtype: DType) -> Result<()>
 }
 
 /// Integer values into a tensor of `dtype` (C++ casts: wrapping, floats via float).
-fn integer_tensor(values: Vec<i64>, sizes: &[usize], dtype: DType) -> Tensor {
+pub(crate) fn integer_tensor(values: Vec<i64>, sizes: &[usize], dtype: DType) -> Tensor {
     dispatch_dtype!(dtype, T => Tensor::from_values(
         values.into_iter().map(<T as Element>::from_i64).collect::<Vec<T>>(),
         sizes,
@@ -792,7 +792,7 @@ fn integer_tensor(values: Vec<i64>, sizes: &[usize], dtype: DType) -> Tensor {
 }
 
 /// The mantissa digits of a floating dtype (`std::numeric_limits<scalar_t>::digits`).
-fn float_digits(dtype: DType) -> Option<u32> {
+pub(crate) fn float_digits(dtype: DType) -> Option<u32> {
     match dtype {
         DType::Float16 => Some(11),
         DType::BFloat16 => Some(8),
@@ -809,7 +809,7 @@ fn through_float(v: i64, dtype: DType) -> i64 {
 
 /// `update_from` / `update_to`: when `from + 1` (`to - 1`) does not survive a round trip
 /// through the dtype, move the bound inward to a value it holds.
-fn update_float_bounds(from: i64, to: i64, digits: u32, dtype: DType) -> (i64, i64) {
+pub(crate) fn update_float_bounds(from: i64, to: i64, digits: u32, dtype: DType) -> (i64, i64) {
     let step = |magnitude: i64| -> i64 {
         let n = (63 - magnitude.unsigned_abs().max(1).leading_zeros()) as i64;
         1i64.checked_shl((n - i64::from(digits) + 1).clamp(0, 62) as u32)
@@ -1259,7 +1259,10 @@ impl Tensor {
     }
 
     /// Writes values drawn in PyTorch's visiting order into this tensor.
-    fn write_values_in_order<T: Element + Default>(&self, values: Vec<T>) -> Result<Tensor> {
+    pub(crate) fn write_values_in_order<T: Element + Default>(
+        &self,
+        values: Vec<T>,
+    ) -> Result<Tensor> {
         if self.is_contiguous() {
             return self.copy_(&Tensor::from_values(values, self.sizes()));
         }
