@@ -14,7 +14,8 @@ different order:
 - libtorch: `torch.jit.load` and `forward` under `torch.no_grad()`, which runs PyTorch's own
   profiling graph executor (its optimizations happen during the warm-up calls);
 and for resnet18 also the frozen model: `ferrojit freeze` then `ferrojit bench` on the frozen
-archive, against `torch.jit.freeze(torch.jit.load(...))` in this process. Before timing it
+archive (and the same with `FERROJIT_PACKED_CONV=off`, the older convolution path), against
+`torch.jit.freeze(torch.jit.load(...))` in this process. Before timing it
 checks that each ferrojit side gives PyTorch's result (rtol 1e-4 on the outputs as
 compare.py checks them). Each number is the median over rounds of the per-round median.
 Results go to BENCHMARKS.md between the `bench/executor.py` markers.
@@ -44,7 +45,7 @@ TARGETS = {"lstm_cell_loop": 0.6, "resnet18 (frozen)": 1.0}
 SETTLE_SECONDS = 1.0
 
 
-def ferrojit_bench(path, inputs, args, threads, extra=()):
+def ferrojit_bench(path, inputs, args, threads, extra=(), env=None):
     run = subprocess.run(
         [
             str(compare.FERROJIT), "bench", str(path), "--inputs", str(inputs),
@@ -54,6 +55,7 @@ def ferrojit_bench(path, inputs, args, threads, extra=()):
         capture_output=True,
         text=True,
         check=True,
+        env=None if env is None else {**os.environ, **env},
     )
     values = dict(line.split("=", 1) for line in run.stdout.splitlines() if "=" in line)
     return float(values["median_ms"])
@@ -126,6 +128,11 @@ def main():
                 notes.append(f"{name}: `ferrojit freeze` failed: {error.stderr.strip()[:200]}")
                 continue
             sides["ferrojit"] = lambda t, p=frozen_path: ferrojit_bench(p, inputs, args, t)
+            # The same binary with the convolutions on the older im2col + matrixmultiply
+            # path: what the packed convolution changes, in the same run.
+            sides["ferrojit_im2col"] = lambda t, p=frozen_path: ferrojit_bench(
+                p, inputs, args, t, env={"FERROJIT_PACKED_CONV": "off"}
+            )
             torch_module = torch.jit.freeze(torch.jit.load(str(path)).eval())
             checks = [("ferrojit", frozen_path, ())]
         else:
@@ -195,7 +202,16 @@ def write_report(args, started, load_before, load_after, rows, notes):
             f"| {'' if target is None else f'≤ {target}'} | {verdict} |"
         )
     lines += ["", "Frozen rows: `ferrojit freeze` + `ferrojit bench` against "
-              "`torch.jit.freeze` in libtorch. Per-round medians (ms), for the spread:", ""]
+              "`torch.jit.freeze` in libtorch."]
+    for row in rows:
+        if "ferrojit_im2col" in row:
+            lines.append(
+                f"{row['name']}: with `FERROJIT_PACKED_CONV=off` (im2col + matrixmultiply) "
+                f"{row['ferrojit_im2col']:.3f} ms, so the packed convolution takes "
+                f"{row['ferrojit'] / row['ferrojit_im2col']:.2f} × its time, and "
+                f"{row['ferrojit_im2col'] / row['libtorch']:.2f} × libtorch's without it."
+            )
+    lines += ["", "Per-round medians (ms), for the spread:", ""]
     for row in rows:
         for side, values in row["spread"].items():
             lines.append(f"- {row['name']} {side}: " + ", ".join(f"{v:.3f}" for v in values))

@@ -1,7 +1,8 @@
 //! ATen's internal forms of nn operators that traced and exported graphs record: the slow
 //! convolution kernels (`thnn_conv2d`, `slow_conv3d`, `slow_conv_dilated2d/3d`,
 //! `slow_conv_transpose2d/3d`), `conv_tbc`, `nll_loss_forward` / `nll_loss2d_forward` (the
-//! loss with its total weight), `_euclidean_dist`, `_adaptive_avg_pool2d` and `_unsafe_view`.
+//! loss with its total weight), `_euclidean_dist` and `_adaptive_avg_pool2d`
+//! (`_unsafe_view` is in `copy_overloads.rs`).
 
 use std::sync::Arc;
 
@@ -164,10 +165,6 @@ fn adaptive_avg_pool2d(input: Input, output_size: Vec<i64>) -> Result<Tensor> {
     Ok(pool::adaptive_pool(&input, 2, &output_size, false)?.0)
 }
 
-fn unsafe_view(input: Input, size: Vec<i64>) -> Result<Tensor> {
-    Ok(input.reshape(&size)?)
-}
-
 pub fn declarations() -> Vec<OperatorDeclaration> {
     #[rustfmt::skip]
     let declarations = vec![
@@ -183,7 +180,6 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", nll_loss_forward),
         typed("aten::_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", euclidean_dist),
         typed("aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_avg_pool2d),
-        typed("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", unsafe_view),
     ];
     declarations
 }
