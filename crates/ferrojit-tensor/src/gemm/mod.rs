@@ -179,7 +179,7 @@ pub(crate) unsafe fn gemm_block_raw(
     epilogue: &Epilogue,
 ) -> Result<()> {
     let (m, k, n, kernel) = product_shape(a, b)?;
-    if n > out_stride || rows.end > m || rows.start % kernel.mr() != 0 {
+    if n > out_stride || rows.end > m || !rows.start.is_multiple_of(kernel.mr()) {
         return Err(TensorError::InvalidArgument(format!(
             "gemm: block of rows {rows:?} of {m} (tile height {}) and {n} columns at row \
              stride {out_stride} is not a valid output block",

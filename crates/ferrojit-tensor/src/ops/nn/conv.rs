@@ -926,7 +926,7 @@ impl Tensor {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Deterministic values in [-1, 1).
@@ -944,7 +944,9 @@ mod tests {
             .collect()
     }
 
-    fn geometry(
+    /// A geometry with the same padding on both sides of each dim (shared with
+    /// `conv_packed`'s tests).
+    pub(crate) fn geometry(
         in_size: [usize; 3],
         kernel: [usize; 3],
         stride: [usize; 3],

@@ -278,6 +278,7 @@ pub(crate) fn conv_forward_packed(
 mod tests {
     use super::*;
     use crate::ops::nn::conv::conv_forward;
+    use crate::ops::nn::conv::tests::geometry;
 
     /// Deterministic values in [-1, 1).
     fn values(len: usize, seed: u64) -> Vec<f32> {
@@ -290,26 +291,6 @@ mod tests {
                 ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
             })
             .collect()
-    }
-
-    fn geometry(
-        in_size: [usize; 3],
-        kernel: [usize; 3],
-        stride: [usize; 3],
-        dilation: [usize; 3],
-        pad: [usize; 3],
-    ) -> Geometry {
-        let out_size = std::array::from_fn(|d| {
-            (in_size[d] + 2 * pad[d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1
-        });
-        Geometry {
-            in_size,
-            kernel,
-            stride,
-            dilation,
-            pad_before: pad,
-            out_size,
-        }
     }
 
     struct Case {
