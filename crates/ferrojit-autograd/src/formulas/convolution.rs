@@ -1,6 +1,7 @@
 //! Derivatives of the convolution entry points (`conv1d/2d/3d`, their `padding="same"`/
 //! `"valid"` overloads, `conv_transpose1d/2d/3d`) through the runtime's
-//! `convolution_backward` kernel (first order only: that kernel has no formula). An
+//! `convolution_backward` kernel (whose own formula, in `convolution_double.rs`, gives the
+//! double backward). An
 //! unbatched input is given a batch of one; an asymmetric `"same"` padding is, as in
 //! PyTorch, a symmetric one plus one extra element on the far side, so the gradient is taken
 //! on the extended input and cut back.

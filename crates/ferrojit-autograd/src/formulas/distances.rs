@@ -20,7 +20,12 @@ fn vector_norm(value: &IValue, p: f64, dim: i64, keepdim: bool) -> Result<IValue
 
 /// The gradient of `||difference||_p` along `dim` for the output gradient `grad` (PyTorch
 /// leaves the 0-"norm", a count, without gradient).
-fn norm_gradient(grad: &IValue, difference: &IValue, p: f64, dim: usize) -> Result<IValue> {
+pub(super) fn norm_gradient(
+    grad: &IValue,
+    difference: &IValue,
+    p: f64,
+    dim: usize,
+) -> Result<IValue> {
     if p == 0.0 {
         return call::scale(difference, 0.0);
     }

@@ -14,20 +14,28 @@ macro_rules! formula_table {
 }
 
 mod activations_extra;
+mod backward_kernels;
 mod binary;
+mod composite_losses;
+mod composition;
 mod convolution;
+mod convolution_double;
 mod distances;
 mod embedding_bag;
 mod fft;
+mod gated_activations;
 mod grid_sample;
 mod indexing;
 mod linalg;
 mod linalg_decompositions;
 mod linear;
+mod log_cumulative;
 mod losses;
 mod lu;
+mod margin_losses;
 mod nn;
 mod normalization;
+mod orthogonal_factors;
 mod pointwise;
 mod pooling;
 mod products;
@@ -38,9 +46,11 @@ mod shape;
 mod special;
 mod splits;
 mod statistics;
+mod strided_scatter;
 mod support;
 mod trapezoid;
 mod unary_math;
+mod unpooling;
 mod variants;
 mod views;
 
@@ -139,7 +149,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 29] {
+fn families() -> [&'static [(&'static str, Formula)]; 38] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -170,6 +180,15 @@ fn families() -> [&'static [(&'static str, Formula)]; 29] {
         embedding_bag::FORMULAS,
         lu::FORMULAS,
         trapezoid::FORMULAS,
+        gated_activations::FORMULAS,
+        unpooling::FORMULAS,
+        log_cumulative::FORMULAS,
+        strided_scatter::FORMULAS,
+        margin_losses::FORMULAS,
+        composite_losses::FORMULAS,
+        convolution_double::FORMULAS,
+        orthogonal_factors::FORMULAS,
+        backward_kernels::FORMULAS,
     ]
 }
 

@@ -62,7 +62,7 @@ fn convolution(input: &FormulaInput) -> Result<Gradients> {
     convolution_gradients(input, transposed, input.argument(7)?.clone())
 }
 
-fn max_pool2d(input: &FormulaInput) -> Result<Gradients> {
+pub(super) fn max_pool2d(input: &FormulaInput) -> Result<Gradients> {
     let x = input.argument(0)?.clone();
     let arguments: Vec<IValue> = (1..6)
         .map(|index| input.argument(index).cloned())

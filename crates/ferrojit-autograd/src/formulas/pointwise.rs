@@ -175,10 +175,15 @@ fn erf(input: &FormulaInput) -> Result<Gradients> {
     unary_times(input, scale(&density, 2.0 / std::f64::consts::PI.sqrt())?)
 }
 
+/// `relu(self)`: the derivative 1 above zero and 0 at or below it, built as
+/// `clamp_min(sign(x), 0)` from operators whose own derivatives are zero, so that a double
+/// backward gives `x` the zero gradient PyTorch's `threshold_backward` formula gives it
+/// (a comparison mask would leave `x` without one).
 fn relu(input: &FormulaInput) -> Result<Gradients> {
     let self_value = input.argument(0)?;
-    let positive = call::compare_scalar("aten::gt.Scalar", self_value, 0.0)?;
-    unary_times(input, mask_like(&positive, self_value)?)
+    let sign = call::unary("aten::sign", self_value)?;
+    let derivative = call::call1("aten::clamp_min", vec![sign, call::float(0.0)])?;
+    unary_times(input, derivative)
 }
 
 fn sigmoid(input: &FormulaInput) -> Result<Gradients> {

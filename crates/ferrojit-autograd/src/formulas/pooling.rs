@@ -74,8 +74,10 @@ fn max_pool1d_with_indices(input: &FormulaInput) -> Result<Gradients> {
     scatter_through_indices(input, "aten::max_pool1d_with_indices", 1)
 }
 
+/// Through `max_pool2d_with_indices_backward`, as `max_pool2d` (whose arguments it shares),
+/// so that the double backward is that kernel's formula (zeros for `self`, as PyTorch's).
 fn max_pool2d_with_indices(input: &FormulaInput) -> Result<Gradients> {
-    scatter_through_indices(input, "aten::max_pool2d_with_indices", 2)
+    super::nn::max_pool2d(input)
 }
 
 fn max_pool3d_with_indices(input: &FormulaInput) -> Result<Gradients> {
@@ -88,6 +90,10 @@ fn adaptive_max_pool1d(input: &FormulaInput) -> Result<Gradients> {
 
 fn adaptive_max_pool2d(input: &FormulaInput) -> Result<Gradients> {
     scatter_through_indices(input, "aten::adaptive_max_pool2d", 2)
+}
+
+fn adaptive_max_pool3d(input: &FormulaInput) -> Result<Gradients> {
+    scatter_through_indices(input, "aten::adaptive_max_pool3d", 3)
 }
 
 /// A per-dimension int list argument with `count` entries (a single value repeats; an empty
@@ -317,6 +323,12 @@ formula_table![
         "aten::adaptive_max_pool2d",
         "AdaptiveMaxPool2DBackward0",
         adaptive_max_pool2d,
+        &[0]
+    ),
+    (
+        "aten::adaptive_max_pool3d",
+        "AdaptiveMaxPool3DBackward0",
+        adaptive_max_pool3d,
         &[0]
     ),
     ("aten::avg_pool1d", "AvgPool2DBackward0", avg_pool1d, &[0]),
