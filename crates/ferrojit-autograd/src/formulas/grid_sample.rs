@@ -3,7 +3,8 @@
 //! `grid_sampler_*_backward` kernels: each output is a weighted sum of (up to) four input
 //! pixels (eight voxels), so the input's gradient spreads the output gradient over them with
 //! the same weights, and the grid's gradient is the change of that sum as the sampling point
-//! moves. Computed directly on the values (first order only, like PyTorch's kernels).
+//! moves. Computed directly on the values; a recorded 2-d backward (`create_graph=True`)
+//! takes `grid_sample_recorded.rs`, which can be differentiated again.
 
 use ferrojit_runtime::{IValue, Result};
 use ferrojit_tensor::{DType, Tensor};
@@ -64,6 +65,10 @@ fn grid_sampler_2d(input: &FormulaInput) -> Result<Gradients> {
             "the derivative for 'grid_sampler_2d' is implemented for bilinear interpolation \
              with zeros or border padding only",
         ));
+    }
+    if ferrojit_runtime::autograd::is_grad_enabled() {
+        // A recorded backward (`create_graph=True`): differentiable again.
+        return super::grid_sample_recorded::grid_sampler_2d(input);
     }
     let (batch, channels, height, width) = (sizes[0], sizes[1], sizes[2], sizes[3]);
     let points = grid_sizes[1] * grid_sizes[2];

@@ -25,6 +25,7 @@ mod embedding_bag;
 mod fft;
 mod gated_activations;
 mod grid_sample;
+mod grid_sample_recorded;
 mod indexing;
 mod linalg;
 mod linalg_decompositions;
