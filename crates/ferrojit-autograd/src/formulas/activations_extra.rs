@@ -5,21 +5,27 @@
 
 use ferrojit_runtime::{IValue, Result};
 
-use super::support::{against, binary, keep_where, zero_where};
+use super::support::{against, binary, connected_to, keep_where, zero_where};
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, mul, scale};
 
 /// `grad * derivative` as the gradient of `self`.
 fn times(input: &FormulaInput, derivative: &IValue) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(mul(input.grad(0)?, derivative)?);
+    out[0] = Some(connected_to(
+        mul(input.grad(0)?, derivative)?,
+        input.argument(0)?,
+    )?);
     Ok(out)
 }
 
 /// `grad` where `mask` holds, zero elsewhere, as the gradient of `self`.
 fn pass_where(input: &FormulaInput, mask: &IValue) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(keep_where(mask, input.grad(0)?)?);
+    out[0] = Some(connected_to(
+        keep_where(mask, input.grad(0)?)?,
+        input.argument(0)?,
+    )?);
     Ok(out)
 }
 
@@ -67,10 +73,11 @@ fn leaky_relu(input: &FormulaInput) -> Result<Gradients> {
     let positive = against("aten::gt.Scalar", x, 0.0)?;
     let grad = input.grad(0)?;
     let mut out = input.none();
-    out[0] = Some(call::call1(
+    let gradient = call::call1(
         "aten::where.self",
         vec![positive, grad.clone(), scale(grad, slope)?],
-    )?);
+    )?;
+    out[0] = Some(connected_to(gradient, x)?);
     Ok(out)
 }
 
@@ -128,15 +135,16 @@ fn hardshrink(input: &FormulaInput) -> Result<Gradients> {
         &against("aten::le.Scalar", x, lambd)?,
     )?;
     let mut out = input.none();
-    out[0] = Some(zero_where(&inside, input.grad(0)?)?);
+    out[0] = Some(connected_to(zero_where(&inside, input.grad(0)?)?, x)?);
     Ok(out)
 }
 
 /// `threshold(self, threshold, value)`: zero where `x <= threshold`.
 fn threshold(input: &FormulaInput) -> Result<Gradients> {
-    let below = against("aten::le.Scalar", input.argument(0)?, input.number(1)?)?;
+    let x = input.argument(0)?;
+    let below = against("aten::le.Scalar", x, input.number(1)?)?;
     let mut out = input.none();
-    out[0] = Some(zero_where(&below, input.grad(0)?)?);
+    out[0] = Some(connected_to(zero_where(&below, input.grad(0)?)?, x)?);
     Ok(out)
 }
 

@@ -6,7 +6,7 @@
 
 use ferrojit_runtime::Result;
 
-use super::support::{against, binary, refuse, zero_where};
+use super::support::{against, binary, connected_to, refuse, zero_where};
 use super::{wrap_dim, Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, int, mul, reshape, sum_dims, sum_to};
 
@@ -30,7 +30,7 @@ fn softshrink(input: &FormulaInput) -> Result<Gradients> {
         &against("aten::le.Scalar", x, lambd)?,
     )?;
     let mut out = input.none();
-    out[0] = Some(zero_where(&inside, input.grad(0)?)?);
+    out[0] = Some(connected_to(zero_where(&inside, input.grad(0)?)?, x)?);
     Ok(out)
 }
 
@@ -81,7 +81,7 @@ fn prelu_gradients(input: &FormulaInput, view_sizes: &[usize]) -> Result<Gradien
             "aten::where.self",
             vec![positive.clone(), grad.clone(), scaled],
         )?;
-        out[0] = Some(sum_to(&gradient, &input.sizes(0)?)?);
+        out[0] = Some(connected_to(sum_to(&gradient, &input.sizes(0)?)?, x)?);
     }
     if input.needs(1) {
         let gradient = zero_where(&positive, &mul(x, grad)?)?;

@@ -167,3 +167,21 @@ pub fn give_summed(
     }
     Ok(())
 }
+
+/// `value` plus zeros that depend on `x` with a zero derivative, when the backward is being
+/// recorded (`create_graph=True`): PyTorch's backward kernels (`threshold_backward`,
+/// `softshrink_backward`, `leaky_relu_backward`, ...) give their input a zero gradient in a
+/// double backward, where a mask from a comparison alone would leave it none. The zeros come
+/// from `where(true, 0, x)`, which is 0 even where `x` is NaN or infinite.
+pub fn connected_to(value: IValue, x: &IValue) -> Result<IValue> {
+    if !ferrojit_runtime::autograd::is_grad_enabled() {
+        return Ok(value);
+    }
+    let sizes = call::sizes(x)?;
+    let everywhere = call::fresh(Tensor::ones(&sizes, ferrojit_tensor::DType::Bool)?);
+    let zeros = call1(
+        "aten::where.ScalarSelf",
+        vec![everywhere, float(0.0), x.clone()],
+    )?;
+    call::add(&value, &zeros)
+}
