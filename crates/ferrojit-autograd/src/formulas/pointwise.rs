@@ -175,15 +175,16 @@ fn erf(input: &FormulaInput) -> Result<Gradients> {
     unary_times(input, scale(&density, 2.0 / std::f64::consts::PI.sqrt())?)
 }
 
-/// `relu(self)`: the derivative 1 above zero and 0 at or below it, built as
-/// `clamp_min(sign(x), 0)` from operators whose own derivatives are zero, so that a double
-/// backward gives `x` the zero gradient PyTorch's `threshold_backward` formula gives it
-/// (a comparison mask would leave `x` without one).
+/// `relu(self)`: PyTorch's `threshold_backward(grad, result, 0)`, the gradient except where
+/// `x <= 0` (a NaN passes it); in a recorded backward `x` stays connected with the zero
+/// second-order gradient PyTorch's formula gives it.
 fn relu(input: &FormulaInput) -> Result<Gradients> {
     let self_value = input.argument(0)?;
-    let sign = call::unary("aten::sign", self_value)?;
-    let derivative = call::call1("aten::clamp_min", vec![sign, call::float(0.0)])?;
-    unary_times(input, derivative)
+    let at_or_below = call::compare_scalar("aten::le.Scalar", self_value, 0.0)?;
+    let gradient = super::support::zero_where(&at_or_below, input.grad(0)?)?;
+    let mut out = input.none();
+    out[0] = Some(super::support::connected_to(gradient, self_value)?);
+    Ok(out)
 }
 
 fn sigmoid(input: &FormulaInput) -> Result<Gradients> {
