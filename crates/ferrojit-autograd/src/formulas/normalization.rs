@@ -5,7 +5,7 @@
 use ferrojit_runtime::{IValue, Result};
 
 use super::nn::batch_norm;
-use super::support::refuse;
+use super::support::{connected_to, refuse};
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, mean_dims, mul, reshape, sub, sum_dims};
 
@@ -117,10 +117,17 @@ fn grouped_norm(
     Ok(out)
 }
 
-/// `group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)`.
+/// `group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)`. In a recorded backward
+/// the bias stays connected to its gradient (with a zero derivative), as PyTorch's double
+/// backward gives the bias zeros rather than nothing.
 fn group_norm(input: &FormulaInput) -> Result<Gradients> {
     let groups = usize::try_from(input.int(1)?).unwrap_or(0);
-    grouped_norm(input, groups, 2, input.number(4)?)
+    let mut out = grouped_norm(input, groups, 2, input.number(4)?)?;
+    let bias = input.argument(3)?;
+    if let (Some(gradient), IValue::Tensor(_)) = (&out[3], bias) {
+        out[3] = Some(connected_to(gradient.clone(), bias)?);
+    }
+    Ok(out)
 }
 
 /// `instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
@@ -205,7 +212,7 @@ formula_table![
         "aten::group_norm",
         "NativeGroupNormBackward0",
         group_norm,
-        &[0, 2]
+        &[0, 2, 3]
     ),
     (
         "aten::instance_norm",
