@@ -20,7 +20,7 @@
 //! // loss = (x * x).sum(), so d loss / dx = 2x.
 //! let squared = autograd::call_operator("aten::mul.Tensor", vec![x.clone(), x.clone()])?;
 //! let loss = autograd::call_operator("aten::sum", vec![squared])?;
-//! autograd::backward(&[loss.clone()], GradOptions::default())?;
+//! autograd::backward(&[loss], GradOptions::default())?;
 //! let gradient = autograd::grad_of(&x)?.expect("x is a leaf that requires grad");
 //! assert_eq!(gradient.to_tensor()?.to_vec::<f32>()?, vec![2.0, -4.0, 6.0]);
 //!

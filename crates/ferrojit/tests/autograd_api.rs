@@ -99,7 +99,7 @@ fn no_grad_records_nothing_and_pytorchs_errors_come_back() {
     );
     // A second backward through freed saved tensors is PyTorch's error too.
     let y = sum(autograd::call_operator("aten::mul.Tensor", vec![x.clone(), x.clone()]).unwrap());
-    autograd::backward(&[y.clone()], GradOptions::default()).unwrap();
+    autograd::backward(std::slice::from_ref(&y), GradOptions::default()).unwrap();
     let error = autograd::backward(&[y], GradOptions::default()).unwrap_err();
     assert!(
         error
