@@ -172,3 +172,24 @@ fn bench_times_a_training_method_with_grad() {
         "the error does not name --grad: {stderr}"
     );
 }
+
+/// A `.pt2` program runs as exported, without recording: `bench --grad` says so rather than
+/// timing an inference run under the flag's name.
+#[test]
+fn bench_grad_refuses_a_pt2_program() {
+    let result = Command::new(env!("CARGO_BIN_EXE_ferrojit"))
+        .arg("bench")
+        .arg(repo_root().join("examples/mlp.pt2"))
+        .args(["--grad", "--iters", "1"])
+        .output()
+        .expect("ferrojit runs");
+    assert!(
+        !result.status.success(),
+        "bench --grad timed a .pt2 program"
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("--grad times TorchScript archives"),
+        "{stderr}"
+    );
+}
