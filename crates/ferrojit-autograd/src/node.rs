@@ -202,31 +202,35 @@ impl Node {
     /// second backward through such a node run.
     pub fn arguments_for_backward(&self, release: bool) -> Result<Vec<IValue>, RuntimeError> {
         let mut slot = self.arguments.lock().unwrap_or_else(|p| p.into_inner());
+        let saved_arguments = slot.as_ref().ok_or_else(freed_error)?;
+        // Checked before anything is freed: a failed check leaves the node as it was.
+        let modified = self.saved_versions.iter().find_map(|saved| {
+            let now = saved.counter.current();
+            (now != saved.version).then(|| {
+                let cell = match saved_arguments.get(saved.argument) {
+                    Some(IValue::Tensor(cell)) => Some(Arc::clone(cell)),
+                    _ => None,
+                };
+                (cell, now, saved.version)
+            })
+        });
+        if let Some((cell, now, expected)) = modified {
+            drop(slot);
+            let description = cell.map_or_else(|| "[tensor]".to_string(), |c| describe_saved(&c));
+            return Err(RuntimeError::Other(format!(
+                "one of the variables needed for gradient computation has been modified by \
+                 an inplace operation: {description} is at version {now}; expected version \
+                 {expected} instead. Hint: enable anomaly detection to find the operation that \
+                 failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, \
+                 check_nan=False)."
+            )));
+        }
         let arguments = if release && self.saves_tensors() {
             slot.take()
         } else {
             slot.clone()
-        }
-        .ok_or_else(freed_error)?;
-        drop(slot);
-        for saved in &self.saved_versions {
-            let now = saved.counter.current();
-            if now != saved.version {
-                let description = match arguments.get(saved.argument) {
-                    Some(IValue::Tensor(cell)) => describe_saved(cell),
-                    _ => "[tensor]".to_string(),
-                };
-                return Err(RuntimeError::Other(format!(
-                    "one of the variables needed for gradient computation has been modified by \
-                     an inplace operation: {description} is at version {now}; expected version {} \
-                     instead. Hint: enable anomaly detection to find the operation that failed to \
-                     compute its gradient, with torch.autograd.set_detect_anomaly(True, \
-                     check_nan=False).",
-                    saved.version
-                )));
-            }
-        }
-        Ok(arguments)
+        };
+        arguments.ok_or_else(freed_error)
     }
 }
 
