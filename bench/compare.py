@@ -42,6 +42,13 @@ that differs, fails, or is not installed is reported and not timed. Each thread 
 ONNX Runtime's intra-op threads and OpenVINO's `INFERENCE_NUM_THREADS`. The runners take turns
 in a different order each round; the ratio table (ferrojit / each other runtime) is printed,
 and written between the `--onnx` markers of BENCHMARKS.md only with `--write-report`.
+
+`--train` (issue 23, item 9) times one training step (forward, loss, `torch.autograd.grad`, SGD
+update under no_grad) of a small batch-norm CNN and of the LSTM cell loop in PyTorch eager,
+PyTorch's TorchScript runtime and ferrojit (`ferrojit bench --grad --method train_step`), after
+checking that a few steps in each give eager's parameters; and ferrojit's forward with grad
+recording against its inference forward. bench/train_step.py has the models and the details;
+the table goes between the `--train` markers of BENCHMARKS.md only with `--write-report`.
 """
 
 import argparse
@@ -879,8 +886,13 @@ def main():
         "(issue 22)",
     )
     parser.add_argument(
+        "--train", action="store_true",
+        help="time a training step of a small CNN and the LSTM cell loop in PyTorch eager, "
+        "PyTorch's TorchScript runtime and ferrojit (issue 23)",
+    )
+    parser.add_argument(
         "--write-report", action="store_true",
-        help="with --onnx: also write the table into BENCHMARKS.md",
+        help="with --onnx or --train: also write the table into BENCHMARKS.md",
     )
     args = parser.parse_args()
     args.threads_given = args.threads is not None
@@ -893,6 +905,12 @@ def main():
         sys.exit(f"build the CLI first: cargo build --release -p ferrojit-cli ({FERROJIT})")
     if args.pt2:
         main_pt2(args)
+        return
+    if args.train:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from train_step import main_train
+
+        main_train(args, FERROJIT, WORK, REPORT)
         return
     thread_counts = [int(t) for t in args.threads.split(",")]
 

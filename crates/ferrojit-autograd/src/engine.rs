@@ -4,6 +4,7 @@
 //! requested inputs back (`grad`).
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use ferrojit_runtime::autograd::GradModeGuard;
@@ -11,7 +12,7 @@ use ferrojit_runtime::{IValue, Result, RuntimeError, TensorCell};
 
 use crate::call::{self, call1, fresh};
 use crate::formulas::FormulaInput;
-use crate::node::{ArgumentEdges, Edge, Node};
+use crate::node::{AddressHasher, AddressMap, ArgumentEdges, Edge, Node};
 
 /// `retain_graph` and `create_graph`, as `torch.autograd.backward`/`grad` take them.
 #[derive(Debug, Clone, Copy, Default)]
@@ -106,16 +107,16 @@ fn detached(value: &IValue) -> Result<IValue> {
 enum Target {
     Accumulate,
     Capture {
-        leaves: HashMap<usize, usize>,
-        /// `(node, output_nr)` of each non-leaf input → its input index.
-        outputs: HashMap<(usize, usize), Vec<usize>>,
+        leaves: AddressMap<usize>,
+        /// `(node, output_nr)` of each non-leaf input → its input indices.
+        outputs: HashMap<(usize, usize), Vec<usize>, BuildHasherDefault<AddressHasher>>,
     },
 }
 
 struct Run {
-    buffers: HashMap<usize, Vec<Option<IValue>>>,
-    dependencies: HashMap<usize, usize>,
-    nodes: HashMap<usize, Arc<Node>>,
+    buffers: AddressMap<Vec<Option<IValue>>>,
+    dependencies: AddressMap<usize>,
+    nodes: AddressMap<Arc<Node>>,
     captured: Vec<Option<IValue>>,
     create_graph: bool,
     retain_graph: bool,
@@ -276,7 +277,7 @@ impl Run {
                 }
             }
         }
-        let arguments = node.arguments_for_backward()?;
+        let arguments = node.arguments_for_backward(!self.retain_graph)?;
         let input = FormulaInput {
             arguments: &arguments,
             grads: &buffer,
@@ -380,9 +381,9 @@ impl Run {
 
 fn new_run(options: GradOptions) -> Run {
     Run {
-        buffers: HashMap::new(),
-        dependencies: HashMap::new(),
-        nodes: HashMap::new(),
+        buffers: AddressMap::default(),
+        dependencies: AddressMap::default(),
+        nodes: AddressMap::default(),
         captured: Vec::new(),
         create_graph: options.create_graph,
         retain_graph: options.retain_graph.unwrap_or(options.create_graph),
@@ -413,8 +414,8 @@ pub fn grad(
     allow_unused: bool,
 ) -> Result<Vec<Option<IValue>>> {
     let roots = root_gradients(outputs, grad_outputs, options.create_graph)?;
-    let mut leaves = HashMap::new();
-    let mut captured_outputs: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    let mut leaves = AddressMap::default();
+    let mut captured_outputs: HashMap<(usize, usize), Vec<usize>, _> = HashMap::default();
     for (index, input) in inputs.iter().enumerate() {
         if !input.requires_grad() {
             return Err(error(

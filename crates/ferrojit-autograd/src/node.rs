@@ -2,6 +2,8 @@
 //! formula needs, the versions of the saved tensors, where each input's gradient goes).
 
 use std::any::Any;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, Weak};
 
 use ferrojit_runtime::autograd::{GradNode, VersionCounter};
@@ -58,10 +60,10 @@ pub struct SavedVersion {
 
 /// One recorded operator call.
 pub struct Node {
-    /// PyTorch's printed name (`MulBackward0`).
-    pub name: String,
-    /// The operator's full name (`aten::mul.Tensor`).
-    pub operator: String,
+    /// PyTorch's printed name (`MulBackward0`), shared by every node of the operator.
+    pub name: Arc<str>,
+    /// The operator's full name (`aten::mul.Tensor`), shared likewise.
+    pub operator: Arc<str>,
     pub formula: Option<&'static Formula>,
     /// The call's arguments in schema order; tensor arguments the formula does not save are
     /// `None` here (kept alive by nothing). `None` once released after a backward.
@@ -100,12 +102,72 @@ impl ArgumentEdges {
 
 impl GradNode for Node {
     fn name(&self) -> String {
-        self.name.clone()
+        self.name.to_string()
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
     }
+}
+
+/// Dropping a graph frees it node by node from a work list, not by recursion: a node owns the
+/// nodes its edges lead to and, through its saved tensors' `grad_fn`, the nodes that made
+/// them, so a recursive drop of a long chain (an RNN unrolled over thousands of steps) nests
+/// once per node and can overflow the stack. PyTorch deletes its graphs iteratively too.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.release_owned(&mut pending);
+        while let Some(node) = pending.pop() {
+            // A node someone else still holds (a live tensor's `grad_fn`) stays.
+            if let Ok(mut node) = Arc::try_unwrap(node) {
+                node.release_owned(&mut pending);
+            }
+        }
+    }
+}
+
+impl Node {
+    /// Empties the node's edges and saved arguments, moving the nodes they held into
+    /// `pending` rather than dropping them here.
+    fn release_owned(&mut self, pending: &mut Vec<Arc<Node>>) {
+        for edges in std::mem::take(&mut self.edges) {
+            match edges {
+                ArgumentEdges::None => {}
+                ArgumentEdges::Tensor(edge) => pending.extend(edge.and_then(Edge::into_node)),
+                ArgumentEdges::List(list) => {
+                    pending.extend(list.into_iter().flatten().filter_map(Edge::into_node))
+                }
+            }
+        }
+        let arguments = self
+            .arguments
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        for value in arguments.into_iter().flatten() {
+            if let IValue::Tensor(cell) = value {
+                pending.extend(history_of_unshared(cell));
+            }
+        }
+    }
+}
+
+impl Edge {
+    fn into_node(self) -> Option<Arc<Node>> {
+        match self {
+            Edge::Node(node, _) => Some(node),
+            Edge::Leaf(_) => None,
+        }
+    }
+}
+
+/// The node that made `cell`, when this was the last handle to the cell (so the cell is
+/// about to go, and its `grad_fn` with it); the cell is dropped without dropping the node.
+fn history_of_unshared(cell: Arc<TensorCell>) -> Option<Arc<Node>> {
+    let cell = Arc::try_unwrap(cell).ok()?;
+    let history = cell.autograd().grad_fn()?;
+    node_of(&history.node)
 }
 
 /// PyTorch's error for a node whose saved values were freed by an earlier backward.
@@ -135,31 +197,40 @@ impl Node {
     }
 
     /// The arguments for the formula, checking that no saved tensor was written since.
-    pub fn arguments_for_backward(&self) -> Result<Vec<IValue>, RuntimeError> {
-        let arguments = self
-            .arguments
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(freed_error)?;
-        for saved in &self.saved_versions {
+    /// `release`: the backward keeps no graph, so the saved tensors are freed now (taken
+    /// rather than copied); a node that saves none keeps its arguments, as PyTorch lets a
+    /// second backward through such a node run.
+    pub fn arguments_for_backward(&self, release: bool) -> Result<Vec<IValue>, RuntimeError> {
+        let mut slot = self.arguments.lock().unwrap_or_else(|p| p.into_inner());
+        let saved_arguments = slot.as_ref().ok_or_else(freed_error)?;
+        // Checked before anything is freed: a failed check leaves the node as it was.
+        let modified = self.saved_versions.iter().find_map(|saved| {
             let now = saved.counter.current();
-            if now != saved.version {
-                let description = match arguments.get(saved.argument) {
-                    Some(IValue::Tensor(cell)) => describe_saved(cell),
-                    _ => "[tensor]".to_string(),
+            (now != saved.version).then(|| {
+                let cell = match saved_arguments.get(saved.argument) {
+                    Some(IValue::Tensor(cell)) => Some(Arc::clone(cell)),
+                    _ => None,
                 };
-                return Err(RuntimeError::Other(format!(
-                    "one of the variables needed for gradient computation has been modified by \
-                     an inplace operation: {description} is at version {now}; expected version {} \
-                     instead. Hint: enable anomaly detection to find the operation that failed to \
-                     compute its gradient, with torch.autograd.set_detect_anomaly(True, \
-                     check_nan=False).",
-                    saved.version
-                )));
-            }
+                (cell, now, saved.version)
+            })
+        });
+        if let Some((cell, now, expected)) = modified {
+            drop(slot);
+            let description = cell.map_or_else(|| "[tensor]".to_string(), |c| describe_saved(&c));
+            return Err(RuntimeError::Other(format!(
+                "one of the variables needed for gradient computation has been modified by \
+                 an inplace operation: {description} is at version {now}; expected version \
+                 {expected} instead. Hint: enable anomaly detection to find the operation that \
+                 failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, \
+                 check_nan=False)."
+            )));
         }
-        Ok(arguments)
+        let arguments = if release && self.saves_tensors() {
+            slot.take()
+        } else {
+            slot.clone()
+        };
+        arguments.ok_or_else(freed_error)
     }
 }
 
@@ -200,3 +271,32 @@ fn describe_saved(cell: &TensorCell) -> String {
     }
     text
 }
+
+/// A hasher for maps keyed by an address (a node's, a schema's): the address itself, its
+/// alignment bits folded in, is already spread enough; SipHash's cost showed in profiles of
+/// the engine, which looks nodes up several times each.
+#[derive(Default, Clone, Copy)]
+pub struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        // The product's low bits stay those of an aligned address (zeros), and hashbrown
+        // picks buckets with the low bits: bring the well-mixed high bits down.
+        self.0.rotate_left(26)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        // Multiplying by an odd constant mixes each bit into all the higher ones; the
+        // rotation folds in an earlier word (a `(node, output_nr)` key).
+        self.0 = (self.0.rotate_left(5) ^ value as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by an address.
+pub type AddressMap<V> = HashMap<usize, V, BuildHasherDefault<AddressHasher>>;

@@ -3,6 +3,9 @@
 //! in-place write to a leaf that requires grad, and, when grad mode is on and a tensor input
 //! requires grad, records a backward [`Node`] and makes it the `grad_fn` of the outputs.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use ferrojit_ir::{FunctionSchema, Type};
@@ -10,7 +13,7 @@ use ferrojit_runtime::autograd::{is_grad_enabled, GradHistory, OperatorHook};
 use ferrojit_runtime::{IValue, Result, RuntimeError, TensorCell};
 
 use crate::formulas::{formula_for, Formula};
-use crate::node::{ArgumentEdges, Edge, Node, SavedVersion, TensorMeta};
+use crate::node::{AddressMap, ArgumentEdges, Edge, Node, SavedVersion, TensorMeta};
 
 /// The hook [`crate::register`] installs.
 pub struct AutogradHook;
@@ -59,6 +62,53 @@ fn not_differentiable(name: &str) -> bool {
             | "aten::output_nr"
             | "aten::retains_grad"
     )
+}
+
+/// What recording needs to know about an operator that does not change from call to call,
+/// worked out on its first recorded call: looking the formula up by the full name built a
+/// string and hashed it on every call, and each node copied its names.
+struct SchemaFacts {
+    /// The schema's name and overload, to tell a cached entry from a later schema that
+    /// reuses a freed one's address.
+    name: String,
+    overload_name: String,
+    formula: Option<&'static Formula>,
+    /// The node name (`MulBackward0`) and the operator's full name, shared by its nodes.
+    node_name: Arc<str>,
+    operator: Arc<str>,
+    not_differentiable: bool,
+}
+
+thread_local! {
+    /// Per thread, so that recording takes no lock: schema address → its facts.
+    static SCHEMA_FACTS: RefCell<AddressMap<Rc<SchemaFacts>>> = RefCell::new(AddressMap::default());
+}
+
+fn facts_of(schema: &FunctionSchema) -> Rc<SchemaFacts> {
+    let key = schema as *const FunctionSchema as usize;
+    SCHEMA_FACTS.with(|cache| {
+        if let Some(facts) = cache.borrow().get(&key) {
+            if facts.name == schema.name && facts.overload_name == schema.overload_name {
+                return Rc::clone(facts);
+            }
+        }
+        let operator = schema.full_name();
+        let formula = formula_for(&operator);
+        let node_name = formula.map_or_else(
+            || crate::formulas::default_name(&schema.name),
+            |formula| formula.name.to_string(),
+        );
+        let facts = Rc::new(SchemaFacts {
+            name: schema.name.clone(),
+            overload_name: schema.overload_name.clone(),
+            formula,
+            node_name: node_name.into(),
+            operator: operator.into(),
+            not_differentiable: not_differentiable(&schema.name),
+        });
+        cache.borrow_mut().insert(key, Rc::clone(&facts));
+        facts
+    })
 }
 
 fn is_tensor_type(ty: &Type) -> bool {
@@ -183,7 +233,7 @@ impl OperatorHook for AutogradHook {
             return Err(leaf_in_place_error());
         }
         let prepared = if record {
-            Some(prepare(schema, &arguments))
+            Some(prepare(facts_of(schema), &arguments))
         } else {
             None
         };
@@ -209,10 +259,10 @@ impl OperatorHook for AutogradHook {
                 }
             }
         }
-        if let Some((formula, edges, input_meta)) = prepared {
+        if let Some((facts, edges, input_meta)) = prepared {
             attach(
                 schema,
-                formula,
+                &facts,
                 arguments,
                 edges,
                 input_meta,
@@ -224,14 +274,14 @@ impl OperatorHook for AutogradHook {
 }
 
 type Prepared = (
-    Option<&'static Formula>,
+    Rc<SchemaFacts>,
     Vec<ArgumentEdges>,
     Vec<Vec<Option<TensorMeta>>>,
 );
 
 /// Before the kernel: each input's edge (an in-place op replaces its input's `grad_fn`, so the
-/// edges must be read first), shapes, and the formula.
-fn prepare(schema: &FunctionSchema, arguments: &[IValue]) -> Prepared {
+/// edges must be read first), shapes, and the operator's facts (its formula).
+fn prepare(facts: Rc<SchemaFacts>, arguments: &[IValue]) -> Prepared {
     let meta_of = |cell: &Arc<TensorCell>| {
         let tensor = cell.get();
         Some(TensorMeta {
@@ -274,45 +324,53 @@ fn prepare(schema: &FunctionSchema, arguments: &[IValue]) -> Prepared {
             }
         }
     }
-    (formula_for(&schema.full_name()), edges, metas)
+    (facts, edges, metas)
 }
 
 /// After the kernel: makes the node and sets it as the `grad_fn` of each floating output.
 fn attach(
     schema: &FunctionSchema,
-    formula: Option<&'static Formula>,
+    facts: &SchemaFacts,
     mut arguments: Vec<IValue>,
     edges: Vec<ArgumentEdges>,
     input_meta: Vec<Vec<Option<TensorMeta>>>,
     outputs: &[IValue],
 ) {
-    if not_differentiable(&schema.name) {
+    if facts.not_differentiable {
         return;
     }
-    let written_inputs: Vec<bool> = schema
-        .arguments
-        .iter()
-        .map(|argument| argument.alias_info.as_ref().is_some_and(|a| a.is_write))
-        .collect();
+    let formula = facts.formula;
     // Outputs that are an input's very handle (`contiguous` of a contiguous tensor) keep
     // their history, unless the op wrote them in place.
     let is_unwritten_input = |cell: &Arc<TensorCell>| {
         arguments
             .iter()
-            .zip(&written_inputs)
-            .any(|(value, written)| {
+            .zip(&schema.arguments)
+            .any(|(value, argument)| {
+                let written = argument.alias_info.as_ref().is_some_and(|a| a.is_write);
                 !written && matches!(value, IValue::Tensor(input) if Arc::ptr_eq(input, cell))
             })
     };
     // A returned tensor list (`split`, `unbind`, `broadcast_tensors`) counts one output per
     // element, as PyTorch numbers them (`output_nr` is the position in the list).
-    let outputs: Vec<IValue> = outputs
+    let returns_list = outputs
         .iter()
-        .flat_map(|value| match value {
-            IValue::List(list) if is_tensor_type(list.element_type()) => list.read().to_vec(),
-            other => vec![other.clone()],
-        })
-        .collect();
+        .any(|value| matches!(value, IValue::List(list) if is_tensor_type(list.element_type())));
+    let outputs: Cow<'_, [IValue]> = if returns_list {
+        Cow::Owned(
+            outputs
+                .iter()
+                .flat_map(|value| match value {
+                    IValue::List(list) if is_tensor_type(list.element_type()) => {
+                        list.read().to_vec()
+                    }
+                    other => vec![other.clone()],
+                })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(outputs)
+    };
     let mut output_meta = Vec::with_capacity(outputs.len());
     let mut output_cells = Vec::with_capacity(outputs.len());
     let mut targets = Vec::new();
@@ -358,13 +416,9 @@ fn attach(
             *value = IValue::None;
         }
     }
-    let name = formula.map_or_else(
-        || crate::formulas::default_name(&schema.name),
-        |formula| formula.name.to_string(),
-    );
     let node = Arc::new(Node {
-        name,
-        operator: schema.full_name(),
+        name: Arc::clone(&facts.node_name),
+        operator: Arc::clone(&facts.operator),
         formula,
         arguments: Mutex::new(Some(arguments)),
         saved_versions,

@@ -165,7 +165,8 @@ enum Command {
         #[arg(long = "check-inputs", value_name = "ARGS.pt")]
         check_inputs: Vec<PathBuf>,
     },
-    /// Time opening MODEL and running its forward: prints load_ms=, the spread, median_ms=.
+    /// Time opening MODEL and running its forward (or --method): prints load_ms=, the spread,
+    /// median_ms=.
     Bench {
         /// The TorchScript archive or torch.export `.pt2` archive.
         model: PathBuf,
@@ -187,6 +188,14 @@ enum Command {
         /// Time the TorchScript graph as written, without the optimizing executor.
         #[arg(long)]
         no_optimize: bool,
+        /// The TorchScript method to time (a training step, say).
+        #[arg(long, default_value = "forward")]
+        method: String,
+        /// Time with grad mode on and gradients recorded, as `run --grad` runs (a training
+        /// step that calls `torch.autograd.grad` or `backward`, or a forward that records its
+        /// graph). The graph runs unoptimized, as under `run --grad`.
+        #[arg(long)]
+        grad: bool,
     },
     /// Parse IR text in PyTorch's format, verify it and print it back canonically.
     Ir {
@@ -413,6 +422,8 @@ fn run(cli: Cli) -> Result<(), String> {
             threads,
             program,
             no_optimize,
+            method,
+            grad,
         } => commands::bench::bench_model(&commands::bench::BenchOptions {
             optimize: !no_optimize,
             model: &model,
@@ -420,8 +431,9 @@ fn run(cli: Cli) -> Result<(), String> {
             iterations: iters,
             warmup,
             threads,
-            method: "forward",
+            method: &method,
             program: &program,
+            grad,
         }),
         Command::Ir { file, passes } => commands::ir::print_ir_after_passes(&file, &passes),
         Command::Ops { missing: true, .. } => commands::ops::missing_operators(),

@@ -121,3 +121,75 @@ fn asking_for_a_gradient_without_grad_names_the_flag() {
         "the error line does not name --grad: {stderr}"
     );
 }
+
+fn bench_training(inputs: &Path, grad: bool) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ferrojit"));
+    command
+        .arg("bench")
+        .arg(repo_root().join("tests/fixtures/autograd/script_train.pt"))
+        .arg("--method")
+        .arg("train_steps")
+        .arg("--inputs")
+        .arg(inputs)
+        .args(["--iters", "2", "--warmup", "1", "--threads", "1"]);
+    if grad {
+        command.arg("--grad");
+    }
+    command.output().expect("ferrojit runs")
+}
+
+/// `ferrojit bench --grad --method` times the training step the way `run --grad` runs it
+/// (what bench/compare.py --train calls); without --grad it is an inference run and fails
+/// as `run` does.
+#[test]
+fn bench_times_a_training_method_with_grad() {
+    let expected = expected_training();
+    let inputs = temporary("bench.inputs.pt");
+    write_inputs(&expected, &inputs);
+    let result = bench_training(&inputs, true);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "ferrojit bench --grad failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(stdout.contains("runs=2\n"), "{stdout}");
+    let median = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("median_ms="))
+        .and_then(|value| value.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no median_ms line: {stdout}"));
+    assert!(median > 0.0, "{stdout}");
+
+    let inference = bench_training(&inputs, false);
+    assert!(
+        !inference.status.success(),
+        "an inference bench computed gradients"
+    );
+    let stderr = String::from_utf8_lossy(&inference.stderr);
+    assert!(
+        stderr.contains("--grad"),
+        "the error does not name --grad: {stderr}"
+    );
+}
+
+/// A `.pt2` program runs as exported, without recording: `bench --grad` says so rather than
+/// timing an inference run under the flag's name.
+#[test]
+fn bench_grad_refuses_a_pt2_program() {
+    let result = Command::new(env!("CARGO_BIN_EXE_ferrojit"))
+        .arg("bench")
+        .arg(repo_root().join("examples/mlp.pt2"))
+        .args(["--grad", "--iters", "1"])
+        .output()
+        .expect("ferrojit runs");
+    assert!(
+        !result.status.success(),
+        "bench --grad timed a .pt2 program"
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("--grad times TorchScript archives"),
+        "{stderr}"
+    );
+}

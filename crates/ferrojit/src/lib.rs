@@ -136,7 +136,8 @@
 //! A TorchScript model that calls `torch.autograd.grad` or `backward` loads and compiles
 //! through [`load`] (the autograd operators are always registered). Recording gradients
 //! is off by default, as inference wants; [`enable_autograd`] turns it on for the process
-//! and [`set_grad_enabled`] for the calling thread.
+//! and [`set_grad_enabled`] for the calling thread. The [`autograd`] module is the Rust side
+//! of it: `backward`, `grad`, `no_grad` guards, `requires_grad` and `.grad`.
 //!
 //! # Untrusted files
 //! Model files are programs: load only files you trust to run. Every length, offset and
@@ -155,6 +156,7 @@ use ferrojit_export::{ExportedModule, Pt2Archive};
 use ferrojit_runtime::interpreter::RunOptions;
 use ferrojit_serialize::import::{load_module_from_archive, LoadedModule};
 
+pub mod autograd;
 #[cfg(feature = "ndarray")]
 mod ndarray_conversions;
 pub mod tracing;

@@ -6,7 +6,9 @@
 //! `p90_ms=`, `max_ms=`, `mean_ms=`), and last `median_ms=<number>`. The two formats differ
 //! only in how the model is opened and called ([`BenchTarget`]); reading the inputs, warming
 //! up, timing and printing are shared. TorchScript runs through the optimizing executor
-//! unless `--no-optimize`; its first run builds the plan for the inputs' shapes.
+//! unless `--no-optimize`; its first run builds the plan for the inputs' shapes. `--grad`
+//! times a TorchScript method with grad mode on and recording installed, as `run --grad`
+//! runs it (unoptimized): a training step, or a forward that records its backward graph.
 
 use std::path::Path;
 use std::time::Instant;
@@ -30,6 +32,8 @@ pub struct BenchOptions<'a> {
     pub program: &'a str,
     /// Run TorchScript through the optimizing executor (the default).
     pub optimize: bool,
+    /// `--grad`: grad mode on and gradients recorded (TorchScript only; runs unoptimized).
+    pub grad: bool,
 }
 
 /// The statistics printed for a list of run times in milliseconds.
@@ -92,6 +96,12 @@ impl BenchTarget {
         let cannot_load =
             |e: &dyn std::fmt::Display| format!("cannot load model {}: {e}", model.display());
         if super::pt2::is_pt2(model) {
+            if options.grad {
+                return Err(format!(
+                    "--grad times TorchScript archives; {} is a .pt2 program",
+                    model.display()
+                ));
+            }
             let archive = Pt2Archive::open(model).map_err(|e| cannot_load(&e))?;
             let loaded = archive.load(options.program).map_err(|e| cannot_load(&e))?;
             let module = ExportedModule::new(loaded).map_err(|e| cannot_load(&e))?;
@@ -106,14 +116,15 @@ impl BenchTarget {
                 class.qualified_name()
             ));
         }
+        // A graph that records gradients runs as written, as under `run --grad`.
+        let optimize = options.optimize && !options.grad;
         Ok(BenchTarget::TorchScript {
             loaded: Box::new(loaded),
             method: method.to_string(),
             options: RunOptions {
-                optimizer: options
-                    .optimize
+                optimizer: optimize
                     .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
-                fusion_backend: options.optimize.then(ferrojit_codegen::shared_backend),
+                fusion_backend: optimize.then(ferrojit_codegen::shared_backend),
                 ..RunOptions::default()
             },
         })
@@ -160,6 +171,11 @@ pub fn bench_model(options: &BenchOptions<'_>) -> Result<(), String> {
         }
     }
     let arguments = read_arguments(options.inputs)?;
+    if options.grad {
+        ferrojit_autograd::register().map_err(|e| format!("autograd: {e}"))?;
+    }
+    // The method runs on this thread, so this thread's grad mode is the run's.
+    ferrojit_runtime::autograd::set_grad_enabled(options.grad);
     let load_start = Instant::now();
     let mut target = BenchTarget::open(options)?;
     let load_ms = milliseconds(load_start);

@@ -1,14 +1,12 @@
 //! Fine-tunes the last layer (`fc`) of a loaded resnet18 TorchScript archive with ferrojit's
-//! Rust autograd API, on data made here from a seed, and saves the result as an archive that
-//! PyTorch loads. `main.rs` is the command line; the facade's `fine_tune` test calls
+//! Rust autograd API (`ferrojit::autograd`), on data made here from a seed, and saves the
+//! result as an archive that PyTorch loads. `main.rs` is the command line; the facade's `fine_tune` test calls
 //! [`fine_tune`] with a few steps.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use ferrojit::autograd::{self, GradOptions};
 use ferrojit::{IValue, Module, Tensor};
-use ferrojit_autograd::call::call1;
-use ferrojit_autograd::{GradModeGuard, GradOptions};
 
 /// What one run of the example did.
 #[derive(Debug, Clone)]
@@ -125,9 +123,8 @@ fn mark_trainable(module: &Module) -> Result<Vec<(String, IValue)>, Failure> {
     let mut trained = Vec::new();
     for (name, _) in module.named_parameters(true) {
         let value = attribute_at(module, &name)?;
-        let cell = value.to_tensor_cell().map_err(failed("a parameter"))?;
         let trainable = name.starts_with("fc.");
-        cell.set_requires_grad(trainable);
+        autograd::set_requires_grad(&value, trainable).map_err(failed("a parameter"))?;
         if trainable {
             trained.push((name, value.clone()));
         }
@@ -143,7 +140,7 @@ fn loss_of(module: &Module, images: &Tensor, labels: &Tensor) -> Result<IValue, 
     let logits = module
         .forward(vec![IValue::from(images.clone())])
         .map_err(failed("forward"))?;
-    call1(
+    autograd::call_operator(
         "aten::cross_entropy_loss",
         vec![
             logits,
@@ -182,37 +179,33 @@ pub fn fine_tune(
     let module = loaded.module.clone();
     let trained = mark_trainable(&module)?;
     let (images, labels) = make_data(settings)?;
-    let _recording = GradModeGuard::new(true);
+    let _recording = autograd::enable_grad();
     let mut losses = Vec::with_capacity(settings.steps + 1);
     for _ in 0..settings.steps {
         let loss = loss_of(&module, &images, &labels)?;
         losses.push(scalar(&loss)?);
-        let loss_cell = Arc::clone(loss.to_tensor_cell().map_err(failed("the loss"))?);
-        ferrojit_autograd::backward(&[loss_cell], &[None], GradOptions::default())
-            .map_err(failed("backward"))?;
+        autograd::backward(&[loss], GradOptions::default()).map_err(failed("backward"))?;
         // The update must not be recorded: PyTorch's `with torch.no_grad():`.
-        let _no_grad = ferrojit_autograd::no_grad();
+        let _no_grad = autograd::no_grad();
         for (name, parameter) in &trained {
-            let cell = parameter.to_tensor_cell().map_err(failed("a parameter"))?;
-            let gradient = cell
-                .autograd()
-                .grad()
+            let gradient = autograd::grad_of(parameter)
+                .map_err(failed("a parameter"))?
                 .ok_or_else(|| format!("{name} has no .grad after backward"))?;
-            call1(
+            autograd::call_operator(
                 "aten::sub_.Tensor",
                 vec![
                     parameter.clone(),
-                    IValue::Tensor(gradient),
+                    gradient,
                     IValue::Double(settings.learning_rate),
                 ],
             )
             .map_err(failed("the SGD update"))?;
             // `optimizer.zero_grad(set_to_none=True)`.
-            cell.autograd().set_grad(None);
+            autograd::set_grad(parameter, None).map_err(failed("a parameter"))?;
         }
     }
     let logits = {
-        let _no_grad = ferrojit_autograd::no_grad();
+        let _no_grad = autograd::no_grad();
         let loss = loss_of(&module, &images, &labels)?;
         losses.push(scalar(&loss)?);
         module
