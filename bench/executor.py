@@ -133,6 +133,11 @@ def main():
             sides["ferrojit_im2col"] = lambda t, p=frozen_path: ferrojit_bench(
                 p, inputs, args, t, env={"FERROJIT_PACKED_CONV": "off"}
             )
+            # And with the 3x3 stride-1 convolutions on the packed direct form instead of
+            # Winograd F(2x2, 3x3): what Winograd changes, in the same run.
+            sides["ferrojit_no_winograd"] = lambda t, p=frozen_path: ferrojit_bench(
+                p, inputs, args, t, env={"FERROJIT_WINOGRAD": "off"}
+            )
             torch_module = torch.jit.freeze(torch.jit.load(str(path)).eval())
             checks = [("ferrojit", frozen_path, ())]
         else:
@@ -210,6 +215,13 @@ def write_report(args, started, load_before, load_after, rows, notes):
                 f"{row['ferrojit_im2col']:.3f} ms, so the packed convolution takes "
                 f"{row['ferrojit'] / row['ferrojit_im2col']:.2f} × its time, and "
                 f"{row['ferrojit_im2col'] / row['libtorch']:.2f} × libtorch's without it."
+            )
+        if "ferrojit_no_winograd" in row:
+            lines.append(
+                f"{row['name']}: with `FERROJIT_WINOGRAD=off` (every convolution on the packed "
+                f"direct form) {row['ferrojit_no_winograd']:.3f} ms, so Winograd F(2x2, 3x3) "
+                f"takes {row['ferrojit'] / row['ferrojit_no_winograd']:.2f} × its time, and "
+                f"{row['ferrojit_no_winograd'] / row['libtorch']:.2f} × libtorch's without it."
             )
     lines += ["", "Per-round medians (ms), for the spread:", ""]
     for row in rows:
