@@ -366,6 +366,7 @@ fn attach(
         name,
         operator: schema.full_name(),
         formula,
+        custom: None,
         arguments: Mutex::new(Some(arguments)),
         saved_versions,
         edges,

@@ -1,0 +1,146 @@
+//! The backward node of a `prim::DifferentiableGraph` (PyTorch's `DifferentiableGraphBackward`
+//! in graph_executor.cpp): the interpreter hands a group with a symbolic gradient to
+//! [`SymbolicGraphHook`], which runs the forward graph without recording, keeps the saved
+//! values it returned, and records ONE node whose backward runs the backward graph.
+
+use std::sync::{Arc, Mutex};
+
+use ferrojit_runtime::autograd::{GradHistory, GradModeGuard, GradNode};
+use ferrojit_runtime::interpreter::differentiable_graph::{
+    DifferentiableGraphHook, SymbolicGradient,
+};
+use ferrojit_runtime::{run_graph, IValue, NoMethods, Result, RuntimeError};
+
+use crate::formulas::{FormulaInput, Gradients};
+use crate::node::{ArgumentEdges, CustomBackward, Edge, Node, SavedVersion, TensorMeta};
+
+/// The name `grad_fn` prints for a group's outputs, as PyTorch's.
+pub const BACKWARD_NAME: &str = "DifferentiableGraphBackward";
+
+/// Installed by [`crate::register`].
+pub struct SymbolicGraphHook;
+
+/// Runs the backward graph on the output gradients and the saved values.
+struct BackwardGraph {
+    backward: Arc<ferrojit_ir::Graph>,
+}
+
+impl CustomBackward for BackwardGraph {
+    fn apply(&self, input: &FormulaInput) -> Result<Gradients> {
+        let mut inputs: Vec<IValue> = Vec::with_capacity(input.grads.len() + input.arguments.len());
+        for gradient in input.grads {
+            inputs.push(gradient.clone().ok_or_else(|| {
+                RuntimeError::Other(
+                    "DifferentiableGraphBackward: an output's gradient is undefined".to_string(),
+                )
+            })?);
+        }
+        inputs.extend(input.arguments.iter().cloned());
+        let outputs = run_graph(&self.backward, inputs, &NoMethods)?;
+        Ok(outputs
+            .into_iter()
+            .map(|value| match value {
+                IValue::None => None,
+                other => Some(other),
+            })
+            .collect())
+    }
+}
+
+fn meta_of(value: &IValue) -> Option<TensorMeta> {
+    match value {
+        IValue::Tensor(cell) => {
+            let tensor = cell.get();
+            Some(TensorMeta {
+                sizes: tensor.sizes().to_vec(),
+                dtype: tensor.dtype(),
+            })
+        }
+        _ => None,
+    }
+}
+
+impl DifferentiableGraphHook for SymbolicGraphHook {
+    fn run(&self, gradient: &SymbolicGradient, inputs: Vec<IValue>) -> Result<Vec<IValue>> {
+        let mut results = {
+            // The group's own operators record nothing: its one node stands for them all.
+            let _no_grad = GradModeGuard::new(false);
+            run_graph(&gradient.forward, inputs.clone(), &NoMethods)?
+        };
+        if results.len() < gradient.num_outputs {
+            return Err(RuntimeError::Other(
+                "prim::DifferentiableGraph: the forward graph returned too few values".to_string(),
+            ));
+        }
+        let saved = results.split_off(gradient.num_outputs);
+        let outputs = results;
+        let edges: Vec<ArgumentEdges> = inputs
+            .iter()
+            .map(|value| match value {
+                IValue::Tensor(cell) => ArgumentEdges::Tensor(Edge::of(cell)),
+                _ => ArgumentEdges::None,
+            })
+            .collect();
+        if edges.iter().all(|edges| edges.iter().next().is_none()) {
+            return Ok(outputs);
+        }
+        let input_meta: Vec<Vec<Option<TensorMeta>>> =
+            inputs.iter().map(|value| vec![meta_of(value)]).collect();
+        let mut saved_versions = Vec::new();
+        for (index, value) in saved.iter().enumerate() {
+            if let IValue::Tensor(cell) = value {
+                let counter = cell.autograd().version_counter();
+                saved_versions.push(SavedVersion {
+                    argument: index,
+                    version: counter.current(),
+                    counter,
+                });
+            }
+        }
+        // An output that is one of the inputs' very handles keeps its own history.
+        let is_input = |cell: &Arc<ferrojit_runtime::TensorCell>| {
+            inputs
+                .iter()
+                .any(|value| matches!(value, IValue::Tensor(input) if Arc::ptr_eq(input, cell)))
+        };
+        let mut output_meta = Vec::with_capacity(outputs.len());
+        let mut output_cells = Vec::with_capacity(outputs.len());
+        let mut targets = Vec::new();
+        for (index, value) in outputs.iter().enumerate() {
+            match value {
+                IValue::Tensor(cell)
+                    if cell.get().dtype().is_floating_point() && !is_input(cell) =>
+                {
+                    output_meta.push(meta_of(value));
+                    output_cells.push(Arc::downgrade(cell));
+                    targets.push((index, Arc::clone(cell)));
+                }
+                _ => {
+                    output_meta.push(None);
+                    output_cells.push(std::sync::Weak::new());
+                }
+            }
+        }
+        let node = Arc::new(Node {
+            name: BACKWARD_NAME.to_string(),
+            operator: "prim::DifferentiableGraph".to_string(),
+            formula: None,
+            custom: Some(Arc::new(BackwardGraph {
+                backward: Arc::clone(&gradient.backward),
+            })),
+            arguments: Mutex::new(Some(saved)),
+            saved_versions,
+            edges,
+            input_meta,
+            output_meta,
+            output_cells,
+        });
+        for (index, cell) in targets {
+            cell.autograd().set_grad_fn(Some(GradHistory {
+                node: Arc::clone(&node) as Arc<dyn GradNode>,
+                output_nr: index,
+            }));
+        }
+        Ok(outputs)
+    }
+}
