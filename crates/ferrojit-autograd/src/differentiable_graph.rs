@@ -97,6 +97,23 @@ impl DifferentiableGraphHook for SymbolicGraphHook {
                 });
             }
         }
+        // A saved output is kept through a handle of its own, without history: the output's
+        // handle gets this node as its `grad_fn`, and saving that handle would make a cycle
+        // that outlives the graph when no backward runs. Its version is checked against
+        // the output's counter, noted above.
+        let saved: Vec<IValue> = saved
+            .into_iter()
+            .map(|value| match &value {
+                IValue::Tensor(cell)
+                    if outputs.iter().any(
+                        |output| matches!(output, IValue::Tensor(out) if Arc::ptr_eq(out, cell)),
+                    ) =>
+                {
+                    IValue::tensor_with_requires_grad((*cell.get()).clone(), false)
+                }
+                _ => value,
+            })
+            .collect();
         // An output that is one of the inputs' very handles keeps its own history.
         let is_input = |cell: &Arc<ferrojit_runtime::TensorCell>| {
             inputs

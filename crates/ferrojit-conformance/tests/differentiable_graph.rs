@@ -401,3 +401,46 @@ fn scripted_mlp_gradient_through_the_executor_equals_pytorchs() {
         "loss {loss}, PyTorch {wanted}"
     );
 }
+
+/// A group's saved output written in place before the backward: PyTorch's error for a
+/// modified saved tensor, as the engine gives for its own nodes.
+#[test]
+fn writing_a_saved_output_in_place_is_detected() {
+    let graph = parse_graph(
+        "graph(%a : Tensor, %b : Tensor):
+  %x : Tensor = aten::mul(%a, %b)
+  %y : Tensor = aten::sigmoid(%x)
+  return (%y)
+",
+    )
+    .expect("graph");
+    let shapes: &[&[usize]] = &[&[2, 3], &[2, 3]];
+    let inputs = leaves(shapes, 0.0);
+    let plan = plan_with_groups(&graph, &inputs, 1);
+    let _grad_mode = GradModeGuard::new(true);
+    let leaf_cells = cells(&inputs);
+    let outputs = run_graph(&plan, inputs, &NoMethods).expect("the plan runs");
+    assert_recorded_by_group(&outputs);
+    let one = IValue::from(Tensor::from_vec(vec![1.0f32], &[1]).expect("tensor"));
+    ferrojit_autograd::call::call1(
+        "aten::add_.Tensor",
+        vec![outputs[0].clone(), one, IValue::Int(1)],
+    )
+    .expect("the in-place add runs");
+    let output = outputs[0].to_tensor_cell().expect("a tensor").clone();
+    let ones = IValue::from(Tensor::from_vec(vec![1.0f32; 6], &[2, 3]).expect("tensor"));
+    let error = grad(
+        &[output],
+        &leaf_cells,
+        &[Some(ones)],
+        GradOptions::default(),
+        false,
+    )
+    .expect_err("a saved tensor was modified");
+    assert!(
+        error
+            .to_string()
+            .contains("one of the variables needed for gradient computation has been modified by an inplace operation"),
+        "{error}"
+    );
+}
