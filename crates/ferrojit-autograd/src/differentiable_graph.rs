@@ -1,7 +1,9 @@
 //! The backward node of a `prim::DifferentiableGraph` (PyTorch's `DifferentiableGraphBackward`
 //! in graph_executor.cpp): the interpreter hands a group with a symbolic gradient to
 //! [`SymbolicGraphHook`], which runs the forward graph without recording, keeps the saved
-//! values it returned, and records ONE node whose backward runs the backward graph.
+//! values it returned, and records ONE node whose backward runs the backward graph. A
+//! backward that must itself be differentiable (`create_graph=True`) recomputes the group
+//! with recording instead, since the saved values carry no history.
 
 use std::sync::{Arc, Mutex};
 
@@ -23,10 +25,60 @@ pub struct SymbolicGraphHook;
 /// Runs the backward graph on the output gradients and the saved values.
 struct BackwardGraph {
     backward: Arc<ferrojit_ir::Graph>,
+    forward: Arc<ferrojit_ir::Graph>,
+    num_outputs: usize,
+    /// The group's inputs, for a backward that must itself be differentiable.
+    inputs: Vec<IValue>,
+}
+
+impl BackwardGraph {
+    /// The backward of a backward that records (`create_graph=True`): the saved values have
+    /// no history (the forward graph ran without recording), so the symbolic backward graph
+    /// would lose every second-order path through them. The forward graph runs again, this
+    /// time recording per operator, and the engine differentiates that instead.
+    fn recomputed(&self, input: &FormulaInput) -> Result<Gradients> {
+        let recomputed = run_graph(&self.forward, self.inputs.clone(), &NoMethods)?;
+        let mut outputs = Vec::new();
+        let mut output_gradients = Vec::new();
+        for (value, gradient) in recomputed.iter().take(self.num_outputs).zip(input.grads) {
+            if let (IValue::Tensor(cell), Some(gradient)) = (value, gradient) {
+                if cell.requires_grad() {
+                    outputs.push(Arc::clone(cell));
+                    output_gradients.push(Some(gradient.clone()));
+                }
+            }
+        }
+        let wanted: Vec<(usize, Arc<ferrojit_runtime::TensorCell>)> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(index, value)| match value {
+                IValue::Tensor(cell) if cell.requires_grad() => Some((index, Arc::clone(cell))),
+                _ => None,
+            })
+            .collect();
+        let mut gradients: Gradients = vec![None; self.inputs.len()];
+        if outputs.is_empty() || wanted.is_empty() {
+            return Ok(gradients);
+        }
+        let cells: Vec<_> = wanted.iter().map(|(_, cell)| Arc::clone(cell)).collect();
+        let options = crate::GradOptions {
+            retain_graph: Some(true),
+            create_graph: true,
+        };
+        let found = crate::grad(&outputs, &cells, &output_gradients, options, true)?;
+        for ((index, _), gradient) in wanted.iter().zip(found) {
+            gradients[*index] = gradient;
+        }
+        Ok(gradients)
+    }
 }
 
 impl CustomBackward for BackwardGraph {
     fn apply(&self, input: &FormulaInput) -> Result<Gradients> {
+        if ferrojit_runtime::autograd::is_grad_enabled() {
+            return self.recomputed(input);
+        }
         let mut inputs: Vec<IValue> = Vec::with_capacity(input.grads.len() + input.arguments.len());
         for gradient in input.grads {
             inputs.push(gradient.clone().ok_or_else(|| {
@@ -144,6 +196,9 @@ impl DifferentiableGraphHook for SymbolicGraphHook {
             formula: None,
             custom: Some(Arc::new(BackwardGraph {
                 backward: Arc::clone(&gradient.backward),
+                forward: Arc::clone(&gradient.forward),
+                num_outputs: gradient.num_outputs,
+                inputs: inputs.clone(),
             })),
             arguments: Mutex::new(Some(saved)),
             saved_versions,

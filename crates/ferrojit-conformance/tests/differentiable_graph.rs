@@ -444,3 +444,56 @@ fn writing_a_saved_output_in_place_is_detected() {
         "{error}"
     );
 }
+
+/// Double backward through a group (`create_graph=True`, then a gradient of a gradient):
+/// the group's backward recomputes with recording, so the second-order gradient equals the
+/// engine's.
+#[test]
+fn double_backward_through_a_group_equals_the_engine() {
+    let graph = parse_graph(
+        "graph(%x : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %p : Tensor = aten::mul(%x, %w)
+  %t : Tensor = aten::tanh(%p)
+  %y : Tensor = aten::mul(%t, %x)
+  %loss : Tensor = aten::mean(%y, %none)
+  return (%loss)
+",
+    )
+    .expect("graph");
+    let shapes: &[&[usize]] = &[&[5], &[5]];
+    let second_order = |graph: &Graph, inputs: Vec<IValue>| -> (Vec<IValue>, Vec<f32>) {
+        let _grad_mode = GradModeGuard::new(true);
+        let leaves = cells(&inputs);
+        let outputs = run_graph(graph, inputs, &NoMethods).expect("the graph runs");
+        let loss = outputs[0].to_tensor_cell().expect("a tensor").clone();
+        let options = GradOptions {
+            retain_graph: Some(true),
+            create_graph: true,
+        };
+        let first = grad(&[loss], &leaves, &[None], options, false).expect("first order");
+        let gx = first[0].clone().expect("x is used");
+        let summed =
+            ferrojit_autograd::call::call1("aten::sum", vec![gx, IValue::None]).expect("sum");
+        let summed = summed.to_tensor_cell().expect("a tensor").clone();
+        let second = grad(
+            &[summed],
+            &leaves[1..],
+            &[None],
+            GradOptions::default(),
+            false,
+        )
+        .expect("second order");
+        (outputs, data(second[0].as_ref().expect("w is used")))
+    };
+    let (_, engine) = second_order(&graph, leaves(shapes, 0.0));
+    let inputs = leaves(shapes, 0.0);
+    let plan = plan_with_groups(&graph, &inputs, 1);
+    let (outputs, symbolic) = second_order(&plan, inputs);
+    assert_recorded_by_group(&outputs);
+    assert_close(
+        std::slice::from_ref(&engine),
+        std::slice::from_ref(&symbolic),
+        1e-6,
+    );
+}
