@@ -11,7 +11,8 @@ use ferrojit_runtime::autograd::{GradHistory, GradModeGuard, GradNode};
 use ferrojit_runtime::interpreter::differentiable_graph::{
     DifferentiableGraphHook, SymbolicGradient,
 };
-use ferrojit_runtime::{run_graph, IValue, NoMethods, Result, RuntimeError};
+use ferrojit_runtime::interpreter::{run_code, Code, RunOptions};
+use ferrojit_runtime::{IValue, NoMethods, Result, RuntimeError};
 
 use crate::formulas::{FormulaInput, Gradients};
 use crate::node::{ArgumentEdges, CustomBackward, Edge, Node, SavedVersion, TensorMeta};
@@ -24,8 +25,8 @@ pub struct SymbolicGraphHook;
 
 /// Runs the backward graph on the output gradients and the saved values.
 struct BackwardGraph {
-    backward: Arc<ferrojit_ir::Graph>,
-    forward: Arc<ferrojit_ir::Graph>,
+    backward: Arc<Code>,
+    forward: Arc<Code>,
     num_outputs: usize,
     /// The group's inputs, for a backward that must itself be differentiable.
     inputs: Vec<IValue>,
@@ -37,7 +38,12 @@ impl BackwardGraph {
     /// would lose every second-order path through them. The forward graph runs again, this
     /// time recording per operator, and the engine differentiates that instead.
     fn recomputed(&self, input: &FormulaInput) -> Result<Gradients> {
-        let recomputed = run_graph(&self.forward, self.inputs.clone(), &NoMethods)?;
+        let recomputed = run_code(
+            Arc::clone(&self.forward),
+            self.inputs.clone(),
+            &NoMethods,
+            &RunOptions::default(),
+        )?;
         let mut outputs = Vec::new();
         let mut output_gradients = Vec::new();
         for (value, gradient) in recomputed.iter().take(self.num_outputs).zip(input.grads) {
@@ -88,7 +94,12 @@ impl CustomBackward for BackwardGraph {
             })?);
         }
         inputs.extend(input.arguments.iter().cloned());
-        let outputs = run_graph(&self.backward, inputs, &NoMethods)?;
+        let outputs = run_code(
+            Arc::clone(&self.backward),
+            inputs,
+            &NoMethods,
+            &RunOptions::default(),
+        )?;
         Ok(outputs
             .into_iter()
             .map(|value| match value {
@@ -117,7 +128,12 @@ impl DifferentiableGraphHook for SymbolicGraphHook {
         let mut results = {
             // The group's own operators record nothing: its one node stands for them all.
             let _no_grad = GradModeGuard::new(false);
-            run_graph(&gradient.forward, inputs.clone(), &NoMethods)?
+            run_code(
+                Arc::clone(&gradient.forward_code),
+                inputs.clone(),
+                &NoMethods,
+                &RunOptions::default(),
+            )?
         };
         if results.len() < gradient.num_outputs {
             return Err(RuntimeError::Other(
@@ -195,8 +211,8 @@ impl DifferentiableGraphHook for SymbolicGraphHook {
             operator: "prim::DifferentiableGraph".to_string(),
             formula: None,
             custom: Some(Arc::new(BackwardGraph {
-                backward: Arc::clone(&gradient.backward),
-                forward: Arc::clone(&gradient.forward),
+                backward: Arc::clone(&gradient.backward_code),
+                forward: Arc::clone(&gradient.forward_code),
                 num_outputs: gradient.num_outputs,
                 inputs: inputs.clone(),
             })),

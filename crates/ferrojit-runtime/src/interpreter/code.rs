@@ -705,8 +705,8 @@ impl<'g> Compiler<'g> {
                     node,
                     num_inputs,
                     num_outputs,
-                )
-                .map_err(invalid)?
+                    self.registry,
+                )?
                 .map(Arc::new);
                 self.push_inputs(node);
                 self.prim(PrimOp::DifferentiableGraph {

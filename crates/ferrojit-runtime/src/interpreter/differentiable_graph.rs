@@ -9,8 +9,14 @@ use std::sync::{Arc, OnceLock};
 
 use ferrojit_ir::{AttributeValue, Graph, NodeId};
 
+use super::code::{compile_with_registry, Code};
 use crate::ivalue::IValue;
-use crate::Result;
+use crate::registry::OperatorRegistry;
+use crate::{Result, RuntimeError};
+
+fn invalid(message: &str) -> RuntimeError {
+    RuntimeError::InvalidGraph(message.to_string())
+}
 
 /// The attribute holding the forward graph (subgraph outputs, then saved values).
 pub const FORWARD_ATTRIBUTE: &str = "forward";
@@ -18,11 +24,14 @@ pub const FORWARD_ATTRIBUTE: &str = "forward";
 /// gradient per input out).
 pub const BACKWARD_ATTRIBUTE: &str = "backward";
 
-/// A group's symbolic gradient, as the interpreter hands it to the hook.
+/// A group's symbolic gradient, as the interpreter hands it to the hook: both graphs, and
+/// their code, compiled once with the plan.
 #[derive(Debug)]
 pub struct SymbolicGradient {
     pub forward: Arc<Graph>,
     pub backward: Arc<Graph>,
+    pub forward_code: Arc<Code>,
+    pub backward_code: Arc<Code>,
     /// How many of the forward graph's outputs are the node's outputs (the rest are saved).
     pub num_outputs: usize,
 }
@@ -52,26 +61,30 @@ pub fn attached_gradient(
     node: NodeId,
     num_inputs: usize,
     num_outputs: usize,
-) -> std::result::Result<Option<SymbolicGradient>, String> {
+    registry: &OperatorRegistry,
+) -> Result<Option<SymbolicGradient>> {
     let forward = match graph.attribute(node, FORWARD_ATTRIBUTE) {
         Some(AttributeValue::Graph(forward)) => forward,
         _ => return Ok(None),
     };
     let Some(AttributeValue::Graph(backward)) = graph.attribute(node, BACKWARD_ATTRIBUTE) else {
-        return Err("prim::DifferentiableGraph has a forward graph but no backward graph".into());
+        return Err(invalid(
+            "prim::DifferentiableGraph has a forward graph but no backward graph",
+        ));
     };
     let saved = forward.outputs().len().checked_sub(num_outputs);
     let agrees = forward.inputs().len() == num_inputs
         && saved.is_some_and(|saved| backward.inputs().len() == num_outputs + saved)
         && backward.outputs().len() == num_inputs;
     if !agrees {
-        return Err(
+        return Err(invalid(
             "prim::DifferentiableGraph's forward and backward graphs do not match its inputs \
-             and outputs"
-                .into(),
-        );
+             and outputs",
+        ));
     }
     Ok(Some(SymbolicGradient {
+        forward_code: Arc::new(compile_with_registry(forward, registry)?),
+        backward_code: Arc::new(compile_with_registry(backward, registry)?),
         forward: Arc::new((**forward).clone()),
         backward: Arc::new((**backward).clone()),
         num_outputs,
