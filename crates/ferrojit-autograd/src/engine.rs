@@ -263,12 +263,12 @@ impl Run {
         if !needed.iter().any(|&n| n) {
             return Ok(());
         }
-        let formula = node.formula.ok_or_else(|| {
-            error(format!(
+        if node.formula.is_none() && node.custom.is_none() {
+            return Err(error(format!(
                 "the derivative for '{}' is not implemented.",
                 node.operator.trim_start_matches("aten::")
-            ))
-        })?;
+            )));
+        }
         // Undefined output gradients become zeros of the output's shape.
         for (slot, meta) in buffer.iter_mut().zip(&node.output_meta) {
             if slot.is_none() {
@@ -284,7 +284,15 @@ impl Run {
             needed: &needed,
             input_meta: &node.input_meta,
         };
-        let gradients = (formula.apply)(&input).map_err(|failure| {
+        let gradients = match (&node.custom, node.formula) {
+            (Some(custom), _) => custom.apply(&input),
+            (None, Some(formula)) => (formula.apply)(&input),
+            (None, None) => Err(error(format!(
+                "the derivative for '{}' is not implemented.",
+                node.operator
+            ))),
+        }
+        .map_err(|failure| {
             error(format!(
                 "backward of {} ({}): {failure}",
                 node.name, node.operator

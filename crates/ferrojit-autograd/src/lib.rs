@@ -7,6 +7,7 @@
 //! registered into the global registry by [`register`].
 
 pub mod call;
+pub mod differentiable_graph;
 pub mod engine;
 pub mod formulas;
 pub mod node;
@@ -49,6 +50,10 @@ pub fn register() -> Result<(), RuntimeError> {
                     "autograd: another operator hook is already installed".to_string(),
                 ));
             }
+            // Without it, differentiable graphs run their subgraphs and record per operator.
+            ferrojit_runtime::interpreter::differentiable_graph::install_differentiable_graph_hook(
+                Box::new(differentiable_graph::SymbolicGraphHook),
+            );
             Ok(())
         })
         .clone()

@@ -65,6 +65,9 @@ pub struct Node {
     /// The operator's full name (`aten::mul.Tensor`), shared likewise.
     pub operator: Arc<str>,
     pub formula: Option<&'static Formula>,
+    /// A backward that is no formula of the table: a `prim::DifferentiableGraph`'s symbolic
+    /// backward graph (see `differentiable_graph`). Used instead of `formula` when set.
+    pub custom: Option<Arc<dyn CustomBackward>>,
     /// The call's arguments in schema order; tensor arguments the formula does not save are
     /// `None` here (kept alive by nothing). `None` once released after a backward.
     pub arguments: Mutex<Option<Vec<IValue>>>,
@@ -78,6 +81,15 @@ pub struct Node {
     /// Per schema return: the output's handle, not kept alive by the node (it keeps the
     /// node alive), for `retain_grad`.
     pub output_cells: Vec<Weak<TensorCell>>,
+}
+
+/// A node's backward when it is not a formula of the table. It reads the node's saved
+/// `arguments` and the output gradients as a formula does, and returns one gradient per edge.
+pub trait CustomBackward: Send + Sync {
+    fn apply(
+        &self,
+        input: &crate::formulas::FormulaInput,
+    ) -> Result<crate::formulas::Gradients, RuntimeError>;
 }
 
 /// The edges of one argument.
@@ -185,8 +197,10 @@ pub fn freed_error() -> RuntimeError {
 impl Node {
     /// Whether the formula keeps any tensor (so a second backward without retain_graph fails).
     pub fn saves_tensors(&self) -> bool {
-        self.formula
-            .is_some_and(|formula| !formula.saves.is_empty())
+        self.custom.is_some()
+            || self
+                .formula
+                .is_some_and(|formula| !formula.saves.is_empty())
     }
 
     /// Frees the saved tensors (after a backward without `retain_graph`).

@@ -420,6 +420,7 @@ fn attach(
         name: Arc::clone(&facts.node_name),
         operator: Arc::clone(&facts.operator),
         formula,
+        custom: None,
         arguments: Mutex::new(Some(arguments)),
         saved_versions,
         edges,

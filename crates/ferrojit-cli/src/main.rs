@@ -67,8 +67,9 @@ enum Command {
         #[arg(long)]
         no_optimize: bool,
         /// Run with grad mode on and gradients recorded, as a Python process runs by default
-        /// (`torch.autograd.grad`, `.backward()` and `.grad` work; the graph runs unoptimized).
-        /// Without it the run is an inference run.
+        /// (`torch.autograd.grad`, `.backward()` and `.grad` work; nothing is fused natively,
+        /// and inputs that require grad get differentiable graphs). Without it the run is an
+        /// inference run.
         #[arg(long)]
         grad: bool,
     },

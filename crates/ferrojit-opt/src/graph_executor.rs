@@ -163,12 +163,24 @@ pub fn build_plan_graph_with_options(
             })?;
         }
     }
+    // A call with an input that requires grad gets differentiable graphs, as PyTorch's
+    // profiling executor does on its needsGradient path; it fuses only graphs that need no
+    // gradient (a fused group and the linear epilogue record no backward).
+    let needs_gradient = spec.inputs.iter().any(|input| {
+        matches!(
+            input,
+            ferrojit_runtime::interpreter::InputSpec::Tensor {
+                requires_grad: true,
+                ..
+            }
+        )
+    });
     for &name in PLAN_PASSES {
-        if name == "linear_epilogue" && !options.fuse {
+        if name == "linear_epilogue" && (!options.fuse || needs_gradient) {
             continue;
         }
         if name == "fuser" {
-            if !options.fuse {
+            if !options.fuse || needs_gradient {
                 continue;
             }
             // Fusion needs complete types, which are facts only when no geometry changes
@@ -178,6 +190,11 @@ pub fn build_plan_graph_with_options(
             }
         }
         crate::run_pass(name, &mut plan)?;
+    }
+    // `FERROJIT_AUTODIFF=off` leaves such calls to record a backward node per operator.
+    if needs_gradient && crate::autodiff::autodiff_enabled_by_default() {
+        crate::run_pass("create_autodiff_subgraphs", &mut plan)?;
+        crate::autodiff::attach_gradients(&mut plan);
     }
     Ok(plan)
 }

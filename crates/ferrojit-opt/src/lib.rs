@@ -11,6 +11,7 @@
 //! a pass is a bug in that pass.
 
 pub mod alias_analysis;
+pub mod autodiff;
 pub mod block_dead_code_elimination;
 pub mod canonicalize;
 pub mod cleanup;
@@ -281,6 +282,14 @@ pub const PASSES: &[PassInfo] = &[
                       prim::FusionGroup nodes, each behind a prim::TypeCheck and a prim::If \
                       whose false block runs the nodes unfused (off when FERROJIT_FUSER=off)",
         run: fuser::fuser_pass,
+    },
+    // autodiff
+    PassInfo {
+        name: "create_autodiff_subgraphs",
+        description: "groups runs of operators with a symbolic gradient into \
+                      prim::DifferentiableGraph nodes of at least 2 nodes, moving nodes only \
+                      where alias analysis allows",
+        run: autodiff::create_autodiff_subgraphs::create_autodiff_subgraphs_pass,
     },
     // decompose
     PassInfo {

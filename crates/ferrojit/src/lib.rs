@@ -603,19 +603,25 @@ impl Model {
                 if !loaded.module.class().has_method(method) {
                     return Err(no_such_method());
                 }
-                // A call that records gradients runs its graphs as written, as `ferrojit run
-                // --grad` does: the optimizing executor's plans are specialized for
-                // inference and build no differentiable graphs.
+                // A call that records gradients runs without native fusion (a fused group
+                // records no backward). The optimizing executor builds its plan with
+                // differentiable graphs when an input requires grad; with
+                // `FERROJIT_AUTODIFF=off` such a call runs its graphs as written.
                 let recording = ferrojit_runtime::autograd::is_grad_enabled()
                     && ferrojit_autograd::is_recording_installed();
-                let as_written;
+                let recording_options;
                 let options = if recording {
-                    as_written = RunOptions {
-                        optimizer: None,
+                    let optimizer = if ferrojit_opt::autodiff::autodiff_enabled_by_default() {
+                        options.optimizer.clone()
+                    } else {
+                        None
+                    };
+                    recording_options = RunOptions {
+                        optimizer,
                         fusion_backend: None,
                         ..options.clone()
                     };
-                    &as_written
+                    &recording_options
                 } else {
                     options
                 };

@@ -82,11 +82,13 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
     if grad {
         ferrojit_autograd::register().map_err(|e| format!("autograd: {e}"))?;
     }
-    // The method runs on this thread, so this thread's grad mode is the run's. A graph that
-    // records gradients runs as written: the optimizing executor builds no differentiable
-    // graphs yet, and its plans are specialized for inference.
+    // The method runs on this thread, so this thread's grad mode is the run's. A run that
+    // records gradients fuses nothing natively (a fused group records no backward); the
+    // optimizing executor gives calls whose inputs require grad differentiable graphs, or,
+    // with `FERROJIT_AUTODIFF=off`, the graph runs as written.
     ferrojit_runtime::autograd::set_grad_enabled(grad);
-    let optimize = optimize && !grad;
+    let fuse_natively = optimize && !grad;
+    let optimize = optimize && (!grad || ferrojit_opt::autodiff::autodiff_enabled_by_default());
     // Loading runs `__setstate__` methods once each: not worth specializing.
     let load_options = RunOptions {
         max_steps,
@@ -94,7 +96,7 @@ pub fn run_model(request: &RunModelOptions<'_>) -> Result<(), String> {
     };
     let options = RunOptions {
         optimizer: optimize.then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
-        fusion_backend: optimize.then(ferrojit_codegen::shared_backend),
+        fusion_backend: fuse_natively.then(ferrojit_codegen::shared_backend),
         ..load_options.clone()
     };
     let cannot_load = |e: &dyn std::fmt::Display| model_load_error(model, e);

@@ -305,6 +305,11 @@ pub fn has_side_effects(graph: &Graph, node: NodeId) -> bool {
         "cuda::synchronize",
         "prim::Enter",
         "prim::Exit",
+        // Registered with conservative alias analysis in PyTorch, which `hasSideEffects`
+        // answers true for: the grad mode switch `torch.no_grad()` compiles to, and
+        // `Tensor.backward()`, whose effect is on `.grad` and returns nothing.
+        "aten::set_grad_enabled",
+        "aten::backward",
     ];
     let kind = graph.kind(node);
     if SIDE_EFFECT_KINDS.contains(&kind.as_str()) {

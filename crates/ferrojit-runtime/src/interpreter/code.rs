@@ -198,6 +198,15 @@ pub enum PrimOp {
         num_inputs: usize,
         num_outputs: usize,
     },
+    /// `prim::DifferentiableGraph`: with a symbolic gradient attached and a gradient to
+    /// record, the autograd hook runs it (see `differentiable_graph`); otherwise its compiled
+    /// subgraph runs as a call.
+    DifferentiableGraph {
+        code: Arc<Code>,
+        gradient: Option<Arc<super::differentiable_graph::SymbolicGradient>>,
+        num_inputs: usize,
+        num_outputs: usize,
+    },
     /// `aten::wait`: replaces the future on the stack with its value. A forked task whose
     /// future is still running elsewhere suspends here and frees its thread.
     Wait,
@@ -674,6 +683,35 @@ impl<'g> Compiler<'g> {
                     group_key: super::fusion::next_group_key(),
                     subgraph: Arc::new((**subgraph).clone()),
                     code,
+                    num_inputs,
+                    num_outputs,
+                });
+                self.store_outputs(node);
+            }
+            (_, "prim::DifferentiableGraph") => {
+                let Some(AttributeValue::Graph(subgraph)) = self.graph.attribute(node, "Subgraph")
+                else {
+                    return Err(invalid("prim::DifferentiableGraph is missing its Subgraph"));
+                };
+                if subgraph.inputs().len() != num_inputs || subgraph.outputs().len() != num_outputs
+                {
+                    return Err(invalid(
+                        "prim::DifferentiableGraph's subgraph must take the node's inputs and return its outputs",
+                    ));
+                }
+                let code = Arc::new(compile_with_registry(subgraph, self.registry)?);
+                let gradient = super::differentiable_graph::attached_gradient(
+                    self.graph,
+                    node,
+                    num_inputs,
+                    num_outputs,
+                    self.registry,
+                )?
+                .map(Arc::new);
+                self.push_inputs(node);
+                self.prim(PrimOp::DifferentiableGraph {
+                    code,
+                    gradient,
                     num_inputs,
                     num_outputs,
                 });

@@ -1140,6 +1140,36 @@ fn run_prim(
                 functions.clone(),
             ))));
         }
+        PrimOp::DifferentiableGraph {
+            code,
+            gradient,
+            num_inputs,
+            num_outputs,
+        } => {
+            if let Some(gradient) = gradient {
+                let base = stack
+                    .len()
+                    .checked_sub(*num_inputs)
+                    .ok_or_else(|| corrupt("operand stack underflow"))?;
+                if super::differentiable_graph::records_gradient(&stack[base..]) {
+                    if let Some(hook) = super::differentiable_graph::differentiable_graph_hook() {
+                        let inputs = stack.split_off(base);
+                        let outputs = hook.run(gradient, inputs)?;
+                        if outputs.len() != *num_outputs {
+                            return Err(corrupt(
+                                "prim::DifferentiableGraph's forward graph returned the wrong number of values",
+                            ));
+                        }
+                        stack.extend(outputs);
+                        return Ok(None);
+                    }
+                }
+            }
+            return Ok(Some(Control::Call(Frame::new(
+                code.clone(),
+                functions.clone(),
+            ))));
+        }
         PrimOp::Wait => {
             let future = match stack.last() {
                 Some(value) => expect_future(value)?.clone(),

@@ -8,6 +8,7 @@
 
 pub mod argument_spec;
 pub mod code;
+pub mod differentiable_graph;
 pub mod execute;
 pub mod executor;
 pub mod fusion;
