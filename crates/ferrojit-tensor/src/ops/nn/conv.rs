@@ -151,7 +151,7 @@ fn im2col<T: FloatGemm>(input: &[T], channels: usize, g: &Geometry, cols: &mut [
 /// col2im for transposed convolution: adds `cols[(c, k), input position]` into `out[c, ...]`.
 /// Here `g.in_size` is the transposed conv's output (the scatter target) and `g.out_size` its
 /// input (the positions the columns are indexed by).
-fn col2im<T: FloatGemm + std::ops::AddAssign>(
+pub(super) fn col2im<T: FloatGemm + std::ops::AddAssign>(
     cols: &[T],
     channels: usize,
     g: &Geometry,

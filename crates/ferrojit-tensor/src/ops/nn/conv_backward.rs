@@ -126,6 +126,56 @@ pub fn convolution_backward(
     let mut expected = vec![batch, out_channels];
     expected.extend_from_slice(&out_sp[3 - spatial..]);
     super::backward::check_grad_shape(grad_output, &expected, 0)?;
+    let want = (output_mask[0], output_mask[1]);
+    if !geometry.transposed && (want.0 || want.1) {
+        // Float32 and float64: the matrix-product form (`conv_backward_gemm`).
+        let lifted = |v: [i64; 3]| v.map(|x| x as usize);
+        let conv_geometry = super::conv::Geometry {
+            in_size: in_sp,
+            kernel: k_sp,
+            stride: lifted(stride),
+            dilation: lifted(dilation),
+            pad_before: lifted(padding),
+            out_size: out_sp,
+        };
+        let shape = super::conv_backward_gemm::BackwardShape {
+            batch,
+            in_channels,
+            out_channels,
+            groups,
+            geometry: &conv_geometry,
+        };
+        macro_rules! gemm_backward {
+            ($t:ty) => {{
+                let (gi, gw) = super::conv_backward_gemm::convolution_backward_gemm::<$t>(
+                    &input.gather::<$t>(),
+                    &weight.gather::<$t>(),
+                    &grad_output.gather::<$t>(),
+                    &shape,
+                    want.0,
+                    want.1,
+                )?;
+                let grad_bias = bias_gradient(
+                    grad_output,
+                    batch,
+                    out_channels,
+                    out_len_of(&out_sp),
+                    dtype,
+                    output_mask[2],
+                );
+                return Ok((
+                    want.0.then(|| Tensor::from_values(gi, input.sizes())),
+                    want.1.then(|| Tensor::from_values(gw, weight.sizes())),
+                    grad_bias,
+                ));
+            }};
+        }
+        match dtype {
+            crate::dtype::DType::Float32 => gemm_backward!(f32),
+            crate::dtype::DType::Float64 => gemm_backward!(f64),
+            _ => {}
+        }
+    }
     let x = input.to_f64_vec();
     let w = weight.to_f64_vec();
     let go = grad_output.to_f64_vec();
@@ -204,7 +254,37 @@ pub fn convolution_backward(
             }
         }
     }
-    let grad_bias = output_mask[2].then(|| {
+    let grad_bias = bias_gradient(
+        grad_output,
+        batch,
+        out_channels,
+        out_len,
+        dtype,
+        output_mask[2],
+    );
+    Ok((
+        output_mask[0].then(|| from_f64(grad_input, input.sizes(), dtype)),
+        output_mask[1].then(|| from_f64(grad_weight, weight.sizes(), dtype)),
+        grad_bias,
+    ))
+}
+
+fn out_len_of(out_sp: &[usize; 3]) -> usize {
+    out_sp.iter().product()
+}
+
+/// The bias gradient (the output gradient summed over the batch and positions, in float64
+/// and rounded once), when asked for.
+fn bias_gradient(
+    grad_output: &Tensor,
+    batch: usize,
+    out_channels: usize,
+    out_len: usize,
+    dtype: crate::dtype::DType,
+    wanted: bool,
+) -> Option<Tensor> {
+    wanted.then(|| {
+        let go = grad_output.to_f64_vec();
         let mut sums = vec![0.0; out_channels];
         for n in 0..batch {
             for (co, sum) in sums.iter_mut().enumerate() {
@@ -214,12 +294,7 @@ pub fn convolution_backward(
             }
         }
         from_f64(sums, &[out_channels], dtype)
-    });
-    Ok((
-        output_mask[0].then(|| from_f64(grad_input, input.sizes(), dtype)),
-        output_mask[1].then(|| from_f64(grad_weight, weight.sizes(), dtype)),
-        grad_bias,
-    ))
+    })
 }
 
 #[cfg(test)]

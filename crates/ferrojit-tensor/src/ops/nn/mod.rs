@@ -7,6 +7,7 @@ pub mod backward;
 pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;
+mod conv_backward_gemm;
 pub(crate) mod conv_packed;
 pub mod distance;
 pub mod fold;
