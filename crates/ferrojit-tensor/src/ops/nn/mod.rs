@@ -8,6 +8,7 @@ pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;
 pub(crate) mod conv_packed;
+mod conv_winograd;
 pub mod distance;
 pub mod fold;
 pub mod gated_activations;
