@@ -17,6 +17,7 @@ pub(crate) mod weight_cache;
 pub use epilogue::{Activation, ChannelAxis, Epilogue, Residual};
 pub use kernel::Kernel;
 pub use linear::{linear_epilogue, linear_epilogue_supported, packed_linear_weight};
+pub(crate) use pack::RightPanelLayout;
 pub use pack::{PackedMatrix, Side, StridedMatrix};
 pub use weight_cache::cached_weight_count;
 

@@ -145,6 +145,52 @@ pub(crate) fn pack_right_block(
     }
 }
 
+/// Where each value of a right operand (`rows x cols`) lives in its packed buffer, for a
+/// producer that writes the panels directly (the Winograd convolution's input transform
+/// writes sixteen operands at once, one value of each per input tap, with no row copies).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RightPanelLayout {
+    rows: usize,
+    cols: usize,
+    nr: usize,
+    kc_max: usize,
+    panels: usize,
+}
+
+impl RightPanelLayout {
+    pub(crate) fn new(rows: usize, cols: usize, kernel: Kernel) -> RightPanelLayout {
+        let nr = kernel.nr();
+        RightPanelLayout {
+            rows,
+            cols,
+            nr,
+            kc_max: kc_for(kernel),
+            panels: cols.div_ceil(nr),
+        }
+    }
+
+    /// Values in the packed buffer (the last panel padded to the kernel's width).
+    pub(crate) fn len(&self) -> usize {
+        self.panels * self.nr * self.rows
+    }
+
+    /// Where row `r`'s values start, as `(offset of column 0, panel stride)`: column `c` of
+    /// row `r` is at `start + (c / nr) * panel_stride + c % nr`.
+    pub(crate) fn row_start(&self, r: usize) -> (usize, usize) {
+        let p0 = r - r % self.kc_max;
+        let kc = self.kc_max.min(self.rows - p0);
+        (
+            p0 * self.panels * self.nr + (r - p0) * self.nr,
+            kc * self.nr,
+        )
+    }
+
+    /// The kernel's panel width.
+    pub(crate) fn nr(&self) -> usize {
+        self.nr
+    }
+}
+
 /// A constant operand packed once into a kernel's panel layout.
 #[derive(Debug, Clone)]
 pub struct PackedMatrix {
@@ -219,6 +265,31 @@ impl PackedMatrix {
             cols,
             data: buffer,
         }
+    }
+
+    /// A right operand whose panels a producer wrote into `data` following `layout` (see
+    /// [`RightPanelLayout`]); `data` must hold exactly `layout.len()` values.
+    pub(crate) fn right_from_panels(
+        layout: &RightPanelLayout,
+        kernel: Kernel,
+        data: Vec<f32>,
+    ) -> Result<PackedMatrix> {
+        if data.len() != layout.len() || layout.nr != kernel.nr() {
+            return Err(TensorError::InvalidArgument(format!(
+                "gemm: {} packed values for a {} x {} right operand laid out for {kernel:?} (width {})",
+                data.len(),
+                layout.rows,
+                layout.cols,
+                layout.nr
+            )));
+        }
+        Ok(PackedMatrix {
+            side: Side::Right,
+            kernel,
+            rows: layout.rows,
+            cols: layout.cols,
+            data,
+        })
     }
 
     /// The packed values' buffer, for reuse by the next [`PackedMatrix::pack_right_from_rows`].

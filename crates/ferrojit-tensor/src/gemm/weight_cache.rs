@@ -27,6 +27,9 @@ pub(crate) enum PackLayout {
     /// One left operand per group, `out_channels / groups x (in_channels / groups * kernel
     /// elements)`, for `weight @ columns`.
     ConvLeft { groups: usize },
+    /// Sixteen left operands, `out_channels x in_channels` each: the Winograd F(2x2, 3x3)
+    /// transform `G g G^T` of every 3x3 filter, one operand per transformed tap.
+    WinogradLeft,
 }
 
 struct CacheEntry {

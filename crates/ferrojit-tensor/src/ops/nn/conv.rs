@@ -196,7 +196,10 @@ pub(super) fn col2im<T: FloatGemm + std::ops::AddAssign>(
 
 /// Calls `f` with the tensor's elements in logical order as `T`: borrowed straight from the
 /// storage when it is contiguous and already `T`, otherwise a converted copy.
-fn with_elements<T: crate::element::Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> R {
+pub(super) fn with_elements<T: crate::element::Element, R>(
+    t: &Tensor,
+    f: impl FnOnce(&[T]) -> R,
+) -> R {
     let numel = t.numel();
     if numel > 0 && t.dtype() == T::DTYPE && t.is_contiguous() {
         let guard = t.storage().read();
@@ -819,31 +822,38 @@ fn convolution_with_epilogue(
                     )?
                 } else if super::conv_packed::packed_conv_supported(t, w) {
                     let bias = b.map(|b| b.gather::<f32>());
-                    let residual = match epilogue.residual {
-                        // The output's shape (without the batch dim for an unbatched input).
+                    let shape = super::conv_packed::ConvShape {
+                        batch,
+                        in_channels,
+                        out_channels,
+                        groups,
+                        geometry: &geometry,
+                    };
+                    let run_packed = |residual: Option<&[f32]>| {
+                        super::conv_packed::conv_forward_packed(
+                            t,
+                            w,
+                            &shape,
+                            &super::conv_packed::ConvEpilogue {
+                                bias: bias.as_deref(),
+                                activation: epilogue.activation,
+                                residual,
+                                residual_after_activation: epilogue.residual_after_activation,
+                            },
+                        )
+                    };
+                    match epilogue.residual {
+                        // The output's shape (without the batch dim for an unbatched input),
+                        // read in place when it is contiguous float32.
                         Some(r) if r.sizes() == &out_sizes[usize::from(unbatched)..] => {
-                            Some(r.contiguous().to_vec::<f32>()?)
+                            if r.dtype() != DType::Float32 {
+                                return Ok(None);
+                            }
+                            with_elements::<f32, _>(r, |r| run_packed(Some(r)))?
                         }
                         Some(_) => return Ok(None),
-                        None => None,
-                    };
-                    super::conv_packed::conv_forward_packed(
-                        t,
-                        w,
-                        &super::conv_packed::ConvShape {
-                            batch,
-                            in_channels,
-                            out_channels,
-                            groups,
-                            geometry: &geometry,
-                        },
-                        &super::conv_packed::ConvEpilogue {
-                            bias: bias.as_deref(),
-                            activation: epilogue.activation,
-                            residual: residual.as_deref(),
-                            residual_after_activation: epilogue.residual_after_activation,
-                        },
-                    )?
+                        None => run_packed(None)?,
+                    }
                 } else if !epilogue.is_none() {
                     return Ok(None);
                 } else {

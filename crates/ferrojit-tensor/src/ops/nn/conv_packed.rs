@@ -12,7 +12,8 @@
 
 use rayon::prelude::*;
 
-use super::conv::{im2col_row, Geometry};
+use super::conv::{im2col_row, with_elements, Geometry};
+use super::conv_winograd;
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::gemm::weight_cache::{cached_packing, PackLayout};
@@ -75,7 +76,9 @@ pub(crate) fn packed_conv_supported(input: &Tensor, weight: &Tensor) -> bool {
 }
 
 /// The weight (`out x in/groups x kernel...`) packed as `groups` left operands for `kernel`,
-/// from the cache when it has not changed.
+/// from the cache when it has not changed. A non-contiguous weight (a transposed or sliced
+/// view) is read through its strides, so its cache entry is keyed on the view itself and a
+/// later call finds it (a contiguous copy would be a new storage each call).
 fn packed_weight(
     weight: &Tensor,
     shape: &ConvShape,
@@ -84,12 +87,15 @@ fn packed_weight(
     let groups = shape.groups;
     let cout_g = shape.out_channels / groups;
     let k = shape.in_channels / groups * shape.geometry.kernel_len();
-    let weight = if weight.is_contiguous() {
-        weight.clone()
-    } else {
-        weight.contiguous()
-    };
-    cached_packing(&weight, kernel, PackLayout::ConvLeft { groups }, |data| {
+    let contiguous = weight.is_contiguous();
+    cached_packing(weight, kernel, PackLayout::ConvLeft { groups }, |data| {
+        let gathered;
+        let data = if contiguous {
+            data
+        } else {
+            gathered = gather_strided(data, weight.sizes(), weight.strides())?;
+            &gathered[..]
+        };
         (0..groups)
             .map(|grp| {
                 let start = grp * cout_g * k;
@@ -105,6 +111,44 @@ fn packed_weight(
             })
             .collect()
     })
+}
+
+/// The values of the view (`sizes`, `strides`) of `data` in logical order. Every offset is
+/// checked against `data` first: the view comes from a model file.
+fn gather_strided(data: &[f32], sizes: &[usize], strides: &[usize]) -> Result<Vec<f32>> {
+    let numel: usize = sizes.iter().product();
+    if numel == 0 {
+        return Ok(Vec::new());
+    }
+    let last = sizes.iter().zip(strides).try_fold(0usize, |acc, (&n, &s)| {
+        (n - 1).checked_mul(s).and_then(|x| acc.checked_add(x))
+    });
+    if last.is_none_or(|last| last >= data.len()) {
+        return Err(TensorError::InvalidArgument(format!(
+            "convolution: weight view of sizes {sizes:?} and strides {strides:?} reaches past \
+             its storage of {} values",
+            data.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(numel);
+    let mut index = vec![0usize; sizes.len()];
+    let mut offset = 0usize;
+    for _ in 0..numel {
+        out.push(data[offset]);
+        // Advance the multi-index (last dim fastest), keeping the offset in step.
+        for d in (0..sizes.len()).rev() {
+            // Wrapping: a size-1 dim may carry any stride, and stepping past its end and
+            // back must not overflow; every offset actually read fits (checked above).
+            index[d] += 1;
+            offset = offset.wrapping_add(strides[d]);
+            if index[d] < sizes[d] {
+                break;
+            }
+            offset = offset.wrapping_sub(strides[d].wrapping_mul(sizes[d]));
+            index[d] = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// Output positions per task when positions are cut into tiles: the packed block of `k`
@@ -127,9 +171,7 @@ pub(crate) fn conv_forward_packed(
     epilogue: &ConvEpilogue,
 ) -> Result<Vec<f32>> {
     let g = shape.geometry;
-    let (batch, groups) = (shape.batch, shape.groups);
-    let (cin_g, cout_g) = (shape.in_channels / groups, shape.out_channels / groups);
-    let k = cin_g * g.kernel_len();
+    let batch = shape.batch;
     let (in_len, out_len) = (g.in_len(), g.out_len());
     let total = batch * shape.out_channels * out_len;
     let mut out = vec![0f32; total];
@@ -154,13 +196,44 @@ pub(crate) fn conv_forward_packed(
         }
     }
     let kernel = Kernel::best();
-    let packed = packed_weight(weight, shape, kernel)?;
-    let x = input.contiguous().to_vec::<f32>()?;
-    if x.len() < batch * shape.in_channels * in_len {
-        return Err(TensorError::InvalidArgument(
-            "convolution: input holds fewer values than its sizes say".into(),
-        ));
+    if input.dtype() != DType::Float32 {
+        return Err(TensorError::TypeMismatch {
+            expected: DType::Float32,
+            actual: input.dtype(),
+        });
     }
+    // The input is read in place when it is contiguous (no copy of a whole activation).
+    with_elements::<f32, _>(input, |x| {
+        if x.len() < batch * shape.in_channels * in_len {
+            return Err(TensorError::InvalidArgument(
+                "convolution: input holds fewer values than its sizes say".into(),
+            ));
+        }
+        if conv_winograd::winograd_applies(shape, kernel) {
+            conv_winograd::conv_forward_winograd(x, weight, shape, epilogue, kernel, &mut out)?;
+            return Ok(out);
+        }
+        conv_forward_im2col_packed(x, weight, shape, epilogue, kernel, out)
+    })
+}
+
+/// The implicit-im2col form of [`conv_forward_packed`], over the contiguous input `x`, into
+/// the zeroed `out`.
+fn conv_forward_im2col_packed(
+    x: &[f32],
+    weight: &Tensor,
+    shape: &ConvShape,
+    epilogue: &ConvEpilogue,
+    kernel: Kernel,
+    mut out: Vec<f32>,
+) -> Result<Vec<f32>> {
+    let g = shape.geometry;
+    let (batch, groups) = (shape.batch, shape.groups);
+    let (cin_g, cout_g) = (shape.in_channels / groups, shape.out_channels / groups);
+    let k = cin_g * g.kernel_len();
+    let (in_len, out_len) = (g.in_len(), g.out_len());
+    let total = batch * shape.out_channels * out_len;
+    let packed = packed_weight(weight, shape, kernel)?;
     let pointwise = g.kernel == [1, 1, 1]
         && g.stride == [1, 1, 1]
         && g.pad_before == [0, 0, 0]
@@ -492,6 +565,65 @@ mod tests {
                 assert_close(&packed, &want, &format!("case {i}, residual after {after}"));
             }
         }
+    }
+
+    #[test]
+    fn a_non_contiguous_weight_is_read_through_its_strides_and_packed_once() {
+        let case = &cases()[0];
+        let g = &case.g;
+        let x = Tensor::from_values(values(case.cin * g.in_len(), 1), &[1, case.cin, 1, 12, 12]);
+        // Stored as in x out x 3 x 3, used transposed.
+        let stored = Tensor::from_values(
+            values(case.cout * case.cin * 9, 2),
+            &[case.cin, case.cout, 1, 3, 3],
+        );
+        let weight = stored.transpose(0, 1).unwrap();
+        assert!(!weight.is_contiguous());
+        let shape = ConvShape {
+            batch: 1,
+            in_channels: case.cin,
+            out_channels: case.cout,
+            groups: 1,
+            geometry: g,
+        };
+        let kernel = Kernel::best();
+        let first = packed_weight(&weight, &shape, kernel).unwrap();
+        let second = packed_weight(&weight, &shape, kernel).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &second),
+            "the second call packs again"
+        );
+        let got = conv_forward_packed(&x, &weight, &shape, &ConvEpilogue::NONE).unwrap();
+        let want: Vec<f64> = conv_forward(
+            &x.to_dtype(DType::Float64),
+            &weight.contiguous().to_dtype(DType::Float64),
+            None,
+            1,
+            case.cin,
+            case.cout,
+            1,
+            g,
+        )
+        .unwrap();
+        assert_close(&got, &want, "transposed weight");
+    }
+
+    #[test]
+    fn gather_strided_refuses_a_view_past_its_storage() {
+        let data = [0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(
+            gather_strided(&data, &[3, 2], &[1, 3]).unwrap(),
+            vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        );
+        let err = gather_strided(&data, &[3, 2], &[2, 3]).unwrap_err();
+        assert!(err.to_string().contains("reaches past"), "{err}");
+        let err = gather_strided(&data, &[2, 2], &[usize::MAX, 1]).unwrap_err();
+        assert!(err.to_string().contains("reaches past"), "{err}");
+        // A size-1 dim with a huge stride reads nothing past its first element.
+        assert_eq!(
+            gather_strided(&data, &[1, 2], &[usize::MAX, 5]).unwrap(),
+            vec![0.0, 5.0]
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod conv;
 pub mod conv_backward;
 mod conv_backward_gemm;
 pub(crate) mod conv_packed;
+mod conv_winograd;
 pub mod distance;
 pub mod fold;
 pub mod gated_activations;
