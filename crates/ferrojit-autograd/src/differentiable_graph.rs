@@ -207,8 +207,8 @@ impl DifferentiableGraphHook for SymbolicGraphHook {
             }
         }
         let node = Arc::new(Node {
-            name: BACKWARD_NAME.to_string(),
-            operator: "prim::DifferentiableGraph".to_string(),
+            name: BACKWARD_NAME.into(),
+            operator: "prim::DifferentiableGraph".into(),
             formula: None,
             custom: Some(Arc::new(BackwardGraph {
                 backward: Arc::clone(&gradient.backward_code),

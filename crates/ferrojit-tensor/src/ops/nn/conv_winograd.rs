@@ -583,31 +583,6 @@ mod tests {
         d
     }
 
-    /// Sixteen packed right operands under construction, written by the input transform from
-    /// several threads at once (each thread its own input channels, so its own rows).
-    struct SharedTaps {
-        pointers: [*mut f32; TAPS],
-        len: usize,
-    }
-    // SAFETY: the tasks that share it write pairwise disjoint elements (the rows of distinct
-    // input channels), every write is bounds-checked against `len`, and the buffers outlive the
-    // tasks (see `input_transform`).
-    unsafe impl Sync for SharedTaps {}
-
-    impl SharedTaps {
-        /// Writes `values[tap]` at `at` in each tap's buffer.
-        fn write(&self, at: usize, values: &[f32; TAPS]) {
-            // A failed check is a bug in the layout arithmetic; stop before writing out of bounds.
-            assert!(at < self.len, "winograd: packed index {at} of {}", self.len);
-            for (pointer, &value) in self.pointers.iter().zip(values) {
-                // SAFETY: `at < len`, the length of every tap buffer; no other task writes this
-                // element (it belongs to this task's channel's row) and nobody reads it until
-                // all tasks end.
-                unsafe { *pointer.add(at) = value };
-            }
-        }
-    }
-
     /// Deterministic values in [-1, 1).
     fn values(len: usize, seed: u64) -> Vec<f32> {
         let mut state = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
