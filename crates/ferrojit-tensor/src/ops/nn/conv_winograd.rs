@@ -108,14 +108,12 @@ fn transformed_weight(
                 let at = |i: usize, j: usize| f64::from(data[o * so + c * sc + i * sy + j * sx]);
                 // G g (4 x 3), column by column, then (G g) G^T (4 x 4), row by row; in
                 // float64 so the only rounding is the final one.
-                let mut g_rows = [[0f64; 3]; 4];
-                for j in 0..3 {
+                let g_columns: [[f64; 4]; 3] = std::array::from_fn(|j| {
                     let (g0, g1, g2) = (at(0, j), at(1, j), at(2, j));
-                    g_rows[0][j] = g0;
-                    g_rows[1][j] = 0.5 * (g0 + g1 + g2);
-                    g_rows[2][j] = 0.5 * (g0 - g1 + g2);
-                    g_rows[3][j] = g2;
-                }
+                    [g0, 0.5 * (g0 + g1 + g2), 0.5 * (g0 - g1 + g2), g2]
+                });
+                let g_rows: [[f64; 3]; 4] =
+                    std::array::from_fn(|i| std::array::from_fn(|j| g_columns[j][i]));
                 for (i, [r0, r1, r2]) in g_rows.into_iter().enumerate() {
                     let row = [r0, 0.5 * (r0 + r1 + r2), 0.5 * (r0 - r1 + r2), r2];
                     for (j, value) in row.into_iter().enumerate() {
