@@ -22,6 +22,9 @@ type Input = Arc<Tensor>;
 /// A special function of one f64.
 type UnaryFunction = fn(f64) -> f64;
 
+/// A special function of one f32 (for the functions PyTorch evaluates in f32).
+type SingleFunction = fn(f32) -> f32;
+
 /// A special function of two f64s.
 type BinaryFunction = fn(f64, f64) -> f64;
 
@@ -61,7 +64,7 @@ const UNARY: &[(&str, UnaryFunction)] = &[
 
 /// The functions of [`UNARY`] PyTorch evaluates in f32 for float32 tensors, with their f32
 /// form (the others compute in f64 and round).
-const SINGLE_PRECISION: &[(&str, fn(f32) -> f32)] = &[
+const SINGLE_PRECISION: &[(&str, SingleFunction)] = &[
     ("special_bessel_j0", bessel_rational::j0::<f32>),
     ("special_bessel_j1", bessel_rational::j1::<f32>),
     ("special_bessel_y0", bessel_rational::y0::<f32>),

@@ -8,8 +8,7 @@ use crate::element::Element;
 use crate::error::{Result, TensorError};
 use crate::macros::dispatch_dtype;
 use crate::ops::pointwise::UnaryOp;
-use crate::ops::random::{bernoulli_draws, with_default_generator};
-use crate::shape::contiguous_strides;
+use crate::ops::random::{bernoulli_draws, like_layout, with_default_generator};
 use crate::tensor::Tensor;
 
 use super::invalid;
@@ -26,7 +25,7 @@ fn scale_in_opmath<T: Element>(x: T, factor: f64, dtype: DType) -> T {
 
 impl Tensor {
     /// `torch.native_dropout(input, p, train)`: `(input * mask * (1 / (1 - p)), mask)` with a
-    /// boolean mask drawn by `bernoulli_(1 - p)` in training (`train` true or absent); outside
+    /// boolean mask (laid out like the input) drawn by `bernoulli_(1 - p)` in training (`train` true or absent); outside
     /// training the input unchanged (a copy) and an all-true mask.
     pub fn native_dropout(&self, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
         if self.numel() == 0 {
@@ -56,7 +55,9 @@ impl Tensor {
             1.0 / keep_probability
         };
         let sizes = self.sizes().to_vec();
-        let keep = bernoulli_draws(&sizes, &contiguous_strides(&sizes), keep_probability);
+        // The mask is `empty_like(input)`: laid out like the input, and drawn in its memory
+        // order.
+        let keep = bernoulli_draws(&sizes, &like_layout(self), keep_probability);
         let dtype = self.dtype();
         let output = dispatch_dtype!(dtype, T => {
             let values: Vec<T> = self
