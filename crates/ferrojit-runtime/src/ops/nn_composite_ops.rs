@@ -3,13 +3,14 @@
 //! `glu_jvp` (the forward-mode derivative of `glu`), `batch_norm_update_stats` (a batch's
 //! statistics folded into the running ones), and the small tensor queries and helpers
 //! (`is_complex`, `is_same_size`, `get_device`, `_is_all_true`, `_dim_arange`, `slice_scatter`, ...),
-//! and `einsum.sublist` (the operand/sublist form of `einsum`, turned into an equation).
+//! `einsum.sublist` (the operand/sublist form of `einsum`, turned into an equation), and
+//! `embedding_renorm_` (the max-norm rescaling `F.embedding` applies to the rows it looks up).
 
 use std::sync::Arc;
 
 use ferrojit_tensor::{wrap_dim, DType, Scalar, Tensor, TensorError};
 
-use super::binding::{functional_and_out, typed};
+use super::binding::{functional_and_out, typed, typed_in_place};
 use super::pop_varargs;
 use crate::error::{Result, RuntimeError};
 use crate::ivalue::IValue;
@@ -309,6 +310,78 @@ fn einsum_sublist(stack: &mut Stack) -> Result<()> {
     Ok(())
 }
 
+/// The legacy tensor type name PyTorch's argument checks print (`torch.FloatTensor`).
+fn legacy_type_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Float32 => "torch.FloatTensor",
+        DType::Float64 => "torch.DoubleTensor",
+        DType::Float16 => "torch.HalfTensor",
+        DType::BFloat16 => "torch.BFloat16Tensor",
+        DType::Int8 => "torch.CharTensor",
+        DType::UInt8 => "torch.ByteTensor",
+        DType::Int16 => "torch.ShortTensor",
+        DType::Int32 => "torch.IntTensor",
+        DType::Int64 => "torch.LongTensor",
+        DType::Bool => "torch.BoolTensor",
+        DType::ComplexFloat => "torch.ComplexFloatTensor",
+        DType::ComplexDouble => "torch.ComplexDoubleTensor",
+    }
+}
+
+/// `embedding_renorm_(self, indices, max_norm, norm_type)`: every distinct row of `self` that
+/// `indices` names, taken in increasing order, is scaled by `max_norm / (norm + 1e-7)` when
+/// its `norm_type`-norm exceeds `max_norm`. `self` is written in place and returned.
+fn embedding_renorm_in_place(
+    weight: Input,
+    indices: Input,
+    max_norm: f64,
+    norm_type: f64,
+) -> Result<Tensor> {
+    let checking = "(while checking arguments for embedding_renorm_)";
+    if weight.dim() != 2 {
+        return Err(invalid(format!(
+            "Expected 2-dimensional tensor, but got {}-dimensional tensor for argument #1 'self' {checking}",
+            weight.dim()
+        )));
+    }
+    if !matches!(indices.dtype(), DType::Int64 | DType::Int32) {
+        return Err(invalid(format!(
+            "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; but got {} instead {checking}",
+            legacy_type_name(indices.dtype())
+        )));
+    }
+    let mut rows = indices.to_i64_vec();
+    rows.sort_unstable();
+    rows.dedup();
+    for index in rows {
+        let row = weight.select(0, index)?;
+        let norm = row
+            .vector_norm(norm_type, &[], false, None)?
+            .item()?
+            .to_f64();
+        if norm > max_norm {
+            let scale = max_norm / (norm + 1e-7);
+            row.copy_(&row.mul(&Tensor::wrapped_scalar(Scalar::Float(scale)))?)?;
+        }
+    }
+    Ok(weight.as_ref().clone())
+}
+
+/// `embedding_renorm`: the same on a copy.
+fn embedding_renorm(
+    weight: Input,
+    indices: Input,
+    max_norm: f64,
+    norm_type: f64,
+) -> Result<Tensor> {
+    embedding_renorm_in_place(
+        Arc::new(weight.clone_tensor()),
+        indices,
+        max_norm,
+        norm_type,
+    )
+}
+
 pub fn declarations() -> Vec<OperatorDeclaration> {
     let mut declarations = Vec::new();
     declarations.extend(functional_and_out(
@@ -334,6 +407,15 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
     declarations.push(OperatorDeclaration::stack(
         "aten::einsum.sublist(Tensor a, ...) -> Tensor",
         einsum_sublist,
+    ));
+    declarations.extend(functional_and_out(
+        "aten::embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor",
+        "aten::embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, Tensor(a!) out) -> Tensor(a!)",
+        embedding_renorm,
+    ));
+    declarations.push(typed_in_place(
+        "aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)",
+        embedding_renorm_in_place,
     ));
     declarations.extend([
         typed("aten::batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var, float momentum) -> (Tensor, Tensor)", batch_norm_update_stats),
