@@ -937,6 +937,54 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// `2 * t`, `1 - t`, `1.5 < t`, `torch.div(2, t)`: a Python number then a tensor. No
+    /// operator takes (number, Tensor); PyTorch defines TorchScript builtin functions for these
+    /// names that match on the first pass (before the conversions that would turn the tensor
+    /// into an `int` for `aten::sub.int`) and inlines them: the operands swap (`b * a`,
+    /// `b + a`, `b != a`, `b == a`, and the mirrored comparison for `<` `<=` `>` `>=`, which
+    /// complex numbers lack), subtraction is `neg(b) + a` and division `reciprocal(b) * a`.
+    fn try_number_then_tensor(
+        &mut self,
+        name: &str,
+        positional: &[PositionalArgument],
+        named: &[KeywordArgument],
+        range: &SourceRange,
+    ) -> Result<Option<ValueId>, FrontendError> {
+        let [(number, _), (tensor, _)] = positional else {
+            return Ok(None);
+        };
+        let (number, tensor) = (*number, *tensor);
+        let number_type = self.graph.value_type(number).clone();
+        if !named.is_empty()
+            || !matches!(number_type, Type::Int | Type::Float | Type::Complex)
+            || !self.graph.value_type(tensor).is_tensor()
+        {
+            return Ok(None);
+        }
+        let complex = number_type == Type::Complex;
+        let mirrored = match name {
+            "aten::lt" if !complex => Some("aten::gt"),
+            "aten::le" if !complex => Some("aten::ge"),
+            "aten::gt" if !complex => Some("aten::lt"),
+            "aten::ge" if !complex => Some("aten::le"),
+            "aten::mul" | "aten::add" | "aten::ne" | "aten::eq" => Some(name),
+            _ => None,
+        };
+        let value = match (name, mirrored) {
+            (_, Some(operator)) => self.emit_builtin(operator, &[tensor, number], range)?,
+            ("aten::sub", None) => {
+                let negated = self.emit_builtin("aten::neg", &[tensor], range)?;
+                self.emit_builtin("aten::add", &[negated, number], range)?
+            }
+            ("aten::div", None) => {
+                let reciprocal = self.emit_builtin("aten::reciprocal", &[tensor], range)?;
+                self.emit_builtin("aten::mul", &[reciprocal, number], range)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(value))
+    }
+
     /// A registry operator: matches the overloads and inserts the node.
     pub fn emit_builtin_call(
         &mut self,
@@ -950,6 +998,9 @@ impl<'a> Emitter<'a> {
         }
         if let Some(seed) = self.initial_seed_of_constant_generator(name, positional, named) {
             return Ok(self.int_constant(seed));
+        }
+        if let Some(value) = self.try_number_then_tensor(name, positional, named, range)? {
+            return Ok(value);
         }
         let mut overloads = self.context.unit.operators().overloads(name);
         // Code of an old archive sees the old schemas of operators changed since, and a call

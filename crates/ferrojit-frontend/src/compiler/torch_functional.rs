@@ -1,4 +1,4 @@
-//! `torch.norm`, `torch.tensordot`, `torch.cdist`, `torch.unique` and
+//! `torch.norm`, `torch.tensordot`, `torch.cdist`, `torch.stft`, `torch.unique` and
 //! `torch.unique_consecutive`: Python functions of torch/functional.py that PyTorch scripts
 //! from their own source. ferrojit has no Python, so their TorchScript is written here
 //! ([`TORCH_FUNCTIONAL_SOURCE`]) and compiled on demand under [`TORCH_FUNCTIONAL_QUALIFIER`];
@@ -104,6 +104,21 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     else:
         raise ValueError("{} is not a valid value for compute_mode".format(compute_mode))
 
+def stft(input: Tensor, n_fft: int, hop_length: Optional[int] = None, win_length: Optional[int] = None, window: Optional[Tensor] = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False, onesided: Optional[bool] = None, return_complex: Optional[bool] = None, align_to_window: Optional[bool] = None) -> Tensor:
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
+    if center:
+        signal_dim = input.dim()
+        extended_shape: List[int] = []
+        for index in range(3 - signal_dim):
+            extended_shape.append(1)
+        for size in input.size():
+            extended_shape.append(size)
+        pad = n_fft // 2
+        input = torch.ops.aten.pad(input.view(extended_shape), [pad, pad], pad_mode, None)
+        input = input.view(input.size()[-signal_dim:])
+    return torch.ops.aten.stft(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex, align_to_window)
+
 def _unique_impl(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
     if dim is not None:
         return torch.ops.aten.unique_dim(input, dim, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
@@ -207,6 +222,7 @@ impl<'a> Emitter<'a> {
             "norm" => NORM_OVERLOADS.to_vec(),
             "tensordot" => TENSORDOT_OVERLOADS.to_vec(),
             "cdist" => vec!["cdist"],
+            "stft" => vec!["stft"],
             "unique" => vec![self.flag_dispatch(&UNIQUE, name, args, keywords, range)?],
             "unique_consecutive" => {
                 vec![self.flag_dispatch(&UNIQUE_CONSECUTIVE, name, args, keywords, range)?]

@@ -162,6 +162,9 @@ fn variant_declaration(
         functional_name,
         "aten::addmm" | "aten::addmv" | "aten::baddbmm"
     );
+    // Their out= forms are structured too: `out` must already have the result's dtype
+    // exactly (the structured kernel's `resize_out` check), not one it casts to.
+    let exact_out_dtype = structured_product || matches!(functional_name, "aten::mm" | "aten::bmm");
     match kind {
         VariantKind::InPlace => {
             OperatorDeclaration::arguments(schema, move |arguments: &[IValue]| {
@@ -208,7 +211,17 @@ fn variant_declaration(
                     .iter()
                     .zip(outputs)
                     .map(|(result, out)| {
-                        let written = result.to_tensor()?.write_into_out(&*out.to_tensor()?)?;
+                        let result = result.to_tensor()?;
+                        let out = out.to_tensor()?;
+                        if exact_out_dtype && result.dtype() != out.dtype() {
+                            return Err(TensorError::InvalidArgument(format!(
+                                "Expected out tensor to have dtype {}, but got {} instead",
+                                super::core_ops::cpp_type_name(result.dtype()),
+                                super::core_ops::cpp_type_name(out.dtype())
+                            ))
+                            .into());
+                        }
+                        let written = result.write_into_out(&out)?;
                         Ok(IValue::from(written))
                     })
                     .collect()

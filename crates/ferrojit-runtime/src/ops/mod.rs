@@ -27,10 +27,12 @@ pub mod margin_loss_ops;
 pub mod math_ops;
 pub mod misc_ops;
 pub mod nn_backward_ops;
+pub mod nn_composite_ops;
 pub mod nn_internal_ops;
 pub mod nn_layer_extra_ops;
 pub mod nn_ops;
 pub mod prim_lang_ops;
+pub mod random_activation_ops;
 pub mod random_overloads;
 pub mod rnn_ops;
 pub mod scalar_ops;
@@ -84,6 +86,16 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "nn_internal",
             NativeFunction,
             nn_internal_ops::declarations(),
+        ),
+        (
+            "random_activation",
+            NativeFunction,
+            random_activation_ops::declarations(),
+        ),
+        (
+            "nn_composite",
+            NativeFunction,
+            nn_composite_ops::declarations(),
         ),
         ("rnn", NativeFunction, rnn_ops::declarations()),
         (

@@ -1124,6 +1124,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_3d(Nearest)),
         typed("aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", upsample_sized_1d(NearestExact)),
         typed("aten::_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_2d(NearestExact)),
+        typed("aten::_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_3d(NearestExact)),
         typed("aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor", upsample_sized_aligned_1d(Linear)),
         typed("aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_aligned_2d(Linear)),
         typed("aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", upsample_sized_aligned_3d(Linear)),

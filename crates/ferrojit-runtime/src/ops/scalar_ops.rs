@@ -395,6 +395,27 @@ fn to_float(a: Scalar) -> Result<f64> {
     Ok(a.to_f64())
 }
 
+/// `Float.Scalar` of any number, a complex one included: its real part (c10's
+/// `Scalar::toDouble` drops the imaginary part unchecked).
+fn number_to_float(a: IValue) -> Result<f64> {
+    match a {
+        IValue::Complex(value) => Ok(value.re),
+        other => to_float(other.to_scalar()?),
+    }
+}
+
+/// `Int.Scalar` of any number: a complex one converts only without an imaginary part
+/// (c10's `checked_convert` calls a nonzero one an overflow), then as its real part does.
+fn number_to_int(a: IValue) -> Result<i64> {
+    match a {
+        IValue::Complex(value) if value.im != 0.0 => Err(RuntimeError::Other(
+            "value cannot be converted to type int without overflow".to_string(),
+        )),
+        IValue::Complex(value) => float_to_int(value.re),
+        other => to_int(other.to_scalar()?),
+    }
+}
+
 /// `float(s)`: PyTorch's `c10::stod` (leading whitespace, then C's float syntax), and the
 /// whole string must have been consumed. `stod` is the message when nothing converts.
 fn float_from_str(text: String) -> Result<f64> {
@@ -644,9 +665,9 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         typed("aten::Bool.float(float a) -> bool", to_bool),
         typed("aten::Int.bool(bool a) -> int", to_int),
         typed("aten::Int.float(float a) -> int", to_int),
-        typed("aten::Int.Scalar(Scalar a) -> int", to_int),
+        typed("aten::Int.Scalar(Scalar a) -> int", number_to_int),
         typed("aten::Int.str(str a) -> int", int_from_str),
-        typed("aten::Float.Scalar(Scalar a) -> float", to_float),
+        typed("aten::Float.Scalar(Scalar a) -> float", number_to_float),
         typed("aten::Float.int(int a) -> float", to_float),
         typed("aten::Float.bool(bool a) -> float", to_float),
         typed("aten::Float.str(str a) -> float", float_from_str),

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use ferrojit_tensor::ops::pointwise::UnaryOp;
 use ferrojit_tensor::special_functions::polynomials::{evaluate, Polynomial};
 use ferrojit_tensor::special_functions::{
-    bessel, entr, gamma, map_binary, map_unary, normal, sinc, xlog1py, xlogy,
+    bessel, bessel_rational, entr, gamma, map_binary, map_unary, map_unary_with_single, normal,
+    sinc, xlog1py, xlogy,
 };
 use ferrojit_tensor::{DType, Tensor, TensorError};
 
@@ -20,6 +21,9 @@ type Input = Arc<Tensor>;
 
 /// A special function of one f64.
 type UnaryFunction = fn(f64) -> f64;
+
+/// A special function of one f32 (for the functions PyTorch evaluates in f32).
+type SingleFunction = fn(f32) -> f32;
 
 /// A special function of two f64s.
 type BinaryFunction = fn(f64, f64) -> f64;
@@ -56,6 +60,15 @@ const UNARY: &[(&str, UnaryFunction)] = &[
     ("special_entr", entr),
     ("sinc", sinc),
     ("special_sinc", sinc),
+];
+
+/// The functions of [`UNARY`] PyTorch evaluates in f32 for float32 tensors, with their f32
+/// form (the others compute in f64 and round).
+const SINGLE_PRECISION: &[(&str, SingleFunction)] = &[
+    ("special_bessel_j0", bessel_rational::j0::<f32>),
+    ("special_bessel_j1", bessel_rational::j1::<f32>),
+    ("special_bessel_y0", bessel_rational::y0::<f32>),
+    ("special_bessel_y1", bessel_rational::y1::<f32>),
 ];
 
 /// The functions of [`UNARY`] whose schemas name the argument `x`.
@@ -113,8 +126,16 @@ const POLYNOMIALS: &[(&str, Polynomial)] = &[
 
 fn unary_declarations(declarations: &mut Vec<OperatorDeclaration>) {
     for &(name, function) in UNARY {
-        let kernel =
-            move |input: Input| -> Result<Tensor> { Ok(map_unary(name, &input, function)?) };
+        let single = SINGLE_PRECISION
+            .iter()
+            .find(|(single_name, _)| *single_name == name)
+            .map(|&(_, single)| single);
+        let kernel = move |input: Input| -> Result<Tensor> {
+            Ok(match single {
+                Some(single) => map_unary_with_single(name, &input, function, single)?,
+                None => map_unary(name, &input, function)?,
+            })
+        };
         // The newer functions name their argument `x`, the older ones `self`.
         let argument = if ARGUMENT_NAMED_X.contains(&name) {
             "x"

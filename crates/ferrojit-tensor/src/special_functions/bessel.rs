@@ -1,161 +1,30 @@
-//! Bessel functions in f64. Integral representations whose trapezoid sums converge
-//! exponentially (periodic integrands for J_n and I_n, a double-exponentially decaying one for
-//! K_ν), Hankel's asymptotic series for large arguments, and Neumann's series for Y_0 / Y_1:
-//! simple, and accurate to about 1e-15 absolute. Special values follow PyTorch's `Math.h`
-//! (Y and K are -inf / +inf at 0 and NaN for negative arguments).
+//! Bessel functions in f64. I_n and K_ν by integral representations whose trapezoid sums
+//! converge exponentially (a periodic integrand for I_n, a double-exponentially decaying one for
+//! K_ν), with Hankel's asymptotic series for large arguments: simple, and accurate to about
+//! 1e-15. J_0, J_1, Y_0 and Y_1 use the rational approximations PyTorch's kernels use
+//! ([`super::bessel_rational`]), whose own error PyTorch's results carry. Special values
+//! follow PyTorch's `Math.h` (Y and K are -inf / +inf at 0 and NaN for negative arguments).
 
 use std::f64::consts::PI;
 
-/// Euler-Mascheroni constant.
-const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
-
-/// Where Hankel's expansion takes over from the integrals.
-const ASYMPTOTIC_FROM: f64 = 25.0;
-
-/// J_n(x) for integer n >= 0 and |x| <= ASYMPTOTIC_FROM-ish: (1/2π) ∮ cos(nθ - x sin θ) dθ by the
-/// trapezoid rule on the full period.
-fn bessel_j_integral(n: u32, x: f64) -> f64 {
-    let points = 64 + 2 * (x.abs() as usize + n as usize);
-    let step = 2.0 * PI / points as f64;
-    let sum: f64 = (0..points)
-        .map(|k| {
-            let theta = k as f64 * step;
-            (n as f64 * theta - x * theta.sin()).cos()
-        })
-        .sum();
-    sum / points as f64
-}
-
-/// Hankel's expansion: (P, Q) of order `nu` at x (large).
-fn hankel_pq(nu: f64, x: f64) -> (f64, f64) {
-    let mu = 4.0 * nu * nu;
-    let (mut p, mut q) = (1.0, 0.0);
-    let mut term = 1.0;
-    let mut previous = f64::INFINITY;
-    for k in 1..200 {
-        let odd = (2 * k - 1) as f64;
-        term *= (mu - odd * odd) / (k as f64 * 8.0 * x);
-        if term.abs() >= previous || term == 0.0 {
-            break;
-        }
-        previous = term.abs();
-        // Terms alternate between Q (odd k) and P (even k), each with sign (-1)^floor(k/2).
-        let sign = if (k / 2) % 2 == 0 { 1.0 } else { -1.0 };
-        if k % 2 == 1 {
-            q += sign * term;
-        } else {
-            p += sign * term;
-        }
-        if term.abs() < 1e-17 {
-            break;
-        }
-    }
-    (p, q)
-}
-
-fn hankel_j(nu: f64, x: f64) -> f64 {
-    let (p, q) = hankel_pq(nu, x);
-    let chi = x - (nu / 2.0 + 0.25) * PI;
-    (2.0 / (PI * x)).sqrt() * (p * chi.cos() - q * chi.sin())
-}
-
-fn hankel_y(nu: f64, x: f64) -> f64 {
-    let (p, q) = hankel_pq(nu, x);
-    let chi = x - (nu / 2.0 + 0.25) * PI;
-    (2.0 / (PI * x)).sqrt() * (p * chi.sin() + q * chi.cos())
-}
-
-/// J_0(x).
+/// J_0(x) as PyTorch computes it in f64 (see [`super::bessel_rational`]).
 pub fn bessel_j0(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = x.abs();
-    if a.is_infinite() {
-        // PyTorch's kernels give NaN at ±inf.
-        return f64::NAN;
-    }
-    if a > ASYMPTOTIC_FROM {
-        hankel_j(0.0, a)
-    } else {
-        bessel_j_integral(0, a)
-    }
+    super::bessel_rational::j0(x)
 }
 
-/// J_1(x) (odd).
+/// J_1(x) as PyTorch computes it in f64.
 pub fn bessel_j1(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = x.abs();
-    if a.is_infinite() {
-        return f64::NAN;
-    }
-    if a == 0.0 {
-        return x;
-    }
-    let value = if a > ASYMPTOTIC_FROM {
-        hankel_j(1.0, a)
-    } else {
-        bessel_j_integral(1, a)
-    };
-    if x < 0.0 {
-        -value
-    } else {
-        value
-    }
+    super::bessel_rational::j1(x)
 }
 
-/// How many even orders Neumann's series needs at x (J_m(x) is negligible for m > x + 40).
-fn neumann_terms(x: f64) -> u32 {
-    (x as u32 + 40) / 2 + 1
-}
-
-/// Y_0(x) = (2/π)(ln(x/2) + γ) J_0(x) - (4/π) Σ_{k>=1} (-1)^k J_2k(x) / k.
+/// Y_0(x) as PyTorch computes it in f64: -inf at 0, NaN for negative x.
 pub fn bessel_y0(x: f64) -> f64 {
-    if x.is_nan() || x < 0.0 {
-        return f64::NAN;
-    }
-    if x == 0.0 {
-        return f64::NEG_INFINITY;
-    }
-    if x.is_infinite() {
-        return f64::NAN;
-    }
-    if x > ASYMPTOTIC_FROM {
-        return hankel_y(0.0, x);
-    }
-    let mut series = 0.0;
-    for k in 1..=neumann_terms(x) {
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-        series += sign * bessel_j_integral(2 * k, x) / k as f64;
-    }
-    2.0 / PI * ((x / 2.0).ln() + EULER_GAMMA) * bessel_j_integral(0, x) - 4.0 / PI * series
+    super::bessel_rational::y0(x)
 }
 
-/// Y_1(x) = -Y_0'(x), from the derivative of Y_0's Neumann series.
+/// Y_1(x) as PyTorch computes it in f64: -inf at 0, NaN for negative x.
 pub fn bessel_y1(x: f64) -> f64 {
-    if x.is_nan() || x < 0.0 {
-        return f64::NAN;
-    }
-    if x == 0.0 {
-        return f64::NEG_INFINITY;
-    }
-    if x.is_infinite() {
-        return f64::NAN;
-    }
-    if x > ASYMPTOTIC_FROM {
-        return hankel_y(1.0, x);
-    }
-    let mut series = 0.0;
-    for k in 1..=neumann_terms(x) {
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-        series +=
-            sign * (bessel_j_integral(2 * k - 1, x) - bessel_j_integral(2 * k + 1, x)) / k as f64;
-    }
-    -2.0 / (PI * x) * bessel_j_integral(0, x)
-        + 2.0 / PI * ((x / 2.0).ln() + EULER_GAMMA) * bessel_j_integral(1, x)
-        + 2.0 / PI * series
+    super::bessel_rational::y1(x)
 }
 
 /// e^(-|x|) I_n(|x|) for n = 0, 1: (1/π) ∫_0^π e^(|x|(cos θ - 1)) cos(nθ) dθ by the trapezoid

@@ -4,6 +4,7 @@
 //! bool inputs compute in the default float dtype).
 
 pub mod bessel;
+pub mod bessel_rational;
 pub mod gamma;
 pub mod normal;
 pub mod polynomials;
@@ -36,6 +37,27 @@ pub fn map_unary(op: &str, input: &Tensor, f: impl Fn(f64) -> f64) -> Result<Ten
     let dtype = float_result_dtype(op, input.dtype())?;
     let values: Vec<f64> = input.to_f64_vec().into_iter().map(f).collect();
     Ok(Tensor::from_vec(values, input.sizes())?.to_dtype(dtype))
+}
+
+/// As [`map_unary`], but a float32 result is computed in f32 by `single` (PyTorch's kernels
+/// for these functions evaluate their formulas in the tensor's own precision, and the f32
+/// rounding shows in the results).
+pub fn map_unary_with_single(
+    op: &str,
+    input: &Tensor,
+    double: impl Fn(f64) -> f64,
+    single: impl Fn(f32) -> f32,
+) -> Result<Tensor> {
+    let dtype = float_result_dtype(op, input.dtype())?;
+    if dtype != DType::Float32 {
+        return map_unary(op, input, double);
+    }
+    let values: Vec<f32> = input
+        .to_f64_vec()
+        .into_iter()
+        .map(|x| single(x as f32))
+        .collect();
+    Tensor::from_vec(values, input.sizes())
 }
 
 /// `f` applied elementwise to broadcast `a` and `b`, in their promoted float dtype (wrapped
