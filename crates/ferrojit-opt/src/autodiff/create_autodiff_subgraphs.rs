@@ -22,6 +22,8 @@ use ferrojit_ir::{AttributeValue, BlockId, Graph, InsertPoint, NodeId, Prim, Typ
 
 use super::{is_differentiable, DIFFERENTIABLE_GRAPH};
 use crate::alias_analysis::{attach_registry_schemas, AliasDb};
+// The group-growing moves are the fuser's: the same AliasDb-checked slicing.
+use crate::fuser::grouping::{block_positions, move_next_to, uses_are_in_or_after};
 
 /// PyTorch's minimum group size in the profiling executor (`getAutodiffSubgraphInlining`'s
 /// threshold, and the pass's default).
@@ -164,64 +166,6 @@ fn grow_group(
             }
         }
     }
-}
-
-/// Each node of `block` and its index in the block.
-fn block_positions(graph: &Graph, block: BlockId) -> HashMap<NodeId, usize> {
-    graph
-        .block_nodes(block)
-        .into_iter()
-        .enumerate()
-        .map(|(index, node)| (node, index))
-        .collect()
-}
-
-/// Whether every use of `candidate`'s outputs is by a group member or after the group's last
-/// node; a use inside a nested block counts where its enclosing node of `block` is, and the
-/// block's return is after everything.
-fn uses_are_in_or_after(
-    graph: &Graph,
-    block: BlockId,
-    positions: &HashMap<NodeId, usize>,
-    candidate: NodeId,
-    members: &HashSet<NodeId>,
-    last_position: usize,
-) -> bool {
-    graph.node_outputs(candidate).iter().all(|&output| {
-        graph.value_uses(output).iter().all(|use_site| {
-            if members.contains(&use_site.node) {
-                return true;
-            }
-            match enclosing_node_in(graph, block, use_site.node) {
-                Some(user) => positions.get(&user).is_some_and(|&at| at > last_position),
-                None => true,
-            }
-        })
-    })
-}
-
-/// The node of `block` that is `node` or contains it; `None` for the block's return node.
-fn enclosing_node_in(graph: &Graph, block: BlockId, mut node: NodeId) -> Option<NodeId> {
-    loop {
-        let owner = graph.node(node).owning_block?;
-        if owner == block {
-            return (graph.block_return_node(block) != node).then_some(node);
-        }
-        node = graph.block_owning_node(owner)?;
-    }
-}
-
-/// Puts `candidate` just before `first` when AliasDb allows it: never across a write to an
-/// alias of what `candidate` reads.
-fn move_next_to(graph: &mut Graph, alias_db: &AliasDb, candidate: NodeId, first: NodeId) -> bool {
-    if graph.next_node(candidate) == Some(first) {
-        return true;
-    }
-    if !alias_db.could_move_before_topologically(graph, candidate, first) {
-        return false;
-    }
-    alias_db.move_before_topologically_valid(graph, candidate, first);
-    graph.next_node(candidate) == Some(first)
 }
 
 /// Copies `node` (no blocks) into `target` at its insertion point, mapping values.

@@ -108,7 +108,7 @@ fn grow_group(
 }
 
 /// Each node of `block` and its index in the block.
-fn block_positions(graph: &Graph, block: BlockId) -> HashMap<NodeId, usize> {
+pub(crate) fn block_positions(graph: &Graph, block: BlockId) -> HashMap<NodeId, usize> {
     graph
         .block_nodes(block)
         .into_iter()
@@ -120,7 +120,7 @@ fn block_positions(graph: &Graph, block: BlockId) -> HashMap<NodeId, usize> {
 /// Whether every use of `candidate`'s outputs is by a group member or after the group's last
 /// node (`last_position`); a use inside a nested block counts where its enclosing node of
 /// `block` is, and a use by the block's return is after everything.
-fn uses_are_in_or_after(
+pub(crate) fn uses_are_in_or_after(
     graph: &Graph,
     block: BlockId,
     positions: &HashMap<NodeId, usize>,
@@ -144,7 +144,7 @@ fn uses_are_in_or_after(
 
 /// The node of `block` that is `node` or contains it; `None` for `block`'s return node (or a
 /// node outside `block`, which SSA scoping rules out for uses of a value defined in it).
-fn enclosing_node_in(graph: &Graph, block: BlockId, mut node: NodeId) -> Option<NodeId> {
+pub(crate) fn enclosing_node_in(graph: &Graph, block: BlockId, mut node: NodeId) -> Option<NodeId> {
     loop {
         let owner = graph.node(node).owning_block?;
         if owner == block {
@@ -158,7 +158,7 @@ fn enclosing_node_in(graph: &Graph, block: BlockId, mut node: NodeId) -> Option<
 /// move. The caller has checked that no node between them uses `candidate`'s outputs, so
 /// only memory dependencies can stop it: a write, between the two, to an alias of what
 /// `candidate` reads.
-fn move_next_to(graph: &mut Graph, alias_db: &AliasDb, candidate: NodeId, first: NodeId) -> bool {
+pub(crate) fn move_next_to(graph: &mut Graph, alias_db: &AliasDb, candidate: NodeId, first: NodeId) -> bool {
     if graph.next_node(candidate) == Some(first) {
         return true;
     }

@@ -1,8 +1,8 @@
 //! `convolution_backward`: the input, weight and bias gradients of a 1-3 dimensional,
 //! grouped, strided, padded, dilated and possibly transposed convolution, as ATen's
-//! `convolution_backward` defines them. A direct loop over every (input tap, output position)
-//! pair the forward multiplied, summed in f64 and rounded once: meant for correctness on the
-//! sizes programs export, not for training speed.
+//! `convolution_backward` defines them. Non-transposed float32 and float64 convolutions run
+//! as matrix products (`conv_backward_gemm`); the rest take a direct loop over every (input
+//! tap, output position) pair the forward multiplied, summed in f64 and rounded once.
 
 use super::{from_f64, invalid, require_float};
 use crate::error::{format_shape, Result};

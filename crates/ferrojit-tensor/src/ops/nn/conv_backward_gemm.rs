@@ -99,16 +99,11 @@ where
 mod tests {
     use super::*;
 
-    /// Deterministic values in [-1, 1).
+    /// The packed convolution tests' deterministic values in [-1, 1), widened.
     fn values(len: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        (0..len)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 40) as f64 / (1u64 << 24) as f64) * 2.0 - 1.0
-            })
+        crate::ops::nn::conv_packed::tests::values(len, seed)
+            .into_iter()
+            .map(f64::from)
             .collect()
     }
 

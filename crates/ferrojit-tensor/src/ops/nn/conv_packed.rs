@@ -350,13 +350,13 @@ fn conv_forward_im2col_packed(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::ops::nn::conv::conv_forward;
     use crate::ops::nn::conv::tests::geometry;
 
-    /// Deterministic values in [-1, 1).
-    fn values(len: usize, seed: u64) -> Vec<f32> {
+    /// Deterministic values in [-1, 1) (shared by the sibling convolution modules' tests).
+    pub(in crate::ops::nn) fn values(len: usize, seed: u64) -> Vec<f32> {
         let mut state = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         (0..len)
             .map(|_| {

@@ -513,6 +513,7 @@ mod tests {
     use crate::dtype::DType;
     use crate::ops::nn::conv::conv_forward;
     use crate::ops::nn::conv::tests::geometry;
+    use crate::ops::nn::conv_packed::tests::values;
 
     /// `B^T d B` of a 4x4 input tile (row-major), row-major.
     fn input_tile_transform(d: &[f32; 16]) -> [f32; 16] {
@@ -579,19 +580,6 @@ mod tests {
             }
         }
         d
-    }
-
-    /// Deterministic values in [-1, 1).
-    fn values(len: usize, seed: u64) -> Vec<f32> {
-        let mut state = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        (0..len)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
     }
 
     #[test]
