@@ -158,7 +158,12 @@ pub(crate) fn enclosing_node_in(graph: &Graph, block: BlockId, mut node: NodeId)
 /// move. The caller has checked that no node between them uses `candidate`'s outputs, so
 /// only memory dependencies can stop it: a write, between the two, to an alias of what
 /// `candidate` reads.
-pub(crate) fn move_next_to(graph: &mut Graph, alias_db: &AliasDb, candidate: NodeId, first: NodeId) -> bool {
+pub(crate) fn move_next_to(
+    graph: &mut Graph,
+    alias_db: &AliasDb,
+    candidate: NodeId,
+    first: NodeId,
+) -> bool {
     if graph.next_node(candidate) == Some(first) {
         return true;
     }
