@@ -427,9 +427,7 @@ pub(super) fn conv_forward_winograd(
         tiles_w,
     };
     let parallel = crate::ops::parallel::num_threads() > 1;
-    SCRATCH.with(|scratch| -> Result<()> {
-        let mut scratch = scratch.borrow_mut();
-        let scratch = &mut *scratch;
+    let mut run = |scratch: &mut Scratch| -> Result<()> {
         for tap in scratch.taps.iter_mut() {
             tap.resize(layout.len(), 0.0);
         }
@@ -504,6 +502,13 @@ pub(super) fn conv_forward_winograd(
             }
         }
         Ok(())
+    };
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => run(&mut scratch),
+        // Already in use on this thread: a convolution called from inside another one's
+        // parallel section (a pool worker that picked up other work while waiting), which
+        // gets buffers of its own instead of a borrow panic.
+        Err(_) => run(&mut Scratch::default()),
     })
 }
 
@@ -797,6 +802,16 @@ mod tests {
                 assert_close(&got, &want, &format!("case {i}, bias {bias}"));
             }
         }
+    }
+
+    #[test]
+    fn a_call_while_this_threads_scratch_is_in_use_gets_its_own() {
+        let case = &cases()[0];
+        SCRATCH.with(|cell| {
+            let _held = cell.borrow_mut();
+            let (got, want) = run_case(case, true, Activation::Identity, None, false);
+            assert_close(&got, &want, "nested call");
+        });
     }
 
     #[test]
