@@ -302,10 +302,12 @@ pub const PASSES: &[PassInfo] = &[
 ];
 
 /// Shape then dtype propagation, for the graph executor once it has refined the graph's
-/// input types to complete tensor types. Unlike the `propagate_dtype` pass, nodes PyTorch's
-/// dtype pass refuses (loops, calls, `If` outputs) are skipped rather than failing.
+/// input types to complete tensor types. Shapes are propagated into loop bodies too (to a
+/// fixed point of the loop-carried types), as the profiling executor would know them. Unlike
+/// the `propagate_dtype` pass, nodes PyTorch's dtype pass refuses (loops, calls, `If`
+/// outputs) are skipped rather than failing.
 pub fn propagate_shapes_and_dtypes(graph: &mut Graph) -> Result<(), String> {
-    symbolic_shape_analysis::propagate_shapes_on_graph(graph)?;
+    symbolic_shape_analysis::propagate_shapes_on_graph_and_loops(graph);
     dtype_analysis::propagate_dtypes_where_possible(graph);
     Ok(())
 }

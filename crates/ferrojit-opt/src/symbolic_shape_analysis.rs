@@ -6,7 +6,8 @@
 //! As in PyTorch:
 //!
 //! * nodes are visited in order; the branches of a `prim::If` are analysed and its outputs
-//!   get the merge of both branches' types; loop bodies are not analysed;
+//!   get the merge of both branches' types; loop bodies are not analysed (the graph
+//!   executor's variant, [`propagate_shapes_on_graph_and_loops`], analyses them too);
 //! * a dimension that is not known (`*` in a tensor type) is a symbol: it stays the same
 //!   symbol through operators that pass it on (so `x + relu(x)` knows both sides agree);
 //! * an output keeps its other facts (dtype, device...) and gets the new sizes, or loses its
@@ -28,23 +29,40 @@ use ferrojit_ir::{
 use ferrojit_runtime::registry::OperatorRegistry;
 
 use crate::alias_analysis::{attach_registry_schemas, AliasDb};
-use crate::shape_functions::{self, ShapeArgument, SymInt};
+use crate::shape_functions::{self, Shape, ShapeArgument, SymInt};
 
 /// Runs symbolic shape analysis on `graph`, refining the sizes in its value types.
 pub fn propagate_shapes_on_graph(graph: &mut Graph) -> Result<(), String> {
+    propagate_shapes(graph, false);
+    Ok(())
+}
+
+/// [`propagate_shapes_on_graph`], and loop bodies too, to a fixed point of the loop-carried
+/// types (see `analyse_loop`), and the elements of unpacked tuples. The graph executor runs
+/// this: PyTorch's profiling executor knows the types inside a loop body and of unpacked
+/// elements from profiling, which this form derives instead. The named pass keeps PyTorch's
+/// behaviour of leaving both alone.
+pub fn propagate_shapes_on_graph_and_loops(graph: &mut Graph) {
+    propagate_shapes(graph, true);
+}
+
+fn propagate_shapes(graph: &mut Graph, executor_form: bool) {
     attach_registry_schemas(graph, OperatorRegistry::global());
     let alias_db = AliasDb::new(graph);
     let mut analysis = ShapeAnalysis {
         alias_db,
         symbols: HashMap::new(),
         next_symbol: 1,
+        executor_form,
     };
     let top = graph.top_block();
     analysis.analyse_block(graph, top);
-    Ok(())
 }
 
 struct ShapeAnalysis {
+    /// Whether loop bodies and tuple unpacks are analysed (the executor's form) or left alone
+    /// (PyTorch's pass).
+    executor_form: bool,
     alias_db: AliasDb,
     /// The symbolic sizes of each ranked tensor value seen so far, so that a symbol keeps its
     /// identity from one node to the next (the IR type only prints it as `*`).
@@ -120,11 +138,128 @@ impl ShapeAnalysis {
                 if let [then_block, else_block] = blocks[..] {
                     self.merge_if_outputs(graph, node, then_block, else_block);
                 }
+            } else if kind.is_prim(Prim::Loop) && self.executor_form {
+                self.analyse_loop(graph, node);
+            } else if kind.is_prim(Prim::TupleUnpack) && self.executor_form {
+                self.type_unpacked_elements(graph, node);
             } else if kind.is_prim(Prim::TupleConstruct) {
                 self.retype_tuple(graph, node);
             } else {
                 self.analyse_operator(graph, node);
             }
+        }
+    }
+
+    /// Types a `prim::Loop`'s body and outputs by iterating to a fixed point, as PyTorch's
+    /// shape propagation does for loops: each loop-carried tensor starts with the type of its
+    /// initial value, the body is analysed, and the carried type becomes the merge of itself
+    /// and the body's output, until nothing changes. A merge only forgets facts (a size, then
+    /// the rank), so the carried types stop changing after at most a few rounds; the bound
+    /// below leaves them unrefined in the pathological case. The types inside the body are
+    /// then facts for every iteration, which lets the peephole fold checks such as
+    /// `aten::dim` of a value that a loop carries (an RNN cell's hidden state).
+    fn analyse_loop(&mut self, graph: &mut Graph, node: NodeId) {
+        const MAX_ROUNDS: usize = 8;
+        let Some(&body) = graph.node_blocks(node).first() else {
+            return;
+        };
+        // Loop inputs: trip count, initial condition, then the carried values. Body
+        // parameters: the iteration counter, then the carried values. Body outputs: the
+        // continue condition, then the carried values.
+        let initial: Vec<ValueId> = graph.node_inputs(node).iter().skip(2).copied().collect();
+        let parameters: Vec<ValueId> = graph
+            .block_parameters(body)
+            .iter()
+            .skip(1)
+            .copied()
+            .collect();
+        let outputs = graph.node_outputs(node).to_vec();
+        if initial.len() != parameters.len() || outputs.len() != parameters.len() {
+            return;
+        }
+        let body_values = values_defined_in(graph, body);
+        let mut carried: Vec<Option<TensorRefinement>> = initial
+            .iter()
+            .map(|&value| tensor_refinement(graph.value_type(value)))
+            .collect();
+        for round in 0..=MAX_ROUNDS {
+            for (&parameter, facts) in parameters.iter().zip(&carried) {
+                if let Some(facts) = facts {
+                    let facts = if round == MAX_ROUNDS {
+                        TensorRefinement::default()
+                    } else {
+                        facts.clone()
+                    };
+                    graph.set_value_type(parameter, refinement_type(facts));
+                }
+            }
+            for value in &body_values {
+                self.symbols.remove(value);
+            }
+            self.analyse_block(graph, body);
+            let body_outputs: Vec<ValueId> =
+                graph.block_outputs(body).iter().skip(1).copied().collect();
+            let mut changed = false;
+            for (facts, &output) in carried.iter_mut().zip(&body_outputs) {
+                let Some(current) = facts else {
+                    continue;
+                };
+                let merged = match tensor_refinement(graph.value_type(output)) {
+                    Some(from_body) => current.merge(&from_body),
+                    None => TensorRefinement::default(),
+                };
+                if merged != *current {
+                    *current = merged;
+                    changed = true;
+                }
+            }
+            if !changed || round == MAX_ROUNDS {
+                break;
+            }
+        }
+        for (&output, facts) in outputs.iter().zip(&carried) {
+            if let Some(facts) = facts {
+                self.symbols.remove(&output);
+                graph.set_value_type(output, refinement_type(facts.clone()));
+            }
+        }
+    }
+
+    /// Gives the outputs of a `prim::TupleUnpack` the element types of its tuple, with the
+    /// elements' symbols, as PyTorch's older shape propagation did; the tuple a loop carries
+    /// into an RNN cell is unpacked this way.
+    fn type_unpacked_elements(&mut self, graph: &mut Graph, node: NodeId) {
+        let Some(&tuple) = graph.node_inputs(node).first() else {
+            return;
+        };
+        let elements = match graph.value_type(tuple) {
+            Type::Tuple(elements) => elements.clone(),
+            Type::NamedTuple(named) => named.fields.iter().map(|(_, ty)| ty.clone()).collect(),
+            _ => return,
+        };
+        let constructed = graph
+            .producer(tuple)
+            .filter(|&producer| graph.kind(producer).is_prim(Prim::TupleConstruct))
+            .map(|producer| graph.node_inputs(producer).to_vec());
+        let outputs = graph.node_outputs(node).to_vec();
+        if outputs.len() != elements.len() {
+            return;
+        }
+        for (index, (&output, element)) in outputs.iter().zip(elements).enumerate() {
+            let (Some(_), Some(facts)) = (
+                tensor_refinement(graph.value_type(output)),
+                tensor_refinement(&element),
+            ) else {
+                continue;
+            };
+            self.symbols.remove(&output);
+            // The symbols of the constructed element carry over when the tuple is built here.
+            if let Some(source) = constructed.as_ref().and_then(|inputs| inputs.get(index)) {
+                if let Some(sizes) = self.symbolic_sizes(graph, *source) {
+                    self.symbols.insert(output, sizes);
+                }
+            }
+            graph.set_value_type(output, refinement_type(facts));
         }
     }
 
@@ -201,15 +336,20 @@ impl ShapeAnalysis {
             None if graph.kind(node).namespace() == "aten" => graph.kind(node).as_str().to_string(),
             None => return,
         };
-        let Some(function) = shape_functions::shape_function_for(&full_name) else {
+        let function = shape_functions::shape_function_for(&full_name);
+        let recurrent_cell = self.executor_form && RECURRENT_CELLS.contains(&full_name.as_str());
+        if function.is_none() && !recurrent_cell {
             return;
-        };
+        }
         let inputs = graph.node_inputs(node).to_vec();
         let arguments: Vec<ShapeArgument> = inputs
             .iter()
             .map(|&input| self.argument(graph, input))
             .collect();
-        let shapes = shape_functions::apply(function, &arguments);
+        let shapes = match function {
+            Some(function) => shape_functions::apply(function, &arguments),
+            None => recurrent_cell_shapes(&full_name, &arguments),
+        };
         let outputs = graph.node_outputs(node).to_vec();
         for (&output, shape) in outputs.iter().zip(shapes) {
             let Some(mut refinement) = tensor_refinement(graph.value_type(output)) else {
@@ -355,4 +495,40 @@ impl ShapeAnalysis {
         }
         SymInt::Unknown
     }
+}
+
+/// The single-step recurrent cells, which PyTorch registers no shape function for. The
+/// executor's form knows their outputs' sizes, so that the state an RNN loop carries keeps its
+/// rank (see `recurrent_cell_shapes`).
+const RECURRENT_CELLS: &[&str] = &[
+    "aten::lstm_cell",
+    "aten::gru_cell",
+    "aten::rnn_tanh_cell",
+    "aten::rnn_relu_cell",
+];
+
+/// A recurrent cell's new states have exactly the sizes of its first state, `[batch, hidden]`:
+/// the cell refuses any other state shape (`hx` is a list for the LSTM cell, whose two outputs
+/// share those sizes, and one tensor for the others).
+fn recurrent_cell_shapes(full_name: &str, arguments: &[ShapeArgument]) -> Vec<Shape> {
+    let state = match arguments.get(1) {
+        Some(ShapeArgument::TensorList(Some(states))) => states.first().cloned().flatten(),
+        Some(ShapeArgument::Tensor(state)) => state.clone(),
+        _ => None,
+    };
+    let outputs = if full_name == "aten::lstm_cell" { 2 } else { 1 };
+    vec![state.filter(|sizes| sizes.len() == 2); outputs]
+}
+
+/// Every value defined inside `block`, nested blocks included: block parameters and node
+/// outputs.
+fn values_defined_in(graph: &Graph, block: BlockId) -> Vec<ValueId> {
+    let mut values = graph.block_parameters(block).to_vec();
+    for node in graph.block_nodes(block) {
+        values.extend_from_slice(graph.node_outputs(node));
+        for &nested in graph.node_blocks(node) {
+            values.extend(values_defined_in(graph, nested));
+        }
+    }
+    values
 }

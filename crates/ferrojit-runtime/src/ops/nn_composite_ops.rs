@@ -217,24 +217,7 @@ fn slice_scatter(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let copy = input.clone_tensor();
-    let slice = copy.slice(dim, start, end, step)?;
-    if slice.sizes() != src.sizes() {
-        let text = |sizes: &[usize]| {
-            sizes
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return Err(invalid(format!(
-            "expected src to have a size equal to the slice of self. src size = [{}], slice size = [{}]",
-            text(src.sizes()),
-            text(slice.sizes())
-        )));
-    }
-    slice.copy_(&src)?;
-    Ok(copy)
+    Ok(input.slice_scatter(&src, dim, start, end, step)?)
 }
 
 /// `narrow.Tensor`: `narrow` with the start given as a 0-dim integer tensor.

@@ -57,6 +57,23 @@ impl Tensor {
         Ok(copy)
     }
 
+    /// `torch.slice_scatter(self, src, dim, start, end, step)`: a copy of `self` whose slice
+    /// `[start:end:step]` along `dim` is `src`, which must have the slice's shape.
+    pub fn slice_scatter(
+        &self,
+        src: &Tensor,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
+        let copy = self.clone_tensor();
+        let slice = copy.slice(dim, start, end, step)?;
+        check_slice_shape(&slice, src)?;
+        slice.copy_(src)?;
+        Ok(copy)
+    }
+
     /// `torch.diagonal_scatter(self, src, offset, dim1, dim2)`: a copy of `self` with `src`
     /// written along the diagonal.
     pub fn diagonal_scatter(

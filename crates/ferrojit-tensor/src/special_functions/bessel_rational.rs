@@ -284,6 +284,30 @@ fn order1_variable<T: BesselFloat>(x: T) -> T {
     five_over_x * five_over_x
 }
 
+/// Hankel's form for order 0 (J0, or Y0 with `second_kind`).
+fn order0_hankel<T: BesselFloat>(x: T, second_kind: bool) -> T {
+    hankel(
+        x,
+        order0_variable(x),
+        (&ORDER0_P_NUMERATOR, &ORDER0_P_DENOMINATOR),
+        (&ORDER0_Q_NUMERATOR, &ORDER0_Q_DENOMINATOR),
+        QUARTER_PI,
+        second_kind,
+    )
+}
+
+/// Hankel's form for order 1 (J1, or Y1 with `second_kind`).
+fn order1_hankel<T: BesselFloat>(x: T, second_kind: bool) -> T {
+    hankel(
+        x,
+        order1_variable(x),
+        (&ORDER1_P_NUMERATOR, &ORDER1_P_DENOMINATOR),
+        (&ORDER1_Q_NUMERATOR, &ORDER1_Q_DENOMINATOR),
+        THREE_QUARTER_PI,
+        second_kind,
+    )
+}
+
 /// J0(x), even.
 pub fn j0<T: BesselFloat>(x: T) -> T {
     let zero = T::constant(0.0);
@@ -300,14 +324,7 @@ pub fn j0<T: BesselFloat>(x: T) -> T {
             * numerator
             / denominator;
     }
-    hankel(
-        x,
-        order0_variable(x),
-        (&ORDER0_P_NUMERATOR, &ORDER0_P_DENOMINATOR),
-        (&ORDER0_Q_NUMERATOR, &ORDER0_Q_DENOMINATOR),
-        QUARTER_PI,
-        false,
-    )
+    order0_hankel(x, false)
 }
 
 /// J1(x), odd.
@@ -324,14 +341,7 @@ pub fn j1<T: BesselFloat>(x: T) -> T {
             * (z - T::constant(J1_FIRST_ZERO_SQUARED))
             * (z - T::constant(J1_SECOND_ZERO_SQUARED));
     }
-    hankel(
-        x,
-        order1_variable(x),
-        (&ORDER1_P_NUMERATOR, &ORDER1_P_DENOMINATOR),
-        (&ORDER1_Q_NUMERATOR, &ORDER1_Q_DENOMINATOR),
-        THREE_QUARTER_PI,
-        false,
-    )
+    order1_hankel(x, false)
 }
 
 /// Y0(x): -inf at 0, NaN below.
@@ -348,14 +358,7 @@ pub fn y0<T: BesselFloat>(x: T) -> T {
         let rational = horner(&Y0_NUMERATOR, z) / horner(&Y0_DENOMINATOR, z);
         return rational + T::constant(TWO_OVER_PI) * x.ln() * j0(x);
     }
-    hankel(
-        x,
-        order0_variable(x),
-        (&ORDER0_P_NUMERATOR, &ORDER0_P_DENOMINATOR),
-        (&ORDER0_Q_NUMERATOR, &ORDER0_Q_DENOMINATOR),
-        QUARTER_PI,
-        true,
-    )
+    order0_hankel(x, true)
 }
 
 /// Y1(x): -inf at 0, NaN below.
@@ -372,14 +375,7 @@ pub fn y1<T: BesselFloat>(x: T) -> T {
         let rational = horner(&Y1_NUMERATOR, z) / horner(&Y1_DENOMINATOR, z);
         return x * rational + T::constant(TWO_OVER_PI) * (j1(x) * x.ln() - T::constant(1.0) / x);
     }
-    hankel(
-        x,
-        order1_variable(x),
-        (&ORDER1_P_NUMERATOR, &ORDER1_P_DENOMINATOR),
-        (&ORDER1_Q_NUMERATOR, &ORDER1_Q_DENOMINATOR),
-        THREE_QUARTER_PI,
-        true,
-    )
+    order1_hankel(x, true)
 }
 
 #[cfg(test)]
