@@ -280,6 +280,23 @@ fn inputs_without_grad_get_no_groups() {
     assert!(!plan.to_ir_string().contains("prim::DifferentiableGraph"));
 }
 
+/// Under `no_grad`, inputs that require grad get the plan of a call that records nothing:
+/// no differentiable graphs, while the inputs' types keep `requires_grad=1` (what a fused
+/// group's type check compares with the tensors it is given).
+#[test]
+fn no_grad_calls_get_no_groups() {
+    let graph = parse_graph(MLP).expect("graph");
+    let shapes: &[&[usize]] = &[&[6, 4], &[5, 4], &[5], &[3, 5], &[3]];
+    let inputs = leaves(shapes, 0.0);
+    let _grad_mode = GradModeGuard::new(false);
+    let spec = ArgumentSpec::of(&inputs);
+    assert!(!spec.needs_gradient());
+    let plan = build_plan_graph(&graph, &spec, &NoMethods).expect("plan");
+    let text = plan.to_ir_string();
+    assert!(!text.contains("prim::DifferentiableGraph"), "{text}");
+    assert!(text.contains("requires_grad=1"), "{text}");
+}
+
 /// The Gradient of a subgraph: the forward graph returns the outputs then the saved values;
 /// the backward graph takes one gradient per output then the saved values, and returns one
 /// gradient per input.

@@ -42,37 +42,44 @@ pub enum InputSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgumentSpec {
     pub inputs: Vec<InputSpec>,
+    /// Whether the call may record a gradient (PyTorch's `needsGradient`): grad mode is on
+    /// and a tensor input requires grad, or a module input's parameters do. A call under
+    /// `no_grad` gets the plan of a call that records nothing (fused, no differentiable
+    /// graphs), while its tensors' types keep their own `requires_grad`, which the fused
+    /// groups' type checks compare.
+    pub needs_gradient: bool,
 }
 
 impl ArgumentSpec {
     /// The spec of `inputs`. A tensor is read through a snapshot, so a concurrent in-place
     /// change of its geometry yields either the old or the new geometry, never a mix.
     pub fn of(inputs: &[IValue]) -> ArgumentSpec {
-        // PyTorch's ArgumentSpec records `requires_grad` only while grad mode is on: under
-        // `no_grad` nothing records, so such a call gets the plan of tensors without grad.
         let grad_enabled = crate::autograd::is_grad_enabled();
+        let inputs: Vec<InputSpec> = inputs
+            .iter()
+            .map(|input| input_spec(input, grad_enabled))
+            .collect();
+        let needs_gradient = grad_enabled
+            && inputs.iter().any(|input| {
+                matches!(
+                    input,
+                    InputSpec::Tensor {
+                        requires_grad: true,
+                        ..
+                    } | InputSpec::Object {
+                        parameters_require_grad: true
+                    }
+                )
+            });
         ArgumentSpec {
-            inputs: inputs
-                .iter()
-                .map(|input| input_spec(input, grad_enabled))
-                .collect(),
+            inputs,
+            needs_gradient,
         }
     }
 
-    /// Whether some gradient may be recorded through the call: a tensor input that requires
-    /// grad, or an object input whose parameters do (PyTorch's `needsGradient`).
+    /// Whether some gradient may be recorded through the call (see the field).
     pub fn needs_gradient(&self) -> bool {
-        self.inputs.iter().any(|input| {
-            matches!(
-                input,
-                InputSpec::Tensor {
-                    requires_grad: true,
-                    ..
-                } | InputSpec::Object {
-                    parameters_require_grad: true
-                }
-            )
-        })
+        self.needs_gradient
     }
 
     /// The refined type the spec gives input `index`, when it gives one: a complete tensor
@@ -105,7 +112,7 @@ fn input_spec(value: &IValue, grad_enabled: bool) -> InputSpec {
                 dtype: tensor.dtype(),
                 sizes: tensor.sizes().to_vec(),
                 strides: tensor.strides().to_vec(),
-                requires_grad: grad_enabled && cell.requires_grad(),
+                requires_grad: cell.requires_grad(),
             }
         }
         IValue::None => InputSpec::Absent,
