@@ -25,7 +25,9 @@ Timed, each round in a different order, all in the same run:
   profiling executor has built its optimized plan), ferrojit (`ferrojit bench --grad
   --method train_step`);
 - ferrojit's forward: inference (`ferrojit bench`, the optimizing executor), inference as
-  written (`--no-optimize`, the executor `--grad` runs), and with grad recording (`--grad`).
+  written (`--no-optimize`), and with grad recording (`--grad`: the optimizing executor, whose
+  plan groups the differentiable operators into `prim::DifferentiableGraph` nodes because the
+  parameters require grad; `FERROJIT_AUTODIFF=off` records per operator, as written).
 Each number is the median over rounds of the per-round median (ms).
 """
 
@@ -382,8 +384,8 @@ def train_table(args, started, load_before, load_after, rows, notes):
         )
     lines += [
         "",
-        "ferrojit's forward: inference (optimizing executor), inference as written (the "
-        "executor `--grad` runs), and recording gradients (`--grad`):",
+        "ferrojit's forward: inference (optimizing executor), inference as written "
+        "(`--no-optimize`), and recording gradients (`--grad`, with differentiable graphs):",
         "",
         "| model | threads | inference | as written | recording "
         "| recording / inference | recording / as written |",

@@ -194,7 +194,7 @@ enum Command {
         method: String,
         /// Time with grad mode on and gradients recorded, as `run --grad` runs (a training
         /// step that calls `torch.autograd.grad` or `backward`, or a forward that records its
-        /// graph). The graph runs unoptimized, as under `run --grad`.
+        /// graph), with differentiable graphs and no native fusion, as under `run --grad`.
         #[arg(long)]
         grad: bool,
     },
@@ -249,6 +249,11 @@ enum Command {
         /// With --optimized: a torch.save file holding the tuple of positional arguments.
         #[arg(long)]
         inputs: Option<PathBuf>,
+        /// With --optimized: the plan of a call that records gradients, as `run --grad` makes
+        /// it (a module whose parameters require grad gets differentiable graphs, as it
+        /// does in a Python process).
+        #[arg(long)]
+        grad: bool,
     },
     /// Serve models over HTTP/1.1 with the Open Inference Protocol (KServe v2, what KServe,
     /// Triton and Seldon clients speak): health, metadata and infer (JSON or binary tensors),
@@ -450,7 +455,11 @@ fn run(cli: Cli) -> Result<(), String> {
             program,
             optimized,
             inputs,
+            grad,
         } => {
+            if grad && !optimized {
+                return Err("--grad needs --optimized".to_string());
+            }
             if check {
                 if optimized {
                     return Err("--optimized needs --graph".to_string());
@@ -495,6 +504,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     &model,
                     &method,
                     inputs.as_deref(),
+                    grad,
                 );
             }
             commands::inspect::inspect_model(&model, &method, view)

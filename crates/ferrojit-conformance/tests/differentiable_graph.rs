@@ -231,16 +231,16 @@ const LSTM_CELL: &str = "graph(%x : Tensor, %h : Tensor, %c : Tensor, %wi : Tens
   return (%loss, %hy, %cy)
 ";
 
-/// An LSTM cell: the gate matmuls form one group, the chunk between runs per operator,
-/// and the cell arithmetic forms a second group; gradients flow through both groups'
-/// backward nodes and the engine's chunk node.
+/// An LSTM cell: the gate matmuls, the `chunk` with its `prim::ListUnpack` (the pair
+/// PyTorch's fuser makes one `prim::ConstantChunk`) and the cell arithmetic form one group,
+/// whose backward joins the pieces' gradients with `cat` as the engine's chunk node does.
 #[test]
 fn lstm_cell_gradients_equal_the_engine() {
     let graph = parse_graph(LSTM_CELL).expect("graph");
     let shapes: &[&[usize]] = &[&[2, 3], &[2, 4], &[2, 4], &[16, 3], &[16, 4], &[16], &[16]];
     let (engine_outputs, engine) = run_and_differentiate(&graph, leaves(shapes, 0.0));
     let inputs = leaves(shapes, 0.0);
-    let plan = plan_with_groups(&graph, &inputs, 2);
+    let plan = plan_with_groups(&graph, &inputs, 1);
     let (outputs, symbolic) = run_and_differentiate(&plan, inputs);
     assert_recorded_by_group(&outputs);
     for (a, b) in engine_outputs.iter().zip(&outputs) {
@@ -278,6 +278,23 @@ fn inputs_without_grad_get_no_groups() {
         .collect();
     let plan = build_plan_graph(&graph, &ArgumentSpec::of(&inputs), &NoMethods).expect("plan");
     assert!(!plan.to_ir_string().contains("prim::DifferentiableGraph"));
+}
+
+/// Under `no_grad`, inputs that require grad get the plan of a call that records nothing:
+/// no differentiable graphs, while the inputs' types keep `requires_grad=1` (what a fused
+/// group's type check compares with the tensors it is given).
+#[test]
+fn no_grad_calls_get_no_groups() {
+    let graph = parse_graph(MLP).expect("graph");
+    let shapes: &[&[usize]] = &[&[6, 4], &[5, 4], &[5], &[3, 5], &[3]];
+    let inputs = leaves(shapes, 0.0);
+    let _grad_mode = GradModeGuard::new(false);
+    let spec = ArgumentSpec::of(&inputs);
+    assert!(!spec.needs_gradient());
+    let plan = build_plan_graph(&graph, &spec, &NoMethods).expect("plan");
+    let text = plan.to_ir_string();
+    assert!(!text.contains("prim::DifferentiableGraph"), "{text}");
+    assert!(text.contains("requires_grad=1"), "{text}");
 }
 
 /// The Gradient of a subgraph: the forward graph returns the outputs then the saved values;
@@ -495,4 +512,222 @@ fn double_backward_through_a_group_equals_the_engine() {
     let (outputs, symbolic) = second_order(&plan, inputs);
     assert_recorded_by_group(&outputs);
     assert_bitwise(&[engine], &[symbolic]);
+}
+
+/// The diffgraph fixtures' folder (tests/fixtures/diffgraph/generate.py).
+fn diffgraph_fixtures() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/diffgraph")
+}
+
+fn json_floats(value: &serde_json::Value) -> Vec<f32> {
+    value
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|item| item.as_f64().expect("a number") as f32)
+        .collect()
+}
+
+/// The handle of the module's parameter `dotted` (`ih.weight`), as `prim::GetAttr` reads it.
+fn parameter_cell(module: &ferrojit_runtime::Module, dotted: &str) -> Arc<TensorCell> {
+    let mut object = module.object().clone();
+    let mut parts: Vec<&str> = dotted.split('.').collect();
+    let last = parts.pop().expect("a name");
+    for part in parts {
+        object = object
+            .get_attr(part)
+            .expect("the submodule")
+            .to_object()
+            .expect("an object")
+            .clone();
+    }
+    object
+        .get_attr(last)
+        .expect("the parameter")
+        .to_tensor_cell()
+        .expect("a tensor")
+        .clone()
+}
+
+/// The `lstm_params` fixture: a scripted LSTM cell loop whose input does not require grad and
+/// whose parameters do (reached through `prim::GetAttr`, the usual training case), loaded,
+/// with PyTorch's expected values and the input.
+fn lstm_params() -> (ferrojit_runtime::Module, serde_json::Value, IValue) {
+    ferrojit_autograd::register().expect("autograd");
+    let folder = diffgraph_fixtures();
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.join("lstm_params.expected.json")).expect("fixture"),
+    )
+    .expect("JSON");
+    let shape: Vec<usize> = expected["xs"]["shape"]
+        .as_array()
+        .expect("a shape")
+        .iter()
+        .map(|size| size.as_u64().expect("a size") as usize)
+        .collect();
+    let xs = Tensor::from_vec(json_floats(&expected["xs"]["data"]), &shape).expect("tensor");
+    let loaded = ferrojit_serialize::import::load_module(&folder.join("lstm_params.pt"))
+        .expect("the archive loads");
+    (loaded.module, expected, IValue::from(xs))
+}
+
+fn differentiable_graph_count(graph: &Graph) -> usize {
+    graph
+        .all_nodes()
+        .into_iter()
+        .filter(|&node| graph.kind(node).as_str() == "prim::DifferentiableGraph")
+        .count()
+}
+
+/// A module whose parameters require grad, called with grad mode on and an input that does
+/// not: the plan has differentiable graphs, printed as PyTorch prints them
+/// (`prim::DifferentiableGraph_0`; PyTorch's own plan for the call has them too), holding the
+/// linears, the `chunk` and the `cat`. The parameters' gradients through the groups equal
+/// the engine's (the method run as written, each operator recording its node) within float
+/// rounding (the groups sum a parameter's uses in their own order) and PyTorch's.
+#[test]
+fn module_parameters_requiring_grad_get_differentiable_graphs() {
+    use ferrojit_opt::graph_executor::SpecializingOptimizer;
+    use ferrojit_runtime::interpreter::RunOptions;
+
+    let (module, expected, xs) = lstm_params();
+    let _grad_mode = GradModeGuard::new(true);
+    let plan = module
+        .graph_for("forward", vec![xs.clone()], &SpecializingOptimizer)
+        .expect("the call is valid")
+        .expect("a plan");
+    let text = plan.to_ir_string();
+    let pytorch =
+        std::fs::read_to_string(diffgraph_fixtures().join("lstm_params.pytorch_optimized.txt"))
+            .expect("PyTorch's optimized graph");
+    for printed in [&text, &pytorch] {
+        assert!(
+            printed.contains("= prim::DifferentiableGraph_0("),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("with prim::DifferentiableGraph_0 = graph("),
+            "{printed}"
+        );
+    }
+    let subgraphs = text
+        .split_once("with prim::DifferentiableGraph_0 = graph(")
+        .expect("the subgraph sections")
+        .1;
+    for operator in [
+        "aten::linear(",
+        "aten::chunk(",
+        "prim::ListUnpack(",
+        "aten::cat(",
+    ] {
+        assert!(
+            subgraphs.contains(operator),
+            "{operator} is not grouped:\n{text}"
+        );
+    }
+    // Outside the groups, only what PyTorch leaves out too: no operator with a formula here.
+    let top = text
+        .split("with prim::DifferentiableGraph_")
+        .next()
+        .expect("the plan");
+    for operator in [
+        "aten::linear(",
+        "aten::sigmoid(",
+        "aten::tanh(",
+        "aten::chunk(",
+    ] {
+        assert!(
+            !top.contains(operator),
+            "{operator} runs outside the groups:\n{text}"
+        );
+    }
+
+    let names: Vec<String> = expected["parameters"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .map(|name| name.as_str().expect("a name").to_string())
+        .collect();
+    let gradients_of = |options: &RunOptions| -> (IValue, Vec<Vec<f32>>) {
+        let cells: Vec<_> = names
+            .iter()
+            .map(|name| parameter_cell(&module, name))
+            .collect();
+        let loss = module
+            .run_method_with_options("forward", vec![xs.clone()], options)
+            .expect("forward runs");
+        let loss_cell = loss.to_tensor_cell().expect("a tensor loss").clone();
+        let gradients = grad(&[loss_cell], &cells, &[None], GradOptions::default(), false)
+            .expect("the gradients")
+            .iter()
+            .map(|gradient| data(gradient.as_ref().expect("every parameter is used")))
+            .collect();
+        (loss, gradients)
+    };
+    let optimized = RunOptions {
+        optimizer: Some(SpecializingOptimizer::shared()),
+        ..RunOptions::default()
+    };
+    let (loss, symbolic) = gradients_of(&optimized);
+    assert_recorded_by_group(std::slice::from_ref(&loss));
+    let (engine_loss, engine) = gradients_of(&RunOptions::default());
+    assert_eq!(data(&loss), data(&engine_loss));
+    assert_close(&engine, &symbolic, 1e-5);
+    let pytorch: Vec<Vec<f32>> = names
+        .iter()
+        .map(|name| json_floats(&expected["grads"][name.as_str()]))
+        .collect();
+    assert_close(&pytorch, &symbolic, 1e-4);
+    let wanted = expected["loss"].as_f64().expect("the loss") as f32;
+    let found = data(&loss)[0];
+    assert!(
+        (found - wanted).abs() <= 1e-5 * wanted.abs().max(1e-3),
+        "loss {found}, PyTorch {wanted}"
+    );
+}
+
+/// The plan key holds the parameters' grad bit: with grad mode off, or with the parameters
+/// frozen, the same call gets a plan without differentiable graphs (not the cached one
+/// with them), and unfreezing gets the groups back.
+/// (Fusion is off here: this is about the plan key, and the inference plan's fusion
+/// passes are tested elsewhere.)
+#[test]
+fn grad_mode_and_frozen_parameters_get_plans_of_their_own() {
+    use ferrojit_opt::graph_executor::{ConfiguredOptimizer, PlanOptions};
+
+    let (module, expected, xs) = lstm_params();
+    let optimizer = ConfiguredOptimizer(PlanOptions { fuse: false });
+    let plan_groups = |grad_enabled: bool| {
+        let _grad_mode = GradModeGuard::new(grad_enabled);
+        let plan = module
+            .graph_for("forward", vec![xs.clone()], &optimizer)
+            .expect("the call is valid")
+            .expect("a plan");
+        differentiable_graph_count(&plan)
+    };
+    let recording = plan_groups(true);
+    assert!(recording > 0, "no groups for parameters that require grad");
+    assert_eq!(
+        plan_groups(false),
+        0,
+        "grad mode off reused the recording plan"
+    );
+    let cells: Vec<_> = expected["parameters"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .map(|name| parameter_cell(&module, name.as_str().expect("a name")))
+        .collect();
+    for cell in &cells {
+        cell.set_requires_grad(false);
+    }
+    assert_eq!(
+        plan_groups(true),
+        0,
+        "frozen parameters reused the recording plan"
+    );
+    for cell in &cells {
+        cell.set_requires_grad(true);
+    }
+    assert_eq!(plan_groups(true), recording);
 }

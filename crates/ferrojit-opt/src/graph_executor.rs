@@ -163,18 +163,11 @@ pub fn build_plan_graph_with_options(
             })?;
         }
     }
-    // A call with an input that requires grad gets differentiable graphs, as PyTorch's
-    // profiling executor does on its needsGradient path; it fuses only graphs that need no
-    // gradient (a fused group and the linear epilogue record no backward).
-    let needs_gradient = spec.inputs.iter().any(|input| {
-        matches!(
-            input,
-            ferrojit_runtime::interpreter::InputSpec::Tensor {
-                requires_grad: true,
-                ..
-            }
-        )
-    });
+    // A call with an input that requires grad, or on a module whose parameters do (reached
+    // through `prim::GetAttr`), gets differentiable graphs, as PyTorch's profiling executor
+    // does on its needsGradient path; it fuses only graphs that need no gradient (a fused
+    // group and the linear epilogue record no backward).
+    let needs_gradient = spec.needs_gradient();
     for &name in PLAN_PASSES {
         if name == "linear_epilogue" && (!options.fuse || needs_gradient) {
             continue;
@@ -193,7 +186,7 @@ pub fn build_plan_graph_with_options(
     }
     // `FERROJIT_AUTODIFF=off` leaves such calls to record a backward node per operator.
     if needs_gradient && crate::autodiff::autodiff_enabled_by_default() {
-        crate::run_pass("create_autodiff_subgraphs", &mut plan)?;
+        crate::run_pass("create_autodiff_subgraphs_with_lists", &mut plan)?;
         crate::autodiff::attach_gradients(&mut plan);
     }
     Ok(plan)

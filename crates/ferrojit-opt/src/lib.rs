@@ -291,6 +291,11 @@ pub const PASSES: &[PassInfo] = &[
                       where alias analysis allows",
         run: autodiff::create_autodiff_subgraphs::create_autodiff_subgraphs_pass,
     },
+    PassInfo {
+        name: "create_autodiff_subgraphs_with_lists",
+        description: "create_autodiff_subgraphs as the graph executor runs it: also groups                       chunk with its prim::ListUnpack and prim::ListConstruct with its cat                       (PyTorch's executor groups them as prim::ConstantChunk and cat)",
+        run: autodiff::create_autodiff_subgraphs::create_autodiff_subgraphs_with_lists_pass,
+    },
     // decompose
     PassInfo {
         name: "decompose_ops",

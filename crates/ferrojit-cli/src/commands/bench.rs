@@ -8,7 +8,8 @@
 //! up, timing and printing are shared. TorchScript runs through the optimizing executor
 //! unless `--no-optimize`; its first run builds the plan for the inputs' shapes. `--grad`
 //! times a TorchScript method with grad mode on and recording installed, as `run --grad`
-//! runs it (unoptimized): a training step, or a forward that records its backward graph.
+//! runs it (differentiable graphs, no native fusion): a training step, or a forward that
+//! records its backward graph.
 
 use std::path::Path;
 use std::time::Instant;
@@ -32,7 +33,7 @@ pub struct BenchOptions<'a> {
     pub program: &'a str,
     /// Run TorchScript through the optimizing executor (the default).
     pub optimize: bool,
-    /// `--grad`: grad mode on and gradients recorded (TorchScript only; runs unoptimized).
+    /// `--grad`: grad mode on and gradients recorded (TorchScript only; as `run --grad`).
     pub grad: bool,
 }
 
@@ -116,15 +117,19 @@ impl BenchTarget {
                 class.qualified_name()
             ));
         }
-        // A graph that records gradients runs as written, as under `run --grad`.
-        let optimize = options.optimize && !options.grad;
+        // As under `run --grad`: a run that records gradients fuses nothing natively, and the
+        // optimizing executor gives calls that need a gradient differentiable graphs (with
+        // `FERROJIT_AUTODIFF=off`, the graph runs as written).
+        let fuse_natively = options.optimize && !options.grad;
+        let optimize = options.optimize
+            && (!options.grad || ferrojit_opt::autodiff::autodiff_enabled_by_default());
         Ok(BenchTarget::TorchScript {
             loaded: Box::new(loaded),
             method: method.to_string(),
             options: RunOptions {
                 optimizer: optimize
                     .then(ferrojit_opt::graph_executor::SpecializingOptimizer::shared),
-                fusion_backend: optimize.then(ferrojit_codegen::shared_backend),
+                fusion_backend: fuse_natively.then(ferrojit_codegen::shared_backend),
                 ..RunOptions::default()
             },
         })

@@ -22,11 +22,17 @@ pub enum InspectView {
 
 /// `inspect --graph --optimized --inputs ARGS.pt`: the graph the optimizing executor runs
 /// for those inputs (PyTorch's `graph_for`), or an error saying why the general graph runs.
+/// With `grad` (`--grad`), the plan of a call that records gradients, as `run --grad` runs it.
 pub fn print_optimized_graph(
     model: &Path,
     method: &str,
     inputs: Option<&Path>,
+    grad: bool,
 ) -> Result<(), String> {
+    if grad {
+        ferrojit_autograd::register().map_err(|e| format!("autograd: {e}"))?;
+        ferrojit_runtime::autograd::set_grad_enabled(true);
+    }
     let loaded = load_module(model).map_err(|e| super::not_a_model::model_load_error(model, &e))?;
     let class = loaded.module.class().clone();
     if !class.has_method(method) {

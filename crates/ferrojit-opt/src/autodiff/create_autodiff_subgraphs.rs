@@ -34,6 +34,19 @@ pub fn create_autodiff_subgraphs_pass(graph: &mut Graph) -> Result<(), String> {
     create_autodiff_subgraphs(graph, DEFAULT_MIN_SUBGRAPH_SIZE).map(drop)
 }
 
+/// The graph executor's form of the pass (registered as `create_autodiff_subgraphs_with_lists`):
+/// the default threshold, and the list pairs (`chunk` with its `prim::ListUnpack`,
+/// `prim::ListConstruct` with its `cat`) grouped too, see
+/// [`super::is_differentiable_with_lists`].
+pub fn create_autodiff_subgraphs_with_lists_pass(graph: &mut Graph) -> Result<(), String> {
+    create_autodiff_subgraphs_of(
+        graph,
+        DEFAULT_MIN_SUBGRAPH_SIZE,
+        super::is_differentiable_with_lists,
+    )
+    .map(drop)
+}
+
 /// A group being grown: its nodes in program order (contiguous in their block), and its
 /// boundary in PyTorch's order.
 struct Group {
@@ -48,6 +61,18 @@ pub fn create_autodiff_subgraphs(
     graph: &mut Graph,
     min_subgraph_size: usize,
 ) -> Result<usize, String> {
+    create_autodiff_subgraphs_of(graph, min_subgraph_size, is_differentiable)
+}
+
+/// Which nodes a group may hold.
+type Differentiable = fn(&Graph, NodeId) -> bool;
+
+/// [`create_autodiff_subgraphs`] with the groups' members chosen by `differentiable`.
+fn create_autodiff_subgraphs_of(
+    graph: &mut Graph,
+    min_subgraph_size: usize,
+    differentiable: Differentiable,
+) -> Result<usize, String> {
     attach_registry_schemas(graph, ferrojit_runtime::OperatorRegistry::global());
     let alias_db = AliasDb::new(graph);
     let mut groups = Vec::new();
@@ -56,7 +81,13 @@ pub fn create_autodiff_subgraphs(
         for node in graph.block_nodes(block) {
             pending.extend(graph.node_blocks(node).iter().copied());
         }
-        groups.extend(groups_in_block(graph, &alias_db, block, min_subgraph_size));
+        groups.extend(groups_in_block(
+            graph,
+            &alias_db,
+            block,
+            min_subgraph_size,
+            differentiable,
+        ));
     }
     // Every group is found before any is replaced: replacing creates nodes, which the alias
     // analysis does not know.
@@ -78,16 +109,17 @@ fn groups_in_block(
     alias_db: &AliasDb,
     block: BlockId,
     min_subgraph_size: usize,
+    differentiable: Differentiable,
 ) -> Vec<Group> {
     let mut grouped: HashSet<NodeId> = HashSet::new();
     let mut groups = Vec::new();
     let mut cursor = graph.block_nodes(block).last().copied();
     while let Some(seed) = cursor {
-        if grouped.contains(&seed) || !is_differentiable(graph, seed) {
+        if grouped.contains(&seed) || !differentiable(graph, seed) {
             cursor = graph.previous_node(seed);
             continue;
         }
-        let group = grow_group(graph, alias_db, block, seed, &grouped);
+        let group = grow_group(graph, alias_db, block, seed, &grouped, differentiable);
         cursor = graph.previous_node(group.nodes[0]);
         if group.nodes.len() >= min_subgraph_size {
             grouped.extend(group.nodes.iter().copied());
@@ -113,6 +145,7 @@ fn grow_group(
     block: BlockId,
     seed: NodeId,
     grouped: &HashSet<NodeId>,
+    differentiable: Differentiable,
 ) -> Group {
     let mut group = Group {
         nodes: vec![seed],
@@ -137,7 +170,7 @@ fn grow_group(
         candidates.dedup();
         let last_position = positions[group.nodes.last().unwrap_or(&seed)];
         let joined = candidates.into_iter().find(|&candidate| {
-            is_differentiable(graph, candidate)
+            differentiable(graph, candidate)
                 && uses_are_in_or_after(
                     graph,
                     block,

@@ -34,6 +34,34 @@ pub struct Gradient {
     pub num_saved: usize,
 }
 
+/// [`differentiate`], with the backward graph computing gradients only for the inputs whose
+/// `needs_gradient` is true: the others get `None` (as PyTorch's backward graph does for
+/// inputs that do not require grad), and what only they needed is removed from the backward
+/// graph. A mask of the wrong length is an error.
+pub fn differentiate_for(subgraph: &Graph, needs_gradient: &[bool]) -> Result<Gradient, String> {
+    if needs_gradient.len() != subgraph.inputs().len() {
+        return Err(format!(
+            "differentiate: {} gradient flags for {} inputs",
+            needs_gradient.len(),
+            subgraph.inputs().len()
+        ));
+    }
+    let mut gradient = differentiate(subgraph)?;
+    if needs_gradient.iter().all(|&needed| needed) {
+        return Ok(gradient);
+    }
+    let backward = &mut gradient.backward;
+    let none = backward.insert_constant(None, Type::NoneType);
+    let returned = backward.block_return_node(backward.top_block());
+    for (index, &needed) in needs_gradient.iter().enumerate() {
+        if !needed {
+            backward.replace_node_input(returned, index, none);
+        }
+    }
+    crate::dead_code_elimination::eliminate_dead_code(backward);
+    Ok(gradient)
+}
+
 /// The forward and backward graphs of `subgraph`, whose top block holds only constants and
 /// operators with a formula here.
 pub fn differentiate(subgraph: &Graph) -> Result<Gradient, String> {
@@ -52,6 +80,10 @@ pub fn differentiate(subgraph: &Graph) -> Result<Gradient, String> {
             ));
         }
         if subgraph.kind(node).is_prim(Prim::Constant) {
+            continue;
+        }
+        if subgraph.kind(node).is_prim(Prim::ListUnpack) {
+            builder.unpacked_chunk_gradient(node)?;
             continue;
         }
         let outputs = subgraph.node_outputs(node);
@@ -270,12 +302,102 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The node of the subgraph that makes `value`, when it is of kind `kind`.
+    fn producer_of_kind(&self, value: ValueId, kind: &str) -> Option<ferrojit_ir::NodeId> {
+        self.subgraph
+            .producer(value)
+            .filter(|&producer| self.subgraph.kind(producer).as_str() == kind)
+    }
+
+    /// The gradient of a `chunk` (or `unsafe_chunk`) whose list a `prim::ListUnpack` takes
+    /// apart (the pair PyTorch's fuser turns into `prim::ConstantChunk`): the pieces lie one
+    /// after another along `dim`, so the gradient of the chunked tensor is the
+    /// concatenation of the pieces' gradients, zeros for a piece that got none (the
+    /// engine's `SplitBackward0`, and PyTorch's `ConstantChunk` gradient).
+    fn unpacked_chunk_gradient(&mut self, unpack: ferrojit_ir::NodeId) -> Result<(), String> {
+        let pieces = self.subgraph.node_outputs(unpack).to_vec();
+        let gradients: Vec<Option<ValueId>> = pieces
+            .iter()
+            .map(|piece| self.gradients.get(piece).copied())
+            .collect();
+        let Some(&Some(any_gradient)) = gradients.iter().find(|gradient| gradient.is_some()) else {
+            return Ok(());
+        };
+        let list = self.subgraph.node_inputs(unpack)[0];
+        let chunk = self
+            .producer_of_kind(list, "aten::chunk")
+            .or_else(|| self.producer_of_kind(list, "aten::unsafe_chunk"))
+            .ok_or_else(|| {
+                "differentiate: no formula for prim::ListUnpack: its list is not a chunk of \
+                 the subgraph"
+                    .to_string()
+            })?;
+        let chunk_inputs = self.subgraph.node_inputs(chunk).to_vec();
+        if chunk_inputs.len() != 3 || !self.is_tensor(chunk_inputs[0]) {
+            return Err(format!(
+                "differentiate: no formula for {}: this overload",
+                self.subgraph.kind(chunk).as_str()
+            ));
+        }
+        let mut joined = Vec::with_capacity(pieces.len());
+        for (&piece, gradient) in pieces.iter().zip(gradients) {
+            let gradient = match gradient {
+                Some(gradient) => gradient,
+                None => {
+                    let sizes = self.saved_size(piece);
+                    let none = self.backward.insert_constant(None, Type::NoneType);
+                    self.emit(
+                        "aten::new_zeros",
+                        &[any_gradient, sizes, none, none, none, none],
+                    )
+                }
+            };
+            joined.push(gradient);
+        }
+        let tensor_list = Type::List(Box::new(Type::Tensor));
+        let list = self.emit_typed("prim::ListConstruct", &joined, tensor_list);
+        let dim = self.saved(chunk_inputs[2]);
+        let gradient = self.emit("aten::cat", &[list, dim]);
+        self.accumulate(chunk_inputs[0], gradient);
+        Ok(())
+    }
+
+    /// The gradient of `cat` over a list a `prim::ListConstruct` of the subgraph made: each
+    /// element gets its own stretch of the output's gradient along `dim` (the engine's
+    /// `CatBackward0`), found from the elements' saved sizes.
+    fn cat_gradient(&mut self, node: ferrojit_ir::NodeId, g: ValueId) -> Result<(), String> {
+        let inputs = self.subgraph.node_inputs(node).to_vec();
+        let construct = self
+            .producer_of_kind(inputs[0], "prim::ListConstruct")
+            .ok_or_else(|| {
+                "differentiate: no formula for aten::cat: its list is not built in the subgraph"
+                    .to_string()
+            })?;
+        let elements = self.subgraph.node_inputs(construct).to_vec();
+        if !self.is_number(inputs[1]) || elements.iter().any(|&e| !self.is_tensor(e)) {
+            return Err("differentiate: no formula for aten::cat: this overload".to_string());
+        }
+        let dim = self.saved(inputs[1]);
+        let mut offset = self.int(0);
+        for element in elements {
+            let sizes = self.saved_size(element);
+            let length = self.emit_typed("aten::__getitem__", &[sizes, dim], Type::Int);
+            let piece = self.emit("aten::narrow", &[g, dim, offset, length]);
+            self.accumulate(element, piece);
+            offset = self.emit_typed("aten::add", &[offset, length], Type::Int);
+        }
+        Ok(())
+    }
+
     /// Emits the gradients of `node`'s inputs, given its output's gradient.
     fn node_gradient(&mut self, node: ferrojit_ir::NodeId, g: ValueId) -> Result<(), String> {
         let kind = self.subgraph.kind(node).as_str().to_string();
         let inputs = self.subgraph.node_inputs(node).to_vec();
         let output = self.subgraph.node_output(node, 0);
         let refuse = |why: &str| format!("differentiate: no formula for {kind}: {why}");
+        if kind == "aten::cat" && inputs.len() == 2 {
+            return self.cat_gradient(node, g);
+        }
         // Every input is a tensor, a number or the None constant; an optional or unknown
         // one could be either at run time.
         if let Some(&unclear) = inputs.iter().find(|&&input| {

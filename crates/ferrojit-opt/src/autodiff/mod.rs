@@ -9,7 +9,7 @@
 pub mod create_autodiff_subgraphs;
 pub mod differentiate;
 
-use ferrojit_ir::{Graph, NodeId, Type};
+use ferrojit_ir::{Graph, NodeId, Type, ValueId};
 
 /// The node kind a group becomes.
 pub const DIFFERENTIABLE_GRAPH: &str = "prim::DifferentiableGraph";
@@ -18,7 +18,9 @@ pub const DIFFERENTIABLE_GRAPH: &str = "prim::DifferentiableGraph";
 /// differentiated overloads take. Each is also differentiable in PyTorch's autodiff (checked
 /// against `torch._C._jit_pass_create_autodiff_subgraphs` by the pass fixtures); PyTorch
 /// differentiates more (softmax, pow, unsqueeze, ...), which stay outside groups here.
-/// PyTorch leaves `sum`, `view` and `reshape` to the runtime autograd too.
+/// PyTorch leaves `sum`, `view` and `reshape` to the runtime autograd too. The operators
+/// that take or make lists of tensors (`chunk`, `cat`) are grouped in pairs by the graph
+/// executor only, see [`is_differentiable_with_lists`].
 pub const SYMBOLIC_OPERATORS: &[(&str, &[usize])] = &[
     ("aten::add", &[3]),
     ("aten::sub", &[3]),
@@ -66,6 +68,80 @@ pub fn is_differentiable(graph: &Graph, node: NodeId) -> bool {
     first_is_tensor && no_number_input && tensor_outputs
 }
 
+/// [`is_differentiable`], and also the operators that pass tensors through lists, in pairs
+/// (see [`list_pair_is_differentiable`]): what the graph executor groups. PyTorch's
+/// `create_autodiff_subgraphs` pass alone leaves `aten::chunk` out, but its executor first
+/// turns `chunk` with its `prim::ListUnpack` into `prim::ConstantChunk`, which it groups,
+/// and groups `cat` of a `prim::ListConstruct` (see its plans in tests/fixtures/diffgraph).
+pub fn is_differentiable_with_lists(graph: &Graph, node: NodeId) -> bool {
+    list_pair_is_differentiable(graph, node).unwrap_or_else(|| is_differentiable(graph, node))
+}
+
+/// The operators whose tensors pass through a list, differentiated as a pair with the node
+/// on the list's other side: `chunk`/`unsafe_chunk` taken apart by a `prim::ListUnpack`
+/// (PyTorch's fuser makes the pair one `prim::ConstantChunk`, which its autodiff
+/// differentiates), and `cat` of a list a `prim::ListConstruct` builds (PyTorch's symbolic
+/// script for `cat`). Each side is differentiable only when the list has that one use and
+/// holds tensors, so a group holds both sides or neither is differentiated symbolically.
+/// `None` for other nodes.
+fn list_pair_is_differentiable(graph: &Graph, node: NodeId) -> Option<bool> {
+    let kind = graph.kind(node).as_str();
+    let single_use_by = |value: ValueId, user_kind: &str| {
+        let uses = graph.value_uses(value);
+        uses.len() == 1 && graph.kind(uses[0].node).as_str() == user_kind
+    };
+    let is_tensor_list = |value: ValueId| matches!(graph.value_type(value), Type::List(element) if element.is_tensor());
+    let all_tensors = |values: &[ValueId]| {
+        values
+            .iter()
+            .all(|&value| graph.value_type(value).is_tensor())
+    };
+    let inputs = graph.node_inputs(node);
+    let outputs = graph.node_outputs(node);
+    let chunk_is_differentiable = |chunk: NodeId| {
+        let inputs = graph.node_inputs(chunk);
+        let outputs = graph.node_outputs(chunk);
+        inputs.len() == 3
+            && graph.value_type(inputs[0]).is_tensor()
+            && matches!(graph.value_type(inputs[1]), Type::Int)
+            && matches!(graph.value_type(inputs[2]), Type::Int)
+            && outputs.len() == 1
+            && is_tensor_list(outputs[0])
+            && single_use_by(outputs[0], "prim::ListUnpack")
+    };
+    match kind {
+        "aten::chunk" | "aten::unsafe_chunk" => Some(chunk_is_differentiable(node)),
+        "prim::ListUnpack" => Some(
+            inputs.len() == 1
+                && all_tensors(outputs)
+                && graph.producer(inputs[0]).is_some_and(|producer| {
+                    matches!(
+                        graph.kind(producer).as_str(),
+                        "aten::chunk" | "aten::unsafe_chunk"
+                    ) && chunk_is_differentiable(producer)
+                }),
+        ),
+        "aten::cat" => Some(
+            inputs.len() == 2
+                && matches!(graph.value_type(inputs[1]), Type::Int)
+                && outputs.len() == 1
+                && graph.value_type(outputs[0]).is_tensor()
+                && graph.producer(inputs[0]).is_some_and(|producer| {
+                    graph.kind(producer).as_str() == "prim::ListConstruct"
+                        && all_tensors(graph.node_inputs(producer))
+                        && single_use_by(inputs[0], "aten::cat")
+                }),
+        ),
+        "prim::ListConstruct" => Some(
+            outputs.len() == 1
+                && is_tensor_list(outputs[0])
+                && all_tensors(inputs)
+                && single_use_by(outputs[0], "aten::cat"),
+        ),
+        _ => None,
+    }
+}
+
 /// Whether the graph executor builds differentiable graphs for calls with inputs that
 /// require grad: false when the environment variable `FERROJIT_AUTODIFF` is `off` (or `0`,
 /// `false`) when first asked.
@@ -79,6 +155,48 @@ pub fn autodiff_enabled_by_default() -> bool {
             )
         })
     })
+}
+
+/// Operators whose output requires grad only when their first input does (views and
+/// reshapes of it): a group input made by one of them from a tensor that certainly requires
+/// no grad needs no gradient either (`xs[t]` of an input that does not require grad).
+const GRADIENT_FOLLOWS_FIRST_INPUT: &[&str] = &[
+    "aten::select",
+    "aten::slice",
+    "aten::narrow",
+    "aten::view",
+    "aten::reshape",
+    "aten::flatten",
+    "aten::unsqueeze",
+    "aten::squeeze",
+    "aten::transpose",
+    "aten::t",
+    "aten::contiguous",
+];
+
+/// Whether tensor `value` of the plan certainly does not require grad: its type says so (a
+/// plan's input types come from the call's spec, which the executor checks before running
+/// the plan), or a view-like operator of [`GRADIENT_FOLLOWS_FIRST_INPUT`] made it from such
+/// a tensor. Anything else (parameters read by `prim::GetAttr`, loop-carried values) may.
+fn certainly_requires_no_grad(graph: &Graph, value: ValueId) -> bool {
+    let mut value = value;
+    loop {
+        if let Type::RefinedTensor(refinement) = graph.value_type(value) {
+            if refinement.requires_grad == Some(false) {
+                return true;
+            }
+        }
+        let Some(producer) = graph.producer(value) else {
+            return false;
+        };
+        if !GRADIENT_FOLLOWS_FIRST_INPUT.contains(&graph.kind(producer).as_str()) {
+            return false;
+        }
+        match graph.node_inputs(producer).first() {
+            Some(&first) => value = first,
+            None => return false,
+        }
+    }
 }
 
 /// Attaches a symbolic gradient (the `forward` and `backward` graph attributes the
@@ -98,7 +216,12 @@ pub fn attach_gradients(graph: &mut Graph) -> usize {
         let Some(AttributeValue::Graph(subgraph)) = graph.attribute(node, "Subgraph") else {
             continue;
         };
-        let Ok(gradient) = differentiate::differentiate(subgraph) else {
+        let needs_gradient: Vec<bool> = graph
+            .node_inputs(node)
+            .iter()
+            .map(|&input| !certainly_requires_no_grad(graph, input))
+            .collect();
+        let Ok(gradient) = differentiate::differentiate_for(subgraph, &needs_gradient) else {
             continue;
         };
         graph.set_attribute(

@@ -7,11 +7,13 @@
 //! the plan runs, so a plan never sees an input that breaks its assumptions.
 
 use std::fmt;
+use std::sync::Arc;
 
 use ferrojit_ir::{TensorRefinement, Type};
 use ferrojit_tensor::DType;
 
 use crate::ivalue::IValue;
+use crate::object::Object;
 
 /// What the executor knows about one input of a call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,6 +27,12 @@ pub enum InputSpec {
     },
     /// `None` given for an `Optional` input.
     Absent,
+    /// An object (a module, `self`): whether a tensor among its attributes, or its
+    /// submodules', requires grad while gradients are recorded. The graph reaches such
+    /// parameters through `prim::GetAttr`, so this bit stands in for their `requires_grad`:
+    /// a plan built with differentiable graphs is not reused once the parameters are frozen
+    /// or grad mode is off, nor the reverse.
+    Object { parameters_require_grad: bool },
     /// Anything else (numbers, strings, lists, objects): plans are not specialized on it, as
     /// PyTorch specializes on tensors and on optionals' presence only.
     Unspecialized,
@@ -34,15 +42,44 @@ pub enum InputSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgumentSpec {
     pub inputs: Vec<InputSpec>,
+    /// Whether the call may record a gradient (PyTorch's `needsGradient`): grad mode is on
+    /// and a tensor input requires grad, or a module input's parameters do. A call under
+    /// `no_grad` gets the plan of a call that records nothing (fused, no differentiable
+    /// graphs), while its tensors' types keep their own `requires_grad`, which the fused
+    /// groups' type checks compare.
+    pub needs_gradient: bool,
 }
 
 impl ArgumentSpec {
     /// The spec of `inputs`. A tensor is read through a snapshot, so a concurrent in-place
     /// change of its geometry yields either the old or the new geometry, never a mix.
     pub fn of(inputs: &[IValue]) -> ArgumentSpec {
+        let grad_enabled = crate::autograd::is_grad_enabled();
+        let inputs: Vec<InputSpec> = inputs
+            .iter()
+            .map(|input| input_spec(input, grad_enabled))
+            .collect();
+        let needs_gradient = grad_enabled
+            && inputs.iter().any(|input| {
+                matches!(
+                    input,
+                    InputSpec::Tensor {
+                        requires_grad: true,
+                        ..
+                    } | InputSpec::Object {
+                        parameters_require_grad: true
+                    }
+                )
+            });
         ArgumentSpec {
-            inputs: inputs.iter().map(input_spec).collect(),
+            inputs,
+            needs_gradient,
         }
+    }
+
+    /// Whether some gradient may be recorded through the call (see the field).
+    pub fn needs_gradient(&self) -> bool {
+        self.needs_gradient
     }
 
     /// The refined type the spec gives input `index`, when it gives one: a complete tensor
@@ -62,12 +99,12 @@ impl ArgumentSpec {
                 device: Some("cpu".to_string()),
                 undefined: None,
             }))),
-            InputSpec::Absent | InputSpec::Unspecialized => None,
+            InputSpec::Absent | InputSpec::Object { .. } | InputSpec::Unspecialized => None,
         }
     }
 }
 
-fn input_spec(value: &IValue) -> InputSpec {
+fn input_spec(value: &IValue, grad_enabled: bool) -> InputSpec {
     match value {
         IValue::Tensor(cell) => {
             let tensor = cell.get();
@@ -79,8 +116,44 @@ fn input_spec(value: &IValue) -> InputSpec {
             }
         }
         IValue::None => InputSpec::Absent,
+        IValue::Object(object) => InputSpec::Object {
+            // Without the autograd crate's recording hook nothing can record, so the walk
+            // over the module tree is skipped for inference runs.
+            parameters_require_grad: grad_enabled
+                && crate::autograd::operator_hook().is_some()
+                && any_attribute_requires_grad(object),
+        },
         _ => InputSpec::Unspecialized,
     }
+}
+
+/// Submodule nesting deeper than this is not walked (a guard against cyclic objects; real
+/// module trees are a few levels deep).
+const MAX_MODULE_DEPTH: usize = 32;
+
+/// Whether a tensor attribute of `object`, or of an object reachable through its
+/// attributes, requires grad. Stops at the first one found.
+fn any_attribute_requires_grad(object: &Arc<Object>) -> bool {
+    let mut pending = vec![(Arc::clone(object), 0usize)];
+    let mut visited: Vec<*const Object> = Vec::new();
+    while let Some((object, depth)) = pending.pop() {
+        if visited.contains(&Arc::as_ptr(&object)) {
+            continue;
+        }
+        visited.push(Arc::as_ptr(&object));
+        let mut index = 0;
+        while let Some(slot) = object.get_slot(index) {
+            index += 1;
+            match slot {
+                IValue::Tensor(cell) if cell.requires_grad() => return true,
+                IValue::Object(child) if depth < MAX_MODULE_DEPTH => {
+                    pending.push((child, depth + 1));
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 impl fmt::Display for ArgumentSpec {
