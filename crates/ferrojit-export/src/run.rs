@@ -41,6 +41,10 @@ pub struct ExportedModule {
     /// The most values the top-level graph held at once during the last run (a debug
     /// statistic: with each value dropped after its last reader it stays small).
     last_peak_live_values: usize,
+    /// The top-level graph with batch norms folded and epilogues fused
+    /// ([`crate::fast_path`]), run instead of the program's graph; `None` runs the program
+    /// as written (nothing to rewrite, or prepared with [`ExportedModule::new_plain`]).
+    fast_plan: Option<crate::fast_path::FastPlan>,
 }
 
 impl std::fmt::Debug for ExportedModule {
@@ -69,9 +73,23 @@ fn lookup(environment: &Environment, name: &str) -> Result<IValue> {
 }
 
 impl ExportedModule {
-    /// Prepares a loaded program to run: reads its pytree specs and checks that every
-    /// operator it calls is known.
+    /// Prepares a loaded program to run: reads its pytree specs, checks that every operator
+    /// it calls is known, and prepares the fast path ([`crate::fast_path`]: batch norms
+    /// folded into convolutions, linear and convolution epilogues fused onto the packed
+    /// GEMM) where the program has something for it.
     pub fn new(loaded: LoadedProgram) -> Result<ExportedModule> {
+        let mut module = ExportedModule::new_plain(loaded)?;
+        let program = &module.loaded.program.graph_module;
+        let plan = crate::fast_path::prepare(&program.graph, &program.signature, &module.state)?;
+        // The rewritten graph is checked as the program's is; one that does not check (an
+        // epilogue operator missing from a custom registry) leaves the plain run.
+        module.fast_plan = plan.filter(|plan| check_graph(&plan.graph, 0).is_ok());
+        Ok(module)
+    }
+
+    /// [`ExportedModule::new`] without the fast path: every node runs as written, one
+    /// operator call each (the reference the fast path is tested against).
+    pub fn new_plain(loaded: LoadedProgram) -> Result<ExportedModule> {
         let module = &loaded.program.graph_module;
         let root_signature = module
             .module_call_graph
@@ -101,6 +119,7 @@ impl ExportedModule {
             forward_arg_names,
             state,
             last_peak_live_values: 0,
+            fast_plan: None,
         })
     }
 
@@ -111,6 +130,14 @@ impl ExportedModule {
     /// subgraph's own values are not counted).
     pub fn peak_live_values(&self) -> usize {
         self.last_peak_live_values
+    }
+
+    /// What the fast path rewrote: (batch norms folded, linear/convolution chains fused);
+    /// (0, 0) when the program runs as written.
+    pub fn fast_path_rewrites(&self) -> (usize, usize) {
+        self.fast_plan
+            .as_ref()
+            .map_or((0, 0), |plan| (plan.folded_batch_norms, plan.fused_chains))
     }
 
     /// The program as read.
@@ -210,8 +237,18 @@ impl ExportedModule {
         if user_leaves.next().is_some() {
             return Err(input_error("*args", "more inputs than the program takes"));
         }
+        // The fast path's graph takes the same inputs, some state replaced by folded tensors.
+        let run_graph = match &self.fast_plan {
+            Some(plan) => {
+                for (position, value) in &plan.replaced_inputs {
+                    inputs[*position] = value.clone();
+                }
+                &plan.graph
+            }
+            None => graph,
+        };
         let mut peak_live_values = 0;
-        let outputs = run_graph_counting(graph, inputs, 0, &mut peak_live_values)?;
+        let outputs = run_graph_counting(run_graph, inputs, 0, &mut peak_live_values)?;
         self.last_peak_live_values = peak_live_values;
         if outputs.len() != signature.output_specs.len() {
             return Err(ExportError::Schema {
