@@ -478,7 +478,10 @@ def main_pt2(args):
     rows = []
     notes = []
     for name, files in models.items():
-        aoti, aoti_failure = aoti_package(name, files["pt2"])
+        if args.pt2_skip_aoti:
+            aoti, aoti_failure = None, "left out (--pt2-skip-aoti)"
+        else:
+            aoti, aoti_failure = aoti_package(name, files["pt2"])
         if aoti_failure:
             notes.append(f"{name}: AOTInductor failed: {aoti_failure}")
             print(notes[-1], flush=True)
@@ -879,6 +882,10 @@ def main():
     parser.add_argument(
         "--pt2", action="store_true",
         help="time resnet18 and bert_encoder exported with torch.export instead (issue 18)",
+    )
+    parser.add_argument(
+        "--pt2-skip-aoti", action="store_true",
+        help="with --pt2: leave AOTInductor out (compiling it takes minutes on 2 cores)",
     )
     parser.add_argument(
         "--onnx", action="store_true",

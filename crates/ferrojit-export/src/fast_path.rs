@@ -226,8 +226,8 @@ struct Fold {
 
 /// The folded weight and bias for `conv` followed by `norm`, or `None` when the pair does
 /// not qualify: the norm is not in eval mode or does not read the convolution's result
-/// (its only use), an operand is not frozen float32 state, or a placeholder that would be
-/// replaced is read elsewhere.
+/// (its only use), or an operand is not float32 state that no output mutates and no other
+/// node reads.
 fn fold_one(
     conv: &Node,
     norm: &Node,
@@ -275,10 +275,22 @@ fn fold_one(
     let Some(operands) = operands else {
         return Ok(None);
     };
-    let bias_placeholder = tensor_input(norm, "bias")
-        .expect("checked above")
-        .to_string();
-    if !single_use(weight_name.expect("checked above")) || !single_use(&bias_placeholder) {
+    let (Some(weight_name), Some(bias_placeholder)) = (weight_name, tensor_input(norm, "bias"))
+    else {
+        return Ok(None);
+    };
+    let bias_placeholder = bias_placeholder.to_string();
+    // Read by this pair alone, so no other node (an in-place operator of the TRAINING
+    // dialect) can change them between runs, and the two replaced placeholders feed nothing
+    // else.
+    let mut read = vec![weight_name];
+    if let Some(Argument::Tensor(name)) = input(conv, "bias") {
+        read.push(name);
+    }
+    for formal in ["weight", "bias", "running_mean", "running_var"] {
+        read.extend(tensor_input(norm, formal));
+    }
+    if !read.into_iter().all(single_use) {
         return Ok(None);
     }
     let [(_, gamma), (bias_position, beta), (_, mean), (_, variance)] = &operands[..] else {
