@@ -29,8 +29,9 @@ It first compares `ep.module()`'s result with ferrojit's `.pt2` and `.pt` runs a
 (rtol 1e-4, atol 1e-5), then times, each round in a different order: `ferrojit bench X.pt2`,
 `ferrojit bench X.pt`, `torch.export.load(X.pt2).module()` under no_grad, and AOTInductor
 (`torch._inductor.aoti_compile_and_package` once, cached as NAME.aoti.pt2, then
-`aoti_load_package`; a failure to compile is reported as text). Load: `torch.export.load`
-against ferrojit's `load_ms`. Its table goes between the `--pt2` markers of BENCHMARKS.md.
+`aoti_load_package`; a failure to compile is reported as text; `--pt2-skip-aoti` leaves it
+out). Load: `torch.export.load` against ferrojit's `load_ms`. Its table goes between the
+`--pt2` markers of BENCHMARKS.md.
 
 `--onnx` (issue 22, item 4) times resnet18 and the BERT-width encoder in four runtimes in one
 run: libtorch (the TorchScript trace under torch.jit), ferrojit (`ferrojit bench` on the same
@@ -479,7 +480,8 @@ def main_pt2(args):
     notes = []
     for name, files in models.items():
         if args.pt2_skip_aoti:
-            aoti, aoti_failure = None, "left out (--pt2-skip-aoti)"
+            aoti, aoti_failure = None, None
+            notes.append(f"{name}: AOTInductor left out (--pt2-skip-aoti)")
         else:
             aoti, aoti_failure = aoti_package(name, files["pt2"])
         if aoti_failure:

@@ -20,6 +20,11 @@
 //!   TorchScript. A linear with no epilogue becomes one too, for the packed weight. The
 //!   operator runs the unfused operators itself for operands its kernel does not take.
 //!
+//! The plan is prepared on a module's first run, from the state as it is then: like
+//! `torch.jit.freeze`, a batch norm's folded values do not follow later in-place writes to
+//! its parameters or buffers made through handles from `ExportedModule::state_value`
+//! (writes by the program itself are ruled out above).
+//!
 //! Only the top-level graph is rewritten; subgraphs of `cond`, `while_loop`, `map` and `scan`,
 //! symbolic sizes and every other node run as the plain interpreter runs them. A chain is
 //! fused only when its nodes follow one another in the graph, so no node moves past another.
