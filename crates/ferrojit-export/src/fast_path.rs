@@ -303,7 +303,14 @@ fn fold_one(
     };
     let rank = weight.to_tensor()?.dim();
     let channels = weight.to_tensor()?.sizes().first().copied().unwrap_or(0);
-    if rank < 3 || gamma.to_tensor()?.sizes() != [channels] {
+    // Each per-channel operand exactly one value per output channel (a malformed program
+    // runs as written and fails there with the batch norm's own message).
+    for operand in [gamma, beta, mean, variance] {
+        if operand.to_tensor()?.sizes() != [channels] {
+            return Ok(None);
+        }
+    }
+    if rank < 3 {
         return Ok(None);
     }
     // gamma / sqrt(var + eps), as PyTorch's fuse_conv_bn_weights computes it.
