@@ -29,8 +29,9 @@ It first compares `ep.module()`'s result with ferrojit's `.pt2` and `.pt` runs a
 (rtol 1e-4, atol 1e-5), then times, each round in a different order: `ferrojit bench X.pt2`,
 `ferrojit bench X.pt`, `torch.export.load(X.pt2).module()` under no_grad, and AOTInductor
 (`torch._inductor.aoti_compile_and_package` once, cached as NAME.aoti.pt2, then
-`aoti_load_package`; a failure to compile is reported as text). Load: `torch.export.load`
-against ferrojit's `load_ms`. Its table goes between the `--pt2` markers of BENCHMARKS.md.
+`aoti_load_package`; a failure to compile is reported as text; `--pt2-skip-aoti` leaves it
+out). Load: `torch.export.load` against ferrojit's `load_ms`. Its table goes between the
+`--pt2` markers of BENCHMARKS.md.
 
 `--onnx` (issue 22, item 4) times resnet18 and the BERT-width encoder in four runtimes in one
 run: libtorch (the TorchScript trace under torch.jit), ferrojit (`ferrojit bench` on the same
@@ -478,7 +479,11 @@ def main_pt2(args):
     rows = []
     notes = []
     for name, files in models.items():
-        aoti, aoti_failure = aoti_package(name, files["pt2"])
+        if args.pt2_skip_aoti:
+            aoti, aoti_failure = None, None
+            notes.append(f"{name}: AOTInductor left out (--pt2-skip-aoti)")
+        else:
+            aoti, aoti_failure = aoti_package(name, files["pt2"])
         if aoti_failure:
             notes.append(f"{name}: AOTInductor failed: {aoti_failure}")
             print(notes[-1], flush=True)
@@ -879,6 +884,10 @@ def main():
     parser.add_argument(
         "--pt2", action="store_true",
         help="time resnet18 and bert_encoder exported with torch.export instead (issue 18)",
+    )
+    parser.add_argument(
+        "--pt2-skip-aoti", action="store_true",
+        help="with --pt2: leave AOTInductor out (compiling it takes minutes on 2 cores)",
     )
     parser.add_argument(
         "--onnx", action="store_true",

@@ -12,6 +12,7 @@ pub mod archive;
 pub mod decompose;
 pub mod error;
 pub mod fallback;
+pub mod fast_path;
 pub mod fx_text;
 pub mod higher_order;
 pub mod input_check;

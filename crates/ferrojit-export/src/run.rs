@@ -41,6 +41,15 @@ pub struct ExportedModule {
     /// The most values the top-level graph held at once during the last run (a debug
     /// statistic: with each value dropped after its last reader it stays small).
     last_peak_live_values: usize,
+    /// Whether runs use the fast path ([`ExportedModule::new`]) or not
+    /// ([`ExportedModule::new_plain`]).
+    fast_path_enabled: bool,
+    /// The top-level graph with batch norms folded and epilogues fused
+    /// ([`crate::fast_path`]), run instead of the program's graph: prepared on the first
+    /// run (folding reads every convolution weight, which loading does not), as the
+    /// optimizing executor builds a TorchScript method's plan on its first call. `None`
+    /// inside runs the program as written (nothing to rewrite).
+    fast_plan: std::sync::OnceLock<Option<crate::fast_path::FastPlan>>,
 }
 
 impl std::fmt::Debug for ExportedModule {
@@ -70,8 +79,37 @@ fn lookup(environment: &Environment, name: &str) -> Result<IValue> {
 
 impl ExportedModule {
     /// Prepares a loaded program to run: reads its pytree specs and checks that every
-    /// operator it calls is known.
+    /// operator it calls is known. Its first run also prepares the fast path
+    /// ([`crate::fast_path`]: batch norms folded into convolutions, linear and convolution
+    /// epilogues fused onto the packed GEMM) where the program has something for it.
     pub fn new(loaded: LoadedProgram) -> Result<ExportedModule> {
+        let mut module = ExportedModule::new_plain(loaded)?;
+        module.fast_path_enabled = true;
+        Ok(module)
+    }
+
+    /// The fast path's plan, prepared on first use; `None` runs the program as written.
+    fn fast_plan(&self) -> Option<&crate::fast_path::FastPlan> {
+        if !self.fast_path_enabled {
+            return None;
+        }
+        self.fast_plan
+            .get_or_init(|| {
+                let program = &self.loaded.program.graph_module;
+                // A program the rewrite cannot prepare (folding fails on malformed state), or
+                // whose rewritten graph does not check (an epilogue operator missing from a
+                // custom registry), runs as written, where the plain run reports any error.
+                crate::fast_path::prepare(&program.graph, &program.signature, &self.state)
+                    .ok()
+                    .flatten()
+                    .filter(|plan| check_graph(&plan.graph, 0).is_ok())
+            })
+            .as_ref()
+    }
+
+    /// [`ExportedModule::new`] without the fast path: every node runs as written, one
+    /// operator call each (the reference the fast path is tested against).
+    pub fn new_plain(loaded: LoadedProgram) -> Result<ExportedModule> {
         let module = &loaded.program.graph_module;
         let root_signature = module
             .module_call_graph
@@ -101,6 +139,8 @@ impl ExportedModule {
             forward_arg_names,
             state,
             last_peak_live_values: 0,
+            fast_path_enabled: false,
+            fast_plan: std::sync::OnceLock::new(),
         })
     }
 
@@ -111,6 +151,13 @@ impl ExportedModule {
     /// subgraph's own values are not counted).
     pub fn peak_live_values(&self) -> usize {
         self.last_peak_live_values
+    }
+
+    /// What the fast path rewrote: (batch norms folded, linear/convolution chains fused);
+    /// (0, 0) when the program runs as written. Prepares the fast path if no run has yet.
+    pub fn fast_path_rewrites(&self) -> (usize, usize) {
+        self.fast_plan()
+            .map_or((0, 0), |plan| (plan.folded_batch_norms, plan.fused_chains))
     }
 
     /// The program as read.
@@ -210,8 +257,18 @@ impl ExportedModule {
         if user_leaves.next().is_some() {
             return Err(input_error("*args", "more inputs than the program takes"));
         }
+        // The fast path's graph takes the same inputs, some state replaced by folded tensors.
+        let run_graph = match self.fast_plan() {
+            Some(plan) => {
+                for (position, value) in &plan.replaced_inputs {
+                    inputs[*position] = value.clone();
+                }
+                &plan.graph
+            }
+            None => graph,
+        };
         let mut peak_live_values = 0;
-        let outputs = run_graph_counting(graph, inputs, 0, &mut peak_live_values)?;
+        let outputs = run_graph_counting(run_graph, inputs, 0, &mut peak_live_values)?;
         self.last_peak_live_values = peak_live_values;
         if outputs.len() != signature.output_specs.len() {
             return Err(ExportError::Schema {
