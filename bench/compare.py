@@ -995,6 +995,10 @@ def onnx_table(args, started, load_before, load_after, rows, notes):
             return f"{value:.2f}"
         return f"{value:.2f} ({'met' if value <= target else 'missed'} ≤ {target})"
 
+    binary_note = ""
+    if FERROJIT.exists():
+        built = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(FERROJIT.stat().st_mtime))
+        binary_note = f"ferrojit binary: {FERROJIT} (built {built}). "
     reduced = ", ".join(
         f"{name} {count}" for name, count in ONNX_ITERS.items() if count < args.iters
     )
@@ -1008,7 +1012,8 @@ def onnx_table(args, started, load_before, load_after, rows, notes):
         + f" after {args.warmup} warm-up calls, the runners in a different order each round; "
         "each number is the median over rounds of the per-round median (ms). Load average "
         f"{load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end. "
-        "gpt2_decoder is one 32-token greedy generation: a TorchScript `forward` with the "
+        + binary_note
+        + "gpt2_decoder is one 32-token greedy generation: a TorchScript `forward` with the "
         "loop inside for libtorch and ferrojit; for ONNX Runtime and OpenVINO the exported "
         "decode step driven by a Python loop (its overhead included). Targets (issue 22, item "
         "5) in parentheses.",
