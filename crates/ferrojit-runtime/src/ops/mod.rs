@@ -4,6 +4,7 @@
 
 pub mod arithmetic_ops;
 pub mod arrange_ops;
+pub mod batch_norm_variant_ops;
 pub mod binding;
 pub mod comparison_ops;
 pub mod complex_ops;
@@ -18,6 +19,7 @@ pub mod distance_ops;
 pub mod epilogue_ops;
 pub mod factory_overloads;
 pub mod fft_ops;
+pub mod in_place_extra_ops;
 pub mod indexing_ops;
 pub mod jit_builtin_ops;
 pub mod linalg_ops;
@@ -43,6 +45,7 @@ pub mod special_ops;
 pub mod statistics_ops;
 pub mod str_format_ops;
 pub mod str_ops;
+pub mod tensor_metadata_ops;
 pub mod tensor_ops;
 pub mod transformer_ops;
 pub mod weight_norm_ops;
@@ -142,6 +145,21 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "short_time_fourier",
             NativeFunction,
             short_time_fourier_ops::declarations(),
+        ),
+        (
+            "tensor_metadata",
+            NativeFunction,
+            tensor_metadata_ops::declarations(),
+        ),
+        (
+            "in_place_extra",
+            NativeFunction,
+            in_place_extra_ops::declarations(),
+        ),
+        (
+            "batch_norm_variant",
+            NativeFunction,
+            batch_norm_variant_ops::declarations(),
         ),
         // Before the int/float family: a complex operand also matches `Scalar`, and the
         // exact `.complex` overloads must be found first.
