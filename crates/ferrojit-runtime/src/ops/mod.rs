@@ -19,6 +19,7 @@ pub mod distance_ops;
 pub mod epilogue_ops;
 pub mod factory_overloads;
 pub mod fft_ops;
+pub mod grid_and_reduction_extra_ops;
 pub mod in_place_extra_ops;
 pub mod indexing_ops;
 pub mod jit_builtin_ops;
@@ -33,11 +34,13 @@ pub mod nn_composite_ops;
 pub mod nn_internal_ops;
 pub mod nn_layer_extra_ops;
 pub mod nn_ops;
+pub mod packed_sequence_ops;
 pub mod prim_lang_ops;
 pub mod random_activation_ops;
 pub mod random_overloads;
 pub mod rnn_ops;
 pub mod scalar_ops;
+pub mod sequence_padding_ops;
 pub mod shape_copy_ops;
 pub mod shape_rules;
 pub mod short_time_fourier_ops;
@@ -160,6 +163,21 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "batch_norm_variant",
             NativeFunction,
             batch_norm_variant_ops::declarations(),
+        ),
+        (
+            "sequence_padding",
+            NativeFunction,
+            sequence_padding_ops::declarations(),
+        ),
+        (
+            "grid_and_reduction_extra",
+            NativeFunction,
+            grid_and_reduction_extra_ops::declarations(),
+        ),
+        (
+            "packed_sequence",
+            NativeFunction,
+            packed_sequence_ops::declarations(),
         ),
         // Before the int/float family: a complex operand also matches `Scalar`, and the
         // exact `.complex` overloads must be found first.
