@@ -27,7 +27,7 @@ fn missing_operators_match_pytorch() {
     let report = run_case_file(
         &repo_root().join("tests/fixtures/ops_missing/cases.pt"),
         &CaseFileOptions {
-            minimum_cases: 239,
+            minimum_cases: 249,
             copy_arguments: true,
             known_message_differences: &[],
             known_missing_operators: &[],

@@ -75,7 +75,11 @@ fn fill_diagonal(input: Input, fill_value: Scalar, wrap: bool) -> Result<Tensor>
 
 /// `_safe_softmax`: `softmax`, with 0 wherever the whole row along `dim` is -inf (where
 /// softmax gives NaN).
-fn safe_softmax(input: Input, dim: i64, dtype: Option<ferrojit_tensor::DType>) -> Result<Tensor> {
+pub(super) fn safe_softmax(
+    input: Input,
+    dim: i64,
+    dtype: Option<ferrojit_tensor::DType>,
+) -> Result<Tensor> {
     let out = input.softmax(dim, dtype)?;
     let minus_infinity = Tensor::scalar_tensor(Scalar::Float(f64::NEG_INFINITY), input.dtype());
     let masked = input.eq(&minus_infinity)?;

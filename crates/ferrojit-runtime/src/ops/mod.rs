@@ -4,6 +4,7 @@
 
 pub mod arithmetic_ops;
 pub mod arrange_ops;
+pub mod attention_math_ops;
 pub mod batch_norm_variant_ops;
 pub mod binding;
 pub mod comparison_ops;
@@ -178,6 +179,11 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "packed_sequence",
             NativeFunction,
             packed_sequence_ops::declarations(),
+        ),
+        (
+            "attention_math",
+            NativeFunction,
+            attention_math_ops::declarations(),
         ),
         // Before the int/float family: a complex operand also matches `Scalar`, and the
         // exact `.complex` overloads must be found first.
