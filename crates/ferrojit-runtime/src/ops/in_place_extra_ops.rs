@@ -1,4 +1,5 @@
-//! The in-place forms ATen writes by hand (`ldexp_`, `polygamma_`, `fill_diagonal_`) and
+//! The in-place forms ATen writes by hand (`ldexp_`, `polygamma_`, `fill_diagonal_`,
+//! `_index_put_impl_`) and
 //! `_safe_softmax`, the softmax of the attention math path that gives 0 for a row whose
 //! inputs are all -inf.
 
@@ -73,6 +74,21 @@ fn fill_diagonal(input: Input, fill_value: Scalar, wrap: bool) -> Result<Tensor>
     Ok(Tensor::clone(&input))
 }
 
+/// `_index_put_impl_`: `index_put_` (the `unsafe` flag only skips checks on other devices).
+fn index_put_impl(
+    input: Input,
+    indices: Vec<Option<Input>>,
+    values: Input,
+    accumulate: bool,
+    _unsafe: bool,
+) -> Result<Tensor> {
+    let indices: Vec<Option<Tensor>> = indices
+        .into_iter()
+        .map(|index| index.map(|tensor| Tensor::clone(&tensor)))
+        .collect();
+    Ok(input.index_put_(&indices, &values, accumulate)?)
+}
+
 /// `_safe_softmax`: `softmax`, with 0 wherever the whole row along `dim` is -inf (where
 /// softmax gives NaN).
 pub(super) fn safe_softmax(
@@ -95,6 +111,7 @@ pub fn declarations() -> Vec<OperatorDeclaration> {
         in_place_from_functional("aten::ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", ldexp),
         in_place_from_functional("aten::polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", polygamma),
         typed_in_place("aten::fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)", fill_diagonal),
+        typed_in_place("aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)", index_put_impl),
         typed("aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", safe_softmax),
     ];
     declarations
