@@ -2,15 +2,19 @@
 //! computed (tests/fixtures/ops_missing, made by generate.py there): the Bessel functions
 //! J0/J1/Y0/Y1 in float32 and float64, `_masked_softmax`, `_trilinear`, `glu_jvp`,
 //! `_upsample_nearest_exact3d`, `embedding_renorm(_)`,
-//! `batch_norm_update_stats`, `slice_scatter`, `narrow.Tensor`, the tensor queries, and the
+//! `batch_norm_update_stats` (its running statistics too), `slice_scatter`, `narrow.Tensor`,
+//! the tensor queries, the metadata queries and runtime assertions (`alias`, `sym_size.int`,
+//! `_assert_scalar`, `_assert_tensor_metadata`, ...), `ldexp_`/`polygamma_`/`fill_diagonal_`,
+//! `_safe_softmax`, the batch-norm variants (`_native_batch_norm_legit_no_training`, ...) and
+//! `_convolution_mode`, and the
 //! random operators `native_dropout` and the `rrelu` family, whose training-mode draws must
 //! match PyTorch's after the same seed; and TorchScript functions compiled by ferrojit's
 //! frontend (einsum's sublist form, `1 - x`, `torch.stft`, `multilabel_soft_margin_loss`,
 //! `float`/`int` of a complex number) against PyTorch running the same source.
 
 use ferrojit_conformance::{
-    compare, kernel_refusal, load_cases, repo_root, require_at_least, run_case, run_case_file,
-    CaseFileOptions,
+    compare, fresh_copy, kernel_refusal, load_cases, repo_root, require_at_least, run_case,
+    run_case_file, CaseFileOptions, OpCase,
 };
 use ferrojit_runtime::ivalue::IValue;
 use ferrojit_tensor::ops::random::manual_seed;
@@ -23,13 +27,74 @@ fn missing_operators_match_pytorch() {
     let report = run_case_file(
         &repo_root().join("tests/fixtures/ops_missing/cases.pt"),
         &CaseFileOptions {
-            minimum_cases: 93,
+            minimum_cases: 249,
             copy_arguments: true,
             known_message_differences: &[],
             known_missing_operators: &[],
         },
     );
     report.assert_all_passed("ops_missing/cases.pt");
+}
+
+/// The cases whose arguments' strides and storage offsets matter (the symbolic-shape
+/// queries, `alias`, `_reshape_alias`, `fill_diagonal_` of a transposed matrix): run on the
+/// arguments as loaded, views included.
+#[test]
+fn view_arguments_match_pytorch() {
+    let report = run_case_file(
+        &repo_root().join("tests/fixtures/ops_missing/views.pt"),
+        &CaseFileOptions {
+            minimum_cases: 11,
+            copy_arguments: false,
+            known_message_differences: &[],
+            known_missing_operators: &[],
+        },
+    );
+    report.assert_all_passed("ops_missing/views.pt");
+}
+
+/// Operators that write into their arguments (the running statistics of the batch-norm
+/// family, the in-place forms): each case's expected value is PyTorch's (results, arguments
+/// after the call), and ferrojit's is built the same way from copies of the arguments.
+#[test]
+fn arguments_written_in_place_match_pytorch() {
+    let path = repo_root().join("tests/fixtures/ops_missing/arguments_after.pt");
+    let cases = load_cases(&path).unwrap_or_else(|error| panic!("{error}"));
+    require_at_least("ops_missing/arguments_after.pt", cases.len(), 16)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut failures = Vec::new();
+    for case in &cases {
+        let label = format!("{} ({})", case.name, case.op);
+        let args: Vec<IValue> = case.args.iter().map(fresh_copy).collect();
+        let kwargs: Vec<(String, IValue)> = case
+            .kwargs
+            .iter()
+            .map(|(name, value)| (name.clone(), fresh_copy(value)))
+            .collect();
+        let outcome = run_case(&OpCase {
+            args: args.clone(),
+            kwargs,
+            ..case.clone()
+        });
+        match (&case.expected, outcome) {
+            (Ok(expected), Ok(actual)) => {
+                // The copies share their tensors with what the operator was given.
+                let actual = IValue::tuple(vec![actual, IValue::tuple(args)]);
+                if let Err(difference) = compare(&actual, expected, &label) {
+                    failures.push(difference);
+                }
+            }
+            (Ok(_), Err(error)) => failures.push(format!("{label}: ferrojit failed: {error}")),
+            (Err(message), _) => failures.push(format!("{label}: an error case ({message})")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// Each random case runs right after `manual_seed(RANDOM_SEED_BASE + i)`, as PyTorch did.

@@ -4,6 +4,8 @@
 
 pub mod arithmetic_ops;
 pub mod arrange_ops;
+pub mod attention_math_ops;
+pub mod batch_norm_variant_ops;
 pub mod binding;
 pub mod comparison_ops;
 pub mod complex_ops;
@@ -18,6 +20,8 @@ pub mod distance_ops;
 pub mod epilogue_ops;
 pub mod factory_overloads;
 pub mod fft_ops;
+pub mod grid_and_reduction_extra_ops;
+pub mod in_place_extra_ops;
 pub mod indexing_ops;
 pub mod jit_builtin_ops;
 pub mod linalg_ops;
@@ -31,11 +35,13 @@ pub mod nn_composite_ops;
 pub mod nn_internal_ops;
 pub mod nn_layer_extra_ops;
 pub mod nn_ops;
+pub mod packed_sequence_ops;
 pub mod prim_lang_ops;
 pub mod random_activation_ops;
 pub mod random_overloads;
 pub mod rnn_ops;
 pub mod scalar_ops;
+pub mod sequence_padding_ops;
 pub mod shape_copy_ops;
 pub mod shape_rules;
 pub mod short_time_fourier_ops;
@@ -43,6 +49,7 @@ pub mod special_ops;
 pub mod statistics_ops;
 pub mod str_format_ops;
 pub mod str_ops;
+pub mod tensor_metadata_ops;
 pub mod tensor_ops;
 pub mod transformer_ops;
 pub mod weight_norm_ops;
@@ -142,6 +149,41 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "short_time_fourier",
             NativeFunction,
             short_time_fourier_ops::declarations(),
+        ),
+        (
+            "tensor_metadata",
+            NativeFunction,
+            tensor_metadata_ops::declarations(),
+        ),
+        (
+            "in_place_extra",
+            NativeFunction,
+            in_place_extra_ops::declarations(),
+        ),
+        (
+            "batch_norm_variant",
+            NativeFunction,
+            batch_norm_variant_ops::declarations(),
+        ),
+        (
+            "sequence_padding",
+            NativeFunction,
+            sequence_padding_ops::declarations(),
+        ),
+        (
+            "grid_and_reduction_extra",
+            NativeFunction,
+            grid_and_reduction_extra_ops::declarations(),
+        ),
+        (
+            "packed_sequence",
+            NativeFunction,
+            packed_sequence_ops::declarations(),
+        ),
+        (
+            "attention_math",
+            NativeFunction,
+            attention_math_ops::declarations(),
         ),
         // Before the int/float family: a complex operand also matches `Scalar`, and the
         // exact `.complex` overloads must be found first.

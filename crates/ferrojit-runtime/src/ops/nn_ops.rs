@@ -139,7 +139,7 @@ fn conv_explicit(
 }
 
 /// `conv*d.padding`: padding `"same"` or `"valid"`.
-fn conv_padding_str(
+pub(super) fn conv_padding_str(
     input: Input,
     weight: Input,
     bias: Option<Input>,

@@ -24,7 +24,7 @@ type Unread = IValue;
 /// A `MemoryFormat` or `MemoryFormat?` argument (a c10::MemoryFormat index; None is
 /// `preserve_format`), read as `core_ops::memory_format` reads it.
 // Local to this file because binding.rs has no MemoryFormat conversion; it could be hoisted.
-struct MemoryFormatArgument(MemoryFormat);
+pub(super) struct MemoryFormatArgument(pub(super) MemoryFormat);
 
 impl FromArgument for MemoryFormatArgument {
     fn from_argument(value: &IValue) -> Result<Self> {
@@ -315,7 +315,7 @@ fn is_contiguous_in_format(input: Input, memory_format: MemoryFormatArgument) ->
 
 /// c10's contiguity test for a memory format: the strides of size-1 dims are skipped, and a
 /// tensor without elements is contiguous.
-fn is_contiguous_as(tensor: &Tensor, format: MemoryFormat) -> Result<bool> {
+pub(super) fn is_contiguous_as(tensor: &Tensor, format: MemoryFormat) -> Result<bool> {
     let (sizes, strides) = (tensor.sizes(), tensor.strides());
     let inner_to_outer: &[usize] = match format {
         MemoryFormat::Contiguous => return Ok(tensor.is_contiguous()),
