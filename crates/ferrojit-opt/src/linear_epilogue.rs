@@ -41,7 +41,14 @@ pub fn fuse_linear_epilogues(graph: &mut Graph) -> Result<usize, String> {
     let chains = {
         let alias_db = AliasDb::new(graph);
         let mut chains = Vec::new();
-        collect_chains(graph, &alias_db, graph.top_block(), &mut chains);
+        let mut claimed = std::collections::HashSet::new();
+        collect_chains(
+            graph,
+            &alias_db,
+            graph.top_block(),
+            &mut claimed,
+            &mut chains,
+        );
         chains
     };
     // A later chain may read what an earlier one computed (its input, or its residual, is
@@ -99,12 +106,27 @@ fn head_of(graph: &Graph, node: NodeId) -> Option<(&'static str, Vec<ValueId>)> 
     }
 }
 
-fn collect_chains(graph: &Graph, alias_db: &AliasDb, block: BlockId, out: &mut Vec<Chain>) {
+/// The chains of `block` and its nested blocks, each node in at most one chain. Two heads can
+/// reach the same epilogue node: in `linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)` (an
+/// RNN cell written out) each linear sees the add as its epilogue with the other linear as
+/// the residual. Only the first such chain is kept; fusing both would destroy the shared
+/// add twice and leave the second fused node reading a value that no longer exists.
+fn collect_chains(
+    graph: &Graph,
+    alias_db: &AliasDb,
+    block: BlockId,
+    claimed: &mut std::collections::HashSet<NodeId>,
+    out: &mut Vec<Chain>,
+) {
     for node in graph.block_nodes(block) {
         for &nested in graph.node_blocks(node) {
-            collect_chains(graph, alias_db, nested, out);
+            collect_chains(graph, alias_db, nested, claimed, out);
         }
         if let Some(chain) = chain_at(graph, alias_db, node) {
+            if chain.nodes.iter().any(|node| claimed.contains(node)) {
+                continue;
+            }
+            claimed.extend(chain.nodes.iter().copied());
             out.push(chain);
         }
     }
