@@ -101,25 +101,6 @@ fn make_dep_token(
     Ok(Tensor::zeros(&[], dtype.unwrap_or(DType::Float32))?)
 }
 
-/// The C++ type name c10 prints for a dtype (`caffe2::TypeMeta::name`), which
-/// `_assert_tensor_metadata` reports for the tensor's own dtype.
-fn type_meta_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "bool",
-        DType::UInt8 => "unsigned char",
-        DType::Int8 => "signed char",
-        DType::Int16 => "short int",
-        DType::Int32 => "int",
-        DType::Int64 => "long int",
-        DType::Float16 => "c10::Half",
-        DType::BFloat16 => "c10::BFloat16",
-        DType::Float32 => "float",
-        DType::Float64 => "double",
-        DType::ComplexFloat => "c10::complex<float>",
-        DType::ComplexDouble => "c10::complex<double>",
-    }
-}
-
 fn format_list(values: &[i64]) -> String {
     let items: Vec<String> = values.iter().map(i64::to_string).collect();
     format!("[{}]", items.join(", "))
@@ -155,7 +136,7 @@ fn assert_tensor_metadata(
         return Err(other(format!(
             "Tensor dtype mismatch! Expected: {}, Got: {}",
             dtype.scalar_type_name(),
-            type_meta_name(input.dtype())
+            super::core_ops::cpp_type_name(input.dtype())
         )));
     }
     if let Some(device) = device.filter(|device| device.device_type != "cpu") {
