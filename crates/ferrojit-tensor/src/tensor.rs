@@ -527,6 +527,23 @@ impl Tensor {
         })
     }
 
+    /// Calls `f` with the elements in logical order as `T`: borrowed straight from the
+    /// storage when the tensor is contiguous and already `T` (no copy of a large weight for a
+    /// kernel that reads a few rows of it), otherwise a converted copy.
+    pub(crate) fn with_elements<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        let numel = self.numel();
+        if numel > 0 && self.dtype() == T::DTYPE && self.is_contiguous() {
+            let guard = self.storage.read();
+            if let Some(buffer) = T::slice_of(&guard) {
+                let start = self.storage_offset;
+                if let Some(values) = buffer.get(start..start + numel) {
+                    return f(values);
+                }
+            }
+        }
+        f(&self.gather::<T>())
+    }
+
     /// Elements in logical order; the dtype must be exactly `T`'s.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if self.dtype() != T::DTYPE {

@@ -278,15 +278,19 @@ impl Tensor {
             // PyTorch keeps a 0-dim input's shape (the index holds a single 0).
             out_sizes = vec![];
         }
+        // The input is read in place when contiguous: an embedding lookup picks a few rows
+        // of a large table, which must not be copied whole on every call.
         dispatch_dtype!(self.dtype(), T => {
-            let values = self.gather::<T>();
-            let mut out = Vec::with_capacity(outer * picks.len() * inner);
-            for o in 0..outer {
-                for &p in &picks {
-                    let base = (o * sizes[d] + p) * inner;
-                    out.extend_from_slice(&values[base..base + inner]);
+            let out = self.with_elements::<T, _>(|values| {
+                let mut out = Vec::with_capacity(outer * picks.len() * inner);
+                for o in 0..outer {
+                    for &p in &picks {
+                        let base = (o * sizes[d] + p) * inner;
+                        out.extend_from_slice(&values[base..base + inner]);
+                    }
                 }
-            }
+                out
+            });
             Ok(Tensor::from_values(out, &out_sizes))
         })
     }

@@ -194,21 +194,12 @@ pub(super) fn col2im<T: FloatGemm + std::ops::AddAssign>(
     }
 }
 
-/// Calls `f` with the tensor's elements in logical order as `T`: borrowed straight from the
-/// storage when it is contiguous and already `T`, otherwise a converted copy.
+/// Calls `f` with the tensor's elements in logical order as `T` ([`Tensor::with_elements`]).
 pub(super) fn with_elements<T: crate::element::Element, R>(
     t: &Tensor,
     f: impl FnOnce(&[T]) -> R,
 ) -> R {
-    let numel = t.numel();
-    if numel > 0 && t.dtype() == T::DTYPE && t.is_contiguous() {
-        let guard = t.storage().read();
-        if let Some(buf) = T::slice_of(&guard) {
-            let start = t.storage_offset();
-            return f(&buf[start..start + numel]);
-        }
-    }
-    f(&t.gather::<T>())
+    t.with_elements(f)
 }
 
 /// Output columns (positions) per GEMM tile: the im2col tile of `k` rows stays around 512 KiB
