@@ -183,14 +183,14 @@ impl ShapeAnalysis {
             .map(|&value| tensor_refinement(graph.value_type(value)))
             .collect();
         for round in 0..=MAX_ROUNDS {
-            for (&parameter, facts) in parameters.iter().zip(&carried) {
+            for (&parameter, facts) in parameters.iter().zip(carried.iter_mut()) {
                 if let Some(facts) = facts {
-                    let facts = if round == MAX_ROUNDS {
-                        TensorRefinement::default()
-                    } else {
-                        facts.clone()
-                    };
-                    graph.set_value_type(parameter, refinement_type(facts));
+                    // Not settled within the bound: nothing is known of the carried tensors,
+                    // in the body or after the loop.
+                    if round == MAX_ROUNDS {
+                        *facts = TensorRefinement::default();
+                    }
+                    graph.set_value_type(parameter, refinement_type(facts.clone()));
                 }
             }
             for value in &body_values {
