@@ -16,6 +16,7 @@ pub mod gated_activations;
 pub mod grid_sample;
 pub mod grid_sample_3d;
 pub mod loss;
+mod lstm_step;
 pub mod margin_losses;
 pub mod masked_softmax;
 pub mod misc;

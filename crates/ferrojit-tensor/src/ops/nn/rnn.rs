@@ -5,6 +5,7 @@
 
 use super::conv::with_elements;
 use super::invalid;
+use super::lstm_step::{lstm_step_in_one_pass, StepInput, StepWeights};
 use crate::dtype::Scalar;
 use crate::element::FloatArith;
 use crate::error::{format_shape, Result};
@@ -63,6 +64,17 @@ struct CellParams<'a> {
     w_hr: Option<&'a Tensor>,
 }
 
+impl CellParams<'_> {
+    fn weights(&self) -> StepWeights<'_> {
+        StepWeights {
+            input_weight: self.w_ih,
+            input_bias: self.b_ih,
+            hidden_weight: self.w_hh,
+            hidden_bias: self.b_hh,
+        }
+    }
+}
+
 /// The recurrent state of the rows still running: `h`, plus `c` for LSTMs.
 #[derive(Clone)]
 struct State {
@@ -94,6 +106,13 @@ impl State {
 
 /// One recurrence step. `igates` is the precomputed `linear(x_t, w_ih, b_ih)`.
 fn step(mode: RnnMode, p: &CellParams, igates: &Tensor, state: &State) -> Result<State> {
+    if let (RnnMode::Lstm, Some(c), None) = (mode, &state.c, p.w_hr) {
+        if let Some((h, c)) =
+            lstm_step_in_one_pass(StepInput::Gates(igates), &p.weights(), &state.h, c)?
+        {
+            return Ok(State { h, c: Some(c) });
+        }
+    }
     let hgates = state.h.linear(p.w_hh, p.b_hh)?;
     match mode {
         RnnMode::Lstm => {
@@ -655,6 +674,11 @@ pub fn rnn_cell(
         b_hh,
         w_hr: None,
     };
+    if let (RnnMode::Lstm, [h, c]) = (mode, states.as_slice()) {
+        if let Some((h, c)) = lstm_step_in_one_pass(StepInput::Input(&x), &p.weights(), h, c)? {
+            return Ok(vec![h, c]);
+        }
+    }
     let igates = x.linear(w_ih, b_ih)?;
     let state = State {
         h: states[0].clone(),
