@@ -21,6 +21,7 @@ mod composition;
 mod convolution;
 mod convolution_double;
 mod distances;
+mod einsum;
 mod embedding_bag;
 mod fft;
 mod gated_activations;
@@ -40,10 +41,12 @@ mod orthogonal_factors;
 mod pointwise;
 mod pooling;
 mod products;
+mod random;
 mod reduction;
 mod resample;
 mod selections;
 mod shape;
+mod short_time_fourier;
 mod special;
 mod splits;
 mod statistics;
@@ -150,7 +153,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 38] {
+fn families() -> [&'static [(&'static str, Formula)]; 41] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -190,6 +193,9 @@ fn families() -> [&'static [(&'static str, Formula)]; 38] {
         convolution_double::FORMULAS,
         orthogonal_factors::FORMULAS,
         backward_kernels::FORMULAS,
+        einsum::FORMULAS,
+        random::FORMULAS,
+        short_time_fourier::FORMULAS,
     ]
 }
 

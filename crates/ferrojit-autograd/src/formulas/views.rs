@@ -464,6 +464,7 @@ formula_table![
     ("aten::real", "RealBackward0", identity, &[]),
     ("aten::angle", "AngleBackward0", zero, &[]),
     ("aten::fill.Scalar", "FillBackward0", zero, &[]),
+    ("aten::zero_", "ZeroBackward0", zero, &[]),
     ("aten::fill.Tensor", "FillBackward1", fill_tensor, &[]),
     ("aten::nan_to_num", "NanToNumBackward0", nan_to_num, &[0]),
 ];
