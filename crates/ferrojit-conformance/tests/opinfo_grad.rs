@@ -30,7 +30,7 @@ use ferrojit_runtime::OperatorRegistry;
 const MINIMUM_CASES: usize = 1020;
 
 /// The fewest cases that must pass: set from the real run, raised as gaps close.
-const MINIMUM_PASSING: usize = 1019;
+const MINIMUM_PASSING: usize = 1020;
 
 /// Compiles the case's source and runs `the_method` with gradient recording on.
 fn run_case(case: &GradCase) -> Result<IValue, RunFailure> {

@@ -43,8 +43,15 @@ fn inv(input: &FormulaInput) -> Result<Gradients> {
     only_self(input, inverse_backward(input.grad(0)?, &inverse)?)
 }
 
-/// `linalg_det(A)`: `grad * det * A^{-T}`.
+/// `linalg_det(A)`: `grad * det * A^{-T}`. For 1x1 matrices `det * A^{-T}` is 1, and
+/// PyTorch returns the gradient itself, broadcast, with no history back to `A` (so a second
+/// derivative with respect to `A` is absent, not zero).
 fn det(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    if sizes.len() >= 2 && sizes[sizes.len() - 1] == 1 && sizes[sizes.len() - 2] == 1 {
+        let spread = as_matrix_scale(input.grad(0)?)?;
+        return only_self(input, call::expand(&spread, &sizes)?);
+    }
     let a = input.argument(0)?;
     let determinant = recompute1("aten::linalg_det", input)?;
     let factor = as_matrix_scale(&mul(input.grad(0)?, &determinant)?)?;
