@@ -16,14 +16,17 @@ macro_rules! formula_table {
 mod activations_extra;
 mod backward_kernels;
 mod binary;
+mod complex_parts;
 mod composite_losses;
 mod composition;
 mod convolution;
 mod convolution_double;
 mod distances;
+mod eigen;
 mod einsum;
 mod embedding_bag;
 mod fft;
+mod fft_forward;
 mod gated_activations;
 mod grid_sample;
 mod grid_sample_recorded;
@@ -153,7 +156,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 41] {
+fn families() -> [&'static [(&'static str, Formula)]; 44] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -196,6 +199,9 @@ fn families() -> [&'static [(&'static str, Formula)]; 41] {
         einsum::FORMULAS,
         random::FORMULAS,
         short_time_fourier::FORMULAS,
+        complex_parts::FORMULAS,
+        fft_forward::FORMULAS,
+        eigen::FORMULAS,
     ]
 }
 
