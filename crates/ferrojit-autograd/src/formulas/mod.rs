@@ -14,6 +14,7 @@ macro_rules! formula_table {
 }
 
 mod activations_extra;
+mod antialias_resample;
 mod backward_kernels;
 mod binary;
 mod complex_parts;
@@ -156,7 +157,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 44] {
+fn families() -> [&'static [(&'static str, Formula)]; 45] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -202,6 +203,7 @@ fn families() -> [&'static [(&'static str, Formula)]; 44] {
         complex_parts::FORMULAS,
         fft_forward::FORMULAS,
         eigen::FORMULAS,
+        antialias_resample::FORMULAS,
     ]
 }
 
