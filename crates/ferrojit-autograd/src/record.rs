@@ -129,8 +129,10 @@ fn holds_tensors(ty: &Type) -> bool {
     }
 }
 
+/// Floating and complex outputs are recorded (PyTorch differentiates both).
 fn is_floating(cell: &TensorCell) -> bool {
-    cell.get().dtype().is_floating_point()
+    let dtype = cell.get().dtype();
+    dtype.is_floating_point() || dtype.is_complex()
 }
 
 fn requires_grad(value: &IValue) -> bool {

@@ -43,13 +43,48 @@ fn inv(input: &FormulaInput) -> Result<Gradients> {
     only_self(input, inverse_backward(input.grad(0)?, &inverse)?)
 }
 
-/// `linalg_det(A)`: `grad * det * A^{-T}`.
+/// `linalg_det(A)`: `grad * det * A^{-T}`. For 1x1 matrices `det * A^{-T}` is 1, and
+/// PyTorch returns the gradient itself, broadcast, with no history back to `A` (so a second
+/// derivative with respect to `A` is absent, not zero).
 fn det(input: &FormulaInput) -> Result<Gradients> {
+    let sizes = input.sizes(0)?;
+    if sizes.len() >= 2 && sizes[sizes.len() - 1] == 1 && sizes[sizes.len() - 2] == 1 {
+        let spread = as_matrix_scale(input.grad(0)?)?;
+        return only_self(input, call::expand(&spread, &sizes)?);
+    }
     let a = input.argument(0)?;
     let determinant = recompute1("aten::linalg_det", input)?;
     let factor = as_matrix_scale(&mul(input.grad(0)?, &determinant)?)?;
-    let inverse_t = transposed(&inverse_of(a)?)?;
+    let inverse_t = transposed(&inverse_of(&invertible(a, &determinant, &sizes)?)?)?;
     only_self(input, mul(&factor, &inverse_t)?)
+}
+
+/// `a` with each singular matrix (zero determinant) replaced by the identity, so that the
+/// inverse exists: those matrices' gradient is `grad * 0 * A^{-T}`, zero, as PyTorch's
+/// first-order formula gives it (its solve there yields zeros times the zero determinant).
+fn invertible(a: &IValue, determinant: &IValue, sizes: &[usize]) -> Result<IValue> {
+    let singular = call1(
+        "aten::eq.Scalar",
+        vec![determinant.clone(), call::float(0.0)],
+    )?;
+    let any = call1("aten::any", vec![singular.clone()])?;
+    if !call::tensor(&any)?.item()?.to_bool() {
+        return Ok(a.clone());
+    }
+    let n = sizes[sizes.len() - 1];
+    let mut values = vec![0.0f64; n * n];
+    for index in 0..n {
+        values[index * n + index] = 1.0;
+    }
+    let identity = call1(
+        "aten::to.dtype",
+        vec![
+            call::fresh(ferrojit_tensor::Tensor::from_vec(values, &[n, n])?),
+            int(call::tensor(a)?.dtype().scalar_type_index()),
+        ],
+    )?;
+    let mask = as_matrix_scale(&singular)?;
+    call1("aten::where.self", vec![mask, identity, a.clone()])
 }
 
 /// `logdet(A)`: `grad * A^{-T}`.

@@ -14,15 +14,20 @@ macro_rules! formula_table {
 }
 
 mod activations_extra;
+mod antialias_resample;
 mod backward_kernels;
 mod binary;
+mod complex_parts;
 mod composite_losses;
 mod composition;
 mod convolution;
 mod convolution_double;
 mod distances;
+mod eigen;
+mod einsum;
 mod embedding_bag;
 mod fft;
+mod fft_forward;
 mod gated_activations;
 mod grid_sample;
 mod grid_sample_recorded;
@@ -40,10 +45,12 @@ mod orthogonal_factors;
 mod pointwise;
 mod pooling;
 mod products;
+mod random;
 mod reduction;
 mod resample;
 mod selections;
 mod shape;
+mod short_time_fourier;
 mod special;
 mod splits;
 mod statistics;
@@ -150,7 +157,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 38] {
+fn families() -> [&'static [(&'static str, Formula)]; 45] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -190,6 +197,13 @@ fn families() -> [&'static [(&'static str, Formula)]; 38] {
         convolution_double::FORMULAS,
         orthogonal_factors::FORMULAS,
         backward_kernels::FORMULAS,
+        einsum::FORMULAS,
+        random::FORMULAS,
+        short_time_fourier::FORMULAS,
+        complex_parts::FORMULAS,
+        fft_forward::FORMULAS,
+        eigen::FORMULAS,
+        antialias_resample::FORMULAS,
     ]
 }
 

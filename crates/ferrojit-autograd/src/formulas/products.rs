@@ -1,12 +1,12 @@
 //! Products of several tensors: the fused pointwise ones (`addcmul`, `addcdiv`), the
 //! batched matrix ones (`addbmm`, `baddbmm`), vector products (`dot`, `vdot`, `mv`,
-//! `outer`/`ger`) and the cross product, after PyTorch's derivatives.yaml.
+//! `outer`/`ger`), the cross product and `kron`, after PyTorch's derivatives.yaml.
 
 use ferrojit_runtime::{IValue, Result};
 
 use super::support::give_summed;
 use super::{wrap_dim, Formula, FormulaInput, Gradients};
-use crate::call::{self, call1, div, expand, int, mul, neg, scale, transpose};
+use crate::call::{self, call1, div, expand, int, mul, neg, reshape, scale, transpose};
 
 /// `grad * factor`, skipping the multiplication by 1.
 fn times(value: &IValue, factor: f64) -> Result<IValue> {
@@ -170,7 +170,45 @@ fn cross_linalg(input: &FormulaInput) -> Result<Gradients> {
     cross_along(input, dim)
 }
 
+/// `kron(a, b)`: with both padded to one rank, `out[i * B + j] = a[i] * b[j]` along each
+/// dimension, so the gradient viewed as (a0, b0, a1, b1, ...) is multiplied by the other
+/// factor and summed over that factor's dimensions.
+fn kron(input: &FormulaInput) -> Result<Gradients> {
+    let a_sizes = input.sizes(0)?;
+    let b_sizes = input.sizes(1)?;
+    let rank = a_sizes.len().max(b_sizes.len());
+    let padded = |sizes: &[usize]| -> Vec<usize> {
+        let mut full = vec![1; rank - sizes.len()];
+        full.extend_from_slice(sizes);
+        full
+    };
+    let (a_full, b_full) = (padded(&a_sizes), padded(&b_sizes));
+    let interleaved: Vec<usize> = a_full
+        .iter()
+        .zip(&b_full)
+        .flat_map(|(&a, &b)| [a, b])
+        .collect();
+    let grad = reshape(input.grad(0)?, &interleaved)?;
+    let a_dims: Vec<i64> = (0..rank).map(|dim| 2 * dim as i64).collect();
+    let b_dims: Vec<i64> = (0..rank).map(|dim| 2 * dim as i64 + 1).collect();
+    let mut out = input.none();
+    if input.needs(0) {
+        let b_spread: Vec<usize> = b_full.iter().flat_map(|&b| [1, b]).collect();
+        let b = reshape(input.argument(1)?, &b_spread)?;
+        let summed = call::sum_dims(&mul(&grad, &b)?, &b_dims, false)?;
+        out[0] = Some(reshape(&summed, &a_sizes)?);
+    }
+    if input.needs(1) {
+        let a_spread: Vec<usize> = a_full.iter().flat_map(|&a| [a, 1]).collect();
+        let a = reshape(input.argument(0)?, &a_spread)?;
+        let summed = call::sum_dims(&mul(&grad, &a)?, &a_dims, false)?;
+        out[1] = Some(reshape(&summed, &b_sizes)?);
+    }
+    Ok(out)
+}
+
 formula_table![
+    ("aten::kron", "KronBackward0", kron, &[0, 1]),
     ("aten::addcmul", "AddcmulBackward0", addcmul, &[1, 2]),
     ("aten::addcdiv", "AddcdivBackward0", addcdiv, &[1, 2]),
     ("aten::baddbmm", "BaddbmmBackward0", baddbmm, &[1, 2]),

@@ -141,6 +141,36 @@ fn slice(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `slice_scatter(self, src, dim, start, end, step)`: `self` gets the gradient with the
+/// written slice zeroed, `src` the gradient's slice.
+fn slice_scatter(input: &FormulaInput) -> Result<Gradients> {
+    let grad = input.grad(0)?;
+    let placement: Vec<IValue> = (2..6)
+        .map(|index| input.argument(index).cloned())
+        .collect::<Result<_>>()?;
+    let mut out = input.none();
+    if input.needs(0) {
+        let zeros = call::zeros(&input.sizes(1)?, input.dtype(1)?)?;
+        let mut arguments = vec![grad.clone(), zeros];
+        arguments.extend(placement.iter().cloned());
+        out[0] = Some(call1("aten::slice_scatter", arguments)?);
+    }
+    if input.needs(1) {
+        let mut arguments = vec![grad.clone()];
+        arguments.extend(placement);
+        out[1] = Some(call1("aten::slice.Tensor", arguments)?);
+    }
+    Ok(out)
+}
+
+/// `mT` and `mH`: the gradient transposed back over the last two dimensions (`mH` also
+/// conjugates, the identity on the real tensors autograd records).
+fn matrix_transpose(input: &FormulaInput) -> Result<Gradients> {
+    let mut out = input.none();
+    out[0] = Some(transpose(input.grad(0)?, -2, -1)?);
+    Ok(out)
+}
+
 fn index_select(input: &FormulaInput) -> Result<Gradients> {
     let zeros = zeros_of_input(input)?;
     let mut out = input.none();
@@ -311,6 +341,46 @@ pub const FORMULAS: &[(&str, Formula)] = &[
             name: "SliceBackward0",
             saves: &[],
             apply: slice,
+        },
+    ),
+    (
+        "aten::slice_scatter",
+        Formula {
+            name: "SliceScatterBackward0",
+            saves: &[],
+            apply: slice_scatter,
+        },
+    ),
+    (
+        "aten::mT",
+        Formula {
+            name: "TransposeBackward0",
+            saves: &[],
+            apply: matrix_transpose,
+        },
+    ),
+    (
+        "aten::mT.a",
+        Formula {
+            name: "TransposeBackward0",
+            saves: &[],
+            apply: matrix_transpose,
+        },
+    ),
+    (
+        "aten::mH",
+        Formula {
+            name: "TransposeBackward0",
+            saves: &[],
+            apply: matrix_transpose,
+        },
+    ),
+    (
+        "aten::mH.a",
+        Formula {
+            name: "TransposeBackward0",
+            saves: &[],
+            apply: matrix_transpose,
         },
     ),
     (

@@ -166,6 +166,16 @@ fn lgamma(input: &FormulaInput) -> Result<Gradients> {
     times(input, call::unary("aten::digamma", x(input)?)?)
 }
 
+/// `polygamma(n, x)' = polygamma(n + 1, x)`; `n` is argument 0, `x` argument 1.
+fn polygamma(input: &FormulaInput) -> Result<Gradients> {
+    let order = input.int(0)?;
+    let x = input.argument(1)?;
+    let derivative = call1("aten::polygamma", vec![call::int(order + 1), x.clone()])?;
+    let mut out = input.none();
+    out[1] = Some(mul(input.grad(0)?, &derivative)?);
+    Ok(out)
+}
+
 /// `digamma' = polygamma(1, x)`.
 fn digamma(input: &FormulaInput) -> Result<Gradients> {
     times(
@@ -264,6 +274,7 @@ unary_formulas![
     ("aten::deg2rad", "Deg2RadBackward0", deg2rad, &[]),
     ("aten::lgamma", "LgammaBackward0", lgamma, &[0]),
     ("aten::digamma", "DigammaBackward0", digamma, &[0]),
+    ("aten::polygamma", "PolygammaBackward0", polygamma, &[1]),
     ("aten::i0", "I0Backward0", i0, &[0]),
     ("aten::special_ndtr", "MulBackward1", special_ndtr, &[0]),
     (
