@@ -26,7 +26,7 @@ fn norm_of(value: &IValue) -> Result<String> {
 
 /// The other direction's name for the same scaling ("backward" scales the inverse by 1/n,
 /// "forward" the forward transform).
-fn swapped(norm: &str) -> &str {
+pub(super) fn swapped(norm: &str) -> &str {
     match norm {
         "backward" => "forward",
         "forward" => "backward",
@@ -35,8 +35,26 @@ fn swapped(norm: &str) -> &str {
 }
 
 /// The transformed dims and output lengths of a c2r call on an input of `sizes`: `s` and
-/// `dim` as the `*fftn` functions read them (`None` dims: the last `len(s)`, or all).
+/// `dim` as the `*fftn` functions read them (`None` dims: the last `len(s)`, or all). A dim
+/// `s` leaves out gets `2 * (size - 1)` for the last one (the one-sided half's full length).
 fn plan(sizes: &[usize], s: &IValue, dim: &IValue) -> Result<(Vec<usize>, Vec<usize>)> {
+    plan_with(sizes, s, dim, |d, last| {
+        if last {
+            2 * sizes[d].saturating_sub(1)
+        } else {
+            sizes[d]
+        }
+    })
+}
+
+/// The transformed dims and their lengths, read from `s` and `dim` as the `*fft*` functions
+/// read them; `default_length(d, is_last)` gives the length of a dim that `s` leaves out.
+pub(super) fn plan_with(
+    sizes: &[usize],
+    s: &IValue,
+    dim: &IValue,
+    default_length: impl Fn(usize, bool) -> usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
     let rank = sizes.len();
     let lengths: Option<Vec<i64>> = match s {
         IValue::None => None,
@@ -67,8 +85,7 @@ fn plan(sizes: &[usize], s: &IValue, dim: &IValue) -> Result<(Vec<usize>, Vec<us
             .filter(|&n| n >= 0);
         let length = match given {
             Some(n) => n as usize,
-            None if d == last => 2 * sizes[d].saturating_sub(1),
-            None => sizes[d],
+            None => default_length(d, d == last),
         };
         if length == 0 {
             return Err(refuse(format!(
@@ -81,7 +98,7 @@ fn plan(sizes: &[usize], s: &IValue, dim: &IValue) -> Result<(Vec<usize>, Vec<us
 }
 
 /// Zero-pads or trims `value` along `dim` to `length`.
-fn resized(value: IValue, dim: usize, length: usize) -> Result<IValue> {
+pub(super) fn resized(value: IValue, dim: usize, length: usize) -> Result<IValue> {
     let sizes = call::sizes(&value)?;
     let current = sizes[dim];
     if current == length {

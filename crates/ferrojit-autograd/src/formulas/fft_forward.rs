@@ -9,9 +9,10 @@
 
 use ferrojit_runtime::{IValue, Result};
 
+use super::fft::{plan_with, resized, swapped};
 use super::support::refuse;
-use super::{wrap_dim, Formula, FormulaInput, Gradients};
-use crate::call::{self, call1, int, ints};
+use super::{Formula, FormulaInput, Gradients};
+use crate::call::{self, call1, ints};
 
 /// Which transform a formula undoes.
 #[derive(Clone, Copy, PartialEq)]
@@ -39,74 +40,10 @@ fn norm_of(value: &IValue) -> Result<&'static str> {
     }
 }
 
-fn swapped(norm: &'static str) -> &'static str {
-    match norm {
-        "backward" => "forward",
-        "forward" => "backward",
-        other => other,
-    }
-}
-
 /// The transformed dims and their lengths (`n`/`s` or the input's own), as `fft`, `fft2`
 /// and `fftn` read `s` and `dim` (`None` dims: the last `len(s)`, or all).
 fn plan(sizes: &[usize], s: &IValue, dim: &IValue) -> Result<(Vec<usize>, Vec<usize>)> {
-    let rank = sizes.len();
-    let lengths: Option<Vec<i64>> = match s {
-        IValue::None => None,
-        IValue::Int(n) => Some(vec![*n]),
-        other => Some(other.to_int_vec()?),
-    };
-    let dims: Vec<usize> = match dim {
-        IValue::None => match &lengths {
-            Some(lengths) => (rank - lengths.len().min(rank)..rank).collect(),
-            None => (0..rank).collect(),
-        },
-        IValue::Int(d) => vec![wrap_dim(*d, rank)],
-        other => other
-            .to_int_vec()?
-            .into_iter()
-            .map(|d| wrap_dim(d, rank))
-            .collect(),
-    };
-    if dims.is_empty() {
-        return Err(refuse("fft: no dimension to transform"));
-    }
-    let mut out = Vec::with_capacity(dims.len());
-    for (position, &d) in dims.iter().enumerate() {
-        let given = lengths
-            .as_ref()
-            .and_then(|lengths| lengths.get(position))
-            .copied()
-            .filter(|&n| n >= 0);
-        let length = given.map_or(sizes[d], |n| n as usize);
-        if length == 0 {
-            return Err(refuse(format!(
-                "Invalid number of data points ({length}) specified"
-            )));
-        }
-        out.push(length);
-    }
-    Ok((dims, out))
-}
-
-/// Zero-pads or trims `value` along `dim` to `length`.
-fn resized(value: IValue, dim: usize, length: usize) -> Result<IValue> {
-    let sizes = call::sizes(&value)?;
-    let current = sizes[dim];
-    if current == length {
-        return Ok(value);
-    }
-    if current > length {
-        return call1(
-            "aten::narrow",
-            vec![value, int(dim as i64), int(0), int(length as i64)],
-        );
-    }
-    // constant_pad_nd pads from the last dim backwards, two entries per dim.
-    let mut pad = vec![0i64; 2 * (sizes.len() - dim)];
-    let slot = pad.len() - 1;
-    pad[slot] = (length - current) as i64;
-    call1("aten::constant_pad_nd", vec![value, ints(&pad)])
+    plan_with(sizes, s, dim, |d, _| sizes[d])
 }
 
 /// The gradient of a transform with argument layout `(self, n or s, dim, norm)`.
