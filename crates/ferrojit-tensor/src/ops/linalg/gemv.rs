@@ -47,6 +47,11 @@ pub(super) fn row_times_matrix<T: FloatGemm>(
         &gathered
     };
     let c = &mut c[..n];
+    if k == 0 {
+        // An empty sum: `b` may be empty, so no column of it is formed.
+        c.iter_mut().for_each(|slot| store(slot, T::ZERO, beta));
+        return;
+    }
     let threads = if k.saturating_mul(n) >= THREADED_PRODUCT {
         threads.min(n.div_ceil(LANES))
     } else {
