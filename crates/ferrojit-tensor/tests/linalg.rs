@@ -408,6 +408,7 @@ fn packed_products_match_float64_loops_and_see_weight_writes() {
         let x = Tensor::from_vec(noise(m * k, 13), &[1, m, k]).unwrap();
         let (xv, b) = (values64(&x), values64(&bias));
         let expect = |w: &[f64], with_bias: bool| -> Vec<f64> {
+            let (xv, b) = (&xv, &b);
             (0..m)
                 .flat_map(|i| {
                     (0..n).map(move |j| {
