@@ -296,3 +296,203 @@ fn cat_and_stack() {
     );
     assert!(cat(&scalars, 0).is_err());
 }
+
+/// Pseudo-random values in [-1, 1) (a fixed linear congruential sequence), so that sums are
+/// not exact and a wrong summation shows.
+fn noise(n: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// The values of `t` in logical order as float64.
+fn values64(t: &Tensor) -> Vec<f64> {
+    t.to_dtype(DType::Float64)
+        .contiguous()
+        .to_vec::<f64>()
+        .unwrap()
+}
+
+/// `got` against a float64 reference, relative to the size of the terms summed.
+fn assert_close(got: &Tensor, expected: &[f64], k: usize, what: &str) {
+    let got = values64(got);
+    assert_eq!(got.len(), expected.len(), "{what}: element count");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            (g - e).abs() <= 2e-6 * (k as f64).sqrt().max(1.0) * (1.0 + e.abs()),
+            "{what}: element {i}: {g} vs {e}"
+        );
+    }
+}
+
+/// One-row products (the GEMV) through `linear`, `matmul` and `addmm` against float64 loops:
+/// sizes that are not multiples of the lane width or the column group, products large enough
+/// to be split across threads, a strided row, a weight that is a column slice of a wider
+/// matrix (its rows `2K` apart), a `[K, N]` right operand and its transpose, and batch dims.
+#[test]
+fn one_row_products_match_float64_loops() {
+    for &(k, n) in &[(1, 1), (5, 3), (17, 9), (63, 130), (300, 517), (768, 1031)] {
+        let wide = Tensor::from_vec(noise(n * 2 * k, 1), &[n, 2 * k]).unwrap();
+        // Weight [N, K] whose rows are 2K apart.
+        let weight = wide.narrow(1, 0, k as i64).unwrap();
+        let w = values64(&weight);
+        let bias = Tensor::from_vec(noise(n, 2), &[n]).unwrap();
+        let b = values64(&bias);
+        // A row read at stride 2.
+        let x_wide = Tensor::from_vec(noise(2 * k, 3), &[1, 2 * k]).unwrap();
+        let x = x_wide.slice(1, None, None, 2).unwrap();
+        let xv = values64(&x);
+        let dot = |j: usize| (0..k).map(|p| xv[p] * w[j * k + p]).sum::<f64>();
+
+        let expected: Vec<f64> = (0..n).map(|j| dot(j) + b[j]).collect();
+        let out = linear(&x, &weight, Some(&bias)).unwrap();
+        assert_eq!(out.sizes(), &[1, n]);
+        assert_close(&out, &expected, k, &format!("linear k={k} n={n}"));
+
+        // No bias, batch dims in front of the row: [2, 1, K] @ W.T.
+        let x3 = Tensor::from_vec(noise(2 * k, 4), &[2, 1, k]).unwrap();
+        let x3v = values64(&x3);
+        let out = x3.matmul(&weight.t().unwrap()).unwrap();
+        assert_eq!(out.sizes(), &[2, 1, n]);
+        let expected: Vec<f64> = (0..2)
+            .flat_map(|r| {
+                let (x3v, w) = (&x3v, &w);
+                (0..n).map(move |j| (0..k).map(|p| x3v[r * k + p] * w[j * k + p]).sum::<f64>())
+            })
+            .collect();
+        assert_close(&out, &expected, k, &format!("batched matmul k={k} n={n}"));
+
+        // A contiguous [K, N] right operand (rows of the matrix contiguous).
+        let right = Tensor::from_vec(noise(k * n, 5), &[k, n]).unwrap();
+        let r = values64(&right);
+        let out = x.matmul(&right).unwrap();
+        let expected: Vec<f64> = (0..n)
+            .map(|j| (0..k).map(|p| xv[p] * r[p * n + j]).sum::<f64>())
+            .collect();
+        assert_close(
+            &out,
+            &expected,
+            k,
+            &format!("row-layout matmul k={k} n={n}"),
+        );
+
+        // addmm with beta and alpha that are not 1 and a broadcast [1, N] bias.
+        let bias_row = bias.reshape(&[1, n as i64]).unwrap();
+        let out = bias_row
+            .addmm(&x, &right, &Scalar::Float(0.5), &Scalar::Int(2))
+            .unwrap();
+        let expected: Vec<f64> = (0..n)
+            .map(|j| 0.5 * b[j] + 2.0 * (0..k).map(|p| xv[p] * r[p * n + j]).sum::<f64>())
+            .collect();
+        assert_close(&out, &expected, k, &format!("addmm k={k} n={n}"));
+    }
+}
+
+/// Products of several rows through the packed GEMM (the right operand packed once and
+/// cached) against float64 loops, for `linear` with batch dims, `mm`, `addmm` as torch.export
+/// writes `linear` and with other coefficients; then the weight is written in place and the
+/// next product must see the new values, not the cached packing.
+#[test]
+fn packed_products_match_float64_loops_and_see_weight_writes() {
+    for &(m, k, n) in &[(2, 3, 5), (7, 17, 33), (64, 100, 70)] {
+        let weight = Tensor::from_vec(noise(n * k, 11), &[n, k]).unwrap();
+        let bias = Tensor::from_vec(noise(n, 12), &[n]).unwrap();
+        let x = Tensor::from_vec(noise(m * k, 13), &[1, m, k]).unwrap();
+        let (xv, b) = (values64(&x), values64(&bias));
+        let expect = |w: &[f64], with_bias: bool| -> Vec<f64> {
+            let (xv, b) = (&xv, &b);
+            (0..m)
+                .flat_map(|i| {
+                    (0..n).map(move |j| {
+                        (0..k).map(|p| xv[i * k + p] * w[j * k + p]).sum::<f64>()
+                            + if with_bias { b[j] } else { 0.0 }
+                    })
+                })
+                .collect()
+        };
+        let w = values64(&weight);
+        let out = linear(&x, &weight, Some(&bias)).unwrap();
+        assert_eq!(out.sizes(), &[1, m, n]);
+        assert_close(&out, &expect(&w, true), k, "linear");
+        let x2 = x.reshape(&[m as i64, k as i64]).unwrap();
+        let out = x2.mm(&weight.t().unwrap()).unwrap();
+        assert_close(&out, &expect(&w, false), k, "mm");
+        let out = bias
+            .addmm(&x2, &weight.t().unwrap(), &Scalar::Int(1), &Scalar::Int(1))
+            .unwrap();
+        assert_close(&out, &expect(&w, true), k, "addmm");
+        let out = bias
+            .addmm(
+                &x2,
+                &weight.t().unwrap(),
+                &Scalar::Int(0),
+                &Scalar::Float(-1.5),
+            )
+            .unwrap();
+        let scaled: Vec<f64> = expect(&w, false).iter().map(|v| -1.5 * v).collect();
+        assert_close(&out, &scaled, k, "addmm beta 0");
+
+        weight
+            .add_(
+                &Tensor::from_vec(vec![1.0f32], &[1]).unwrap(),
+                &Scalar::Int(1),
+            )
+            .unwrap();
+        let w = values64(&weight);
+        let out = linear(&x, &weight, Some(&bias)).unwrap();
+        assert_close(
+            &out,
+            &expect(&w, true),
+            k,
+            "linear after the weight was written",
+        );
+    }
+}
+
+/// `_native_multi_head_attention` in float32 (projections through the packed GEMM, or the
+/// GEMV for one query row) against the same call in float64 (matrixmultiply), with one and
+/// several rows per batch.
+#[test]
+fn attention_with_packed_projections_matches_float64() {
+    use ferrojit_tensor::ops::nn::transformer::{native_multi_head_attention, AttentionWeights};
+    let e = 24;
+    let qkv_weight = Tensor::from_vec(noise(3 * e * e, 21), &[3 * e, e]).unwrap();
+    let qkv_bias = Tensor::from_vec(noise(3 * e, 22), &[3 * e]).unwrap();
+    let proj_weight = Tensor::from_vec(noise(e * e, 23), &[e, e]).unwrap();
+    let proj_bias = Tensor::from_vec(noise(e, 24), &[e]).unwrap();
+    let f64_of = |t: &Tensor| t.to_dtype(DType::Float64);
+    let weights64 = [&qkv_weight, &qkv_bias, &proj_weight, &proj_bias].map(f64_of);
+    for &(batch, length) in &[(1, 1), (2, 5)] {
+        let x = Tensor::from_vec(noise(batch * length * e, 25), &[batch, length, e]).unwrap();
+        let weights = AttentionWeights {
+            qkv_weight: &qkv_weight,
+            qkv_bias: &qkv_bias,
+            proj_weight: &proj_weight,
+            proj_bias: &proj_bias,
+        };
+        let (out, _) =
+            native_multi_head_attention(&x, &x, &x, e as i64, 4, &weights, None, false, true, None)
+                .unwrap();
+        let x64 = f64_of(&x);
+        let weights = AttentionWeights {
+            qkv_weight: &weights64[0],
+            qkv_bias: &weights64[1],
+            proj_weight: &weights64[2],
+            proj_bias: &weights64[3],
+        };
+        let (reference, _) = native_multi_head_attention(
+            &x64, &x64, &x64, e as i64, 4, &weights, None, false, true, None,
+        )
+        .unwrap();
+        assert_eq!(out.dtype(), DType::Float32);
+        assert_close(&out, &values64(&reference), e, "attention");
+    }
+}

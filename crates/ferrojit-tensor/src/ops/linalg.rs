@@ -1,5 +1,9 @@
-//! Matrix products: `mm`, `bmm`, `matmul`, `addmm` and `linear`. Float types use the
-//! matrixmultiply crate; integer types use a plain triple loop.
+//! Matrix products: `mm`, `bmm`, `matmul`, `addmm` and `linear`. Float32 products of two or
+//! more rows use the packed GEMM of `crate::gemm` (the right operand packed once and cached);
+//! other float products the matrixmultiply crate, one-row products the GEMV of `gemv.rs`;
+//! integer types a plain triple loop.
+
+mod gemv;
 
 use crate::dtype::{DType, Scalar};
 use crate::element::Arith;
@@ -112,6 +116,9 @@ pub(crate) trait FloatGemm:
         c: *mut Self,
         c_rs: isize,
     );
+
+    /// `self * b + c` rounded once; only called where the CPU has a fused multiply-add.
+    fn fused_multiply_add(self, b: Self, c: Self) -> Self;
 }
 
 macro_rules! impl_float_gemm {
@@ -134,6 +141,11 @@ macro_rules! impl_float_gemm {
             ) {
                 // SAFETY: forwarded from the caller's contract above.
                 unsafe { $gemm(m, k, n, 1.0, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, 1) }
+            }
+
+            #[inline(always)]
+            fn fused_multiply_add(self, b: Self, c: Self) -> Self {
+                self.mul_add(b, c)
             }
         }
     };
@@ -221,8 +233,9 @@ fn gemm_on_threads<T: FloatGemm>(
         return Ok(());
     }
     let c = &mut c[..m * n];
-    if m == 1 && k.saturating_mul(n) <= SMALL_ROW_PRODUCT_ELEMENTS {
-        row_times_matrix(k, n, a, a_cs, b, (b_rs, b_cs), beta, c);
+    if m == 1 {
+        // One row reads each element of `b` once: packing it would cost as much as the product.
+        gemv::row_times_matrix(k, n, a, a_cs, b, (b_rs, b_cs), beta, c, threads);
         return Ok(());
     }
     use rayon::prelude::*;
@@ -293,79 +306,6 @@ fn gemm_on_threads<T: FloatGemm>(
             run_block(block * rows_per_block, rows, c_block);
         });
     Ok(())
-}
-
-/// The largest `k x n` right operand [`row_times_matrix`] takes. One row times a matrix
-/// reads each element of the matrix once, so a blocked GEMM's packing of it is pure overhead;
-/// past this size (1 MiB of float32) the threaded GEMM wins.
-const SMALL_ROW_PRODUCT_ELEMENTS: usize = 1 << 18;
-
-/// `c = a @ b + beta * c` for one row `a` (`k` elements, stride `a_cs`) and a `k x n` matrix
-/// `b`, without packing: a linear layer or an LSTM step at batch 1. The caller has checked
-/// every index against the slices.
-#[allow(clippy::too_many_arguments)]
-fn row_times_matrix<T: FloatGemm>(
-    k: usize,
-    n: usize,
-    a: &[T],
-    a_cs: usize,
-    b: &[T],
-    (b_rs, b_cs): (usize, usize),
-    beta: T,
-    c: &mut [T],
-) {
-    let mut sums = vec![T::ZERO; n];
-    if b_cs == 1 {
-        // Rows of `b` are contiguous: add each row, scaled, to the sums (vectorizes).
-        for row in 0..k {
-            let coefficient = a[row * a_cs];
-            let start = row * b_rs;
-            for (sum, value) in sums.iter_mut().zip(&b[start..start + n]) {
-                *sum = *sum + coefficient * *value;
-            }
-        }
-    } else if b_rs == 1 && a_cs == 1 {
-        // Contiguous columns of `b` (a transposed weight, as `linear` passes it) and a
-        // contiguous row: one dot product per output, in eight independent lanes so that it
-        // vectorizes, the lanes added at the end.
-        let row = &a[..k];
-        for (column, sum) in sums.iter_mut().enumerate() {
-            let start = column * b_cs;
-            let values = &b[start..start + k];
-            let mut lanes = [T::ZERO; 8];
-            let mut row_chunks = row.chunks_exact(8);
-            let mut value_chunks = values.chunks_exact(8);
-            for (x, y) in (&mut row_chunks).zip(&mut value_chunks) {
-                for lane in 0..8 {
-                    lanes[lane] = lanes[lane] + x[lane] * y[lane];
-                }
-            }
-            let mut total = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
-                + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-            for (x, y) in row_chunks.remainder().iter().zip(value_chunks.remainder()) {
-                total = total + *x * *y;
-            }
-            *sum = total;
-        }
-    } else {
-        // Strided columns: one dot product per output.
-        for (column, sum) in sums.iter_mut().enumerate() {
-            let start = column * b_cs;
-            let mut total = T::ZERO;
-            for row in 0..k {
-                total = total + a[row * a_cs] * b[start + row * b_rs];
-            }
-            *sum = total;
-        }
-    }
-    // With beta 0, `c` is not read (it may hold anything), as in BLAS.
-    for (out, sum) in c.iter_mut().zip(sums) {
-        *out = if beta == T::ZERO {
-            sum
-        } else {
-            sum + beta * *out
-        };
-    }
 }
 
 /// Where each matrix of a stacked GEMM operand starts in its storage, and its (row, column)
@@ -608,6 +548,9 @@ impl Tensor {
             });
         }
         check_same_dtype(self, mat2)?;
+        if packed_product_applies(self, mat2) {
+            return packed_linear(self, mat2, None);
+        }
         batched_product(self, mat2, 1, n, k, m).reshape_usize(&[n, m])
     }
 
@@ -822,6 +765,15 @@ impl Tensor {
         // The dtype checks of `mm`; the product stays a plain vector, combined in place.
         check_same_dtype(mat1, mat2)?;
         let k = mat1.sizes()[1];
+        if packed_product_applies(mat1, mat2) {
+            let unit = |s: &Scalar| s.to_f64() == 1.0;
+            if unit(beta) && unit(alpha) && self.sizes() == [m] {
+                // `linear` as torch.export writes it: the bias added on each output tile.
+                return packed_linear(mat1, mat2, Some(self));
+            }
+            let product = packed_linear(mat1, mat2, None)?.to_vec::<f32>()?;
+            return Ok(addmm_combine::<f32>(&bias, product, beta, alpha, &[n, m]));
+        }
         dispatch_dtype!(self.dtype(), T => {
             let product = batched_product_values::<T>(mat1, mat2, 1, n, k, m);
             Ok(addmm_combine::<T>(&bias, product, beta, alpha, &[n, m]))
@@ -832,6 +784,32 @@ impl Tensor {
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         linear(self, weight, bias)
     }
+}
+
+/// Whether `mat1 @ mat2` (2-D, dtypes checked) runs as the packed float32 GEMM: two or more
+/// rows and no empty dim. The right operand is packed once and cached on its storage and
+/// generation, so a weight is packed on first use only, and a tensor that is written is
+/// repacked (never answered from a stale copy). One row goes to the GEMV, which reads the
+/// matrix in place.
+fn packed_product_applies(mat1: &Tensor, mat2: &Tensor) -> bool {
+    mat1.dtype() == DType::Float32
+        && mat2.dtype() == DType::Float32
+        && mat1.sizes()[0] >= 2
+        && mat1.sizes()[1] > 0
+        && mat2.sizes()[1] > 0
+}
+
+/// `mat1 @ mat2 (+ bias)` through [`crate::gemm::linear_epilogue`], which takes the weight as
+/// `mat2.T`.
+fn packed_linear(mat1: &Tensor, mat2: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    crate::gemm::linear_epilogue(
+        mat1,
+        &mat2.t()?,
+        bias,
+        crate::gemm::Activation::Identity,
+        None,
+        false,
+    )
 }
 
 fn addmm_combine<T: Arith>(
@@ -896,6 +874,21 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
             format_shape(weight.sizes())
         )));
     }
+    if crate::gemm::linear_epilogue_supported(input, weight, bias, None)
+        && input.numel() > 0
+        && weight.numel() > 0
+    {
+        // Two or more float32 rows: the packed GEMM, the weight packed once and cached, the
+        // bias added on each output tile. (One row goes to the GEMV through `addmm`/`matmul`.)
+        return crate::gemm::linear_epilogue(
+            input,
+            weight,
+            bias,
+            crate::gemm::Activation::Identity,
+            None,
+            false,
+        );
+    }
     let weight_t = weight.t()?;
     match bias {
         Some(b) if input.dim() >= 1 => {
@@ -922,57 +915,68 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
 mod tests {
     use super::{naive_batched_gemm, GemmElement};
 
-    /// The packing-free one-row product against the threaded GEMM (matrixmultiply), for every
-    /// layout of the right operand it handles (contiguous rows, contiguous columns, strided),
-    /// a strided row, lengths around the eight-lane chunks, and beta 0 and 1.
+    /// The packing-free one-row product (GEMV) against a float64 loop, for every layout of the
+    /// right operand it handles (contiguous columns as a linear weight is passed, contiguous
+    /// rows, both strides > 1 either way round), a strided row, lengths around its 16 lanes
+    /// and 4-column groups, products large enough to be split across threads, one thread and
+    /// three, and beta 0 and 1. Every index the kernel forms is checked by the slices, so a
+    /// wrong bound fails here as a panic.
     #[test]
-    fn one_row_product_matches_the_blocked_gemm() {
+    fn one_row_product_matches_a_float64_loop() {
         for &(k, n) in &[
             (1, 1),
             (7, 3),
             (8, 8),
             (9, 5),
+            (15, 4),
+            (16, 7),
+            (17, 9),
             (32, 128),
             (33, 17),
             (200, 3),
+            (301, 517),
+            (768, 1030),
         ] {
             let a: Vec<f32> = (0..2 * k)
                 .map(|i| ((i * 37 % 11) as f32 - 5.0) * 0.25)
                 .collect();
-            let b: Vec<f32> = (0..k * n)
+            // Room for strides of 2 in both directions.
+            let b: Vec<f32> = (0..2 * k * n)
                 .map(|i| ((i * 13 % 7) as f32 - 3.0) * 0.5)
                 .collect();
-            for (b_strides, a_cs) in [((n, 1), 1), ((1, k), 1), ((1, k), 2), ((n, 1), 2)] {
-                for beta in [0.0f32, 1.0] {
-                    let start: Vec<f32> = (0..n).map(|j| j as f32).collect();
-                    let mut fast = start.clone();
-                    super::row_times_matrix(k, n, &a, a_cs, &b, b_strides, beta, &mut fast);
-                    let mut blocked = start.clone();
-                    // One thread, with rows large enough to skip the one-row path: run the
-                    // blocked kernel directly.
-                    // SAFETY: a (1 x k with column stride a_cs) lies within 2k elements, b
-                    // (k x n with the given strides) within k * n, and `blocked` holds n.
-                    unsafe {
-                        <f32 as super::FloatGemm>::raw_gemm(
-                            1,
-                            k,
-                            n,
-                            a.as_ptr(),
-                            (k * a_cs) as isize,
-                            a_cs as isize,
-                            b.as_ptr(),
-                            b_strides.0 as isize,
-                            b_strides.1 as isize,
-                            beta,
-                            blocked.as_mut_ptr(),
-                            n as isize,
-                        )
-                    };
-                    for (j, (x, y)) in fast.iter().zip(&blocked).enumerate() {
-                        assert!(
-                            (x - y).abs() <= 1e-4 * y.abs().max(1.0),
-                            "k={k} n={n} strides={b_strides:?} a_cs={a_cs} beta={beta} j={j}: {x} vs {y}"
-                        );
+            let layouts = [(n, 1), (1, k), (2 * n, 2), (2, 2 * k)];
+            for (b_rs, b_cs) in layouts {
+                for a_cs in [1, 2] {
+                    for beta in [0.0f32, 1.0] {
+                        let start: Vec<f32> = (0..n).map(|j| j as f32 * 0.5).collect();
+                        for threads in [1, 3] {
+                            let mut fast = start.clone();
+                            super::gemv::row_times_matrix(
+                                k,
+                                n,
+                                &a,
+                                a_cs,
+                                &b,
+                                (b_rs, b_cs),
+                                beta,
+                                &mut fast,
+                                threads,
+                            );
+                            for (j, &got) in fast.iter().enumerate() {
+                                let terms = (0..k).map(|p| {
+                                    f64::from(a[p * a_cs]) * f64::from(b[p * b_rs + j * b_cs])
+                                });
+                                let magnitude: f64 = terms.clone().map(f64::abs).sum();
+                                let expected =
+                                    terms.sum::<f64>() + f64::from(beta) * f64::from(start[j]);
+                                assert!(
+                                    (f64::from(got) - expected).abs()
+                                        <= 1e-6 * (magnitude + expected.abs()) + 1e-6,
+                                    "k={k} n={n} strides=({b_rs}, {b_cs}) a_cs={a_cs} \
+                                     beta={beta} threads={threads} j={j}: {got} vs {expected}"
+                                );
+                            }
+                        }
                     }
                 }
             }
