@@ -101,12 +101,12 @@ fn missing_lists_exactly_the_public_overloads_the_registry_lacks() {
         .collect();
     assert_eq!(listed, expected_missing);
 
-    // A registered overload is absent; a known-missing one is present (_ctc_loss has no
-    // kernel yet: replace it here when it gets one).
+    // A registered overload is absent; a known-missing one is present (_fused_sdp_choice has
+    // no kernel yet: replace it here when it gets one).
     assert!(registered.contains("aten::add.Tensor"));
     assert!(!listed.contains(&"aten::add.Tensor"));
-    assert!(!registered.contains("aten::_ctc_loss"));
-    assert!(listed.contains(&"aten::_ctc_loss"), "{first}");
+    assert!(!registered.contains("aten::_fused_sdp_choice"));
+    assert!(listed.contains(&"aten::_fused_sdp_choice"), "{first}");
     // Left-out operators are not listed though the registry lacks them.
     assert!(!registered.contains("aten::pin_memory"));
     assert!(!listed.contains(&"aten::pin_memory"));

@@ -14,12 +14,14 @@ pub mod composite_ops;
 pub mod copy_overloads;
 pub mod core_ops;
 pub mod creation_ops;
+pub mod ctc_loss_ops;
 pub mod derived_variants;
 pub mod dict_ops;
 pub mod distance_ops;
 pub mod epilogue_ops;
 pub mod factory_overloads;
 pub mod fft_ops;
+pub mod fractional_max_pool_ops;
 pub mod grid_and_reduction_extra_ops;
 pub mod in_place_extra_ops;
 pub mod indexing_ops;
@@ -37,6 +39,7 @@ pub mod nn_layer_extra_ops;
 pub mod nn_ops;
 pub mod packed_sequence_ops;
 pub mod prim_lang_ops;
+pub mod quasirandom_ops;
 pub mod random_activation_ops;
 pub mod random_overloads;
 pub mod rnn_ops;
@@ -47,6 +50,7 @@ pub mod shape_rules;
 pub mod short_time_fourier_ops;
 pub mod special_ops;
 pub mod statistics_ops;
+pub mod storage_view_extra_ops;
 pub mod str_format_ops;
 pub mod str_ops;
 pub mod tensor_metadata_ops;
@@ -184,6 +188,22 @@ pub fn builtin_families() -> Vec<(&'static str, OverloadRank, Vec<OperatorDeclar
             "attention_math",
             NativeFunction,
             attention_math_ops::declarations(),
+        ),
+        (
+            "storage_view_extra",
+            NativeFunction,
+            storage_view_extra_ops::declarations(),
+        ),
+        ("ctc_loss", NativeFunction, ctc_loss_ops::declarations()),
+        (
+            "quasirandom",
+            NativeFunction,
+            quasirandom_ops::declarations(),
+        ),
+        (
+            "fractional_max_pool",
+            NativeFunction,
+            fractional_max_pool_ops::declarations(),
         ),
         // Before the int/float family: a complex operand also matches `Scalar`, and the
         // exact `.complex` overloads must be found first.

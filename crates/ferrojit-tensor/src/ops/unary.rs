@@ -72,6 +72,10 @@ impl Tensor {
     }
 
     pub fn abs(&self) -> Result<Tensor> {
+        // |z| of a complex number is real: PyTorch gives float/double, not complex.
+        if self.dtype().is_complex() {
+            return self.complex_abs();
+        }
         Ok(dispatch_dtype!(self.dtype(), T => map1::<T, T>(self, |x| x.abs())))
     }
 

@@ -201,9 +201,15 @@ pub fn upsample(
             format_shape(input.sizes())
         )));
     }
+    // uint8 images have their own fixed-point kernel in PyTorch (2-d only: the 1-d and 3-d
+    // linear kernels refuse uint8). The size checks below come first, as in ATen.
+    let uint8_image = input.dtype() == DType::UInt8
+        && spatial == 2
+        && matches!(mode, InterpolateMode::Linear | InterpolateMode::Cubic);
     if mode != InterpolateMode::Nearest
         && mode != InterpolateMode::NearestExact
         && !input.dtype().is_floating_point()
+        && !uint8_image
     {
         return Err(TensorError::NotImplementedForDType {
             op: "upsample",
@@ -216,6 +222,15 @@ pub fn upsample(
             format_shape(&input.sizes()[2..]),
             format_shape(output_size)
         )));
+    }
+    if uint8_image {
+        return super::resample_uint8::resize_uint8_2d(
+            input,
+            output_size,
+            scales,
+            mode,
+            align_corners,
+        );
     }
     let mut sizes = input.sizes().to_vec();
     if mode == InterpolateMode::Cubic && input.dtype() != DType::Float64 {
