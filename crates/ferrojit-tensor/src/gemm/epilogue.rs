@@ -1,12 +1,14 @@
 //! The epilogue applied to each output tile of a packed GEMM while the tile is still in cache:
 //! per-channel scale and shift (bias, folded batch norm), a residual add, and an activation.
 //!
-//! Each step computes what the unfused operator computes for float32 (the activations go
-//! through the same f64 formulas as `ops::pointwise`), so a fused result differs from the
-//! unfused one only by the GEMM's own summation order.
+//! Each step computes what the unfused operator computes for float32 (SiLU, sigmoid and
+//! hardswish through the same float32 slice kernels as `ops::pointwise`, GELU through the
+//! same f64 formulas), so a fused result differs from the unfused one only by the GEMM's own
+//! summation order.
 
 use crate::error::{Result, TensorError};
 use crate::ops::special::gelu_fast;
+use crate::ops::vectorized_math::{self, VectorFunction};
 
 /// The pointwise function at the end of an epilogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,15 +88,19 @@ impl Activation {
                 let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
                 (0.5 * x * (1.0 + inner.tanh())) as f32
             }
-            Activation::Silu => {
-                let x = f64::from(x);
-                (x * (1.0 / (1.0 + (-x).exp()))) as f32
-            }
-            Activation::Sigmoid => (1.0 / (1.0 + (-f64::from(x)).exp())) as f32,
-            Activation::Hardswish => {
-                let x = f64::from(x);
-                (x * (x + 3.0).clamp(0.0, 6.0) / 6.0) as f32
-            }
+            Activation::Silu => vectorized_math::apply_one(VectorFunction::Silu, x),
+            Activation::Sigmoid => vectorized_math::apply_one(VectorFunction::Sigmoid, x),
+            Activation::Hardswish => vectorized_math::apply_one(VectorFunction::Hardswish, x),
+        }
+    }
+
+    /// The float32 slice kernel of the activation, where it has one: the unfused operator's.
+    fn vector_function(self) -> Option<VectorFunction> {
+        match self {
+            Activation::Silu => Some(VectorFunction::Silu),
+            Activation::Sigmoid => Some(VectorFunction::Sigmoid),
+            Activation::Hardswish => Some(VectorFunction::Hardswish),
+            _ => None,
         }
     }
 }
@@ -264,7 +270,10 @@ impl Epilogue<'_> {
                 Activation::Relu => row
                     .iter_mut()
                     .for_each(|v| *v = if *v < 0.0 { 0.0 } else { *v }),
-                act => row.iter_mut().for_each(|v| *v = act.apply(*v)),
+                act => match act.vector_function() {
+                    Some(function) => vectorized_math::apply(function, row),
+                    None => row.iter_mut().for_each(|v| *v = act.apply(*v)),
+                },
             }
             if let (Some(r), true) = (residual_row, self.residual_after_activation) {
                 row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);

@@ -34,4 +34,5 @@ pub mod statistics;
 pub mod ternary;
 pub mod trapezoid;
 pub mod unary;
+pub(crate) mod vectorized_math;
 pub mod views;

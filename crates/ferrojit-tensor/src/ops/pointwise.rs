@@ -6,6 +6,7 @@ use crate::element::Element;
 use crate::error::{Result, TensorError};
 use crate::macros::dispatch_dtype;
 use crate::ops::special::{erf, erf_fast, erfc, erfinv, gelu_fast};
+use crate::ops::vectorized_math::{self, VectorFunction};
 use crate::tensor::Tensor;
 
 /// A pointwise unary operator with its parameters.
@@ -407,7 +408,27 @@ impl UnaryOp {
     }
 }
 
+/// The float32 slice kernel of `op`, where there is one (see `ops::vectorized_math`).
+fn vector_function(op: UnaryOp) -> Option<VectorFunction> {
+    Some(match op {
+        UnaryOp::Exp => VectorFunction::Exp,
+        UnaryOp::Sigmoid => VectorFunction::Sigmoid,
+        UnaryOp::Silu => VectorFunction::Silu,
+        UnaryOp::Tanh => VectorFunction::Tanh,
+        UnaryOp::Hardswish => VectorFunction::Hardswish,
+        UnaryOp::Hardsigmoid => VectorFunction::Hardsigmoid,
+        _ => return None,
+    })
+}
+
 fn unary_kernel<T: Element>(input: &Tensor, op: UnaryOp) -> Tensor {
+    // Float32 results in float32 arithmetic over whole slices, as PyTorch's vectorized CPU
+    // kernels compute them (float64 stays on the exact path below).
+    if let (Some(function), DType::Float32) = (vector_function(op), T::DTYPE) {
+        let mut values = input.gather::<f32>();
+        vectorized_math::apply_parallel(function, &mut values);
+        return Tensor::from_values(values, input.sizes());
+    }
     let values = input.gather::<T>();
     let out: Vec<T> = if T::DTYPE.is_floating_point() {
         let mut values = values;
@@ -480,9 +501,15 @@ impl Tensor {
         }
         if op.kind() != UnaryKind::Predicate && dtype == self.dtype() {
             let in_place = |t: &Tensor| match dtype {
-                DType::Float32 => t.map_contiguous_in_place::<f32>(|x| {
-                    f32::from_f64(op.apply_float(x.to_f64(), dtype))
-                }),
+                DType::Float32 => match vector_function(op) {
+                    // The bits of the out-of-place kernel.
+                    Some(function) => t.map_contiguous_in_place::<f32>(|x| {
+                        vectorized_math::apply_one(function, x)
+                    }),
+                    None => t.map_contiguous_in_place::<f32>(|x| {
+                        f32::from_f64(op.apply_float(x.to_f64(), dtype))
+                    }),
+                },
                 DType::Float64 => t.map_contiguous_in_place::<f64>(|x| op.apply_float(x, dtype)),
                 _ => false,
             };

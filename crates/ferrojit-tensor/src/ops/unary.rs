@@ -4,6 +4,7 @@ use crate::dtype::DType;
 use crate::element::{Arith, Element, FloatArith};
 use crate::error::{Result, TensorError};
 use crate::macros::{dispatch_dtype, dispatch_float};
+use crate::ops::vectorized_math::{self, VectorFunction};
 use crate::tensor::Tensor;
 
 fn map1<T: Element, R: Element>(t: &Tensor, f: impl Fn(T) -> R + Sync + Send) -> Tensor {
@@ -21,6 +22,19 @@ enum FloatUnary {
 }
 
 fn float_kernel<T: FloatArith>(t: &Tensor, kind: FloatUnary) -> Tensor {
+    let vectorized = match kind {
+        FloatUnary::Exp => Some(VectorFunction::Exp),
+        FloatUnary::Tanh => Some(VectorFunction::Tanh),
+        FloatUnary::Sigmoid => Some(VectorFunction::Sigmoid),
+        FloatUnary::Log | FloatUnary::Sqrt => None,
+    };
+    // Float32 results in float32 arithmetic over whole slices, as PyTorch's vectorized CPU
+    // kernels compute them (float64 stays on the exact path below).
+    if let (Some(function), DType::Float32) = (vectorized, T::DTYPE) {
+        let mut values = t.gather::<f32>();
+        vectorized_math::apply_parallel(function, &mut values);
+        return Tensor::from_values(values, t.sizes());
+    }
     match kind {
         FloatUnary::Exp => map1::<T, T>(t, |x| x.exp()),
         FloatUnary::Log => map1::<T, T>(t, |x| x.ln()),

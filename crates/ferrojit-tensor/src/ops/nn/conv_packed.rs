@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::conv::{im2col_row, with_elements, Geometry};
-use super::conv_winograd;
+use super::{conv_depthwise, conv_winograd};
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::gemm::weight_cache::{cached_packing, PackLayout};
@@ -208,6 +208,10 @@ pub(crate) fn conv_forward_packed(
             return Err(TensorError::InvalidArgument(
                 "convolution: input holds fewer values than its sizes say".into(),
             ));
+        }
+        if conv_depthwise::depthwise_applies(shape) {
+            conv_depthwise::conv_forward_depthwise(x, weight, shape, epilogue, &mut out)?;
+            return Ok(out);
         }
         if conv_winograd::winograd_applies(shape, kernel) {
             conv_winograd::conv_forward_winograd(x, weight, shape, epilogue, kernel, &mut out)?;

@@ -8,6 +8,7 @@ pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;
 mod conv_backward_gemm;
+mod conv_depthwise;
 pub(crate) mod conv_packed;
 mod conv_winograd;
 pub mod ctc_loss;

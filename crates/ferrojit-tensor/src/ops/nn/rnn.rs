@@ -10,6 +10,7 @@ use crate::dtype::Scalar;
 use crate::element::FloatArith;
 use crate::error::{format_shape, Result};
 use crate::ops::join::cat;
+use crate::ops::vectorized_math::{self, VectorFunction};
 use crate::tensor::Tensor;
 
 const ONE: Scalar = Scalar::Int(1);
@@ -185,8 +186,26 @@ fn lstm_gates_in_one_pass(
         return Ok(None);
     }
     match dtype {
-        crate::dtype::DType::Float32 => lstm_gates_typed::<f32>(igates, hgates, c, batch, hidden),
-        crate::dtype::DType::Float64 => lstm_gates_typed::<f64>(igates, hgates, c, batch, hidden),
+        // Float32 gates through the slice kernels of `Tensor::sigmoid` / `tanh`, so that the
+        // one-pass form keeps the operator form's bits.
+        crate::dtype::DType::Float32 => lstm_gates_typed::<f32>(
+            igates,
+            hgates,
+            c,
+            batch,
+            hidden,
+            |x| vectorized_math::apply_one(VectorFunction::Sigmoid, x),
+            |x| vectorized_math::apply_one(VectorFunction::Tanh, x),
+        ),
+        crate::dtype::DType::Float64 => lstm_gates_typed::<f64>(
+            igates,
+            hgates,
+            c,
+            batch,
+            hidden,
+            <f64 as FloatArith>::sigmoid,
+            <f64 as FloatArith>::tanh,
+        ),
         _ => Ok(None),
     }
 }
@@ -197,6 +216,8 @@ fn lstm_gates_typed<T: FloatArith>(
     c: &Tensor,
     batch: usize,
     hidden: usize,
+    sigmoid: impl Fn(T) -> T,
+    tanh: impl Fn(T) -> T,
 ) -> Result<Option<(Tensor, Tensor)>> {
     let mut hy = vec![T::zero(); batch * hidden];
     let mut cy = vec![T::zero(); batch * hidden];
@@ -211,14 +232,14 @@ fn lstm_gates_typed<T: FloatArith>(
                             let at = gates + block * hidden + j;
                             hidden_gates[at].add(input_gates[at])
                         };
-                        let input_gate = gate(0).sigmoid();
-                        let forget_gate = gate(1).sigmoid();
-                        let cell_gate = gate(2).tanh();
-                        let output_gate = gate(3).sigmoid();
+                        let input_gate = sigmoid(gate(0));
+                        let forget_gate = sigmoid(gate(1));
+                        let cell_gate = tanh(gate(2));
+                        let output_gate = sigmoid(gate(3));
                         let at = row * hidden + j;
                         let next_cell = forget_gate.mul(cell[at]).add(input_gate.mul(cell_gate));
                         cy[at] = next_cell;
-                        hy[at] = output_gate.mul(next_cell.tanh());
+                        hy[at] = output_gate.mul(tanh(next_cell));
                     }
                 }
             })
