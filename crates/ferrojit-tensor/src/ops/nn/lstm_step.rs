@@ -14,9 +14,10 @@
 //! results agree with the operator form to rounding (a few ULP), not bitwise.
 
 use crate::dtype::DType;
-use crate::element::{Arith, FloatArith};
+use crate::element::Arith;
 use crate::error::Result;
 use crate::ops::parallel::num_threads;
+use crate::ops::vectorized_math::{self, VectorFunction};
 use crate::tensor::Tensor;
 
 /// The input side of a step, as tensors.
@@ -225,13 +226,15 @@ impl LstmStep<'_> {
     fn units(&self, row: usize, first: usize, hidden_out: &mut [f32], cell_out: &mut [f32]) {
         let hidden = self.hidden;
         let gates = 4 * hidden;
+        let count = hidden_out.len();
         let state = &self.hidden_state[row * hidden..(row + 1) * hidden];
-        for (offset, (hidden_value, cell_value)) in
-            hidden_out.iter_mut().zip(cell_out.iter_mut()).enumerate()
-        {
-            let unit = first + offset;
-            let gate = |block: usize| {
-                let gate_row = block * hidden + unit;
+        // The pre-activations of this range's units, one block of `count` per gate in
+        // PyTorch's chunk order (input, forget, cell, output), so that each activation runs
+        // over a slice (the float32 kernels of `Tensor::sigmoid` / `tanh`, same bits).
+        let mut activations = vec![0.0f32; 4 * count];
+        for (block, values) in activations.chunks_exact_mut(count).enumerate() {
+            for (offset, value) in values.iter_mut().enumerate() {
+                let gate_row = block * hidden + first + offset;
                 let from_hidden = plus_bias(
                     dot(state, &self.hidden_weight[gate_row * hidden..][..hidden]),
                     self.hidden_bias,
@@ -253,18 +256,25 @@ impl LstmStep<'_> {
                         gate_row,
                     ),
                 };
-                from_hidden.add(from_input)
-            };
-            // PyTorch's chunk order: input, forget, cell, output gates.
-            let input_gate = gate(0).sigmoid();
-            let forget_gate = gate(1).sigmoid();
-            let cell_gate = gate(2).tanh();
-            let output_gate = gate(3).sigmoid();
-            let cell = forget_gate
-                .mul(self.cell_state[row * hidden + unit])
-                .add(input_gate.mul(cell_gate));
-            *cell_value = cell;
-            *hidden_value = output_gate.mul(cell.tanh());
+                *value = from_hidden.add(from_input);
+            }
+        }
+        let (sigmoid_gates, rest) = activations.split_at_mut(2 * count);
+        let (cell_gates, output_gates) = rest.split_at_mut(count);
+        vectorized_math::apply(VectorFunction::Sigmoid, sigmoid_gates);
+        vectorized_math::apply(VectorFunction::Tanh, cell_gates);
+        vectorized_math::apply(VectorFunction::Sigmoid, output_gates);
+        let (input_gates, forget_gates) = sigmoid_gates.split_at(count);
+        let cell_state = &self.cell_state[row * hidden + first..][..count];
+        for offset in 0..count {
+            cell_out[offset] = forget_gates[offset]
+                .mul(cell_state[offset])
+                .add(input_gates[offset].mul(cell_gates[offset]));
+        }
+        hidden_out.copy_from_slice(cell_out);
+        vectorized_math::apply(VectorFunction::Tanh, hidden_out);
+        for (hidden_value, output_gate) in hidden_out.iter_mut().zip(output_gates.iter()) {
+            *hidden_value = output_gate.mul(*hidden_value);
         }
     }
 }
