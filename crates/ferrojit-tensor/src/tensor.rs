@@ -476,6 +476,19 @@ impl Tensor {
     /// split across the intra-op threads. Returns false, having changed nothing, when the
     /// tensor is not contiguous or not of type `T`.
     pub(crate) fn map_contiguous_in_place<T: Element>(&self, f: impl Fn(T) -> T + Sync) -> bool {
+        self.map_contiguous_chunks_in_place::<T>(|chunk| {
+            for x in chunk {
+                *x = f(*x);
+            }
+        })
+    }
+
+    /// As [`Tensor::map_contiguous_in_place`], with `f` given whole chunks of the elements
+    /// (one per thread for large tensors), for kernels that work on slices.
+    pub(crate) fn map_contiguous_chunks_in_place<T: Element>(
+        &self,
+        f: impl Fn(&mut [T]) + Sync,
+    ) -> bool {
         let numel = self.numel();
         if self.dtype() != T::DTYPE || !self.is_contiguous() {
             return false;
@@ -488,11 +501,7 @@ impl Tensor {
             return false;
         };
         let values = &mut buffer[self.storage_offset..self.storage_offset + numel];
-        crate::ops::parallel::for_each_chunk_mut(values, |chunk| {
-            for x in chunk {
-                *x = f(*x);
-            }
-        });
+        crate::ops::parallel::for_each_chunk_mut(values, f);
         true
     }
 

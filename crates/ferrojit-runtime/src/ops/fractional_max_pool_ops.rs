@@ -13,7 +13,8 @@ use crate::opdef::OperatorDeclaration;
 
 type Input = Arc<Tensor>;
 
-fn pool_2d(
+/// Both operators: `DIMS` spatial dims (2 or 3).
+fn pool<const DIMS: usize>(
     input: Input,
     kernel_size: Vec<i64>,
     output_size: Vec<i64>,
@@ -24,22 +25,7 @@ fn pool_2d(
         &kernel_size,
         &output_size,
         &samples,
-        2,
-    )?)
-}
-
-fn pool_3d(
-    input: Input,
-    kernel_size: Vec<i64>,
-    output_size: Vec<i64>,
-    samples: Input,
-) -> Result<(Tensor, Tensor)> {
-    Ok(fractional_max_pool(
-        &input,
-        &kernel_size,
-        &output_size,
-        &samples,
-        3,
+        DIMS,
     )?)
 }
 
@@ -47,8 +33,8 @@ fn pool_3d(
 pub fn declarations() -> Vec<OperatorDeclaration> {
     #[rustfmt::skip]
     let declarations = vec![
-        typed("aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)", pool_2d),
-        typed("aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)", pool_3d),
+        typed("aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)", pool::<2>),
+        typed("aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)", pool::<3>),
     ];
     declarations
 }

@@ -502,9 +502,9 @@ impl Tensor {
         if op.kind() != UnaryKind::Predicate && dtype == self.dtype() {
             let in_place = |t: &Tensor| match dtype {
                 DType::Float32 => match vector_function(op) {
-                    // The bits of the out-of-place kernel.
-                    Some(function) => t.map_contiguous_in_place::<f32>(|x| {
-                        vectorized_math::apply_one(function, x)
+                    // The out-of-place kernel over whole slices (the same bits).
+                    Some(function) => t.map_contiguous_chunks_in_place::<f32>(|chunk| {
+                        vectorized_math::apply(function, chunk)
                     }),
                     None => t.map_contiguous_in_place::<f32>(|x| {
                         f32::from_f64(op.apply_float(x.to_f64(), dtype))

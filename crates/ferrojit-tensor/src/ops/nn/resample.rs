@@ -16,7 +16,12 @@ pub enum InterpolateMode {
 }
 
 /// PyTorch's `area_pixel_compute_scale`.
-fn compute_scale(input: usize, output: usize, align_corners: bool, scale: Option<f64>) -> f64 {
+pub(super) fn compute_scale(
+    input: usize,
+    output: usize,
+    align_corners: bool,
+    scale: Option<f64>,
+) -> f64 {
     if align_corners {
         if output > 1 {
             (input as f64 - 1.0) / (output as f64 - 1.0)

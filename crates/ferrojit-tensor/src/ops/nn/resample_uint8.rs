@@ -3,7 +3,7 @@
 //! resampled in integer arithmetic that rounds to nearest and clamps to 0..=255 (the width
 //! first, then the height, each pass writing uint8).
 
-use super::resample::InterpolateMode;
+use super::resample::{compute_scale, InterpolateMode};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -44,22 +44,6 @@ fn cubic_filter(x: f64) -> f64 {
     }
 }
 
-/// PyTorch's `area_pixel_compute_scale` in f64.
-fn axis_scale(input: usize, output: usize, align_corners: bool, scale: Option<f64>) -> f64 {
-    if align_corners {
-        if output > 1 {
-            (input as f64 - 1.0) / (output as f64 - 1.0)
-        } else {
-            0.0
-        }
-    } else {
-        match scale {
-            Some(s) if s > 0.0 => 1.0 / s,
-            _ => input as f64 / output as f64,
-        }
-    }
-}
-
 /// The taps of one axis. Taps that fall off either end of the input are folded into the
 /// first or last valid input (so a border pixel repeats), and the largest weight seen while
 /// folding decides the fixed-point precision: as many bits as keep twice that weight under
@@ -76,7 +60,7 @@ fn axis_plan(
         _ => (2, triangle_filter),
     };
     let cubic = interp_size > 2;
-    let scale = axis_scale(input, output, align_corners, scale);
+    let scale = compute_scale(input, output, align_corners, scale);
     let input_len = input as i64;
     let support = interp_size / 2;
     let mut largest = 0.0f64;
