@@ -222,44 +222,8 @@ impl LstmStep<'_> {
         Some((next_hidden, next_cell))
     }
 
-    /// Hidden units `first..first + hidden_out.len()` of batch row `row`, compiled for AVX2
-    /// where the CPU has it (the eight-lane dot products become one 256-bit register; no
-    /// fused multiply-adds, so both copies give the same bits).
+    /// Hidden units `first..first + hidden_out.len()` of batch row `row`.
     fn units(&self, row: usize, first: usize, hidden_out: &mut [f32], cell_out: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, the only feature the function is compiled for
-            // (checked just above); it is otherwise ordinary safe code.
-            unsafe { self.units_avx2(row, first, hidden_out, cell_out) };
-            return;
-        }
-        self.units_portable(row, first, hidden_out, cell_out);
-    }
-
-    /// [`LstmStep::units_portable`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn units_avx2(
-        &self,
-        row: usize,
-        first: usize,
-        hidden_out: &mut [f32],
-        cell_out: &mut [f32],
-    ) {
-        self.units_portable(row, first, hidden_out, cell_out);
-    }
-
-    #[inline(always)]
-    fn units_portable(
-        &self,
-        row: usize,
-        first: usize,
-        hidden_out: &mut [f32],
-        cell_out: &mut [f32],
-    ) {
         let hidden = self.hidden;
         let gates = 4 * hidden;
         let count = hidden_out.len();
@@ -324,7 +288,6 @@ fn plus_bias(sum: f32, bias: Option<&[f32]>, at: usize) -> f32 {
 
 /// A dot product in eight independent lanes (so that it vectorizes), the lanes added
 /// pairwise at the end, then the tail.
-#[inline(always)]
 fn dot(left: &[f32], right: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 8];
     let mut left_chunks = left.chunks_exact(8);
