@@ -317,12 +317,8 @@ mod tests {
 
     /// The step in plain f64 arithmetic, operator by operator.
     fn reference(
-        input: &[f32],
-        w_ih: &[f32],
-        b_ih: &[f32],
-        h: &[f32],
-        w_hh: &[f32],
-        b_hh: &[f32],
+        (input, w_ih, b_ih): (&[f32], &[f32], &[f32]),
+        (h, w_hh, b_hh): (&[f32], &[f32], &[f32]),
         c: &[f32],
         (batch, features, hidden): (usize, usize, usize),
     ) -> (Vec<f64>, Vec<f64>) {
@@ -369,12 +365,8 @@ mod tests {
             let b_hh = values(gates, 6);
             let c = values(batch * hidden, 7);
             let (want_h, want_c) = reference(
-                &input,
-                &w_ih,
-                &b_ih,
-                &h,
-                &w_hh,
-                &b_hh,
+                (&input, &w_ih, &b_ih),
+                (&h, &w_hh, &b_hh),
                 &c,
                 (batch, features, hidden),
             );
