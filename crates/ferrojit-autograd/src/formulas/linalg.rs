@@ -54,9 +54,141 @@ fn det(input: &FormulaInput) -> Result<Gradients> {
     }
     let a = input.argument(0)?;
     let determinant = recompute1("aten::linalg_det", input)?;
+    if ferrojit_runtime::autograd::is_grad_enabled() {
+        return only_self(
+            input,
+            det_recorded(a, &determinant, input.grad(0)?, &sizes)?,
+        );
+    }
     let factor = as_matrix_scale(&mul(input.grad(0)?, &determinant)?)?;
     let inverse_t = transposed(&inverse_of(&invertible(a, &determinant, &sizes)?)?)?;
     only_self(input, mul(&factor, &inverse_t)?)
+}
+
+/// The recorded `linalg_det` gradient (`create_graph=True`), differentiable again. As
+/// PyTorch's `linalg_det_backward` does under grad mode, the matrices whose determinant is
+/// below 100 machine epsilons in magnitude take the SVD form of the adjugate (its derivative
+/// is not zero there, unlike `grad * det * A^{-T}`'s); the others take `grad * det * A^{-T}`.
+fn det_recorded(
+    a: &IValue,
+    determinant: &IValue,
+    grad: &IValue,
+    sizes: &[usize],
+) -> Result<IValue> {
+    let epsilon = match call::tensor(a)?.dtype() {
+        ferrojit_tensor::DType::Float32 => f64::from(f32::EPSILON),
+        _ => f64::EPSILON,
+    };
+    let near_singular: Vec<bool> = call::tensor(determinant)?
+        .to_f64_vec()
+        .iter()
+        .map(|value| value.abs() < 100.0 * epsilon)
+        .collect();
+    let regular_form = |a: &IValue, determinant: &IValue, grad: &IValue| -> Result<IValue> {
+        let factor = as_matrix_scale(&mul(grad, determinant)?)?;
+        mul(&factor, &transposed(&inverse_of(a)?)?)
+    };
+    if !near_singular.contains(&true) {
+        return regular_form(a, determinant, grad);
+    }
+    if !near_singular.contains(&false) {
+        return adjugate_by_svd(a, grad);
+    }
+    // A mixed batch: each group through its own form (the SVD form's derivative divides by
+    // differences of singular values, which a regular matrix such as the identity may
+    // repeat), then the results put back in batch order.
+    let n = sizes[sizes.len() - 1];
+    let count = near_singular.len();
+    let flat_a = call::reshape(a, &[count, n, n])?;
+    let flat_determinant = call::reshape(determinant, &[count])?;
+    let flat_grad = call::reshape(grad, &[count])?;
+    let positions = |wanted: bool| -> Vec<i64> {
+        (0..count)
+            .filter(|&k| near_singular[k] == wanted)
+            .map(|k| k as i64)
+            .collect()
+    };
+    let (singular, regular) = (positions(true), positions(false));
+    let pick = |value: &IValue, chosen: &[i64]| -> Result<IValue> {
+        let index = call::fresh(ferrojit_tensor::Tensor::from_vec(
+            chosen.to_vec(),
+            &[chosen.len()],
+        )?);
+        call1("aten::index_select", vec![value.clone(), int(0), index])
+    };
+    let singular_part = adjugate_by_svd(&pick(&flat_a, &singular)?, &pick(&flat_grad, &singular)?)?;
+    let regular_part = regular_form(
+        &pick(&flat_a, &regular)?,
+        &pick(&flat_determinant, &regular)?,
+        &pick(&flat_grad, &regular)?,
+    )?;
+    let joined = call1(
+        "aten::cat",
+        vec![call::tensor_list(vec![singular_part, regular_part]), int(0)],
+    )?;
+    // Row k of `joined` holds batch entry `order[k]`; invert that order.
+    let order: Vec<i64> = singular.iter().chain(&regular).copied().collect();
+    let mut back = vec![0i64; count];
+    for (row, &entry) in order.iter().enumerate() {
+        back[entry as usize] = row as i64;
+    }
+    call::reshape(&pick(&joined, &back)?, sizes)
+}
+
+/// `grad` times the adjugate transposed, `U diag(D) Vh` for `A = U diag(S) Vh` with
+/// `D_i = grad * det(U) det(Vh) * prod_{j != i} S_j`: defined for singular matrices too
+/// (Higham's adjugate through the SVD), and built from recorded operations only.
+fn adjugate_by_svd(a: &IValue, grad: &IValue) -> Result<IValue> {
+    let factors = call::call("aten::linalg_svd", vec![a.clone(), IValue::Bool(false)])?;
+    let (u, s, vh) = (&factors[0], &factors[1], &factors[2]);
+    let orientation = mul(
+        &call1("aten::linalg_det", vec![u.clone()])?,
+        &call1("aten::linalg_det", vec![vh.clone()])?,
+    )?;
+    let alpha = call1("aten::unsqueeze", vec![mul(&orientation, grad)?, int(-1)])?;
+    let scaled = mul(&alpha, &products_of_the_others(s)?)?;
+    matmul(
+        &mul(u, &call1("aten::unsqueeze", vec![scaled, int(-2)])?)?,
+        vh,
+    )
+}
+
+/// `out[..., i] = prod_{j != i} values[..., j]` over the last dimension, by products from
+/// the left and from the right (no division, so exact zeros are fine) of recorded
+/// multiplications.
+fn products_of_the_others(values: &IValue) -> Result<IValue> {
+    let n = *call::sizes(values)?.last().unwrap_or(&0);
+    let entry = |k: usize| {
+        call1(
+            "aten::select.int",
+            vec![values.clone(), int(-1), int(k as i64)],
+        )
+    };
+    // before[k] = prod_{j < k}, after[k] = prod_{j > k}; None is the empty product.
+    let mut before: Vec<Option<IValue>> = vec![None];
+    for k in 1..n {
+        let next = match &before[k - 1] {
+            Some(product) => mul(product, &entry(k - 1)?)?,
+            None => entry(k - 1)?,
+        };
+        before.push(Some(next));
+    }
+    let mut after: Vec<Option<IValue>> = vec![None; n];
+    for k in (0..n.saturating_sub(1)).rev() {
+        after[k] = Some(match &after[k + 1] {
+            Some(product) => mul(product, &entry(k + 1)?)?,
+            None => entry(k + 1)?,
+        });
+    }
+    let mut columns = Vec::with_capacity(n);
+    for (left, right) in before.into_iter().zip(after) {
+        columns.push(match (left, right) {
+            (Some(left), Some(right)) => mul(&left, &right)?,
+            (Some(only), None) | (None, Some(only)) => only,
+            (None, None) => call1("aten::ones_like", vec![entry(0)?])?,
+        });
+    }
+    call1("aten::stack", vec![call::tensor_list(columns), int(-1)])
 }
 
 /// `a` with each singular matrix (zero determinant) replaced by the identity, so that the
