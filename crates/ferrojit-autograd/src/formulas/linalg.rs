@@ -67,8 +67,8 @@ fn det(input: &FormulaInput) -> Result<Gradients> {
 
 /// The recorded `linalg_det` gradient (`create_graph=True`), differentiable again. As
 /// PyTorch's `linalg_det_backward` does under grad mode, the matrices whose determinant is
-/// below 100 machine epsilons in magnitude take the SVD form of the adjugate (its derivative
-/// is not zero there, unlike `grad * det * A^{-T}`'s); the others take `grad * det * A^{-T}`.
+/// below 100 machine epsilons in magnitude take the adjugate itself (whose derivative is not
+/// zero there, unlike `grad * det * A^{-T}`'s); the others take `grad * det * A^{-T}`.
 fn det_recorded(
     a: &IValue,
     determinant: &IValue,
@@ -92,11 +92,10 @@ fn det_recorded(
         return regular_form(a, determinant, grad);
     }
     if !near_singular.contains(&false) {
-        return adjugate_by_svd(a, grad);
+        return adjugate_by_recurrence(a, grad);
     }
-    // A mixed batch: each group through its own form (the SVD form's derivative divides by
-    // differences of singular values, which a regular matrix such as the identity may
-    // repeat), then the results put back in batch order.
+    // A mixed batch: each group through its own form (the recurrence loses precision as
+    // the matrices grow, the inverse does not), then the results put back in batch order.
     let n = sizes[sizes.len() - 1];
     let count = near_singular.len();
     let flat_a = call::reshape(a, &[count, n, n])?;
@@ -116,7 +115,8 @@ fn det_recorded(
         )?);
         call1("aten::index_select", vec![value.clone(), int(0), index])
     };
-    let singular_part = adjugate_by_svd(&pick(&flat_a, &singular)?, &pick(&flat_grad, &singular)?)?;
+    let singular_part =
+        adjugate_by_recurrence(&pick(&flat_a, &singular)?, &pick(&flat_grad, &singular)?)?;
     let regular_part = regular_form(
         &pick(&flat_a, &regular)?,
         &pick(&flat_determinant, &regular)?,
@@ -135,60 +135,40 @@ fn det_recorded(
     call::reshape(&pick(&joined, &back)?, sizes)
 }
 
-/// `grad` times the adjugate transposed, `U diag(D) Vh` for `A = U diag(S) Vh` with
-/// `D_i = grad * det(U) det(Vh) * prod_{j != i} S_j`: defined for singular matrices too
-/// (Higham's adjugate through the SVD), and built from recorded operations only.
-fn adjugate_by_svd(a: &IValue, grad: &IValue) -> Result<IValue> {
-    let factors = call::call("aten::linalg_svd", vec![a.clone(), IValue::Bool(false)])?;
-    let (u, s, vh) = (&factors[0], &factors[1], &factors[2]);
-    let orientation = mul(
-        &call1("aten::linalg_det", vec![u.clone()])?,
-        &call1("aten::linalg_det", vec![vh.clone()])?,
+/// `grad` times the adjugate transposed (the cofactor matrix), from the Faddeev-LeVerrier
+/// recurrence `M_1 = I`, `M_{k+1} = A M_k + c_{n-k} I`, `c_{n-k} = -tr(A M_k) / k`, whose
+/// last term gives `adj(A) = (-1)^{n+1} M_n`: matrix products and traces only, so the
+/// result is differentiable again with exact derivatives at singular matrices too.
+/// PyTorch computes the same adjugate through an SVD (Higham's formula); ferrojit's SVD does
+/// not return an orthogonal `U` for a matrix with a zero singular value, which that formula
+/// needs, and a near-singular determinant is the only case that takes this path.
+fn adjugate_by_recurrence(a: &IValue, grad: &IValue) -> Result<IValue> {
+    let sizes = call::sizes(a)?;
+    let n = sizes[sizes.len() - 1];
+    let identity = call1(
+        "aten::eye",
+        vec![
+            int(n as i64),
+            int(call::tensor(a)?.dtype().scalar_type_index()),
+        ],
     )?;
-    let alpha = call1("aten::unsqueeze", vec![mul(&orientation, grad)?, int(-1)])?;
-    let scaled = mul(&alpha, &products_of_the_others(s)?)?;
-    matmul(
-        &mul(u, &call1("aten::unsqueeze", vec![scaled, int(-2)])?)?,
-        vh,
-    )
-}
-
-/// `out[..., i] = prod_{j != i} values[..., j]` over the last dimension, by products from
-/// the left and from the right (no division, so exact zeros are fine) of recorded
-/// multiplications.
-fn products_of_the_others(values: &IValue) -> Result<IValue> {
-    let n = *call::sizes(values)?.last().unwrap_or(&0);
-    let entry = |k: usize| {
-        call1(
-            "aten::select.int",
-            vec![values.clone(), int(-1), int(k as i64)],
-        )
-    };
-    // before[k] = prod_{j < k}, after[k] = prod_{j > k}; None is the empty product.
-    let mut before: Vec<Option<IValue>> = vec![None];
+    let mut term = identity.clone();
     for k in 1..n {
-        let next = match &before[k - 1] {
-            Some(product) => mul(product, &entry(k - 1)?)?,
-            None => entry(k - 1)?,
-        };
-        before.push(Some(next));
+        let product = matmul(a, &term)?;
+        let trace = call::sum_dims(
+            &call1(
+                "aten::diagonal",
+                vec![product.clone(), int(0), int(-2), int(-1)],
+            )?,
+            &[-1],
+            false,
+        )?;
+        let coefficient = as_matrix_scale(&call::scale(&trace, -1.0 / k as f64)?)?;
+        term = call::add(&product, &mul(&coefficient, &identity)?)?;
     }
-    let mut after: Vec<Option<IValue>> = vec![None; n];
-    for k in (0..n.saturating_sub(1)).rev() {
-        after[k] = Some(match &after[k + 1] {
-            Some(product) => mul(product, &entry(k + 1)?)?,
-            None => entry(k + 1)?,
-        });
-    }
-    let mut columns = Vec::with_capacity(n);
-    for (left, right) in before.into_iter().zip(after) {
-        columns.push(match (left, right) {
-            (Some(left), Some(right)) => mul(&left, &right)?,
-            (Some(only), None) | (None, Some(only)) => only,
-            (None, None) => call1("aten::ones_like", vec![entry(0)?])?,
-        });
-    }
-    call1("aten::stack", vec![call::tensor_list(columns), int(-1)])
+    let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
+    let cofactors = transposed(&call::scale(&term, sign)?)?;
+    mul(&as_matrix_scale(grad)?, &cofactors)
 }
 
 /// `a` with each singular matrix (zero determinant) replaced by the identity, so that the
