@@ -1,7 +1,7 @@
-//! The general eigendecomposition's gradient through its eigenvalues (`linalg_eigvals`, and
-//! `linalg_eig` when only the eigenvalues reach the loss): with `A = V diag(L) V^{-1}`,
-//! `gA = V^{-H} diag(gL) V^H` (PyTorch's `linalg_eig_backward` with no eigenvector
-//! gradient), its real part for a real `A`.
+//! The general eigendecomposition's gradient (`linalg_eigvals`, `linalg_eig`), after
+//! PyTorch's `linalg_eig_backward`: with `A = V diag(L) V^{-1}`, `gA = V^{-H} inner V^H`,
+//! `inner` the eigenvalue gradient on the diagonal and the eigenvector gradient's
+//! gauge-invariant part off it; its real part for a real `A`.
 
 use ferrojit_runtime::{IValue, Result};
 
@@ -45,17 +45,78 @@ fn complex_solve(a: &IValue, b: &IValue) -> Result<IValue> {
     call1("aten::complex", vec![part(0)?, part(rows)?])
 }
 
-/// `V^{-H} diag(gL) V^H` for the eigenvectors of `a` (recomputed) and the eigenvalue
-/// gradient `grad`.
-fn through_eigenvalues(input: &FormulaInput, grad: &IValue) -> Result<Gradients> {
+/// `V^{-H} inner V^H`, with `inner = diag(gL)` plus, when the eigenvectors have a gradient,
+/// PyTorch's `linalg_eig_backward` term for it:
+/// `(V^H gV - V^H V diag(Re(diag(V^H gV)))) / E` off the diagonal, with
+/// `E[i, j] = conj(L[j]) - conj(L[i])`. The eigenvectors are unit vectors fixed only up to a
+/// phase each, so a loss is well defined only if it does not depend on those phases; as in
+/// PyTorch, a gradient whose `diag(V^H gV)` has an imaginary part beyond 1e-2 is refused.
+/// The real part of the result for a real `A`.
+fn eig_backward(
+    input: &FormulaInput,
+    grad_values: &IValue,
+    grad_vectors: Option<&IValue>,
+) -> Result<Gradients> {
     let a = input.argument(0)?;
     let factors = call("aten::linalg_eig", vec![a.clone()])?;
-    let vectors = factors
-        .get(1)
-        .ok_or_else(|| refuse("linalg_eig returned no eigenvectors"))?;
+    let (values, vectors) = match factors.as_slice() {
+        [values, vectors, ..] => (values, vectors),
+        _ => return Err(refuse("linalg_eig returned no eigenvectors")),
+    };
     let vectors_h = adjoint(vectors)?;
-    let scaled = matmul(&call::unary("aten::diag_embed", grad)?, &vectors_h)?;
-    let mut gradient = complex_solve(&vectors_h, &scaled)?;
+    let diagonal = |value: &IValue| {
+        call1(
+            "aten::diagonal",
+            vec![
+                value.clone(),
+                IValue::Int(0),
+                IValue::Int(-2),
+                IValue::Int(-1),
+            ],
+        )
+    };
+    let as_complex = |real: &IValue| {
+        let zeros = call::unary("aten::zeros_like", real)?;
+        call1("aten::complex", vec![real.clone(), zeros])
+    };
+    let mut inner = call::unary("aten::diag_embed", &as_complex_if_real(grad_values)?)?;
+    if let Some(grad_vectors) = grad_vectors {
+        let projected = matmul(&vectors_h, grad_vectors)?;
+        let on_diagonal = diagonal(&projected)?;
+        let phase_part = call::unary("aten::imag", &on_diagonal)?;
+        let largest = call1("aten::max", vec![call::unary("aten::abs", &phase_part)?])?;
+        if call::tensor(&largest)?.item()?.to_f64() > 1e-2 {
+            return Err(refuse(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to \
+                 multiplication by e^{i phi}. The specified loss function depends on this \
+                 quantity, so it is ill-defined.",
+            ));
+        }
+        // Keeps each eigenvector's norm: removes the component along V diag(Re(diag)).
+        let norm_part = as_complex(&call::unary("aten::real", &on_diagonal)?)?;
+        let along = matmul(
+            &vectors_h,
+            &matmul(vectors, &call::unary("aten::diag_embed", &norm_part)?)?,
+        )?;
+        let projected = call::sub(&projected, &along)?;
+        let conjugates = call::unary("aten::conj_physical", values)?;
+        let unsqueeze = |value: &IValue, dim: i64| {
+            call1("aten::unsqueeze", vec![value.clone(), IValue::Int(dim)])
+        };
+        // E with ones on its diagonal (those entries are replaced below).
+        let ones = call::unary("aten::diag_embed", &call::unary("aten::ones_like", values)?)?;
+        let gaps = call::add(
+            &call::sub(&unsqueeze(&conjugates, -2)?, &unsqueeze(&conjugates, -1)?)?,
+            &ones,
+        )?;
+        let quotient = call::div(&projected, &gaps)?;
+        let off_diagonal = call::sub(
+            &quotient,
+            &call::unary("aten::diag_embed", &diagonal(&quotient)?)?,
+        )?;
+        inner = call::add(&inner, &off_diagonal)?;
+    }
+    let mut gradient = complex_solve(&vectors_h, &matmul(&inner, &vectors_h)?)?;
     if !input.dtype(0)?.is_complex() {
         gradient = call::unary("aten::real", &gradient)?;
     }
@@ -64,23 +125,27 @@ fn through_eigenvalues(input: &FormulaInput, grad: &IValue) -> Result<Gradients>
     Ok(out)
 }
 
-fn eigvals(input: &FormulaInput) -> Result<Gradients> {
-    through_eigenvalues(input, input.grad(0)?)
+/// A real eigenvalue gradient (it is complex whenever the eigenvalues are) as complex.
+fn as_complex_if_real(value: &IValue) -> Result<IValue> {
+    if call::tensor(value)?.dtype().is_complex() {
+        return Ok(value.clone());
+    }
+    let zeros = call::unary("aten::zeros_like", value)?;
+    call1("aten::complex", vec![value.clone(), zeros])
 }
 
-/// `linalg_eig(A) -> (L, V)`: the eigenvectors' phase is arbitrary, so only a loss that
-/// reaches them through gauge-invariant functions is meaningful; PyTorch checks that, and
-/// ferrojit supports the eigenvalue gradient only (a nonzero eigenvector gradient is refused).
+fn eigvals(input: &FormulaInput) -> Result<Gradients> {
+    eig_backward(input, input.grad(0)?, None)
+}
+
+/// `linalg_eig(A) -> (L, V)`: the eigenvector gradient joins when it is not all zeros (an
+/// eigenvalue-only loss leaves it zero, and the result is the same without it).
 fn eig(input: &FormulaInput) -> Result<Gradients> {
     let vectors_grad = input.grad(1)?;
     let magnitude = call::unary("aten::abs", vectors_grad)?;
     let largest = call1("aten::max", vec![magnitude])?;
-    if call::tensor(&largest)?.item()?.to_f64() != 0.0 {
-        return Err(refuse(
-            "linalg_eig: the gradient through the eigenvectors is not supported",
-        ));
-    }
-    through_eigenvalues(input, input.grad(0)?)
+    let used = call::tensor(&largest)?.item()?.to_f64() != 0.0;
+    eig_backward(input, input.grad(0)?, used.then_some(vectors_grad))
 }
 
 formula_table![
