@@ -1,5 +1,5 @@
 //! Operators between real and complex tensors (`view_as_real`, `view_as_complex`, `complex`,
-//! `imag`, `polar`, `conj`). Gradients follow PyTorch's convention for a real loss `L`: the
+//! `imag`, `polar`, `conj`) and the non-holomorphic `angle` and `sgn`. Gradients follow PyTorch's convention for a real loss `L`: the
 //! gradient of a complex tensor `z` is `dL/dRe(z) + i dL/dIm(z)`, and a real tensor's is the
 //! real part of what reaches it.
 
@@ -87,6 +87,71 @@ fn conj(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// The parts `(x, y)` of complex `z`, `r² = x² + y²`, and `r²` with its zeros replaced by
+/// one (so that the masked-out quotients stay finite, also in a double backward).
+fn polar_parts(z: &IValue) -> Result<(IValue, IValue, IValue, IValue)> {
+    let (x, y) = (real_part(z)?, imaginary_part(z)?);
+    let squared = call::add(&mul(&x, &x)?, &mul(&y, &y)?)?;
+    let at_zero = call::compare_scalar("aten::eq.Scalar", &squared, 0.0)?;
+    let safe = call1(
+        "aten::where.ScalarSelf",
+        vec![at_zero.clone(), call::float(1.0), squared],
+    )?;
+    Ok((x, y, safe, at_zero))
+}
+
+/// Zero where `at_zero`, else `value`.
+fn zero_at(at_zero: &IValue, value: &IValue) -> Result<IValue> {
+    call1(
+        "aten::where.ScalarSelf",
+        vec![at_zero.clone(), call::float(0.0), value.clone()],
+    )
+}
+
+/// `angle(z)`: PyTorch's `angle_backward`, `grad * i z / |z|²` (zero at `z = 0`) for complex
+/// `z`; zeros for real input, where the angle is piecewise constant.
+fn angle(input: &FormulaInput) -> Result<Gradients> {
+    let z = input.argument(0)?;
+    let grad = input.grad(0)?;
+    let mut out = input.none();
+    if !input.dtype(0)?.is_complex() {
+        out[0] = Some(call::scale(grad, 0.0)?);
+        return Ok(out);
+    }
+    let (x, y, squared, at_zero) = polar_parts(z)?;
+    let scaled = call::div(grad, &squared)?;
+    let real = zero_at(&at_zero, &call::neg(&mul(&scaled, &y)?)?)?;
+    let imaginary = zero_at(&at_zero, &mul(&scaled, &x)?)?;
+    out[0] = Some(complex_of(&real, &imaginary)?);
+    Ok(out)
+}
+
+/// `sgn(z) = z / |z|`: for complex `z`, PyTorch's `sgn_backward`,
+/// `(grad - Re(grad conj(s)) s) / |z|` with `s = sgn(z)`, zero at `z = 0`; zeros for real
+/// input (piecewise constant).
+fn sgn(input: &FormulaInput) -> Result<Gradients> {
+    let z = input.argument(0)?;
+    let grad = input.grad(0)?;
+    let mut out = input.none();
+    if !input.dtype(0)?.is_complex() {
+        out[0] = Some(call::scale(grad, 0.0)?);
+        return Ok(out);
+    }
+    let (x, y, squared, at_zero) = polar_parts(z)?;
+    let modulus = call::unary("aten::sqrt", &squared)?;
+    let (sx, sy) = (call::div(&x, &modulus)?, call::div(&y, &modulus)?);
+    let (gx, gy) = (real_part(grad)?, imaginary_part(grad)?);
+    let along = call::add(&mul(&gx, &sx)?, &mul(&gy, &sy)?)?;
+    let part = |g: &IValue, s: &IValue| -> Result<IValue> {
+        zero_at(
+            &at_zero,
+            &call::div(&call::sub(g, &mul(&along, s)?)?, &modulus)?,
+        )
+    };
+    out[0] = Some(complex_of(&part(&gx, &sx)?, &part(&gy, &sy)?)?);
+    Ok(out)
+}
+
 formula_table![
     (
         "aten::view_as_real",
@@ -105,4 +170,6 @@ formula_table![
     ("aten::polar", "PolarBackward0", polar, &[0, 1]),
     ("aten::conj", "ConjBackward0", conj, &[]),
     ("aten::conj_physical", "ConjPhysicalBackward0", conj, &[]),
+    ("aten::angle", "AngleBackward0", angle, &[0]),
+    ("aten::sgn", "SgnBackward0", sgn, &[0]),
 ];

@@ -6,6 +6,26 @@ use ferrojit_runtime::{IValue, Result};
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, mask_like, mul, scale, sum_to};
 
+/// `value` conjugated when complex: PyTorch's gradients of holomorphic functions are the
+/// upstream gradient times the conjugate of the derivative (the conjugate Wirtinger
+/// convention), so a complex derivative enters conjugated. Real values pass unchanged.
+pub(super) fn conjugated(value: IValue) -> Result<IValue> {
+    if call::tensor(&value)?.dtype().is_complex() {
+        call::unary("aten::conj_physical", &value)
+    } else {
+        Ok(value)
+    }
+}
+
+/// A complex gradient of a real argument keeps its real part (PyTorch's `handle_r_to_c`).
+fn real_for_real_argument(input: &FormulaInput, index: usize, gradient: IValue) -> Result<IValue> {
+    if !input.dtype(index)?.is_complex() && call::tensor(&gradient)?.dtype().is_complex() {
+        call::unary("aten::real", &gradient)
+    } else {
+        Ok(gradient)
+    }
+}
+
 fn alpha_of(input: &FormulaInput, index: usize) -> Result<f64> {
     input.number(index)
 }
@@ -81,10 +101,14 @@ fn mul_tensor(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
     if input.needs(0) {
-        out[0] = Some(sum_to(&mul(grad, input.argument(1)?)?, &input.sizes(0)?)?);
+        let gradient = mul(grad, &conjugated(input.argument(1)?.clone())?)?;
+        let gradient = real_for_real_argument(input, 0, gradient)?;
+        out[0] = Some(sum_to(&gradient, &input.sizes(0)?)?);
     }
     if input.needs(1) {
-        out[1] = Some(sum_to(&mul(grad, input.argument(0)?)?, &input.sizes(1)?)?);
+        let gradient = mul(grad, &conjugated(input.argument(0)?.clone())?)?;
+        let gradient = real_for_real_argument(input, 1, gradient)?;
+        out[1] = Some(sum_to(&gradient, &input.sizes(1)?)?);
     }
     Ok(out)
 }
@@ -100,12 +124,16 @@ fn div_tensor(input: &FormulaInput) -> Result<Gradients> {
     let other = input.argument(1)?;
     let mut out = input.none();
     if input.needs(0) {
-        out[0] = Some(sum_to(&call::div(grad, other)?, &input.sizes(0)?)?);
+        let gradient = call::div(grad, &conjugated(other.clone())?)?;
+        let gradient = real_for_real_argument(input, 0, gradient)?;
+        out[0] = Some(sum_to(&gradient, &input.sizes(0)?)?);
     }
     if input.needs(1) {
-        // -grad * self / other²
-        let quotient = call::div(&mul(grad, input.argument(0)?)?, &mul(other, other)?)?;
-        out[1] = Some(sum_to(&call::neg(&quotient)?, &input.sizes(1)?)?);
+        // -grad * conj(self / other²)
+        let quotient = call::div(input.argument(0)?, &mul(other, other)?)?;
+        let gradient = call::neg(&mul(grad, &conjugated(quotient)?)?)?;
+        let gradient = real_for_real_argument(input, 1, gradient)?;
+        out[1] = Some(sum_to(&gradient, &input.sizes(1)?)?);
     }
     Ok(out)
 }
@@ -130,15 +158,15 @@ fn pow_scalar(input: &FormulaInput) -> Result<Gradients> {
         scale(grad, 0.0)?
     } else {
         let power = call::pow_scalar(input.argument(0)?, exponent - 1.0)?;
-        mul(grad, &scale(&power, exponent)?)?
+        mul(grad, &conjugated(scale(&power, exponent)?)?)?
     });
     Ok(out)
 }
 
-/// `grad * f(self)` for a unary op whose derivative is `f`.
+/// `grad * conj(f(self))` for a unary op whose derivative is `f`.
 fn unary_times(input: &FormulaInput, derivative: IValue) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(mul(input.grad(0)?, &derivative)?);
+    out[0] = Some(mul(input.grad(0)?, &conjugated(derivative)?)?);
     Ok(out)
 }
 
@@ -148,14 +176,17 @@ fn exp(input: &FormulaInput) -> Result<Gradients> {
 
 fn log(input: &FormulaInput) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(call::div(input.grad(0)?, input.argument(0)?)?);
+    out[0] = Some(call::div(
+        input.grad(0)?,
+        &conjugated(input.argument(0)?.clone())?,
+    )?);
     Ok(out)
 }
 
 fn sqrt(input: &FormulaInput) -> Result<Gradients> {
     let root = call::unary("aten::sqrt", input.argument(0)?)?;
     let mut out = input.none();
-    out[0] = Some(call::div(input.grad(0)?, &scale(&root, 2.0)?)?);
+    out[0] = Some(call::div(input.grad(0)?, &conjugated(scale(&root, 2.0)?)?)?);
     Ok(out)
 }
 

@@ -9,20 +9,21 @@ use std::f64::consts::{LN_10, LN_2, PI};
 
 use ferrojit_runtime::{IValue, Result};
 
+use super::pointwise::conjugated;
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, add_scalar, call1, div, mul, neg, pow_scalar, rsub_scalar, scale};
 
-/// `grad * derivative` for argument 0.
+/// `grad * conj(derivative)` for argument 0 (conjugate Wirtinger for complex input).
 fn times(input: &FormulaInput, derivative: IValue) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(mul(input.grad(0)?, &derivative)?);
+    out[0] = Some(mul(input.grad(0)?, &conjugated(derivative)?)?);
     Ok(out)
 }
 
-/// `grad / denominator` for argument 0.
+/// `grad / conj(denominator)` for argument 0.
 fn over(input: &FormulaInput, denominator: IValue) -> Result<Gradients> {
     let mut out = input.none();
-    out[0] = Some(div(input.grad(0)?, &denominator)?);
+    out[0] = Some(div(input.grad(0)?, &conjugated(denominator)?)?);
     Ok(out)
 }
 
@@ -34,8 +35,12 @@ fn squared(value: &IValue) -> Result<IValue> {
     mul(value, value)
 }
 
+/// `abs`: `grad * sgn(self)`, not conjugated (for complex input `|z|` is not holomorphic
+/// and `z / |z|` is already PyTorch's gradient direction).
 fn abs(input: &FormulaInput) -> Result<Gradients> {
-    times(input, call::unary("aten::sgn", x(input)?)?)
+    let mut out = input.none();
+    out[0] = Some(mul(input.grad(0)?, &call::unary("aten::sgn", x(input)?)?)?);
+    Ok(out)
 }
 
 fn expm1(input: &FormulaInput) -> Result<Gradients> {

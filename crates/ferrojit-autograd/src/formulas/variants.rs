@@ -1,7 +1,7 @@
 //! Derivatives of operators that are another operator in a different form: the `*_copy`
 //! forms of the views and the `unsafe_*` splits (the view's formula, same arguments),
 //! `native_layer_norm`/`native_group_norm`, `var_mean`/`std_mean`, `msort`, `float_power`,
-//! and a few small ones PyTorch writes as compositions (`positive`, `sgn`, `repeat`/`tile`,
+//! and a few small ones PyTorch writes as compositions (`positive`, `repeat`/`tile`,
 //! `sum_to_size`, `addmv`, `addr`, `inner`, `dist`, `logaddexp2`, `copysign`, `ldexp`,
 //! `diag_embed`, `diagflat`, `renorm`, `diagonal_scatter`, `nextafter`,
 //! `cov`, `corrcoef`).
@@ -239,13 +239,6 @@ fn var_mean(input: &FormulaInput) -> Result<Gradients> {
 
 fn std_mean(input: &FormulaInput) -> Result<Gradients> {
     spread_and_mean(input, "aten::std")
-}
-
-/// `sgn` of a real tensor is piecewise constant: zero gradient.
-fn sgn(input: &FormulaInput) -> Result<Gradients> {
-    let mut out = input.none();
-    out[0] = Some(call::scale(input.grad(0)?, 0.0)?);
-    Ok(out)
 }
 
 /// `sum_to_size(self, size)`: the gradient expanded back to `self`.
@@ -730,7 +723,6 @@ formula_table![
         std_mean_correction,
         &[0]
     ),
-    ("aten::sgn", "SgnBackward0", sgn, &[]),
     ("aten::sum_to_size", "SumToSizeBackward0", sum_to_size, &[]),
     ("aten::repeat", "RepeatBackward0", repeat, &[]),
     ("aten::tile", "RepeatBackward0", tile, &[]),

@@ -2,7 +2,7 @@
 //! elements (`broadcast_to`, `atleast_*d`, `constant_pad_nd`, `as_strided`, `flip`, `roll`,
 //! `rot90`, `narrow`, `movedim`, `ravel`, `unflatten`, `diag`, `diagonal`, `trace`,
 //! `tril`/`triu`, `unfold`, `repeat_interleave`, `fftshift`), plus the operators that are
-//! the identity or a constant on real tensors (`to`, `real`, `angle`, `fill`,
+//! the identity or a constant on real tensors (`to`, `real`, `fill`,
 //! `nan_to_num`). The gradient is moved back the inverse way.
 
 use ferrojit_runtime::{IValue, Result};
@@ -455,7 +455,6 @@ formula_table![
     ("aten::resolve_conj", "AliasBackward0", identity, &[]),
     ("aten::resolve_neg", "AliasBackward0", identity, &[]),
     ("aten::real", "RealBackward0", identity, &[]),
-    ("aten::angle", "AngleBackward0", zero, &[]),
     ("aten::fill.Scalar", "FillBackward0", zero, &[]),
     ("aten::zero_", "ZeroBackward0", zero, &[]),
     ("aten::fill.Tensor", "FillBackward1", fill_tensor, &[]),
