@@ -1,6 +1,7 @@
 //! `stft`'s gradient: the transform is rebuilt from differentiable real operators (frames
 //! cut by `unfold`, windowed, then multiplied by the cosine and sine tables of the discrete
-//! Fourier transform; `complex` joins the parts of a complex result) and differentiated
+//! Fourier transform; `complex` joins the parts of a complex result; with align_to_window
+//! the frames are `win_length` long and padded) and differentiated
 //! through that composition. PyTorch differentiates its own decomposition the same way.
 
 use std::f64::consts::PI;
@@ -62,11 +63,9 @@ fn stft(input: &FormulaInput) -> Result<Gradients> {
     let normalized = input.argument(5)?.to_bool()?;
     let onesided = optional_bool(input.argument(6)?, true)?;
     let complex_result = optional_bool(input.argument(7)?, false)?;
-    if optional_bool(input.argument(8)?, false)? {
-        return Err(refuse(
-            "stft: the gradient with align_to_window=True is not supported",
-        ));
-    }
+    // align_to_window (center=False only): each frame's window covers the `win_length`
+    // samples from the frame's start, not the middle of an `n_fft` frame.
+    let aligned = optional_bool(input.argument(8)?, false)? && win_length < n_fft;
     if n_fft <= 0 || hop <= 0 || win_length <= 0 || win_length > n_fft {
         return Err(refuse(format!(
             "stft: expected 0 < n_fft, 0 < hop_length and 0 < win_length <= n_fft, but got \
@@ -86,6 +85,29 @@ fn stft(input: &FormulaInput) -> Result<Gradients> {
             |sample: usize, bin: usize| 2.0 * PI * ((sample * bin) % length) as f64 / length as f64;
         let cosines = table(length, bins, dtype, |sample, bin| angle(sample, bin).cos())?;
         let sines = table(length, bins, dtype, |sample, bin| angle(sample, bin).sin())?;
+        if aligned {
+            // Frames of `win_length`, windowed, then zero-padded to `n_fft` around the middle
+            // (where a centred window would sit).
+            let frames = call1(
+                "aten::unfold",
+                vec![arguments[0].clone(), int(-1), int(win_length), int(hop)],
+            )?;
+            let windowed = if arguments[4].is_none() {
+                frames
+            } else {
+                let window = call1(
+                    "aten::reshape",
+                    vec![arguments[4].clone(), ints(&[win_length])],
+                )?;
+                call::mul(&frames, &window)?
+            };
+            let left = (n_fft - win_length) / 2;
+            let padded = call1(
+                "aten::constant_pad_nd",
+                vec![windowed, ints(&[left, n_fft - win_length - left])],
+            )?;
+            return transform_frames(&padded, &cosines, &sines, complex_result, normalized, n_fft);
+        }
         let frames = call1(
             "aten::unfold",
             vec![arguments[0].clone(), int(-1), int(n_fft), int(hop)],
@@ -108,23 +130,44 @@ fn stft(input: &FormulaInput) -> Result<Gradients> {
                 call::mul(&frames, &padded)?
             }
         };
-        let real = matmul(&windowed, &cosines)?;
-        let imaginary = neg(&matmul(&windowed, &sines)?)?;
-        let mut result = if complex_result {
-            let values = call1("aten::complex", vec![real, imaginary])?;
-            transpose(&values, -2, -1)?
-        } else {
-            let pairs = call1(
-                "aten::stack",
-                vec![tensor_list(vec![real, imaginary]), int(-1)],
-            )?;
-            transpose(&pairs, -3, -2)?
-        };
-        if normalized {
-            result = scale(&result, 1.0 / (n_fft as f64).sqrt())?;
-        }
-        Ok(vec![result])
+        transform_frames(
+            &windowed,
+            &cosines,
+            &sines,
+            complex_result,
+            normalized,
+            n_fft,
+        )
     })
+}
+
+/// The discrete Fourier transform of windowed frames (`[..., frames, n_fft]`) through the
+/// cosine and sine tables, as stft lays it out: `[..., bins, frames]` complex, or
+/// `[..., bins, frames, 2]` real.
+fn transform_frames(
+    windowed: &IValue,
+    cosines: &IValue,
+    sines: &IValue,
+    complex_result: bool,
+    normalized: bool,
+    n_fft: i64,
+) -> Result<Vec<IValue>> {
+    let real = matmul(windowed, cosines)?;
+    let imaginary = neg(&matmul(windowed, sines)?)?;
+    let mut result = if complex_result {
+        let values = call1("aten::complex", vec![real, imaginary])?;
+        transpose(&values, -2, -1)?
+    } else {
+        let pairs = call1(
+            "aten::stack",
+            vec![tensor_list(vec![real, imaginary]), int(-1)],
+        )?;
+        transpose(&pairs, -3, -2)?
+    };
+    if normalized {
+        result = scale(&result, 1.0 / (n_fft as f64).sqrt())?;
+    }
+    Ok(vec![result])
 }
 
 /// The window of `win_length` (ones when absent) zero-padded to `n_fft`, centred.
@@ -165,7 +208,7 @@ fn overlap_add(frames: &IValue, count: usize, n_fft: i64, hop: i64) -> Result<IV
 }
 
 /// `istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
-/// return_complex)` with a real result: the inverse transform of each frame, windowed,
+/// return_complex)`: the inverse transform of each frame, windowed,
 /// overlap-added and divided by the overlap-added squared window, as PyTorch computes it.
 fn istft(input: &FormulaInput) -> Result<Gradients> {
     let n_fft = input.int(1)?;
@@ -185,11 +228,8 @@ fn istft(input: &FormulaInput) -> Result<Gradients> {
     let (bins, count) = (sizes[rank - 2], sizes[rank - 1]);
     let onesided = optional_bool(input.argument(7)?, bins as i64 != n_fft)?;
     let length = input.argument(8)?;
-    if optional_bool(input.argument(9)?, false)? {
-        return Err(refuse(
-            "istft: the gradient of a complex result (return_complex=True) is not supported",
-        ));
-    }
+    // A complex result (two-sided input only) keeps the inverse transform's imaginary part.
+    let complex_result = optional_bool(input.argument(9)?, false)?;
     let length = if length.is_none() {
         None
     } else {
@@ -214,7 +254,11 @@ fn istft(input: &FormulaInput) -> Result<Gradients> {
                 "aten::fft_ifft",
                 vec![spectra, int(n_fft), int(-1), IValue::None],
             )?;
-            call::unary("aten::real", &inverse)?
+            if complex_result {
+                inverse
+            } else {
+                call::unary("aten::real", &inverse)?
+            }
         };
         let window = full_window(&arguments[4], n_fft, win_length, real_dtype)?;
         let signal = overlap_add(&call::mul(&frames, &window)?, count, n_fft, hop)?;
