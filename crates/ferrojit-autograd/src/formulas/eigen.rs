@@ -9,8 +9,10 @@ use super::support::refuse;
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, call, call1, matmul, tensor_list};
 
+/// The conjugate transpose, as `conj_physical(transpose)`: in a recorded backward these two
+/// differentiate correctly for complex values, where `mH`'s formula is `mT`'s.
 fn adjoint(value: &IValue) -> Result<IValue> {
-    call::unary("aten::mH", value)
+    call::unary("aten::conj_physical", &call::transpose(value, -2, -1)?)
 }
 
 /// `A^{-1} B` for complex `A` and `B` through the real system of twice the size

@@ -1,7 +1,9 @@
-//! Matrix products: `mm`, `bmm`, `addmm`, `matmul`, `linear`.
+//! Matrix products: `mm`, `bmm`, `addmm`, `matmul`, `linear`. For complex `mm`, `bmm` and
+//! `matmul` the other factor enters conjugated (`grad @ B^H`, `A^H @ grad`), as in PyTorch.
 
 use ferrojit_runtime::{IValue, Result};
 
+use super::pointwise::conjugated;
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, int, matmul, mm, reshape, scale, sum_to, transpose};
 
@@ -9,10 +11,10 @@ fn mm_formula(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
     if input.needs(0) {
-        out[0] = Some(mm(grad, &call::t(input.argument(1)?)?)?);
+        out[0] = Some(mm(grad, &conjugated(call::t(input.argument(1)?)?)?)?);
     }
     if input.needs(1) {
-        out[1] = Some(mm(&call::t(input.argument(0)?)?, grad)?);
+        out[1] = Some(mm(&conjugated(call::t(input.argument(0)?)?)?, grad)?);
     }
     Ok(out)
 }
@@ -21,11 +23,11 @@ fn bmm(input: &FormulaInput) -> Result<Gradients> {
     let grad = input.grad(0)?;
     let mut out = input.none();
     if input.needs(0) {
-        let other = transpose(input.argument(1)?, 1, 2)?;
+        let other = conjugated(transpose(input.argument(1)?, 1, 2)?)?;
         out[0] = Some(call1("aten::bmm", vec![grad.clone(), other])?);
     }
     if input.needs(1) {
-        let this = transpose(input.argument(0)?, 1, 2)?;
+        let this = conjugated(transpose(input.argument(0)?, 1, 2)?)?;
         out[1] = Some(call1("aten::bmm", vec![this, grad.clone()])?);
     }
     Ok(out)
@@ -80,12 +82,12 @@ fn matmul_formula(input: &FormulaInput) -> Result<Gradients> {
     }
     let mut out = input.none();
     if input.needs(0) {
-        let full = matmul(&grad, &transpose(&b_matrix, -1, -2)?)?;
+        let full = matmul(&grad, &conjugated(transpose(&b_matrix, -1, -2)?)?)?;
         let target: Vec<usize> = call::sizes(&a_matrix)?;
         out[0] = Some(reshape(&sum_to(&full, &target)?, &a_sizes)?);
     }
     if input.needs(1) {
-        let full = matmul(&transpose(&a_matrix, -1, -2)?, &grad)?;
+        let full = matmul(&conjugated(transpose(&a_matrix, -1, -2)?)?, &grad)?;
         let target: Vec<usize> = call::sizes(&b_matrix)?;
         out[1] = Some(reshape(&sum_to(&full, &target)?, &b_sizes)?);
     }
