@@ -6,6 +6,7 @@
 
 use ferrojit_runtime::{IValue, Result};
 
+use super::pointwise::conjugated;
 use super::support::{recompute, recompute1};
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, int, matmul, mul, neg, sum_to};
@@ -241,10 +242,14 @@ fn solve(input: &FormulaInput, name: &str) -> Result<Gradients> {
     };
     let grad = column(input.grad(0)?)?;
     let x = column(&result)?;
-    let grad_b = call1("aten::linalg_solve", vec![transposed(a)?, grad])?;
+    // Conjugate transposes for complex A and B (gB = A^{-H} grad, gA = -gB X^H).
+    let grad_b = call1(
+        "aten::linalg_solve",
+        vec![conjugated(transposed(a)?)?, grad],
+    )?;
     let mut out = input.none();
     if input.needs(0) {
-        let grad_a = neg(&matmul(&grad_b, &transposed(&x)?)?)?;
+        let grad_a = neg(&matmul(&grad_b, &conjugated(transposed(&x)?)?)?)?;
         out[0] = Some(sum_to(&grad_a, &a_sizes)?);
     }
     if input.needs(1) {

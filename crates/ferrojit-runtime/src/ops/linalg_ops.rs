@@ -38,11 +38,63 @@ fn logdet(a: Input) -> Result<Tensor> {
 }
 
 fn solve(a: Input, b: Input, left: bool) -> Result<Tensor> {
+    if a.dtype().is_complex() && a.dtype() == b.dtype() {
+        return Ok(complex_solve_ex(&a, &b, left, true)?.0);
+    }
     Ok(la::solve(&a, &b, left)?)
 }
 
 fn solve_ex(a: Input, b: Input, left: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
+    if a.dtype().is_complex() && a.dtype() == b.dtype() {
+        return complex_solve_ex(&a, &b, left, check_errors);
+    }
     Ok(la::solve_ex(&a, &b, left, check_errors)?)
+}
+
+/// Complex `A X = B` (`X A = B` when not `left`) through the real system of twice the size,
+/// `[[P, -Q], [Q, P]] [Xr; Xi] = [Br; Bi]` for `A = P + iQ`, which the real LU kernel
+/// solves; a singular `A` makes that system singular too, so the kernel's errors carry over.
+fn complex_solve_ex(
+    a: &Tensor,
+    b: &Tensor,
+    left: bool,
+    check_errors: bool,
+) -> Result<(Tensor, Tensor)> {
+    let a_sizes = a.sizes().to_vec();
+    if a_sizes.len() < 2 {
+        // The kernel names the problem.
+        return Ok(la::solve_ex(a, b, left, check_errors)?);
+    }
+    let n = a_sizes[a_sizes.len() - 1] as i64;
+    let vector = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes() == &a_sizes[..a.dim() - 1]);
+    // X A = B is A^T X^T = B^T (a vector is the same either way).
+    let (a, b) = if left {
+        (a.clone(), b.clone())
+    } else if vector {
+        (a.transpose(-2, -1)?.contiguous(), b.clone())
+    } else {
+        (
+            a.transpose(-2, -1)?.contiguous(),
+            b.transpose(-2, -1)?.contiguous(),
+        )
+    };
+    let (p, q) = (a.real_part()?, a.imaginary_part()?);
+    let top = ferrojit_tensor::cat(&[p.clone(), q.neg()?], -1)?;
+    let bottom = ferrojit_tensor::cat(&[q, p], -1)?;
+    let system = ferrojit_tensor::cat(&[top, bottom], -2)?;
+    let rows = if vector { -1 } else { -2 };
+    let rhs = ferrojit_tensor::cat(&[b.real_part()?, b.imaginary_part()?], rows)?;
+    let (solution, info) = la::solve_ex(&system, &rhs, true, check_errors)?;
+    let x = Tensor::complex(
+        &solution.narrow(rows, 0, n)?.contiguous(),
+        &solution.narrow(rows, n, n)?.contiguous(),
+    )?;
+    let x = if left || vector {
+        x
+    } else {
+        x.transpose(-2, -1)?.contiguous()
+    };
+    Ok((x, info))
 }
 
 fn linalg_cholesky(a: Input, upper: bool) -> Result<Tensor> {
