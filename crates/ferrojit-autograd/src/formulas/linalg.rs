@@ -1,8 +1,9 @@
-//! Matrix functions of real (batched) square matrices: inverse, determinant and its
-//! logarithms, linear solves, Cholesky solves and inverses, after PyTorch's
-//! derivatives.yaml (`linalg_inv`, `linalg_det_backward`, `slogdet_backward`,
-//! `linalg_solve_backward`, `cholesky_solve_backward`, `cholesky_inverse_backward`). The
-//! forward result a formula needs is recomputed from the saved inputs.
+//! Matrix functions of (batched) square matrices, real ones except for the linear solve,
+//! which takes complex ones too: inverse, determinant and its logarithms, linear solves,
+//! Cholesky solves and inverses, after PyTorch's derivatives.yaml (`linalg_inv`,
+//! `linalg_det_backward`, `slogdet_backward`, `linalg_solve_backward`,
+//! `cholesky_solve_backward`, `cholesky_inverse_backward`). The forward result a formula
+//! needs is recomputed from the saved inputs.
 
 use ferrojit_runtime::{IValue, Result};
 
