@@ -623,6 +623,8 @@ formula_table![
     ("aten::linalg_inv_ex", "LinalgInvExBackward0", inv, &[0]),
     ("aten::inverse", "LinalgInvExBackward0", inv, &[0]),
     ("aten::linalg_det", "LinalgDetBackward0", det, &[0]),
+    // `torch.det` is `linalg_det` under another name (PyTorch records LinalgDetBackward0).
+    ("aten::det", "LinalgDetBackward0", det, &[0]),
     ("aten::logdet", "LogdetBackward0", logdet, &[0]),
     (
         "aten::linalg_slogdet",
