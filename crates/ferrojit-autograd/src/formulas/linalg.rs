@@ -214,8 +214,9 @@ fn slogdet(input: &FormulaInput) -> Result<Gradients> {
     only_self(input, mul(&as_matrix_scale(input.grad(1)?)?, &inverse_t)?)
 }
 
-/// `linalg_solve(A, B, *, left)` with `X = A^{-1} B`: `gB = A^{-T} grad`, `gA = -gB X^T`;
-/// a vector `B` is a column.
+/// `linalg_solve(A, B, *, left)` with `X = A^{-1} B`: `gB = A^{-H} grad`, `gA = -gB X^H`;
+/// with `left=False`, `X = B A^{-1}`: `gB = grad A^{-H}`, `gA = -X^H gB`. A vector `B` is a
+/// column (a row when not `left`).
 fn solve(input: &FormulaInput, name: &str) -> Result<Gradients> {
     let a = input.argument(0)?;
     let b_sizes = input.sizes(1)?;
@@ -224,11 +225,7 @@ fn solve(input: &FormulaInput, name: &str) -> Result<Gradients> {
         Some(IValue::Bool(left)) => *left,
         _ => true,
     };
-    if !left {
-        return Err(super::support::refuse(
-            "the derivative for 'linalg_solve' with left=False is not implemented.",
-        ));
-    }
+    let vector_dim = if left { -1 } else { -2 };
     let vector = b_sizes.len() == 1 || b_sizes.len() + 1 == a_sizes.len();
     let result = recompute(name, input)?
         .into_iter()
@@ -236,26 +233,32 @@ fn solve(input: &FormulaInput, name: &str) -> Result<Gradients> {
         .ok_or_else(|| super::support::refuse(format!("autograd: {name} returned nothing")))?;
     let column = |value: &IValue| -> Result<IValue> {
         if vector {
-            call1("aten::unsqueeze", vec![value.clone(), int(-1)])
+            call1("aten::unsqueeze", vec![value.clone(), int(vector_dim)])
         } else {
             Ok(value.clone())
         }
     };
     let grad = column(input.grad(0)?)?;
     let x = column(&result)?;
-    // Conjugate transposes for complex A and B (gB = A^{-H} grad, gA = -gB X^H).
+    // Conjugate transposes for complex A and B.
     let grad_b = call1(
         "aten::linalg_solve",
-        vec![conjugated(transposed(a)?)?, grad],
+        vec![conjugated(transposed(a)?)?, grad, IValue::Bool(left)],
     )?;
     let mut out = input.none();
     if input.needs(0) {
-        let grad_a = neg(&matmul(&grad_b, &conjugated(transposed(&x)?)?)?)?;
+        let x_h = conjugated(transposed(&x)?)?;
+        let product = if left {
+            matmul(&grad_b, &x_h)?
+        } else {
+            matmul(&x_h, &grad_b)?
+        };
+        let grad_a = neg(&product)?;
         out[0] = Some(sum_to(&grad_a, &a_sizes)?);
     }
     if input.needs(1) {
         let grad_b = if vector {
-            call1("aten::squeeze.dim", vec![grad_b, int(-1)])?
+            call1("aten::squeeze.dim", vec![grad_b, int(vector_dim)])?
         } else {
             grad_b
         };
