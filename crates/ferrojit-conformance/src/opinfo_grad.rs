@@ -28,11 +28,16 @@ pub struct GradCase {
     pub case: OpInfoCase,
     /// `aten::<the OpInfo's aten_name>`.
     pub aten: String,
+    /// The `aten::` operators (overloads stripped) the case's scripted graph runs that
+    /// PyTorch differentiates there: what a passing case covers. Cases written before the
+    /// generator recorded them cover their `aten` name.
+    pub operators: Vec<String>,
     /// Per input, one flag per tensor (a tensor list has one per element).
     pub requires_grad: Vec<Vec<bool>>,
 }
 
-/// Reads `cases.pt`: the fields every OpInfo case has, then `aten` and `requires_grad`.
+/// Reads `cases.pt`: the fields every OpInfo case has, then `aten`, `operators` and
+/// `requires_grad`.
 pub fn load_grad_cases(path: &Path) -> Result<Vec<GradCase>, String> {
     let cases = load_opinfo_cases(path)?;
     let items = crate::load_case_list(path)?;
@@ -57,6 +62,19 @@ pub fn load_grad_cases(path: &Path) -> Result<Vec<GradCase>, String> {
                 .to_str()
                 .map_err(|e| format!("{}, 'aten': {e}", case.name))?
                 .to_string();
+            let operators = match dict.get(&IValue::string("operators")) {
+                Some(list) => items_of(&list)
+                    .and_then(|items| {
+                        items
+                            .iter()
+                            .map(|item| {
+                                item.to_str().map(str::to_string).map_err(|e| e.to_string())
+                            })
+                            .collect::<Result<Vec<String>, String>>()
+                    })
+                    .map_err(|e| format!("{}, 'operators': {e}", case.name))?,
+                None => vec![aten.clone()],
+            };
             let requires_grad = read_flags(&field("requires_grad")?)
                 .map_err(|e| format!("{}, 'requires_grad': {e}", case.name))?;
             if requires_grad.len() != case.inputs.len() {
@@ -70,6 +88,7 @@ pub fn load_grad_cases(path: &Path) -> Result<Vec<GradCase>, String> {
             Ok(GradCase {
                 case,
                 aten,
+                operators,
                 requires_grad,
             })
         })
@@ -208,6 +227,7 @@ mod tests {
                 expected: Ok(IValue::None),
             },
             aten: "aten::abs".to_string(),
+            operators: vec!["aten::abs".to_string()],
             requires_grad: vec![vec![true], vec![false]],
         };
         let inputs = prepare_inputs(&case).unwrap();

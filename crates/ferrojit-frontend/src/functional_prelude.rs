@@ -129,6 +129,20 @@ const BOOLEAN_DISPATCH: &[BooleanDispatch] = &[
         if_true: "adaptive_max_pool3d_with_indices",
         if_false: "_adaptive_max_pool3d",
     },
+    BooleanDispatch {
+        name: "fractional_max_pool2d",
+        flag: "return_indices",
+        position: 4,
+        if_true: "fractional_max_pool2d_with_indices",
+        if_false: "_fractional_max_pool2d",
+    },
+    BooleanDispatch {
+        name: "fractional_max_pool3d",
+        flag: "return_indices",
+        position: 4,
+        if_true: "fractional_max_pool3d_with_indices",
+        if_false: "_fractional_max_pool3d",
+    },
 ];
 
 /// Functions PyTorch declares with `@_overload`s, and our function for each overload in

@@ -22,12 +22,14 @@ mod composite_losses;
 mod composition;
 mod convolution;
 mod convolution_double;
+mod ctc_loss;
 mod distances;
 mod eigen;
 mod einsum;
 mod embedding_bag;
 mod fft;
 mod fft_forward;
+mod fractional_max_pool;
 mod gated_activations;
 mod grid_sample;
 mod grid_sample_recorded;
@@ -157,7 +159,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 45] {
+fn families() -> [&'static [(&'static str, Formula)]; 47] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -204,6 +206,8 @@ fn families() -> [&'static [(&'static str, Formula)]; 45] {
         fft_forward::FORMULAS,
         eigen::FORMULAS,
         antialias_resample::FORMULAS,
+        ctc_loss::FORMULAS,
+        fractional_max_pool::FORMULAS,
     ]
 }
 

@@ -140,3 +140,43 @@ def fold(input: Tensor, output_size: BroadcastingList2[int], kernel_size: Broadc
     return torch.ops.aten.col2im(input, output_size, kernel_size, dilation, padding, stride)
 
 
+
+
+def _fractional_output_size(input: Tensor, dims: int, output_size: Optional[List[int]], output_ratio: Optional[List[float]], name: str) -> List[int]:
+    # The output size given, or each of the last `dims` input sizes times its ratio.
+    if output_size is not None:
+        return output_size
+    if output_ratio is None:
+        raise ValueError(name + " requires specifying either an output_size or an output_ratio")
+    sizes = torch.jit.annotate(List[int], [])
+    for k in range(dims):
+        sizes.append(int(input.size(k - dims) * output_ratio[k]))
+    return sizes
+
+
+def _fractional_samples(input: Tensor, dims: int, random_samples: Optional[Tensor]) -> Tensor:
+    # The caller's samples, or one uniform draw per (batch entry, plane, spatial dim).
+    if random_samples is not None:
+        return random_samples
+    batch = 1 if input.dim() == dims + 1 else input.size(0)
+    return torch.rand([batch, input.size(-dims - 1), dims], dtype=input.dtype, device=input.device)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: BroadcastingList2[int], output_size: Optional[BroadcastingList2[int]] = None, output_ratio: Optional[BroadcastingList2[float]] = None, return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    sizes = _fractional_output_size(input, 2, output_size, output_ratio, "fractional_max_pool2d")
+    samples = _fractional_samples(input, 2, _random_samples)
+    return torch.ops.aten.fractional_max_pool2d(input, kernel_size, sizes, samples)
+
+
+def _fractional_max_pool2d(input: Tensor, kernel_size: BroadcastingList2[int], output_size: Optional[BroadcastingList2[int]] = None, output_ratio: Optional[BroadcastingList2[float]] = None, return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices, _random_samples)[0]
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: BroadcastingList3[int], output_size: Optional[BroadcastingList3[int]] = None, output_ratio: Optional[BroadcastingList3[float]] = None, return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    sizes = _fractional_output_size(input, 3, output_size, output_ratio, "fractional_max_pool3d")
+    samples = _fractional_samples(input, 3, _random_samples)
+    return torch.ops.aten.fractional_max_pool3d(input, kernel_size, sizes, samples)
+
+
+def _fractional_max_pool3d(input: Tensor, kernel_size: BroadcastingList3[int], output_size: Optional[BroadcastingList3[int]] = None, output_ratio: Optional[BroadcastingList3[float]] = None, return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices, _random_samples)[0]

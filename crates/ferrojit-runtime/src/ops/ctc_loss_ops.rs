@@ -1,5 +1,6 @@
-//! The CTC loss operators (`_ctc_loss`, `ctc_loss`, each with the lengths as int lists or as
-//! tensors) over ferrojit-tensor's `nn::ctc_loss`. Their out= forms are derived.
+//! The CTC loss operators (`_ctc_loss`, its backward `_ctc_loss_backward`, and `ctc_loss`,
+//! each with the lengths as int lists or as tensors) over ferrojit-tensor's `nn::ctc_loss`.
+//! Their out= forms are derived.
 
 use std::sync::Arc;
 
@@ -103,12 +104,66 @@ fn public_tensor(
     )
 }
 
+#[allow(clippy::too_many_arguments)]
+fn backward_int_list(
+    grad: Input,
+    log_probs: Input,
+    targets: Input,
+    input_lengths: Vec<i64>,
+    target_lengths: Vec<i64>,
+    neg_log_likelihood: Input,
+    log_alpha: Input,
+    blank: i64,
+    zero_infinity: bool,
+) -> Result<Tensor> {
+    Ok(ctc_loss::ctc_loss_backward(
+        &grad,
+        &log_probs,
+        &targets,
+        &input_lengths,
+        &target_lengths,
+        &neg_log_likelihood,
+        &log_alpha,
+        blank,
+        zero_infinity,
+    )?)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn backward_tensor(
+    grad: Input,
+    log_probs: Input,
+    targets: Input,
+    input_lengths: Input,
+    target_lengths: Input,
+    neg_log_likelihood: Input,
+    log_alpha: Input,
+    blank: i64,
+    zero_infinity: bool,
+) -> Result<Tensor> {
+    let input_lengths = lengths_of(&input_lengths, "input_lengths")?;
+    let target_lengths = lengths_of(&target_lengths, "target_lengths")?;
+    backward_int_list(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+}
+
 /// Every operator of this file, in declaration order.
 pub fn declarations() -> Vec<OperatorDeclaration> {
     #[rustfmt::skip]
     let declarations = vec![
         typed("aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)", private_int_list),
         typed("aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)", private_tensor),
+        typed("aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor", backward_int_list),
+        typed("aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor", backward_tensor),
         typed("aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor", public_int_list),
         typed("aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor", public_tensor),
     ];

@@ -12,7 +12,11 @@ const CHECKED_FROM: &str = "ctc_loss_allocate_outputs";
 
 /// The float types the CPU kernel runs in (f32 for float, f64 for double).
 trait LogSpace:
-    Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self>
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
 {
     const NEG_INFINITY: Self;
     const ZERO: Self;
@@ -143,16 +147,25 @@ fn target_layout(targets: &Tensor, target_lengths: &[i64], batch: usize) -> Resu
     })
 }
 
-/// `_ctc_loss`: the negative log likelihood of each batch entry (`[N]`) and the log alphas
-/// (`[N, T, 2 * max_target_length + 1]`). `log_probs` is `[T, N, C]` log-softmax output,
-/// `targets` `[N, S]` padded or 1-D concatenated labels (int64 or int32).
-pub fn ctc_loss_forward(
+/// The checked arguments of `_ctc_loss` and its backward: the sizes of `log_probs`, the
+/// target layout and the target labels as int64 values.
+struct CheckedArguments {
+    max_input_length: usize,
+    batch: usize,
+    labels: usize,
+    layout: TargetLayout,
+    target_values: Vec<i64>,
+}
+
+/// ATen's argument checks of `_ctc_loss` (`log_probs` `[T, N, C]` float, `targets` int64 or
+/// int32, one length per batch entry, every label in range).
+fn check_arguments(
     log_probs: &Tensor,
     targets: &Tensor,
     input_lengths: &[i64],
     target_lengths: &[i64],
     blank: i64,
-) -> Result<(Tensor, Tensor)> {
+) -> Result<CheckedArguments> {
     if !matches!(log_probs.dtype(), DType::Float32 | DType::Float64) {
         return Err(TensorError::NotImplementedForDType {
             op: "ctc_loss_cpu",
@@ -209,31 +222,126 @@ pub fn ctc_loss_forward(
             }
         }
     }
+    Ok(CheckedArguments {
+        max_input_length,
+        batch,
+        labels,
+        layout,
+        target_values,
+    })
+}
+
+/// `_ctc_loss`: the negative log likelihood of each batch entry (`[N]`) and the log alphas
+/// (`[N, T, 2 * max_target_length + 1]`). `log_probs` is `[T, N, C]` log-softmax output,
+/// `targets` `[N, S]` padded or 1-D concatenated labels (int64 or int32).
+pub fn ctc_loss_forward(
+    log_probs: &Tensor,
+    targets: &Tensor,
+    input_lengths: &[i64],
+    target_lengths: &[i64],
+    blank: i64,
+) -> Result<(Tensor, Tensor)> {
+    let checked = check_arguments(log_probs, targets, input_lengths, target_lengths, blank)?;
+    let (max_input_length, batch) = (checked.max_input_length, checked.batch);
     let probabilities = log_probs.to_dtype(DType::Float64).contiguous().to_f64_vec();
-    let run = |problem: &CtcProblem| {
-        if log_probs.dtype() == DType::Float32 {
-            problem.solve::<f32>()
-        } else {
-            problem.solve::<f64>()
-        }
-    };
     let problem = CtcProblem {
         log_probs: &probabilities,
         max_input_length,
         batch,
-        labels,
-        targets: &target_values,
-        layout: &layout,
+        labels: checked.labels,
+        targets: &checked.target_values,
+        layout: &checked.layout,
         input_lengths,
         target_lengths,
         blank: blank as usize,
     };
-    let (losses, alphas) = run(&problem);
-    let width = 2 * layout.max_target_length + 1;
+    let (losses, alphas) = if log_probs.dtype() == DType::Float32 {
+        problem.solve::<f32>()
+    } else {
+        problem.solve::<f64>()
+    };
+    let width = 2 * checked.layout.max_target_length + 1;
     Ok((
         from_f64(losses, &[batch], log_probs.dtype()),
         from_f64(alphas, &[batch, max_input_length, width], log_probs.dtype()),
     ))
+}
+
+/// `_ctc_loss_backward`: the gradient ATen's CPU kernel gives `log_probs` from the gradient
+/// of the losses (`grad`, `[N]`) and the forward's outputs (`neg_log_likelihood`, `log_alpha`).
+/// It is not the derivative of the loss with respect to `log_probs`: it assumes `log_probs`
+/// came from a log-softmax and gives `(exp(log_probs) - posterior) * grad`, the posterior of
+/// each label at each step from the forward (alpha) and backward (beta) variables. Steps past
+/// an entry's input length get zeros, and so does an entry with an infinite loss when
+/// `zero_infinity`.
+#[allow(clippy::too_many_arguments)]
+pub fn ctc_loss_backward(
+    grad: &Tensor,
+    log_probs: &Tensor,
+    targets: &Tensor,
+    input_lengths: &[i64],
+    target_lengths: &[i64],
+    neg_log_likelihood: &Tensor,
+    log_alpha: &Tensor,
+    blank: i64,
+    zero_infinity: bool,
+) -> Result<Tensor> {
+    let checked = check_arguments(log_probs, targets, input_lengths, target_lengths, blank)?;
+    let (max_input_length, batch) = (checked.max_input_length, checked.batch);
+    let width = 2 * checked.layout.max_target_length + 1;
+    let expect_sizes = |tensor: &Tensor, name: &str, sizes: &[usize]| {
+        if tensor.sizes() == sizes {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "_ctc_loss_backward: expected {name} of shape {}, got {}",
+                crate::error::format_shape(sizes),
+                crate::error::format_shape(tensor.sizes())
+            )))
+        }
+    };
+    expect_sizes(grad, "grad", &[batch])?;
+    expect_sizes(neg_log_likelihood, "neg_log_likelihood", &[batch])?;
+    expect_sizes(log_alpha, "log_alpha", &[batch, max_input_length, width])?;
+    let probabilities = log_probs.to_dtype(DType::Float64).contiguous().to_f64_vec();
+    let problem = CtcProblem {
+        log_probs: &probabilities,
+        max_input_length,
+        batch,
+        labels: checked.labels,
+        targets: &checked.target_values,
+        layout: &checked.layout,
+        input_lengths,
+        target_lengths,
+        blank: blank as usize,
+    };
+    let forward = ForwardResults {
+        grad: &grad.to_dtype(DType::Float64).contiguous().to_f64_vec(),
+        neg_log_likelihood: &neg_log_likelihood
+            .to_dtype(DType::Float64)
+            .contiguous()
+            .to_f64_vec(),
+        log_alpha: &log_alpha.to_dtype(DType::Float64).contiguous().to_f64_vec(),
+        zero_infinity,
+    };
+    let gradient = if log_probs.dtype() == DType::Float32 {
+        problem.gradient::<f32>(&forward)
+    } else {
+        problem.gradient::<f64>(&forward)
+    };
+    Ok(from_f64(
+        gradient,
+        &[max_input_length, batch, checked.labels],
+        log_probs.dtype(),
+    ))
+}
+
+/// What the backward reads besides the problem, widened to f64.
+struct ForwardResults<'a> {
+    grad: &'a [f64],
+    neg_log_likelihood: &'a [f64],
+    log_alpha: &'a [f64],
+    zero_infinity: bool,
 }
 
 struct CtcProblem<'a> {
@@ -329,6 +437,105 @@ impl CtcProblem<'_> {
             losses.push(loss.wide());
         }
         (losses, alphas.into_iter().map(LogSpace::wide).collect())
+    }
+
+    /// The extended label sequence of entry `b`: blanks around and between its labels.
+    fn prime(&self, b: usize, s: usize) -> usize {
+        if s.is_multiple_of(2) {
+            self.blank
+        } else {
+            self.targets[self.layout.offsets[b] + (s / 2) * self.layout.stride] as usize
+        }
+    }
+
+    /// `_ctc_loss_backward`'s values (`[T, N, C]`, widened to f64), computed in `T` as the
+    /// CPU kernel does: the backward variables beta in log space (Graves et al., eqs. 10-11),
+    /// the log of the summed alpha * beta of each (step, label), then eq. 16 with the
+    /// log-softmax folded in.
+    fn gradient<T: LogSpace>(&self, forward: &ForwardResults) -> Vec<f64> {
+        let width = 2 * self.layout.max_target_length + 1;
+        let steps = self.max_input_length;
+        let labels = self.labels;
+        // Before the last loop: the log of the collected alpha * beta (an empty sum is -inf).
+        let mut grad = vec![T::NEG_INFINITY; steps * self.batch * labels];
+        let mut beta = vec![T::NEG_INFINITY; steps * width];
+        let at = |t: usize, b: usize, c: usize| (t * self.batch + b) * labels + c;
+        let log_prob = |t: usize, b: usize, c: usize| -> T { T::of(self.log_probs[at(t, b, c)]) };
+        let infinity = T::of(f64::INFINITY);
+        for b in 0..self.batch {
+            let nll = T::of(forward.neg_log_likelihood[b]);
+            if forward.zero_infinity && nll == infinity {
+                for t in 0..steps {
+                    grad[at(t, b, 0)..at(t, b, 0) + labels].fill(T::ZERO);
+                }
+                continue;
+            }
+            let alpha =
+                |t: usize, s: usize| -> T { T::of(forward.log_alpha[(b * steps + t) * width + s]) };
+            let input_length = self.input_lengths[b] as usize;
+            let target_length = self.target_lengths[b] as usize;
+            let last_state = 2 * target_length;
+            beta.fill(T::NEG_INFINITY);
+            if input_length > 0 {
+                let t = input_length - 1;
+                beta[t * width + last_state] = log_prob(t, b, self.blank);
+                grad[at(t, b, self.blank)] = alpha(t, last_state) + beta[t * width + last_state];
+                if target_length > 0 {
+                    // A blank and a label: different classes, so no log-sum is needed.
+                    let label = self.prime(b, last_state - 1);
+                    beta[t * width + last_state - 1] = log_prob(t, b, label);
+                    grad[at(t, b, label)] =
+                        alpha(t, last_state - 1) + beta[t * width + last_state - 1];
+                }
+            }
+            for t in (0..input_length.saturating_sub(1)).rev() {
+                for s in (0..=last_state).rev() {
+                    let current = self.prime(b, s);
+                    let next = &beta[(t + 1) * width..(t + 2) * width];
+                    let lb1 = next[s];
+                    let mut largest = lb1;
+                    let lb2 = if s < last_state {
+                        largest = max(largest, next[s + 1]);
+                        next[s + 1]
+                    } else {
+                        T::NEG_INFINITY
+                    };
+                    let lb3 = if s + 1 < last_state && self.prime(b, s + 2) != current {
+                        largest = max(largest, next[s + 2]);
+                        next[s + 2]
+                    } else {
+                        T::NEG_INFINITY
+                    };
+                    if largest == T::NEG_INFINITY {
+                        largest = T::ZERO;
+                    }
+                    let sum = (lb1 - largest).exp() + (lb2 - largest).exp() + (lb3 - largest).exp();
+                    let value = sum.ln() + largest + log_prob(t, b, current);
+                    beta[t * width + s] = value;
+                    // collected[t, label] log-plus= alpha[t, s] + beta[t, s]
+                    let log_alpha_beta = alpha(t, s) + value;
+                    let collected = &mut grad[at(t, b, current)];
+                    if *collected == T::NEG_INFINITY {
+                        *collected = log_alpha_beta;
+                    } else {
+                        let m = max(*collected, log_alpha_beta);
+                        *collected = ((*collected - m).exp() + (log_alpha_beta - m).exp()).ln() + m;
+                    }
+                }
+            }
+            let scale = T::of(forward.grad[b]);
+            for t in 0..input_length {
+                for c in 0..labels {
+                    let lp = log_prob(t, b, c);
+                    let slot = &mut grad[at(t, b, c)];
+                    *slot = (lp.exp() - (*slot + nll - lp).exp()) * scale;
+                }
+            }
+            for t in input_length..steps {
+                grad[at(t, b, 0)..at(t, b, 0) + labels].fill(T::ZERO);
+            }
+        }
+        grad.into_iter().map(LogSpace::wide).collect()
     }
 }
 
