@@ -24,7 +24,7 @@ fn check(file: &str, minimum_cases: usize, differences: &[KnownMessageDifference
 
 #[test]
 fn complex_operators_match_pytorch() {
-    check("complex.pt", 166, &[]);
+    check("complex.pt", 190, &[]);
 }
 
 #[test]

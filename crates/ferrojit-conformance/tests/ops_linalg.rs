@@ -46,7 +46,7 @@ fn comparison_for(dtype: DType) -> Comparison {
 #[test]
 fn linalg_operators_match_pytorch() {
     let cases = cases("linalg.pt");
-    assert!(cases.len() >= 714, "linalg.pt holds {} cases", cases.len());
+    assert!(cases.len() >= 754, "linalg.pt holds {} cases", cases.len());
     let mut failures = Vec::new();
     let mut error_cases = 0;
     for case in &cases {
@@ -142,7 +142,7 @@ fn check_orthonormal_columns(label: &str, q: &Tensor, dtype: DType) {
 fn svd_and_eigh_reconstruct_their_input_with_pytorchs_values() {
     let cases = cases("invariants.pt");
     assert!(
-        cases.len() >= 38,
+        cases.len() >= 98,
         "invariants.pt holds {} cases",
         cases.len()
     );

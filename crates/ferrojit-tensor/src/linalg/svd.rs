@@ -74,6 +74,12 @@ pub(crate) fn jacobi_svd(a: &[f64], rows: usize, cols: usize) -> (Vec<f64>, Vec<
         .collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&x, &y| norms[y].total_cmp(&norms[x]));
+    // A column of W whose norm is at rounding level carries no direction of its own (it is
+    // what is left of other columns after cancellation, and may even be a copy of one of
+    // them): its U column comes from the orthonormal completion instead. The cut-off is
+    // LAPACK's notion of numerically zero, `max(m, n) * eps * smax`.
+    let largest_norm = norms.iter().copied().fold(0.0f64, f64::max);
+    let negligible = m.max(n) as f64 * f64::EPSILON * largest_norm;
     let mut u = vec![0.0; m * n];
     let mut s = vec![0.0; n];
     let mut v_out = vec![0.0; n * n];
@@ -90,10 +96,26 @@ pub(crate) fn jacobi_svd(a: &[f64], rows: usize, cols: usize) -> (Vec<f64>, Vec<
         for i in 0..n {
             v_out[i * n + k] = sign * column[i];
         }
-        if norms[j] > 0.0 {
-            defined[k] = true;
-            for i in 0..m {
-                u[i * n + k] = sign * w[j * m + i] / norms[j];
+        if norms[j] > negligible {
+            let mut column: Vec<f64> = (0..m).map(|i| sign * w[j * m + i] / norms[j]).collect();
+            // The columns of W are orthogonal to rounding once the sweeps converge; a column
+            // of tiny norm may still lean on the larger ones, so it is made orthogonal to the
+            // columns already placed (twice, as Gram-Schmidt needs), and dropped to the
+            // completion if little of it is left.
+            for _ in 0..2 {
+                for earlier in (0..k).filter(|&e| defined[e]) {
+                    let dot: f64 = (0..m).map(|i| u[i * n + earlier] * column[i]).sum();
+                    for (i, value) in column.iter_mut().enumerate() {
+                        *value -= dot * u[i * n + earlier];
+                    }
+                }
+            }
+            let length = column.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if length > 0.5 {
+                defined[k] = true;
+                for (i, value) in column.iter().enumerate() {
+                    u[i * n + k] = value / length;
+                }
             }
         }
     }

@@ -284,6 +284,38 @@ impl Tensor {
             UnaryOp::Sqrt => map_same_precision(self, FloatArith::sqrt, FloatArith::sqrt),
             UnaryOp::Tanh => map_same_precision(self, FloatArith::tanh, FloatArith::tanh),
             UnaryOp::Sigmoid => map_same_precision(self, FloatArith::sigmoid, FloatArith::sigmoid),
+            // The circular and hyperbolic functions of a complex argument (num_complex's, as
+            // std::complex's in PyTorch), and rsqrt as 1 / sqrt(z), as PyTorch computes it.
+            UnaryOp::Sin => map_same_precision(
+                self,
+                |z| Complex64::from_num(z.to_num().sin()),
+                |z| Complex128::from_num(z.to_num().sin()),
+            ),
+            UnaryOp::Cos => map_same_precision(
+                self,
+                |z| Complex64::from_num(z.to_num().cos()),
+                |z| Complex128::from_num(z.to_num().cos()),
+            ),
+            UnaryOp::Tan => map_same_precision(
+                self,
+                |z| Complex64::from_num(z.to_num().tan()),
+                |z| Complex128::from_num(z.to_num().tan()),
+            ),
+            UnaryOp::Sinh => map_same_precision(
+                self,
+                |z| Complex64::from_num(z.to_num().sinh()),
+                |z| Complex128::from_num(z.to_num().sinh()),
+            ),
+            UnaryOp::Cosh => map_same_precision(
+                self,
+                |z| Complex64::from_num(z.to_num().cosh()),
+                |z| Complex128::from_num(z.to_num().cosh()),
+            ),
+            UnaryOp::Rsqrt => map_same_precision(
+                self,
+                |z| Arith::div(Complex64::one(), FloatArith::sqrt(z)),
+                |z| Arith::div(Complex128::one(), FloatArith::sqrt(z)),
+            ),
             UnaryOp::Reciprocal => map_same_precision(
                 self,
                 |z| Arith::div(Complex64::one(), z),
