@@ -152,7 +152,10 @@ fn map2<T: Arith, R: Element>(
     use crate::ops::parallel::map_collect;
     let a = a.broadcast_to(shape)?;
     let b = b.broadcast_to(shape)?;
-    // A single element broadcast over the shape (a scalar operand) is read once instead of
+    if let Some(out) = crate::ops::broadcast_zip::broadcast_zip_map::<T, R>(&a, &b, &f) {
+        return Ok(Tensor::from_values(out, shape));
+    }
+    // Operands of another dtype are converted while gathered. A single element broadcast over the shape (a scalar operand) is read once instead of
     // being expanded into a full copy.
     let out: Vec<R> = if let Some(y) = b.single_element::<T>() {
         map_collect(&a.gather::<T>(), |&x| f(x, y))

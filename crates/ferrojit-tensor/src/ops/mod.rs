@@ -2,6 +2,7 @@
 
 pub mod arrange;
 pub mod binary;
+pub(crate) mod broadcast_zip;
 pub mod complex;
 pub mod creation;
 pub mod cxx_order;
