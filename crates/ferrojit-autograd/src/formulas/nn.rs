@@ -125,6 +125,11 @@ pub(super) fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
     let rank = sizes.len();
     let training = input.argument(5)?.to_bool()?;
     let eps = input.number(7)?;
+    if !ferrojit_runtime::autograd::is_grad_enabled() {
+        // A backward that is not itself recorded (no `create_graph`) runs the fused kernel:
+        // two passes per channel instead of a dozen broadcasting tensor operations.
+        return batch_norm_kernel_gradients(input, training, eps);
+    }
     let reduce: Vec<i64> = (0..rank as i64).filter(|&dim| dim != 1).collect();
     let (mean, variance) = if training {
         let mean = mean_dims(x, &reduce, true)?;
@@ -163,6 +168,45 @@ pub(super) fn batch_norm(input: &FormulaInput) -> Result<Gradients> {
     if input.needs(2) {
         out[2] = Some(sum_dims(grad, &reduce, false)?);
     }
+    Ok(out)
+}
+
+/// `batch_norm`'s gradients from ferrojit-tensor's batch norm backward kernel (not
+/// differentiable again: only for a backward that is not being recorded).
+fn batch_norm_kernel_gradients(
+    input: &FormulaInput,
+    training: bool,
+    eps: f64,
+) -> Result<Gradients> {
+    use ferrojit_tensor::ops::nn::batch_norm_backward::{batch_norm_backward, BatchNormStatistics};
+    let x = call::tensor(input.argument(0)?)?;
+    let grad = call::tensor(input.grad(0)?)?;
+    let optional = |index: usize| -> Result<Option<std::sync::Arc<ferrojit_tensor::Tensor>>> {
+        let value = input.argument(index)?;
+        if value.is_none() {
+            Ok(None)
+        } else {
+            call::tensor(value).map(Some)
+        }
+    };
+    let weight = optional(1)?;
+    let (running_mean, running_var) = (optional(3)?, optional(4)?);
+    let statistics = match (training, &running_mean, &running_var) {
+        (true, _, _) => BatchNormStatistics::FromInput,
+        (false, Some(mean), Some(variance)) => BatchNormStatistics::Running { mean, variance },
+        (false, _, _) => {
+            return Err(super::support::refuse(
+                "running_mean and running_var must be defined in evaluation mode",
+            ))
+        }
+    };
+    let mask = [input.needs(0), input.needs(1), input.needs(2)];
+    let (grad_input, grad_weight, grad_bias) =
+        batch_norm_backward(&grad, &x, weight.as_deref(), statistics, eps, mask)?;
+    let mut out = input.none();
+    out[0] = grad_input.map(call::fresh);
+    out[1] = grad_weight.map(call::fresh);
+    out[2] = grad_bias.map(call::fresh);
     Ok(out)
 }
 

@@ -4,6 +4,7 @@
 
 pub mod activation;
 pub mod backward;
+pub mod batch_norm_backward;
 pub mod channel_mixing;
 pub mod conv;
 pub mod conv_backward;

@@ -152,32 +152,31 @@ fn batch_norm_with_stats(
     let inner: usize = input.sizes()[2..].iter().product();
     let weight = channel_param(weight, channels, "weight")?;
     let bias = channel_param(bias, channels, "bias")?;
-    // Training needs every element (in f64) for the statistics; inference reads them only to
-    // normalize, which float32 does without widening (`apply_f32_from_storage`).
+    // Other dtypes are widened to f64 once (kept in `elements` for the normalization); a
+    // contiguous float32 input is summed and normalized in place (`apply_f32_from_storage`).
     let mut elements = None;
     let stats: Vec<(f64, f64)> = if training {
-        let x = elements.insert(input.to_f64_vec());
         // One value per channel is allowed here (F.batch_norm checks it in Python); the
         // running variance then becomes NaN, as in PyTorch.
         let count = batch * inner;
-        let mut stats = Vec::with_capacity(channels);
-        for c in 0..channels {
-            let mut sum = 0.0;
-            for n in 0..batch {
-                let base = (n * channels + c) * inner;
-                sum += x[base..base + inner].iter().sum::<f64>();
+        // A contiguous float32 input is read in place (each value widened as it is summed:
+        // the same sums as widening the whole tensor first).
+        let stats = if dtype == DType::Float32 && input.is_contiguous() && input.numel() > 0 {
+            let guard = input.storage().read();
+            match <f32 as crate::element::Element>::slice_of(&guard) {
+                Some(buffer) => {
+                    let x = &buffer[input.storage_offset()..][..input.numel()];
+                    channel_statistics(x, batch, channels, inner, |v| f64::from(*v))
+                }
+                None => {
+                    let x = elements.insert(input.to_f64_vec());
+                    channel_statistics(x, batch, channels, inner, |v| *v)
+                }
             }
-            let mean = sum / count as f64;
-            let mut sq = 0.0;
-            for n in 0..batch {
-                let base = (n * channels + c) * inner;
-                sq += x[base..base + inner]
-                    .iter()
-                    .map(|v| (v - mean) * (v - mean))
-                    .sum::<f64>();
-            }
-            stats.push((mean, sq / count as f64));
-        }
+        } else {
+            let x = elements.insert(input.to_f64_vec());
+            channel_statistics(x, batch, channels, inner, |v| *v)
+        };
         if let Some(rm) = running_mean {
             let old = channel_param(Some(rm), channels, "running_mean")?.unwrap_or_default();
             let new = old
@@ -215,7 +214,7 @@ fn batch_norm_with_stats(
         eps,
         training,
     };
-    if !training && dtype == DType::Float32 {
+    if dtype == DType::Float32 {
         if let Some(out) = terms.apply_f32_from_storage(input, inner) {
             return Ok((out, stats));
         }
@@ -227,6 +226,39 @@ fn batch_norm_with_stats(
         terms.apply::<f32>(&x, batch, inner)
     };
     Ok((from_f64(out, input.sizes(), dtype), stats))
+}
+
+/// Each channel's mean and biased variance over the batch and positions of `x` (laid out
+/// `[batch, channels, inner]`), two passes in f64.
+fn channel_statistics<E>(
+    x: &[E],
+    batch: usize,
+    channels: usize,
+    inner: usize,
+    wide: impl Fn(&E) -> f64,
+) -> Vec<(f64, f64)> {
+    let count = (batch * inner) as f64;
+    let plane = |n: usize, c: usize| {
+        let base = (n * channels + c) * inner;
+        &x[base..base + inner]
+    };
+    (0..channels)
+        .map(|c| {
+            let sum: f64 = (0..batch)
+                .map(|n| plane(n, c).iter().map(&wide).sum::<f64>())
+                .sum();
+            let mean = sum / count;
+            let squares: f64 = (0..batch)
+                .map(|n| {
+                    plane(n, c)
+                        .iter()
+                        .map(|v| (wide(v) - mean) * (wide(v) - mean))
+                        .sum::<f64>()
+                })
+                .sum();
+            (mean, squares / count)
+        })
+        .collect()
 }
 
 /// Per-channel statistics and affine parameters of a batch_norm call.
