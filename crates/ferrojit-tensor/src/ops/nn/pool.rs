@@ -140,46 +140,67 @@ impl PoolFloat for f64 {
 }
 
 /// Max-pools one plane into `values`/`indices` (one output plane each). Taps are visited in
-/// (d, h, w) order and the first maximum wins; NaN beats everything, as in PyTorch.
+/// (d, h, w) order and the first maximum wins; NaN beats everything, as in PyTorch. Like
+/// `max_pool_plane_values`, each output row keeps its running maxima (and where they came
+/// from) while the input rows of its window pass over it, so that the taps of one input row
+/// are read in order; every output still meets its taps in (d, h, w) order.
 fn max_pool_plane<T: PoolFloat>(src: &[T], w: &Window, values: &mut [T], indices: &mut [i64]) {
     let [id_, ih_, iw_] = w.input;
     let [od_, oh_, ow_] = w.output;
     let w_taps: Vec<(usize, usize)> = (0..ow_).map(|ow| window_taps(w, ow, 2, iw_)).collect();
-    let mut out = 0;
-    for od in 0..od_ {
+    let rows = values
+        .chunks_mut(ow_.max(1))
+        .zip(indices.chunks_mut(ow_.max(1)));
+    for (row_index, (dst, dst_index)) in rows.enumerate() {
+        let (od, oh) = (row_index / oh_, row_index % oh_);
+        debug_assert!(od < od_);
         let (kd0, kdn) = window_taps(w, od, 0, id_);
-        for oh in 0..oh_ {
-            let (kh0, khn) = window_taps(w, oh, 1, ih_);
-            for (ow, &(kw0, kwn)) in w_taps.iter().enumerate() {
-                let at = |kd: usize, kh: usize| {
-                    let d = od * w.stride[0] + kd * w.dilation[0] - w.padding[0];
-                    let h = oh * w.stride[1] + kh * w.dilation[1] - w.padding[1];
-                    (d * ih_ + h) * iw_ + ow * w.stride[2] + kw0 * w.dilation[2] - w.padding[2]
-                };
-                // An empty window gives -inf at index 0. Otherwise start from the first tap and
-                // pick with non-short-circuit operators: the outcome of `v > best` is data
-                // dependent, and a mispredicted branch costs more than the select.
-                let (mut best, mut best_index) = if kdn * khn * kwn == 0 {
-                    (T::from_f64(f64::NEG_INFINITY), 0)
-                } else {
-                    let first = at(kd0, kh0);
-                    (src[first], first)
-                };
-                for kd in kd0..kd0 + kdn {
-                    for kh in kh0..kh0 + khn {
-                        let first = at(kd, kh);
-                        for tap in 0..kwn {
-                            let flat = first + tap * w.dilation[2];
-                            let v = src[flat];
-                            let take = (v > best) | (v.nan() & !best.nan());
-                            best = if take { v } else { best };
-                            best_index = if take { flat } else { best_index };
-                        }
+        let (kh0, khn) = window_taps(w, oh, 1, ih_);
+        let input_row = |kd: usize, kh: usize| {
+            let d = od * w.stride[0] + kd * w.dilation[0] - w.padding[0];
+            let h = oh * w.stride[1] + kh * w.dilation[1] - w.padding[1];
+            (d * ih_ + h) * iw_
+        };
+        // Each output starts from its first tap; an empty window gives -inf at index 0.
+        for (ow, (&(kw0, kwn), (slot, slot_index))) in w_taps
+            .iter()
+            .zip(dst.iter_mut().zip(dst_index.iter_mut()))
+            .enumerate()
+        {
+            if kdn * khn * kwn == 0 {
+                *slot = T::from_f64(f64::NEG_INFINITY);
+                *slot_index = 0;
+            } else {
+                let first =
+                    input_row(kd0, kh0) + ow * w.stride[2] + kw0 * w.dilation[2] - w.padding[2];
+                *slot = src[first];
+                *slot_index = first as i64;
+            }
+        }
+        for kd in kd0..kd0 + kdn {
+            for kh in kh0..kh0 + khn {
+                let start = input_row(kd, kh);
+                let row = &src[start..][..iw_];
+                let outputs = w_taps.iter().zip(dst.iter_mut().zip(dst_index.iter_mut()));
+                for (ow, (&(kw0, kwn), (slot, slot_index))) in outputs.enumerate() {
+                    let first = ow * w.stride[2] + kw0 * w.dilation[2] - w.padding[2];
+                    let (mut best, mut best_index) = (*slot, *slot_index);
+                    // Non-short-circuit operators: whether `v > best` is data dependent, and
+                    // a mispredicted branch costs more than the select.
+                    for tap in 0..kwn {
+                        let column = first + tap * w.dilation[2];
+                        let v = row[column];
+                        let take = (v > best) | (v.nan() & !best.nan());
+                        best = if take { v } else { best };
+                        best_index = if take {
+                            (start + column) as i64
+                        } else {
+                            best_index
+                        };
                     }
+                    *slot = best;
+                    *slot_index = best_index;
                 }
-                values[out] = best;
-                indices[out] = best_index as i64;
-                out += 1;
             }
         }
     }
@@ -251,7 +272,8 @@ fn max_pool_native<T: PoolFloat>(
     let mut indices = vec![0i64; if with_indices { count * out_len } else { 0 }];
     let mut run = |x: &[T]| {
         let work = count * out_len * w.kernel.iter().product::<usize>();
-        let parallel = work >= crate::ops::parallel::PARALLEL_THRESHOLD;
+        let parallel = work >= crate::ops::parallel::PARALLEL_THRESHOLD
+            && crate::ops::parallel::num_threads() > 1;
         let plane_input = |plane: usize| &x[plane * in_len..][..in_len];
         match (with_indices, parallel) {
             (true, true) => values
