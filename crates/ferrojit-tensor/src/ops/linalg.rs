@@ -96,6 +96,7 @@ pub(crate) trait FloatGemm:
     + 'static
 {
     const ZERO: Self;
+    const ONE: Self;
     /// The raw single-threaded kernel: `c = a @ b + beta * c` (row stride of c is `n`).
     ///
     /// # Safety
@@ -125,6 +126,7 @@ macro_rules! impl_float_gemm {
     ($t:ty, $gemm:path) => {
         impl FloatGemm for $t {
             const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
             unsafe fn raw_gemm(
                 m: usize,
                 k: usize,

@@ -1,7 +1,8 @@
 //! The input and weight gradients of a non-transposed float32 or float64 convolution as
 //! matrix products, per image and group: with `cols = im2col(input)` (`in/groups x taps` rows
 //! by output positions), the weight gradient is `grad_output @ cols^T` summed over the batch,
-//! and the input gradient is `col2im(weight^T @ grad_output)`. The products run on the
+//! and the input gradient is `col2im(weight^T @ grad_output)`, several images side by side in
+//! each product. The products run on the
 //! threaded GEMM, so a training step's convolutions cost about what their forwards do, where
 //! the direct loop of `conv_backward` visits every (tap, position) pair one at a time.
 //!
@@ -21,6 +22,9 @@ pub(crate) struct BackwardShape<'a> {
     pub groups: usize,
     pub geometry: &'a Geometry,
 }
+
+/// The most elements the column buffers of one block of images hold (16 MiB of float32).
+const IMAGE_BLOCK_ELEMENTS: usize = 1 << 22;
 
 /// `(grad_input, grad_weight)` of a non-transposed convolution, each only when asked for,
 /// from contiguous `x` (`batch x in x spatial`), `w` (`out x in/groups x kernel`) and
@@ -43,34 +47,51 @@ where
     let (in_len, out_len) = (g.in_len(), g.out_len());
     let mut grad_input = vec![T::ZERO; if want_input { x.len() } else { 0 }];
     let mut grad_weight = vec![T::ZERO; if want_weight { w.len() } else { 0 }];
-    let mut cols = vec![T::ZERO; if want_weight { k * out_len } else { 0 }];
-    let mut grad_cols = vec![T::ZERO; if want_input { k * out_len } else { 0 }];
-    let mut image_weight = vec![T::ZERO; if want_weight { cout_g * k } else { 0 }];
-    for n in 0..batch {
+    // Several images go through one product (their positions side by side), as many as keep
+    // the column buffer under IMAGE_BLOCK_ELEMENTS: a small convolution's per-image products
+    // are too small for the GEMM to run at speed.
+    let block = (IMAGE_BLOCK_ELEMENTS / (k * out_len).max(1)).clamp(1, batch.max(1));
+    let width = block * out_len;
+    let mut cols = vec![T::ZERO; if want_weight { k * width } else { 0 }];
+    let mut grad_cols = vec![T::ZERO; if want_input { k * width } else { 0 }];
+    let mut image_cols = vec![T::ZERO; if want_input { k * out_len } else { 0 }];
+    let mut go_block = vec![T::ZERO; cout_g * width];
+    for first in (0..batch).step_by(block) {
+        let images = block.min(batch - first);
+        let used = images * out_len;
         for grp in 0..groups {
-            let x_img = &x[(n * shape.in_channels + grp * cin_g) * in_len..][..cin_g * in_len];
-            let go = &grad_output[(n * shape.out_channels + grp * cout_g) * out_len..]
-                [..cout_g * out_len];
-            if want_weight {
-                for (row, dst) in cols.chunks_exact_mut(out_len.max(1)).enumerate() {
-                    im2col_row(x_img, g, row, 0, dst);
+            // The images' output gradients side by side: (cout_g x images * positions).
+            for image in 0..images {
+                let n = first + image;
+                let go = &grad_output[(n * shape.out_channels + grp * cout_g) * out_len..]
+                    [..cout_g * out_len];
+                for (channel, row) in go.chunks_exact(out_len.max(1)).enumerate() {
+                    go_block[channel * used + image * out_len..][..out_len].copy_from_slice(row);
                 }
-                // (cout_g x positions) @ (positions x k): cols read transposed.
+            }
+            if want_weight {
+                for image in 0..images {
+                    let n = first + image;
+                    let x_img =
+                        &x[(n * shape.in_channels + grp * cin_g) * in_len..][..cin_g * in_len];
+                    for row in 0..k {
+                        let dst = &mut cols[row * used + image * out_len..][..out_len];
+                        im2col_row(x_img, g, row, 0, dst);
+                    }
+                }
+                // (cout_g x positions) @ (positions x k), cols read transposed, added to the
+                // sum over the earlier blocks.
                 strided_gemm(
                     cout_g,
-                    out_len,
+                    used,
                     k,
-                    go,
-                    (out_len, 1),
-                    &cols,
-                    (1, out_len),
-                    T::ZERO,
-                    &mut image_weight,
+                    &go_block[..cout_g * used],
+                    (used, 1),
+                    &cols[..k * used],
+                    (1, used),
+                    T::ONE,
+                    &mut grad_weight[grp * cout_g * k..][..cout_g * k],
                 )?;
-                let dst = &mut grad_weight[grp * cout_g * k..][..cout_g * k];
-                for (acc, &v) in dst.iter_mut().zip(&image_weight) {
-                    *acc += v;
-                }
             }
             if want_input {
                 let w_g = &w[grp * cout_g * k..][..cout_g * k];
@@ -78,17 +99,23 @@ where
                 strided_gemm(
                     k,
                     cout_g,
-                    out_len,
+                    used,
                     w_g,
                     (1, k),
-                    go,
-                    (out_len, 1),
+                    &go_block[..cout_g * used],
+                    (used, 1),
                     T::ZERO,
-                    &mut grad_cols,
+                    &mut grad_cols[..k * used],
                 )?;
-                let dst = &mut grad_input[(n * shape.in_channels + grp * cin_g) * in_len..]
-                    [..cin_g * in_len];
-                col2im(&grad_cols, cin_g, g, dst);
+                for image in 0..images {
+                    let n = first + image;
+                    for (row, dst) in image_cols.chunks_exact_mut(out_len.max(1)).enumerate() {
+                        dst.copy_from_slice(&grad_cols[row * used + image * out_len..][..out_len]);
+                    }
+                    let dst = &mut grad_input[(n * shape.in_channels + grp * cin_g) * in_len..]
+                        [..cin_g * in_len];
+                    col2im(&image_cols, cin_g, g, dst);
+                }
             }
         }
     }
