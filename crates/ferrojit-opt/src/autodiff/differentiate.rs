@@ -199,12 +199,19 @@ impl<'a> Builder<'a> {
         held
     }
 
-    /// The sizes of forward tensor `value`, computed in the forward graph and saved.
+    /// The sizes of forward tensor `value`: read in the backward graph off the tensor when the
+    /// backward already holds it (a `mul`'s operands), otherwise computed in the forward
+    /// graph and saved, as PyTorch's differentiate saves `aten::size` of a broadcast operand.
     fn saved_size(&mut self, value: ValueId) -> ValueId {
         if let Some(&held) = self.saved_sizes.get(&value) {
             return held;
         }
         let int_list = Type::List(Box::new(Type::Int));
+        if let Some(&tensor) = self.saved.get(&value) {
+            let size = self.emit_typed("aten::size", &[tensor], int_list);
+            self.saved_sizes.insert(value, size);
+            return size;
+        }
         let size = self
             .forward
             .insert("aten::size", &[value], std::slice::from_ref(&int_list));
@@ -424,11 +431,13 @@ impl<'a> Builder<'a> {
             ("aten::mul", 2) => {
                 let (a, b) = (inputs[0], inputs[1]);
                 if self.is_tensor(b) {
+                    // Both operands are saved first, so that the sums to their sizes read
+                    // the sizes off them rather than saving the sizes too.
                     let saved_b = self.saved(b);
+                    let saved_a = self.saved(a);
                     let product = self.emit("aten::mul", &[g, saved_b]);
                     let ga = self.sum_to(product, a);
                     self.accumulate(a, ga);
-                    let saved_a = self.saved(a);
                     let product = self.emit("aten::mul", &[g, saved_a]);
                     let gb = self.sum_to(product, b);
                     self.accumulate(b, gb);
@@ -450,10 +459,10 @@ impl<'a> Builder<'a> {
                     return Err(refuse("division by a number"));
                 }
                 let saved_b = self.saved(b);
+                let saved_a = self.saved(a);
                 let quotient = self.emit("aten::div", &[g, saved_b]);
                 let ga = self.sum_to(quotient, a);
                 self.accumulate(a, ga);
-                let saved_a = self.saved(a);
                 let numerator = self.emit("aten::mul", &[g, saved_a]);
                 let square = self.emit("aten::mul", &[saved_b, saved_b]);
                 let quotient = self.emit("aten::div", &[numerator, square]);
