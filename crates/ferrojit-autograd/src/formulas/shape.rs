@@ -163,11 +163,17 @@ fn slice_scatter(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
-/// `mT` and `mH`: the gradient transposed back over the last two dimensions (`mH` also
-/// conjugates, the identity on the real tensors autograd records).
+/// `mT`: the gradient transposed back over the last two dimensions.
 fn matrix_transpose(input: &FormulaInput) -> Result<Gradients> {
     let mut out = input.none();
     out[0] = Some(transpose(input.grad(0)?, -2, -1)?);
+    Ok(out)
+}
+
+/// `mH`: the gradient's conjugate transpose (`mH` again), which a complex input needs.
+fn matrix_adjoint(input: &FormulaInput) -> Result<Gradients> {
+    let mut out = input.none();
+    out[0] = Some(crate::call::unary("aten::mH", input.grad(0)?)?);
     Ok(out)
 }
 
@@ -356,7 +362,7 @@ pub const FORMULAS: &[(&str, Formula)] = &[
         Formula {
             name: "TransposeBackward0",
             saves: &[],
-            apply: matrix_transpose,
+            apply: matrix_adjoint,
         },
     ),
     (
@@ -380,7 +386,7 @@ pub const FORMULAS: &[(&str, Formula)] = &[
         Formula {
             name: "TransposeBackward0",
             saves: &[],
-            apply: matrix_transpose,
+            apply: matrix_adjoint,
         },
     ),
     (
