@@ -191,17 +191,14 @@ fn trilinear(input: &FormulaInput) -> Result<Gradients> {
         }
         let mut factors = Vec::with_capacity(3);
         let mut dims = Vec::with_capacity(4);
-        for other in 0..3 {
-            factors.push(if other == position {
-                grad.clone()
+        for (other, expand) in expands.iter().enumerate() {
+            if other == position {
+                factors.push(grad.clone());
+                dims.push(sumdim.clone());
             } else {
-                input.argument(other)?.clone()
-            });
-            dims.push(if other == position {
-                sumdim.clone()
-            } else {
-                expands[other].clone()
-            });
+                factors.push(input.argument(other)?.clone());
+                dims.push((*expand).clone());
+            }
         }
         dims.push(expands[position].clone());
         let mut arguments = factors;
