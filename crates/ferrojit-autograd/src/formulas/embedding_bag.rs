@@ -9,9 +9,20 @@ use super::support::{index_tensor, refuse};
 use super::{Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, int, mul, reshape};
 
+/// `embedding_bag` and `embedding_bag.padding_idx`: a negative `padding_idx` counts from the
+/// end.
+fn embedding_bag(input: &FormulaInput) -> Result<Gradients> {
+    embedding_bag_with(input, false)
+}
+
+/// `_embedding_bag`: its caller has wrapped `padding_idx` already, and -1 means none.
+fn embedding_bag_wrapped(input: &FormulaInput) -> Result<Gradients> {
+    embedding_bag_with(input, true)
+}
+
 /// Argument layout shared by the overloads: `(weight, indices, offsets, scale_grad_by_freq,
 /// mode, sparse, per_sample_weights, include_last_offset[, padding_idx])`.
-fn embedding_bag(input: &FormulaInput) -> Result<Gradients> {
+fn embedding_bag_with(input: &FormulaInput, negative_padding_is_none: bool) -> Result<Gradients> {
     let weight = input.argument(0)?;
     let indices = call::tensor(input.argument(1)?)?.to_i64_vec();
     let offsets = call::tensor(input.argument(2)?)?.to_i64_vec();
@@ -35,6 +46,7 @@ fn embedding_bag(input: &FormulaInput) -> Result<Gradients> {
     let weight_sizes = input.sizes(0)?;
     let rows = weight_sizes.first().copied().unwrap_or(0) as i64;
     let padding = match input.arguments.get(8) {
+        Some(IValue::Int(value)) if *value < 0 && negative_padding_is_none => None,
         Some(IValue::Int(value)) => Some(if *value < 0 { value + rows } else { *value }),
         _ => None,
     };
@@ -49,7 +61,9 @@ fn embedding_bag(input: &FormulaInput) -> Result<Gradients> {
     let mut bag_sizes = vec![0usize; bags.max(1)];
     for bag in 0..bags {
         let start = usize::try_from(offsets[bag]).unwrap_or(0).min(count);
-        let end = if bag + 1 < offsets.len() {
+        // The last bag runs to the end of `indices`, also when `include_last_offset` names
+        // an earlier end: PyTorch's backward counts those indices into it.
+        let end = if bag + 1 < bags {
             usize::try_from(offsets[bag + 1])
                 .unwrap_or(count)
                 .min(count)
@@ -121,7 +135,7 @@ formula_table![
     (
         "aten::_embedding_bag",
         "EmbeddingBagBackward0",
-        embedding_bag,
+        embedding_bag_wrapped,
         &[0, 1, 2, 6]
     ),
 ];

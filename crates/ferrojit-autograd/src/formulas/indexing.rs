@@ -307,6 +307,23 @@ fn index_put(input: &FormulaInput) -> Result<Gradients> {
     Ok(out)
 }
 
+/// `index.Tensor(self, indices)`: the gradient accumulated back into zeros at the indexed
+/// positions (an index named twice gets both gradients).
+fn index(input: &FormulaInput) -> Result<Gradients> {
+    let indices = call::optional_tensor_list(input.argument(1)?.to_list()?.to_vec());
+    let mut out = input.none();
+    out[0] = Some(call1(
+        "aten::index_put",
+        vec![
+            zeros_of(input, 0)?,
+            indices,
+            input.grad(0)?.clone(),
+            IValue::Bool(true),
+        ],
+    )?);
+    Ok(out)
+}
+
 /// `masked_fill.Scalar(self, mask, value)`.
 fn masked_fill_scalar(input: &FormulaInput) -> Result<Gradients> {
     let mut out = input.none();
@@ -481,6 +498,13 @@ formula_table![
         "IndexFillBackward1",
         index_fill_tensor,
         &[2]
+    ),
+    ("aten::index.Tensor", "IndexBackward0", index, &[1]),
+    (
+        "aten::index.Tensor_hacked_twin",
+        "IndexBackward0",
+        index,
+        &[1]
     ),
     ("aten::index_put", "IndexPutBackward0", index_put, &[1]),
     (

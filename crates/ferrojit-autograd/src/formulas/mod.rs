@@ -15,6 +15,7 @@ macro_rules! formula_table {
 
 mod activations_extra;
 mod antialias_resample;
+mod attention;
 mod backward_kernels;
 mod binary;
 mod complex_parts;
@@ -23,7 +24,9 @@ mod composition;
 mod convolution;
 mod convolution_double;
 mod ctc_loss;
+mod dispatched;
 mod distances;
+mod dropout_family;
 mod eigen;
 mod einsum;
 mod embedding_bag;
@@ -33,6 +36,7 @@ mod fractional_max_pool;
 mod gated_activations;
 mod grid_sample;
 mod grid_sample_recorded;
+mod in_place;
 mod indexing;
 mod linalg;
 mod linalg_decompositions;
@@ -159,7 +163,7 @@ impl FormulaInput<'_> {
 }
 
 /// Every family's formula table.
-fn families() -> [&'static [(&'static str, Formula)]; 47] {
+fn families() -> [&'static [(&'static str, Formula)]; 51] {
     [
         pointwise::FORMULAS,
         reduction::FORMULAS,
@@ -208,6 +212,10 @@ fn families() -> [&'static [(&'static str, Formula)]; 47] {
         antialias_resample::FORMULAS,
         ctc_loss::FORMULAS,
         fractional_max_pool::FORMULAS,
+        dispatched::FORMULAS,
+        in_place::FORMULAS,
+        dropout_family::FORMULAS,
+        attention::FORMULAS,
     ]
 }
 

@@ -42,7 +42,7 @@ fn convolution_gradients(
             input.argument(5)?.clone(),
             IValue::Bool(transposed),
             output_padding,
-            input.argument(if transposed { 8 } else { 6 })?.clone(),
+            input.argument(8)?.clone(),
             bools(&[input.needs(0), input.needs(1), input.needs(2)]),
         ],
     )?;

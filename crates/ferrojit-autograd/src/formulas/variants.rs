@@ -14,7 +14,7 @@ use super::{formula_for, Formula, FormulaInput, Gradients};
 use crate::call::{self, call1, float, int, ints, mul, reshape, sum_to};
 
 /// Applies `name`'s formula to this call (the two take the same arguments).
-fn same_as(input: &FormulaInput, name: &str) -> Result<Gradients> {
+pub(super) fn same_as(input: &FormulaInput, name: &str) -> Result<Gradients> {
     let formula =
         formula_for(name).ok_or_else(|| refuse(format!("autograd: no formula for {name}")))?;
     (formula.apply)(input)
@@ -22,7 +22,7 @@ fn same_as(input: &FormulaInput, name: &str) -> Result<Gradients> {
 
 /// Applies `name`'s formula to `arguments` (tensor `i` of the new list is tensor
 /// `origin[i]` of this call, or none), with this call's output gradients `grads`.
-fn as_call(
+pub(super) fn as_call(
     input: &FormulaInput,
     name: &str,
     arguments: Vec<IValue>,
