@@ -316,8 +316,9 @@ fn differentiate_builds_forward_and_backward_graphs() {
         gradient.forward.outputs().len(),
         gradient.num_outputs + gradient.num_saved
     );
-    // sigmoid saves its output; mul saves both operands and both sizes.
-    assert_eq!(gradient.num_saved, 5);
+    // sigmoid saves its output; mul saves both operands, and the backward reads the sizes
+    // to sum back to off them (no saved sizes).
+    assert_eq!(gradient.num_saved, 3);
     assert_eq!(
         gradient.backward.inputs().len(),
         gradient.num_outputs + gradient.num_saved
@@ -326,6 +327,12 @@ fn differentiate_builds_forward_and_backward_graphs() {
     let backward = gradient.backward.to_ir_string();
     assert!(backward.contains("aten::rsub"), "{backward}");
     assert!(backward.contains("aten::sum_to_size"), "{backward}");
+    assert!(backward.contains("aten::size"), "{backward}");
+    assert!(
+        !gradient.forward.to_ir_string().contains("aten::size"),
+        "{}",
+        gradient.forward.to_ir_string()
+    );
 }
 
 /// An operator overload without a formula is refused with an error naming it.
