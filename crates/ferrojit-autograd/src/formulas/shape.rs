@@ -362,7 +362,7 @@ pub const FORMULAS: &[(&str, Formula)] = &[
         Formula {
             name: "TransposeBackward0",
             saves: &[],
-            apply: matrix_adjoint,
+            apply: matrix_transpose,
         },
     ),
     (
@@ -378,7 +378,7 @@ pub const FORMULAS: &[(&str, Formula)] = &[
         Formula {
             name: "TransposeBackward0",
             saves: &[],
-            apply: matrix_transpose,
+            apply: matrix_adjoint,
         },
     ),
     (
