@@ -90,8 +90,8 @@ pub fn batch_norm_backward(
         output_mask,
     };
     let (grad_input, grad_weight, grad_bias) = dispatch_dtype!(dtype, T => {
-        with_contiguous_values::<T, _>(input, |x| {
-            with_contiguous_values::<T, _>(grad_out, |g| {
+        input.with_elements::<T, _>(|x| {
+            grad_out.with_elements::<T, _>(|g| {
                 let (grad_input, grad_weight, grad_bias) = request.run(&layout, x, g);
                 (grad_input.map(|values| Tensor::from_values(values, input.sizes())), grad_weight, grad_bias)
             })
@@ -103,18 +103,6 @@ pub fn batch_norm_backward(
         output_mask[1].then(|| from_f64(grad_weight, &channels, dtype)),
         output_mask[2].then(|| from_f64(grad_bias, &channels, dtype)),
     ))
-}
-
-/// Calls `body` with the tensor's elements in logical order as `T`: borrowed from the storage
-/// when it already holds them that way, otherwise gathered (and converted) into a copy.
-fn with_contiguous_values<T: Element, R>(tensor: &Tensor, body: impl FnOnce(&[T]) -> R) -> R {
-    if tensor.is_contiguous() && tensor.dtype() == T::DTYPE && tensor.numel() > 0 {
-        let guard = tensor.storage().read();
-        if let Some(buffer) = T::slice_of(&guard) {
-            return body(&buffer[tensor.storage_offset()..][..tensor.numel()]);
-        }
-    }
-    body(&tensor.gather::<T>())
 }
 
 /// How a `[batch, channels, inner...]` tensor is laid out: channel `c` of sample `n` is the
